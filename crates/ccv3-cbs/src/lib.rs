@@ -1,0 +1,3 @@
+//! ccv3-cbs
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]

@@ -1,0 +1,3 @@
+//! ccv3-lore
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]

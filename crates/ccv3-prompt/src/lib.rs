@@ -1,0 +1,3 @@
+//! ccv3-prompt
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]

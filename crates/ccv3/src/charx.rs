@@ -1,0 +1,1 @@
+//! CHARX archives (stub: to be written).

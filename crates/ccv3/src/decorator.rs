@@ -1,0 +1,1 @@
+//! Lorebook entry decorators (stub: to be written).

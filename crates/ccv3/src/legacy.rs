@@ -1,0 +1,1 @@
+//! TavernAI-era WebP and JPEG cards (stub: to be written).

@@ -1,0 +1,21 @@
+//! Character Card V1/V2/V3: one lossless model, every container of the spec, and validation.
+//!
+//! *Lenient reader, strict validator.* Reading accepts what real applications write (numbers as
+//! strings, missing arrays, `null`s, V1 fields beside `data`, a BOM, `ccv3` and `chara` chunks
+//! both present) and records each repair as a [`Diagnostic`]; [`validate`] reports every spec
+//! violation with a JSON path. Unknown fields at every level are kept in their original order and
+//! written back.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links)]
+
+mod diag;
+mod error;
+
+pub mod charx;
+pub mod decorator;
+pub mod legacy;
+pub mod png;
+
+pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! PNG and APNG card chunks (stub: to be written).
