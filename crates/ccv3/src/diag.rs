@@ -50,14 +50,23 @@ impl Diagnostic {
         path: impl Into<String>,
         message: impl Into<String>,
     ) -> Self {
-        Diagnostic { severity, code: code.into(), path: path.into(), message: message.into() }
+        Diagnostic {
+            severity,
+            code: code.into(),
+            path: path.into(),
+            message: message.into(),
+        }
     }
     /// A new error-severity diagnostic.
     pub fn error(code: impl Into<String>, path: impl Into<String>, msg: impl Into<String>) -> Self {
         Self::new(Severity::Error, code, path, msg)
     }
     /// A new warning-severity diagnostic.
-    pub fn warning(code: impl Into<String>, path: impl Into<String>, msg: impl Into<String>) -> Self {
+    pub fn warning(
+        code: impl Into<String>,
+        path: impl Into<String>,
+        msg: impl Into<String>,
+    ) -> Self {
         Self::new(Severity::Warning, code, path, msg)
     }
     /// A new info-severity diagnostic.
@@ -71,7 +80,11 @@ impl fmt::Display for Diagnostic {
         if self.path.is_empty() {
             write!(f, "{} [{}]: {}", self.severity, self.code, self.message)
         } else {
-            write!(f, "{} [{}] at {}: {}", self.severity, self.code, self.path, self.message)
+            write!(
+                f,
+                "{} [{}] at {}: {}",
+                self.severity, self.code, self.path, self.message
+            )
         }
     }
 }

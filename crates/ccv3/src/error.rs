@@ -78,12 +78,19 @@ impl Error {
         if let Some(idx) = problem.rfind(" at line ") {
             problem.truncate(idx);
         }
-        Error::Json { line: err.line(), column: err.column(), problem }
+        Error::Json {
+            line: err.line(),
+            column: err.column(),
+            problem,
+        }
     }
 
     /// Builds an [`Error::Format`] at a JSON path.
     pub fn format(path: impl fmt::Display, problem: impl Into<String>) -> Self {
-        Error::Format { path: path.to_string(), problem: problem.into() }
+        Error::Format {
+            path: path.to_string(),
+            problem: problem.into(),
+        }
     }
 }
 

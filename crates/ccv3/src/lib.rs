@@ -11,7 +11,9 @@
 
 mod diag;
 mod error;
+mod model;
 
+pub mod backfill;
 pub mod charx;
 pub mod decorator;
 pub mod legacy;
@@ -19,3 +21,6 @@ pub mod png;
 
 pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
 pub use error::{Error, Result};
+pub use model::{
+    Asset, AssetUri, Card, CardData, Entry, Lorebook, Object, SpecVersion, V2_BACKFILL_WARNING,
+};

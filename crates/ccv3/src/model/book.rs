@@ -1,0 +1,417 @@
+//! Lorebooks (`character_book` and standalone `lorebook_v3`) and their entries.
+
+use super::fields::{self, arrange, index, join, list, s, KeyOrder, Object, Repairs};
+use crate::diag::{Diagnostic, Severity};
+use serde_json::{Number, Value};
+
+/// A lorebook: the spec's `Lorebook` object. Unknown fields are kept in `extra`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Lorebook {
+    /// `name`: identifies the book; never used in prompts.
+    pub name: Option<String>,
+    /// `description`: comments on the book; never used in prompts.
+    pub description: Option<String>,
+    /// `scan_depth`: how many recent messages are scanned for keys.
+    pub scan_depth: Option<Number>,
+    /// `token_budget`: the most tokens the book's entries may take.
+    pub token_budget: Option<Number>,
+    /// `recursive_scanning`: whether entry contents are scanned for further keys.
+    pub recursive_scanning: Option<bool>,
+    /// `extensions`: application data, kept as is.
+    pub extensions: Object,
+    /// `entries`, in file order.
+    pub entries: Vec<Entry>,
+    /// Fields the spec does not name, in file order.
+    pub extra: Object,
+    pub(crate) order: KeyOrder,
+}
+
+/// One lorebook entry. Unknown fields are kept in `extra`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// `keys`: the primary keys (plain text, or regex patterns when `use_regex`).
+    pub keys: Vec<String>,
+    /// `content`: the text inserted into the prompt; may start with `@@decorator` lines.
+    pub content: String,
+    /// `extensions`: application data (SillyTavern World Info fields live here).
+    pub extensions: Object,
+    /// `enabled`: false means never inserted, in any case.
+    pub enabled: bool,
+    /// `insertion_order`: lower is inserted earlier.
+    pub insertion_order: Number,
+    /// `case_sensitive`: whether keys match case-sensitively.
+    pub case_sensitive: Option<bool>,
+    /// `use_regex`: keys are regex patterns.
+    pub use_regex: bool,
+    /// `constant`: always a match (when decorators allow).
+    pub constant: Option<bool>,
+    /// `name`: identifies the entry; never used in prompts.
+    pub name: Option<String>,
+    /// `priority`: lowest is dropped first when the budget is exceeded.
+    pub priority: Option<Number>,
+    /// `id`: a number or a string.
+    pub id: Option<Value>,
+    /// `comment`: notes on the entry; never used in prompts.
+    pub comment: Option<String>,
+    /// `selective`: `secondary_keys` must match too.
+    pub selective: Option<bool>,
+    /// `secondary_keys`.
+    pub secondary_keys: Option<Vec<String>>,
+    /// `position`: `before_char` or `after_char`.
+    pub position: Option<String>,
+    /// Fields the spec does not name, in file order.
+    pub extra: Object,
+    pub(crate) order: KeyOrder,
+}
+
+impl Default for Entry {
+    fn default() -> Self {
+        Entry {
+            keys: Vec::new(),
+            content: String::new(),
+            extensions: Object::new(),
+            enabled: true,
+            insertion_order: Number::from(100),
+            case_sensitive: None,
+            use_regex: false,
+            constant: None,
+            name: None,
+            priority: None,
+            id: None,
+            comment: None,
+            selective: None,
+            secondary_keys: None,
+            position: None,
+            extra: Object::new(),
+            order: KeyOrder::default(),
+        }
+    }
+}
+
+impl Entry {
+    /// A new enabled entry with keys and content, insertion order 100.
+    pub fn new(keys: &[&str], content: &str) -> Self {
+        Entry {
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            content: content.to_string(),
+            enabled: true,
+            insertion_order: Number::from(100),
+            ..Default::default()
+        }
+    }
+
+    /// `insertion_order` as a float (0 when it is not a finite number).
+    pub fn insertion_order_f64(&self) -> f64 {
+        self.insertion_order.as_f64().unwrap_or(0.0)
+    }
+
+    /// `priority` as a float, when present.
+    pub fn priority_f64(&self) -> Option<f64> {
+        self.priority.as_ref().and_then(Number::as_f64)
+    }
+
+    /// Reads an entry from JSON (V2 or V3 shape), repairing what it can.
+    pub(crate) fn read(v: Value, path: &str, r: &mut Repairs) -> Option<Entry> {
+        let obj = match v {
+            Value::Object(m) => m,
+            other => {
+                let sev = r.must;
+                r.push(
+                    sev,
+                    "wrong-type",
+                    path,
+                    format!(
+                        "entry must be an object, found {}; dropped it",
+                        fields::type_name(&other)
+                    ),
+                );
+                return None;
+            }
+        };
+        let mut e = Entry {
+            order: KeyOrder::of(&obj),
+            ..Default::default()
+        };
+        let (mut keys, mut content, mut ext, mut enabled, mut order, mut use_regex) =
+            (None, None, None, None, None, None);
+        for (k, v) in obj {
+            let p = join(path, &k);
+            match k.as_str() {
+                "keys" => keys = Some(v),
+                "content" => content = Some(v),
+                "extensions" => ext = Some(v),
+                "enabled" => enabled = Some(v),
+                "insertion_order" => order = Some(v),
+                "use_regex" => use_regex = Some(v),
+                "case_sensitive" => e.case_sensitive = fields::boolean(v, &p, r),
+                "constant" => e.constant = fields::boolean(v, &p, r),
+                "name" => e.name = fields::string(v, &p, r),
+                "priority" => e.priority = fields::number(v, &p, r),
+                "id" => {
+                    e.id = match v {
+                        Value::Null => None,
+                        Value::Number(_) | Value::String(_) => Some(v),
+                        other => {
+                            r.push(
+                                Severity::Warning,
+                                "wrong-type",
+                                &p,
+                                format!(
+                                    "id must be a number or a string, found {}; kept it",
+                                    fields::type_name(&other)
+                                ),
+                            );
+                            Some(other)
+                        }
+                    }
+                }
+                "comment" => e.comment = fields::string(v, &p, r),
+                "selective" => e.selective = fields::boolean(v, &p, r),
+                "secondary_keys" => {
+                    e.secondary_keys = if v.is_null() {
+                        None
+                    } else {
+                        Some(fields::string_list(v, &p, true, r))
+                    }
+                }
+                "position" => match v {
+                    Value::String(s) => e.position = Some(s),
+                    Value::Null => {}
+                    other => {
+                        // Not a V3 value (SillyTavern numbers, say): keep it untouched.
+                        r.push(
+                            Severity::Warning,
+                            "wrong-type",
+                            &p,
+                            format!(
+                                "position must be a string, found {}; kept it as is",
+                                fields::type_name(&other)
+                            ),
+                        );
+                        e.extra.insert(k, other);
+                    }
+                },
+                _ => {
+                    e.extra.insert(k, v);
+                }
+            }
+        }
+        e.keys = fields::req_string_list(keys, &join(path, "keys"), true, r);
+        e.content = fields::req_string(content, &join(path, "content"), r);
+        e.extensions = fields::object(ext, &join(path, "extensions"), r);
+        e.enabled = match enabled {
+            None => {
+                r.missing(&join(path, "enabled"), "used true");
+                true
+            }
+            Some(v) => fields::boolean(v, &join(path, "enabled"), r).unwrap_or(true),
+        };
+        e.insertion_order = match order {
+            None => {
+                r.missing(&join(path, "insertion_order"), "used 100");
+                Number::from(100)
+            }
+            Some(v) => fields::number(v, &join(path, "insertion_order"), r)
+                .unwrap_or_else(|| Number::from(100)),
+        };
+        e.use_regex = match use_regex {
+            // V2 entries have no use_regex: not a repair worth an error, V3 requires it.
+            None => {
+                if r.must == Severity::Error {
+                    r.missing(&join(path, "use_regex"), "used false");
+                }
+                false
+            }
+            Some(v) => fields::boolean(v, &join(path, "use_regex"), r).unwrap_or(false),
+        };
+        Some(e)
+    }
+
+    /// This entry as a V3 JSON object, keys in their original order.
+    pub fn to_json(&self) -> Value {
+        Value::Object(self.to_object(true))
+    }
+
+    /// The entry as an object; `v3 = false` leaves out `use_regex` (the V2 shape).
+    pub(crate) fn to_object(&self, v3: bool) -> Object {
+        arrange(
+            &self.order,
+            vec![
+                ("keys", list(&self.keys)),
+                ("content", s(&self.content)),
+                ("extensions", Some(Value::Object(self.extensions.clone()))),
+                ("enabled", Some(Value::Bool(self.enabled))),
+                (
+                    "insertion_order",
+                    Some(Value::Number(self.insertion_order.clone())),
+                ),
+                ("case_sensitive", self.case_sensitive.map(Value::Bool)),
+                (
+                    "use_regex",
+                    if v3 {
+                        Some(Value::Bool(self.use_regex))
+                    } else {
+                        None
+                    },
+                ),
+                ("constant", self.constant.map(Value::Bool)),
+                ("name", self.name.as_deref().and_then(s)),
+                ("priority", self.priority.clone().map(Value::Number)),
+                ("id", self.id.clone()),
+                ("comment", self.comment.as_deref().and_then(s)),
+                ("selective", self.selective.map(Value::Bool)),
+                (
+                    "secondary_keys",
+                    self.secondary_keys.as_deref().and_then(list),
+                ),
+                ("position", self.position.as_deref().and_then(s)),
+            ],
+            &self.extra,
+        )
+    }
+}
+
+impl Lorebook {
+    /// Reads a `character_book` / `lorebook_v3` `data` object (V2 or V3 shape).
+    ///
+    /// `strict_v3` makes missing required fields errors (the book claims V3); otherwise warnings.
+    pub fn from_json(
+        v: Value,
+        path: &str,
+        strict_v3: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<Lorebook> {
+        let must = if strict_v3 {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let mut r = Repairs { diags, must };
+        Self::read(v, path, &mut r)
+    }
+
+    pub(crate) fn read(v: Value, path: &str, r: &mut Repairs) -> Option<Lorebook> {
+        let obj = match v {
+            Value::Object(m) => m,
+            Value::Null => return None,
+            other => {
+                let sev = r.must;
+                r.push(
+                    sev,
+                    "wrong-type",
+                    path,
+                    format!(
+                        "lorebook must be an object, found {}; dropped it",
+                        fields::type_name(&other)
+                    ),
+                );
+                return None;
+            }
+        };
+        let mut b = Lorebook {
+            order: KeyOrder::of(&obj),
+            ..Default::default()
+        };
+        let (mut ext, mut entries) = (None, None);
+        for (k, v) in obj {
+            let p = join(path, &k);
+            match k.as_str() {
+                "name" => b.name = fields::string(v, &p, r),
+                "description" => b.description = fields::string(v, &p, r),
+                "scan_depth" => b.scan_depth = fields::number(v, &p, r),
+                "token_budget" => b.token_budget = fields::number(v, &p, r),
+                "recursive_scanning" => b.recursive_scanning = fields::boolean(v, &p, r),
+                "extensions" => ext = Some(v),
+                "entries" => entries = Some(v),
+                _ => {
+                    b.extra.insert(k, v);
+                }
+            }
+        }
+        b.extensions = fields::object(ext, &join(path, "extensions"), r);
+        let ep = join(path, "entries");
+        match entries {
+            None => r.missing(&ep, "used an empty array"),
+            Some(Value::Array(items)) => {
+                b.entries.reserve(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    if let Some(e) = Entry::read(item, &index(&ep, i), r) {
+                        b.entries.push(e);
+                    }
+                }
+            }
+            Some(Value::Object(map)) => {
+                // Some exporters write entries keyed by id, like World Info.
+                r.push(
+                    Severity::Warning,
+                    "wrong-type",
+                    &ep,
+                    "entries is an object keyed by id; read its values in order".into(),
+                );
+                for (i, (_, item)) in map.into_iter().enumerate() {
+                    if let Some(e) = Entry::read(item, &index(&ep, i), r) {
+                        b.entries.push(e);
+                    }
+                }
+            }
+            Some(Value::Null) => r.push(
+                Severity::Warning,
+                "null-value",
+                &ep,
+                "entries is null; used an empty array".into(),
+            ),
+            Some(other) => {
+                let sev = r.must;
+                r.push(
+                    sev,
+                    "wrong-type",
+                    &ep,
+                    format!(
+                        "entries must be an array, found {}; used an empty array",
+                        fields::type_name(&other)
+                    ),
+                );
+            }
+        }
+        Some(b)
+    }
+
+    /// This book as a V3 JSON object (the `data` of `lorebook_v3`), keys in original order.
+    pub fn to_json(&self) -> Value {
+        Value::Object(self.to_object(true))
+    }
+
+    pub(crate) fn to_object(&self, v3: bool) -> Object {
+        self.to_object_with(|e| Value::Object(e.to_object(v3)))
+    }
+
+    pub(crate) fn to_object_with(&self, entry: impl Fn(&Entry) -> Value) -> Object {
+        arrange(
+            &self.order,
+            vec![
+                ("name", self.name.as_deref().and_then(s)),
+                ("description", self.description.as_deref().and_then(s)),
+                ("scan_depth", self.scan_depth.clone().map(Value::Number)),
+                ("token_budget", self.token_budget.clone().map(Value::Number)),
+                (
+                    "recursive_scanning",
+                    self.recursive_scanning.map(Value::Bool),
+                ),
+                ("extensions", Some(Value::Object(self.extensions.clone()))),
+                (
+                    "entries",
+                    Some(Value::Array(self.entries.iter().map(entry).collect())),
+                ),
+            ],
+            &self.extra,
+        )
+    }
+
+    /// The standalone form `{"spec":"lorebook_v3","data":{...}}`.
+    pub fn to_lorebook_v3(&self) -> Value {
+        let mut m = Object::new();
+        m.insert("spec".into(), Value::String("lorebook_v3".into()));
+        m.insert("data".into(), self.to_json());
+        Value::Object(m)
+    }
+}

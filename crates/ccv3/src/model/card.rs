@@ -1,0 +1,560 @@
+//! The character card: one V3 model for V1, V2 and V3 input.
+
+use super::asset::Asset;
+use super::book::Lorebook;
+use super::fields::{self, arrange, index, join, list, s, KeyOrder, Object, Repairs};
+use crate::diag::{Diagnostic, Severity};
+use crate::error::{Error, Result};
+use serde_json::{Number, Value};
+
+/// Which card format the input was written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SpecVersion {
+    /// A flat V1 card (no `spec`).
+    V1,
+    /// `chara_card_v2`.
+    V2,
+    /// `chara_card_v3`.
+    V3,
+}
+
+impl SpecVersion {
+    /// `V1`, `V2` or `V3`.
+    pub fn label(self) -> &'static str {
+        match self {
+            SpecVersion::V1 => "V1",
+            SpecVersion::V2 => "V2",
+            SpecVersion::V3 => "V3",
+        }
+    }
+}
+
+/// A character card, read from any version into the V3 model.
+///
+/// Unknown top-level fields (V1 fields that exporters write beside `data`, say) stay in `extra`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Card {
+    /// The `spec_version` string as read (`"3.0"` for cards that were not V3).
+    pub spec_version: String,
+    /// The card's fields.
+    pub data: CardData,
+    /// Top-level fields other than `spec`, `spec_version` and `data`, in file order.
+    pub extra: Object,
+    /// The format the card was read from.
+    pub origin: Option<SpecVersion>,
+    pub(crate) order: KeyOrder,
+}
+
+/// The `data` object of a V3 card. Unknown fields are kept in `extra`.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[allow(missing_docs)]
+pub struct CardData {
+    pub name: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    pub creator: String,
+    pub character_version: String,
+    pub mes_example: String,
+    /// Application data (`depth_prompt`, `risuai`, `talkativeness`, ...), kept as is.
+    pub extensions: Object,
+    pub system_prompt: String,
+    pub post_history_instructions: String,
+    pub first_mes: String,
+    pub alternate_greetings: Vec<String>,
+    pub personality: String,
+    pub scenario: String,
+    pub creator_notes: String,
+    pub character_book: Option<Lorebook>,
+    /// `None` when absent: the spec then assumes [`Asset::default_list`].
+    pub assets: Option<Vec<Asset>>,
+    pub nickname: Option<String>,
+    /// Language code to creator notes (values should be strings; kept as read).
+    pub creator_notes_multilingual: Option<Object>,
+    pub source: Option<Vec<String>>,
+    pub group_only_greetings: Vec<String>,
+    pub creation_date: Option<Number>,
+    pub modification_date: Option<Number>,
+    /// Fields the spec does not name, in file order.
+    pub extra: Object,
+    pub(crate) order: KeyOrder,
+}
+
+/// The V2/V3 `data` fields every card has, in spec order, with V1's alternative names.
+const V1_FIELDS: [&str; 6] = [
+    "name",
+    "description",
+    "personality",
+    "scenario",
+    "first_mes",
+    "mes_example",
+];
+
+/// Old Pygmalion / TavernAI field names and the V1 field each stands for.
+const V1_ALIASES: [(&str, &str); 5] = [
+    ("char_name", "name"),
+    ("char_persona", "personality"),
+    ("world_scenario", "scenario"),
+    ("char_greeting", "first_mes"),
+    ("example_dialogue", "mes_example"),
+];
+
+/// The warning line the spec asks V2 backfills to carry in `creator_notes`.
+pub const V2_BACKFILL_WARNING: &str = "This character card is Character Card V3, but it is loaded as a Character Card V2. Please use a Character Card V3 compatible application to use this character card properly.";
+
+impl CardData {
+    /// The name `{{char}}` stands for: the nickname when set and not empty, else the name.
+    pub fn char_name(&self) -> &str {
+        match self.nickname.as_deref() {
+            Some(n) if !n.is_empty() => n,
+            _ => &self.name,
+        }
+    }
+
+    /// The assets, or the spec's default list when `assets` is absent.
+    pub fn assets_or_default(&self) -> Vec<Asset> {
+        self.assets.clone().unwrap_or_else(Asset::default_list)
+    }
+
+    fn read(obj: Object, path: &str, r: &mut Repairs) -> CardData {
+        let mut d = CardData {
+            order: KeyOrder::of(&obj),
+            ..Default::default()
+        };
+        let mut req: Vec<(&'static str, Option<Value>)> =
+            REQUIRED.iter().map(|k| (*k, None)).collect();
+        for (k, v) in obj {
+            let p = join(path, &k);
+            if let Some(slot) = req.iter_mut().find(|(name, _)| *name == k) {
+                slot.1 = Some(v);
+                continue;
+            }
+            match k.as_str() {
+                "character_book" => d.character_book = Lorebook::read(v, &p, r),
+                "assets" => {
+                    d.assets = match v {
+                        Value::Null => None,
+                        Value::Array(items) => Some(
+                            items
+                                .into_iter()
+                                .enumerate()
+                                .filter_map(|(i, a)| Asset::read(a, &index(&p, i), r))
+                                .collect(),
+                        ),
+                        other => {
+                            let sev = r.must;
+                            r.push(
+                                sev,
+                                "wrong-type",
+                                &p,
+                                format!(
+                                    "assets must be an array, found {}; kept it as is",
+                                    fields::type_name(&other)
+                                ),
+                            );
+                            d.extra.insert(k, other);
+                            None
+                        }
+                    }
+                }
+                "nickname" => d.nickname = fields::string(v, &p, r),
+                "creator_notes_multilingual" => {
+                    d.creator_notes_multilingual = match v {
+                        Value::Null => None,
+                        Value::Object(m) => Some(m),
+                        other => {
+                            let sev = r.must;
+                            r.push(sev, "wrong-type", &p, format!("creator_notes_multilingual must be an object, found {}; kept it as is", fields::type_name(&other)));
+                            d.extra.insert(k, other);
+                            None
+                        }
+                    }
+                }
+                "source" => {
+                    d.source = if v.is_null() {
+                        None
+                    } else {
+                        Some(fields::string_list(v, &p, false, r))
+                    }
+                }
+                "creation_date" => d.creation_date = fields::number(v, &p, r),
+                "modification_date" => d.modification_date = fields::number(v, &p, r),
+                _ => {
+                    d.extra.insert(k, v);
+                }
+            }
+        }
+        for (k, v) in req {
+            let p = join(path, k);
+            match k {
+                "tags" => d.tags = fields::req_string_list(v, &p, true, r),
+                "alternate_greetings" => {
+                    d.alternate_greetings = fields::req_string_list(v, &p, false, r)
+                }
+                "group_only_greetings" => {
+                    d.group_only_greetings = fields::req_string_list(v, &p, false, r)
+                }
+                "extensions" => d.extensions = fields::object(v, &p, r),
+                _ => {
+                    let text = fields::req_string(v, &p, r);
+                    *d.text_field_mut(k) = text;
+                }
+            }
+        }
+        d
+    }
+
+    fn text_field_mut(&mut self, k: &str) -> &mut String {
+        match k {
+            "name" => &mut self.name,
+            "description" => &mut self.description,
+            "creator" => &mut self.creator,
+            "character_version" => &mut self.character_version,
+            "mes_example" => &mut self.mes_example,
+            "system_prompt" => &mut self.system_prompt,
+            "post_history_instructions" => &mut self.post_history_instructions,
+            "first_mes" => &mut self.first_mes,
+            "personality" => &mut self.personality,
+            "scenario" => &mut self.scenario,
+            _ => &mut self.creator_notes,
+        }
+    }
+
+    fn fields(&self, v3: bool, book: Option<Value>) -> Vec<(&'static str, Option<Value>)> {
+        let mut f = vec![
+            ("name", s(&self.name)),
+            ("description", s(&self.description)),
+            ("tags", list(&self.tags)),
+            ("creator", s(&self.creator)),
+            ("character_version", s(&self.character_version)),
+            ("mes_example", s(&self.mes_example)),
+            ("extensions", Some(Value::Object(self.extensions.clone()))),
+            ("system_prompt", s(&self.system_prompt)),
+            (
+                "post_history_instructions",
+                s(&self.post_history_instructions),
+            ),
+            ("first_mes", s(&self.first_mes)),
+            ("alternate_greetings", list(&self.alternate_greetings)),
+            ("personality", s(&self.personality)),
+            ("scenario", s(&self.scenario)),
+            ("creator_notes", s(&self.creator_notes)),
+            ("character_book", book),
+        ];
+        if v3 {
+            f.extend([
+                (
+                    "assets",
+                    self.assets
+                        .as_ref()
+                        .map(|a| Value::Array(a.iter().map(Asset::to_json).collect())),
+                ),
+                ("nickname", self.nickname.as_deref().and_then(s)),
+                (
+                    "creator_notes_multilingual",
+                    self.creator_notes_multilingual.clone().map(Value::Object),
+                ),
+                ("source", self.source.as_deref().and_then(list)),
+                ("group_only_greetings", list(&self.group_only_greetings)),
+                (
+                    "creation_date",
+                    self.creation_date.clone().map(Value::Number),
+                ),
+                (
+                    "modification_date",
+                    self.modification_date.clone().map(Value::Number),
+                ),
+            ]);
+        }
+        f
+    }
+}
+
+/// Required `data` fields of a V3 card (SPEC_V3 "CharacterCard Object").
+const REQUIRED: [&str; 15] = [
+    "name",
+    "description",
+    "tags",
+    "creator",
+    "character_version",
+    "mes_example",
+    "extensions",
+    "system_prompt",
+    "post_history_instructions",
+    "first_mes",
+    "alternate_greetings",
+    "personality",
+    "scenario",
+    "creator_notes",
+    "group_only_greetings",
+];
+
+impl Card {
+    /// A new, empty V3 card with a name.
+    pub fn new(name: &str) -> Self {
+        Card {
+            spec_version: "3.0".into(),
+            data: CardData {
+                name: name.into(),
+                ..Default::default()
+            },
+            origin: Some(SpecVersion::V3),
+            ..Default::default()
+        }
+    }
+
+    /// Reads a card from a parsed JSON value: V3, V2 or V1 (flat), repairing what it can.
+    ///
+    /// Every repair is recorded in `diags`. Fails only when the value is not a card at all.
+    ///
+    /// ```
+    /// let v = serde_json::json!({"name": "Aqua", "description": "a goddess", "first_mes": "Hi!"});
+    /// let mut diags = Vec::new();
+    /// let card = ccv3::Card::from_json(v, &mut diags)?;
+    /// assert_eq!(card.data.name, "Aqua");
+    /// assert_eq!(card.origin, Some(ccv3::SpecVersion::V1));
+    /// # Ok::<(), ccv3::Error>(())
+    /// ```
+    pub fn from_json(v: Value, diags: &mut Vec<Diagnostic>) -> Result<Card> {
+        let obj = match v {
+            Value::Object(m) => m,
+            other => {
+                return Err(Error::format(
+                    "",
+                    format!(
+                        "a card must be a JSON object, found {}",
+                        fields::type_name(&other)
+                    ),
+                ))
+            }
+        };
+        let spec = obj.get("spec").cloned();
+        let has_data = matches!(obj.get("data"), Some(Value::Object(_)));
+        match spec.as_ref().and_then(Value::as_str) {
+            Some("chara_card_v3") => Self::read_wrapped(obj, SpecVersion::V3, diags),
+            Some("chara_card_v2") => Self::read_wrapped(obj, SpecVersion::V2, diags),
+            Some(other) if has_data => {
+                diags.push(Diagnostic::warning(
+                    "unknown-spec",
+                    "spec",
+                    format!("unknown spec {other:?}; read the card as V3"),
+                ));
+                Self::read_wrapped(obj, SpecVersion::V3, diags)
+            }
+            None if has_data => {
+                diags.push(Diagnostic::warning(
+                    "missing-spec",
+                    "spec",
+                    "card has `data` but no `spec`; read it as V2",
+                ));
+                Self::read_wrapped(obj, SpecVersion::V2, diags)
+            }
+            _ if looks_like_v1(&obj) => Ok(Self::read_v1(obj, diags)),
+            Some(other) => Err(Error::format(
+                "spec",
+                format!("unknown spec {other:?} and no `data` object"),
+            )),
+            None => Err(Error::format(
+                "",
+                "not a character card: no `spec`, no `data` and no `name`",
+            )),
+        }
+    }
+
+    fn read_wrapped(obj: Object, origin: SpecVersion, diags: &mut Vec<Diagnostic>) -> Result<Card> {
+        let must = if origin == SpecVersion::V3 {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let mut r = Repairs { diags, must };
+        let mut card = Card {
+            order: KeyOrder::of(&obj),
+            origin: Some(origin),
+            ..Default::default()
+        };
+        let mut data = None;
+        for (k, v) in obj {
+            match k.as_str() {
+                "spec" => {}
+                "spec_version" => {
+                    card.spec_version = match v {
+                        Value::String(s) => s,
+                        Value::Number(n) => {
+                            r.push(Severity::Warning, "wrong-type", "spec_version", format!("spec_version must be a string, found the number {n}; used its text"));
+                            n.to_string()
+                        }
+                        _ => {
+                            r.push(
+                                must,
+                                "wrong-type",
+                                "spec_version",
+                                "spec_version must be a string; used \"3.0\"".into(),
+                            );
+                            String::new()
+                        }
+                    }
+                }
+                "data" => data = Some(v),
+                _ => {
+                    card.extra.insert(k, v);
+                }
+            }
+        }
+        if card.spec_version.is_empty() {
+            if !card.order.0.iter().any(|k| k == "spec_version") {
+                r.missing("spec_version", "used \"3.0\"");
+            }
+            card.spec_version = if origin == SpecVersion::V2 {
+                "2.0".into()
+            } else {
+                "3.0".into()
+            };
+        }
+        let Some(Value::Object(data)) = data else {
+            return Err(Error::format("data", "the card has no `data` object"));
+        };
+        card.data = CardData::read(data, "data", &mut r);
+        Ok(card)
+    }
+
+    fn read_v1(obj: Object, diags: &mut Vec<Diagnostic>) -> Card {
+        let r = Repairs {
+            diags,
+            must: Severity::Warning,
+        };
+        let mut card = Card {
+            origin: Some(SpecVersion::V1),
+            spec_version: "1.0".into(),
+            ..Default::default()
+        };
+        let mut data = Object::new();
+        for (k, v) in obj {
+            let target = V1_ALIASES
+                .iter()
+                .find(|(alias, _)| *alias == k)
+                .map(|(_, t)| *t);
+            if V1_FIELDS.contains(&k.as_str()) {
+                data.insert(k, v);
+            } else if let Some(t) = target {
+                if !data.contains_key(t) {
+                    data.insert(t.to_string(), v.clone());
+                }
+                // Kept at the top level too, like the V1 fields exporters write beside `data`.
+                card.extra.insert(k, v);
+            } else {
+                card.extra.insert(k, v);
+            }
+        }
+        // V1 cards carry creator notes and tags next to the fields; copy them without losing
+        // the originals, which stay at the top level.
+        if let Some(Value::String(c)) = card.extra.get("creatorcomment") {
+            data.insert("creator_notes".into(), Value::String(c.clone()));
+        }
+        if let Some(t @ Value::Array(_)) = card.extra.get("tags") {
+            data.insert("tags".into(), t.clone());
+        }
+        // V1 has none of the V2 fields: fill them quietly.
+        let mut quiet = Vec::new();
+        let mut rq = Repairs {
+            diags: &mut quiet,
+            must: Severity::Info,
+        };
+        let mut d = CardData::read(data, "data", &mut rq);
+        for diag in quiet
+            .into_iter()
+            .filter(|d| d.code != "missing-required-field")
+        {
+            r.diags.push(diag);
+        }
+        d.order = KeyOrder(Vec::new());
+        card.data = d;
+        card.spec_version = "3.0".into();
+        card
+    }
+
+    /// The card as a V3 JSON object, `{"spec":"chara_card_v3","spec_version":...,"data":{...}}`.
+    ///
+    /// Every field, unknown ones included, is written in its original order.
+    pub fn to_v3_json(&self) -> Value {
+        let version = if self.origin == Some(SpecVersion::V3) && !self.spec_version.is_empty() {
+            self.spec_version.clone()
+        } else {
+            "3.0".to_string()
+        };
+        let book = self
+            .data
+            .character_book
+            .as_ref()
+            .map(|b| Value::Object(b.to_object(true)));
+        let data = arrange(
+            &self.data.order,
+            self.data.fields(true, book),
+            &self.data.extra,
+        );
+        self.wrap("chara_card_v3", &version, data)
+    }
+
+    /// The card as a V2 JSON object, backfilled as the spec says (see [`crate::backfill`]).
+    pub fn to_v2_json(&self, options: &crate::backfill::BackfillOptions) -> Value {
+        crate::backfill::to_v2(self, options)
+    }
+
+    pub(crate) fn v2_data(
+        &self,
+        book: Option<Value>,
+        creator_notes: &str,
+        extensions: Object,
+    ) -> Object {
+        let mut fields = self.data.fields(false, book);
+        for f in fields.iter_mut() {
+            match f.0 {
+                "creator_notes" => f.1 = s(creator_notes),
+                "extensions" => f.1 = Some(Value::Object(extensions.clone())),
+                _ => {}
+            }
+        }
+        // V3-only fields never appear in V2 data, even when they were unknown extras.
+        let mut extra = self.data.extra.clone();
+        for k in [
+            "assets",
+            "nickname",
+            "creator_notes_multilingual",
+            "source",
+            "group_only_greetings",
+            "creation_date",
+            "modification_date",
+        ] {
+            extra.shift_remove(k);
+        }
+        arrange(&self.data.order, fields, &extra)
+    }
+
+    pub(crate) fn wrap(&self, spec: &str, version: &str, data: Object) -> Value {
+        Value::Object(arrange(
+            &self.order,
+            vec![
+                ("spec", s(spec)),
+                ("spec_version", s(version)),
+                ("data", Some(Value::Object(data))),
+            ],
+            &self.extra,
+        ))
+    }
+}
+
+fn looks_like_v1(obj: &Object) -> bool {
+    ["name", "char_name"]
+        .iter()
+        .any(|k| obj.get(*k).is_some_and(Value::is_string))
+        && [
+            "description",
+            "personality",
+            "first_mes",
+            "char_persona",
+            "char_greeting",
+            "scenario",
+            "mes_example",
+        ]
+        .iter()
+        .any(|k| obj.contains_key(*k))
+}

@@ -1,0 +1,12 @@
+//! The card and lorebook model: typed fields for everything the specs name, and an ordered map of
+//! everything else at every level (card, data, book, entry, asset).
+
+mod asset;
+mod book;
+mod card;
+pub(crate) mod fields;
+
+pub use asset::{Asset, AssetUri};
+pub use book::{Entry, Lorebook};
+pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
+pub use fields::Object;
