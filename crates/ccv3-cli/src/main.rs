@@ -1,1 +1,26 @@
-fn main() {}
+//! The `ccv3` command: thin commands over the ccv3 libraries.
+//!
+//! Exit codes: 0 success, 1 validation found errors, 2 the command could not run (every such
+//! failure prints one line on stderr naming the file and the problem).
+#![forbid(unsafe_code)]
+
+mod args;
+mod cmd;
+mod output;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match cmd::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            if err.is_broken_pipe() {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("ccv3: {err}");
+            ExitCode::from(2)
+        }
+    }
+}

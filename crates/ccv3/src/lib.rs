@@ -10,16 +10,24 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 mod diag;
+mod document;
 mod error;
 mod model;
 
 pub mod backfill;
 pub mod charx;
 pub mod decorator;
+pub mod json;
 pub mod legacy;
+pub mod lorebook;
 pub mod png;
 
 pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
+pub use document::{
+    asset_bytes, card_json, charx_layout, check_document, media_type, read_bytes, read_file,
+    write_charx, write_json, write_lorebook_v3, write_png, BookFile, CardFile, CardVersion,
+    Container, Document, EmbeddedFile,
+};
 pub use error::{Error, Result};
 pub use model::{
     Asset, AssetUri, Card, CardData, Entry, Lorebook, Object, SpecVersion, V2_BACKFILL_WARNING,

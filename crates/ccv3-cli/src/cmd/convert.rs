@@ -1,0 +1,115 @@
+//! `ccv3 convert IN OUT [--to v3|v2|lorebook_v3|worldinfo] [--image PNG]`.
+
+use super::{load_whole, CliError, CmdResult};
+use crate::args::Target;
+use crate::output::write_atomic;
+use ccv3::{CardFile, CardVersion, Document, Lorebook};
+use std::path::Path;
+
+/// Output containers, from the output file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutKind {
+    /// `.json`
+    Json,
+    /// `.png` / `.apng`
+    Png,
+    /// `.charx`
+    Charx,
+}
+
+/// The container an output path asks for.
+pub fn out_kind(path: &Path) -> Result<OutKind, CliError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("json") => Ok(OutKind::Json),
+        Some("png") | Some("apng") => Ok(OutKind::Png),
+        Some("charx") => Ok(OutKind::Charx),
+        _ => Err(CliError::file(
+            path,
+            "unknown output extension: use .json, .png or .charx",
+        )),
+    }
+}
+
+/// Converts `input` to `output`.
+pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>) -> CmdResult {
+    let kind = out_kind(output)?;
+    let doc = load_whole(input)?;
+    let picture = match image {
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|e| CliError::file(p, e))?;
+            if !ccv3::png::is_png(&bytes) {
+                return Err(CliError::file(p, "--image must be a PNG file"));
+            }
+            Some(bytes)
+        }
+        None => None,
+    };
+    let bytes = match doc {
+        Document::Card(cf) => match to {
+            None | Some(Target::V3) => {
+                write_card(&cf, kind, CardVersion::V3, picture.as_deref(), output)?
+            }
+            Some(Target::V2) => write_card(&cf, kind, CardVersion::V2, picture.as_deref(), output)?,
+            Some(t @ (Target::LorebookV3 | Target::Worldinfo)) => {
+                let book = cf.card.data.character_book.as_ref().ok_or_else(|| {
+                    CliError::file(input, "the card has no character_book to convert")
+                })?;
+                write_book(book, t, kind, output)?
+            }
+        },
+        Document::Lorebook(bf) => match to {
+            None | Some(Target::LorebookV3) => {
+                write_book(&bf.book, Target::LorebookV3, kind, output)?
+            }
+            Some(Target::Worldinfo) => write_book(&bf.book, Target::Worldinfo, kind, output)?,
+            Some(Target::V3 | Target::V2) => {
+                return Err(CliError::file(
+                    input,
+                    "is a lorebook, not a card: use --to lorebook_v3 or --to worldinfo",
+                ))
+            }
+        },
+    };
+    write_atomic(output, &bytes).map_err(|e| CliError::file(output, e))?;
+    Ok(0)
+}
+
+/// Encodes a card for the output container.
+pub fn write_card(
+    cf: &CardFile,
+    kind: OutKind,
+    version: CardVersion,
+    picture: Option<&[u8]>,
+    output: &Path,
+) -> Result<Vec<u8>, CliError> {
+    match kind {
+        OutKind::Json => Ok(ccv3::write_json(cf, version)),
+        OutKind::Png => {
+            ccv3::write_png(cf, picture, version).map_err(|e| CliError::file(output, e))
+        }
+        OutKind::Charx if version == CardVersion::V2 => Err(CliError::file(
+            output,
+            "CHARX holds V3 cards only: use .json or .png for --to v2",
+        )),
+        OutKind::Charx => ccv3::write_charx(cf).map_err(|e| CliError::file(output, e)),
+    }
+}
+
+fn write_book(
+    book: &Lorebook,
+    to: Target,
+    kind: OutKind,
+    output: &Path,
+) -> Result<Vec<u8>, CliError> {
+    if kind != OutKind::Json {
+        return Err(CliError::file(output, "lorebooks are written as .json"));
+    }
+    Ok(match to {
+        Target::Worldinfo => ccv3::json::to_pretty(&ccv3::lorebook::to_worldinfo(book)),
+        _ => ccv3::write_lorebook_v3(book),
+    })
+}

@@ -1,0 +1,132 @@
+//! `ccv3 inspect FILE [--json]`.
+
+use super::{load, print, CmdResult};
+use ccv3::{Document, Severity};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Prints a summary, or the card as one V3 JSON object.
+pub fn run(path: &Path, json: bool) -> CmdResult {
+    let doc = load(path)?;
+    if json {
+        let value = match &doc {
+            Document::Card(cf) => cf.card.to_v3_json(),
+            Document::Lorebook(bf) => bf.book.to_lorebook_v3(),
+        };
+        let mut text = String::from_utf8_lossy(&ccv3::json::to_pretty(&value)).into_owned();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        print(&text)?;
+        return Ok(0);
+    }
+    print(&summary(path, &doc))?;
+    Ok(0)
+}
+
+fn summary(path: &Path, doc: &Document) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "file:        {}", path.display());
+    match doc {
+        Document::Card(cf) => {
+            let d = &cf.card.data;
+            let _ = writeln!(s, "name:        {}", d.name);
+            if let Some(n) = d.nickname.as_deref().filter(|n| !n.is_empty()) {
+                let _ = writeln!(s, "nickname:    {n}");
+            }
+            let origin = cf.card.origin.map_or("?", |o| o.label());
+            let _ = writeln!(
+                s,
+                "spec:        {origin} (written as spec_version {})",
+                cf.card.spec_version
+            );
+            let _ = writeln!(s, "container:   {}", cf.container.label());
+            if !d.creator.is_empty() {
+                let _ = writeln!(s, "creator:     {}", d.creator);
+            }
+            if !d.tags.is_empty() {
+                let _ = writeln!(s, "tags:        {}", d.tags.join(", "));
+            }
+            let _ = writeln!(
+                s,
+                "greetings:   1 first + {} alternate + {} group-only",
+                d.alternate_greetings.len(),
+                d.group_only_greetings.len()
+            );
+            match &d.character_book {
+                Some(b) => {
+                    let enabled = b.entries.iter().filter(|e| e.enabled).count();
+                    let _ = writeln!(
+                        s,
+                        "lorebook:    {} entries ({enabled} enabled)",
+                        b.entries.len()
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "lorebook:    none");
+                }
+            }
+            match &d.assets {
+                Some(list) => {
+                    let _ = writeln!(s, "assets:      {}", list.len());
+                    for a in list.iter().take(50) {
+                        let uri = if a.uri.len() > 60 {
+                            format!("{}...", &a.uri[..a.uri.floor_char_boundary(57)])
+                        } else {
+                            a.uri.clone()
+                        };
+                        let _ = writeln!(s, "  - {} {:?} .{} {}", a.kind, a.name, a.ext, uri);
+                    }
+                    if list.len() > 50 {
+                        let _ = writeln!(s, "  ... {} more", list.len() - 50);
+                    }
+                }
+                None => {
+                    let _ = writeln!(
+                        s,
+                        "assets:      none listed (default: the card image as main icon)"
+                    );
+                }
+            }
+            if !cf.files.is_empty() {
+                let _ = writeln!(s, "files:       {} embedded", cf.files.len());
+            }
+            let ext: Vec<&str> = d.extensions.keys().map(String::as_str).collect();
+            if !ext.is_empty() {
+                let _ = writeln!(s, "extensions:  {}", ext.join(", "));
+            }
+        }
+        Document::Lorebook(bf) => {
+            let b = &bf.book;
+            let _ = writeln!(
+                s,
+                "lorebook:    {}",
+                b.name.as_deref().unwrap_or("(unnamed)")
+            );
+            let _ = writeln!(s, "format:      {:?}", bf.format);
+            let enabled = b.entries.iter().filter(|e| e.enabled).count();
+            let _ = writeln!(s, "entries:     {} ({enabled} enabled)", b.entries.len());
+        }
+    }
+    let diags = doc.diagnostics();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
+    let _ = writeln!(s, "diagnostics: {errors} errors, {warnings} warnings");
+    for d in diags.iter().take(30) {
+        let _ = writeln!(s, "  {d}");
+    }
+    if diags.len() > 30 {
+        let _ = writeln!(
+            s,
+            "  ... {} more (ccv3 validate --json lists all)",
+            diags.len() - 30
+        );
+    }
+    s
+}

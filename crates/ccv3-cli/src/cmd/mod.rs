@@ -1,0 +1,104 @@
+//! The commands, each a function from parsed arguments to an exit code.
+
+mod convert;
+mod debug;
+mod extract;
+mod inspect;
+mod validate;
+
+use crate::args::{Cli, Command, DebugCommand};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A failure that stops a command: printed as one line naming the file.
+#[derive(Debug)]
+pub struct CliError {
+    file: Option<PathBuf>,
+    message: String,
+    broken_pipe: bool,
+}
+
+impl CliError {
+    /// A failure concerning `file`.
+    pub fn file(file: &Path, err: impl fmt::Display) -> Self {
+        CliError {
+            file: Some(file.to_path_buf()),
+            message: err.to_string(),
+            broken_pipe: false,
+        }
+    }
+    /// A failure not tied to a file.
+    pub fn other(err: impl fmt::Display) -> Self {
+        CliError {
+            file: None,
+            message: err.to_string(),
+            broken_pipe: false,
+        }
+    }
+    /// True when stdout was closed early (`ccv3 inspect x --json | head`): not a failure.
+    pub fn is_broken_pipe(&self) -> bool {
+        self.broken_pipe
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        let broken_pipe = e.kind() == std::io::ErrorKind::BrokenPipe;
+        CliError {
+            file: None,
+            message: format!("writing output: {e}"),
+            broken_pipe,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(p) => write!(f, "{}: {}", p.display(), self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// Result of a command: the exit code.
+pub type CmdResult = Result<u8, CliError>;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> CmdResult {
+    match cli.command {
+        Command::Inspect { file, json } => inspect::run(&file, json),
+        Command::Validate { paths, json } => validate::run(&paths, json),
+        Command::Convert {
+            input,
+            output,
+            to,
+            image,
+        } => convert::run(&input, &output, to, image.as_deref()),
+        Command::Extract { file, dir } => extract::extract(&file, &dir),
+        Command::Pack { dir, output } => extract::pack(&dir, &output),
+        Command::Debug {
+            what: DebugCommand::Chunks { file },
+        } => debug::chunks(&file),
+    }
+}
+
+/// Reads a card or lorebook file, naming the file on failure.
+pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
+    ccv3::read_file(path).map_err(|e| CliError::file(path, e))
+}
+
+/// Reads a card or lorebook from bytes already in memory (keeps the image for rewriting).
+pub fn load_whole(path: &Path) -> Result<ccv3::Document, CliError> {
+    let bytes = std::fs::read(path).map_err(|e| CliError::file(path, e))?;
+    ccv3::read_bytes(&bytes).map_err(|e| CliError::file(path, e))
+}
+
+/// Writes to stdout, mapping a closed pipe to a quiet exit.
+pub fn print(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,567 @@
+//! Reading any card or lorebook file, and writing cards to every container.
+//!
+//! [`read_bytes`] sniffs the container from the bytes, never from a file name: PNG/APNG (by
+//! signature), CHARX (a zip, possibly behind a JPEG or self-extracting stub), TavernAI-era JPEG and
+//! WebP (EXIF), else JSON (a card, or a lorebook in any supported format).
+//!
+//! # Assets across containers
+//! Embedded assets move with the card and their URIs are rewritten to the target's scheme:
+//! - to CHARX, every asset with bytes (`embeded://` files, `__asset:` chunks, `data:` URLs, and
+//!   the PNG image itself for a `ccdefault:` icon) is stored at the spec's
+//!   `assets/{type}/{images|audio|...}/` path and its URI becomes `embeded://PATH`; other archive
+//!   files (RisuAI's `module.risum`, `x_meta/`) are kept at their paths;
+//! - to PNG, the main icon becomes the image (its URI `ccdefault:`) when it is a PNG, and other
+//!   embedded assets become `chara-ext-asset_:N` chunks with URIs `__asset:N`;
+//! - to JSON, embedded assets become `data:` URLs, so nothing is lost.
+//!
+//! `http(s)` URLs and `ccdefault:` are never fetched or changed.
+
+use crate::backfill::BackfillOptions;
+use crate::charx::{self, CharxFile};
+use crate::diag::Diagnostic;
+use crate::error::{Error, Result};
+use crate::lorebook::{self, BookFormat};
+use crate::model::{Asset, AssetUri, Card, Lorebook};
+use crate::{json, legacy, png};
+use base64::Engine as _;
+use serde_json::Value;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// The container a card was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Container {
+    /// A JSON file.
+    Json,
+    /// A PNG or APNG image with card text chunks.
+    Png,
+    /// A CHARX zip archive.
+    Charx,
+    /// A TavernAI-era WebP image (EXIF).
+    Webp,
+    /// A TavernAI-era JPEG image (EXIF).
+    Jpeg,
+}
+
+impl Container {
+    /// `JSON`, `PNG`, `CHARX`, `WebP` or `JPEG`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Container::Json => "JSON",
+            Container::Png => "PNG",
+            Container::Charx => "CHARX",
+            Container::Webp => "WebP",
+            Container::Jpeg => "JPEG",
+        }
+    }
+}
+
+/// A file stored beside the card: a CHARX entry or a PNG `chara-ext-asset_:` chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedFile {
+    /// The path inside the CHARX, or the PATH of `chara-ext-asset_:PATH`.
+    pub path: String,
+    /// The file's bytes.
+    pub data: Vec<u8>,
+}
+
+/// A card with everything read alongside it.
+#[derive(Debug, Clone)]
+pub struct CardFile {
+    /// The card.
+    pub card: Card,
+    /// Where it was read from.
+    pub container: Container,
+    /// Embedded files (CHARX entries other than `card.json`, or PNG asset chunks).
+    pub files: Vec<EmbeddedFile>,
+    /// The picture the card was embedded in (PNG, JPEG or WebP bytes), when read from bytes.
+    pub image: Option<Vec<u8>>,
+    /// What the reader repaired or noticed.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A standalone lorebook with its format.
+#[derive(Debug, Clone)]
+pub struct BookFile {
+    /// The book, in the V3 model.
+    pub book: Lorebook,
+    /// The format it was read from.
+    pub format: BookFormat,
+    /// What the reader repaired or noticed.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Whatever a file holds.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+pub enum Document {
+    /// A character card.
+    Card(CardFile),
+    /// A standalone lorebook.
+    Lorebook(BookFile),
+}
+
+impl Document {
+    /// The diagnostics of either kind.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            Document::Card(c) => &c.diagnostics,
+            Document::Lorebook(b) => &b.diagnostics,
+        }
+    }
+}
+
+/// The largest file [`read_file`] reads into memory (2 GiB); PNGs are never read whole.
+pub const MAX_FILE_LEN: u64 = 2 << 30;
+
+/// Reads a card or lorebook from bytes, sniffing the container.
+///
+/// ```
+/// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// assert_eq!(cf.card.data.name, "A");
+/// assert_eq!(cf.container, ccv3::Container::Json);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn read_bytes(bytes: &[u8]) -> Result<Document> {
+    if png::is_png(bytes) {
+        let chunks = png::read_card_chunks_from_slice(bytes)?;
+        let mut cf = card_from_png_chunks(chunks)?;
+        cf.image = Some(bytes.to_vec());
+        return Ok(Document::Card(cf));
+    }
+    if charx::looks_like_charx(bytes) {
+        let archive = charx::read_charx_from_slice(bytes, &charx::Limits::default())?;
+        return card_from_charx(archive).map(Document::Card);
+    }
+    if legacy::is_jpeg(bytes) {
+        let text = legacy::read_jpeg_card(bytes)?;
+        return card_from_image_json(&text, Container::Jpeg, bytes).map(Document::Card);
+    }
+    if legacy::is_webp(bytes) {
+        let text = legacy::read_webp_card(bytes)?;
+        return card_from_image_json(&text, Container::Webp, bytes).map(Document::Card);
+    }
+    read_json_document(bytes)
+}
+
+/// Reads a card or lorebook file. PNG files are read with seeks, so image data is never read;
+/// CHARX archives are streamed. Errors do not name the file: callers add it.
+pub fn read_file(path: &Path) -> Result<Document> {
+    let mut file = std::fs::File::open(path)?;
+    let mut head = [0u8; 16];
+    let n = read_up_to(&mut file, &mut head)?;
+    file.seek(SeekFrom::Start(0))?;
+    if png::is_png(&head[..n]) {
+        let chunks = png::read_card_chunks(std::io::BufReader::new(file), &png::Limits::default())?;
+        return card_from_png_chunks(chunks).map(Document::Card);
+    }
+    let len = file.metadata()?.len();
+    if len > MAX_FILE_LEN {
+        return Err(Error::Limit(format!(
+            "file of {len} bytes is over the {MAX_FILE_LEN}-byte limit"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_FILE_LEN).read_to_end(&mut bytes)?;
+    read_bytes(&bytes)
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
+    let mut diags = chunks.diagnostics;
+    let mut chosen = None;
+    if let Some(text) = &chunks.ccv3 {
+        match json::parse(text.as_bytes()) {
+            Ok((v, d)) => {
+                diags.extend(d);
+                chosen = Some(v);
+            }
+            Err(e) if chunks.chara.is_some() => diags.push(Diagnostic::warning(
+                "png-ccv3-chunk-broken",
+                "",
+                format!("the ccv3 chunk is not valid JSON ({e}); read the chara chunk instead"),
+            )),
+            Err(e) => {
+                return Err(Error::Png {
+                    chunk: "tEXt ccv3".into(),
+                    offset: 0,
+                    problem: e.to_string(),
+                })
+            }
+        }
+    }
+    if chosen.is_none() {
+        match &chunks.chara {
+            Some(text) => {
+                let (v, d) = json::parse(text.as_bytes()).map_err(|e| Error::Png {
+                    chunk: "tEXt chara".into(),
+                    offset: 0,
+                    problem: e.to_string(),
+                })?;
+                diags.extend(d);
+                chosen = Some(v);
+            }
+            None => {
+                return Err(Error::Unrecognized(
+                    "the PNG has no ccv3 or chara text chunk".into(),
+                ))
+            }
+        }
+    }
+    let v = chosen.unwrap_or(Value::Null);
+    let card = Card::from_json(v, &mut diags)?;
+    let files = chunks
+        .assets
+        .into_iter()
+        .map(|(path, data)| EmbeddedFile { path, data })
+        .collect();
+    Ok(CardFile {
+        card,
+        container: Container::Png,
+        files,
+        image: None,
+        diagnostics: diags,
+    })
+}
+
+fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {
+    let mut diags = archive.diagnostics;
+    let (v, d) = json::parse(&archive.card_json).map_err(|e| Error::Charx {
+        entry: "card.json".into(),
+        problem: e.to_string(),
+    })?;
+    diags.extend(d);
+    let card = Card::from_json(v, &mut diags).map_err(|e| Error::Charx {
+        entry: "card.json".into(),
+        problem: e.to_string(),
+    })?;
+    let files = archive
+        .files
+        .into_iter()
+        .map(|f| EmbeddedFile {
+            path: f.path,
+            data: f.data,
+        })
+        .collect();
+    Ok(CardFile {
+        card,
+        container: Container::Charx,
+        files,
+        image: None,
+        diagnostics: diags,
+    })
+}
+
+fn card_from_image_json(text: &str, container: Container, bytes: &[u8]) -> Result<CardFile> {
+    let (v, mut diags) = json::parse(text.as_bytes())?;
+    let card = Card::from_json(v, &mut diags)?;
+    Ok(CardFile {
+        card,
+        container,
+        files: Vec::new(),
+        image: Some(bytes.to_vec()),
+        diagnostics: diags,
+    })
+}
+
+fn read_json_document(bytes: &[u8]) -> Result<Document> {
+    let (v, mut diags) = json::parse(bytes).map_err(|e| match e {
+        Error::Json {
+            line: 1, column: 1, ..
+        } if bytes
+            .first()
+            .is_some_and(|b| !b"{[ \t\r\n\xEF\xFF\xFE".contains(b)) =>
+        {
+            Error::Unrecognized("not JSON, PNG, CHARX, JPEG or WebP".into())
+        }
+        other => other,
+    })?;
+    if lorebook::looks_like_lorebook(&v) {
+        let (book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
+        return Ok(Document::Lorebook(BookFile {
+            book,
+            format,
+            diagnostics: diags,
+        }));
+    }
+    let card = Card::from_json(v, &mut diags)?;
+    Ok(Document::Card(CardFile {
+        card,
+        container: Container::Json,
+        files: Vec::new(),
+        image: None,
+        diagnostics: diags,
+    }))
+}
+
+/// Which card version to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CardVersion {
+    /// V3 (for PNG: a `ccv3` chunk plus a backfilled V2 `chara` chunk).
+    #[default]
+    V3,
+    /// V2 only (for PNG: a `chara` chunk alone, without the backfill warning).
+    V2,
+}
+
+/// The bytes of an asset URI, when the card carries them (embedded file, PNG chunk, data URL).
+pub fn asset_bytes(uri: &str, files: &[EmbeddedFile]) -> Option<Vec<u8>> {
+    match AssetUri::parse(uri) {
+        AssetUri::Embedded(p) | AssetUri::PngChunk(p) => {
+            files.iter().find(|f| f.path == p).map(|f| f.data.clone())
+        }
+        AssetUri::Data { base64, .. } => base64::engine::general_purpose::STANDARD
+            .decode(base64.trim())
+            .ok()
+            .or_else(|| {
+                base64::engine::general_purpose::STANDARD_NO_PAD
+                    .decode(base64.trim())
+                    .ok()
+            }),
+        _ => None,
+    }
+}
+
+/// The media type for a file extension (for `data:` URLs).
+pub fn media_type(ext: &str) -> &'static str {
+    match ext.to_ascii_lowercase().as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "webp" => "image/webp",
+        "gif" => "image/gif",
+        "avif" => "image/avif",
+        "svg" => "image/svg+xml",
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "ogg" => "audio/ogg",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
+        "json" => "application/json",
+        "ttf" => "font/ttf",
+        "otf" => "font/otf",
+        "woff2" => "font/woff2",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Writes a card as JSON (pretty), embedded assets turned into `data:` URLs.
+pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
+    let mut card = cf.card.clone();
+    if let Some(assets) = card.data.assets.as_mut() {
+        for a in assets.iter_mut() {
+            if matches!(
+                a.parsed_uri(),
+                AssetUri::Embedded(_) | AssetUri::PngChunk(_)
+            ) {
+                if let Some(bytes) = asset_bytes(&a.uri, &cf.files) {
+                    a.uri = format!(
+                        "data:{};base64,{}",
+                        media_type(&a.ext),
+                        base64::engine::general_purpose::STANDARD.encode(bytes)
+                    );
+                }
+            }
+        }
+    }
+    json::to_pretty(&card_json(&card, version))
+}
+
+/// The card as a JSON value of the given version.
+pub fn card_json(card: &Card, version: CardVersion) -> Value {
+    match version {
+        CardVersion::V3 => card.to_v3_json(),
+        CardVersion::V2 => card.to_v2_json(&BackfillOptions {
+            warning: false,
+            stash_v3: true,
+        }),
+    }
+}
+
+/// Writes a card as PNG. `image` is the picture to use (else the card's own PNG, else its main
+/// icon asset when that is a PNG, else a plain generated image).
+pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> Result<Vec<u8>> {
+    let mut card = cf.card.clone();
+    let mut picture: Option<Vec<u8>> = image.map(<[u8]>::to_vec);
+    if picture.is_none() {
+        picture = cf.image.clone().filter(|b| png::is_png(b));
+    }
+    let mut chunks: Vec<(String, Vec<u8>)> = Vec::new();
+    if let Some(assets) = card.data.assets.as_mut() {
+        let main_icon = main_icon_index(assets);
+        let mut n = 0usize;
+        for (i, a) in assets.iter_mut().enumerate() {
+            let embedded = matches!(
+                a.parsed_uri(),
+                AssetUri::Embedded(_) | AssetUri::PngChunk(_)
+            );
+            if !embedded {
+                continue;
+            }
+            let Some(bytes) = asset_bytes(&a.uri, &cf.files) else {
+                continue;
+            };
+            if Some(i) == main_icon && picture.is_none() && png::is_png(&bytes) {
+                picture = Some(bytes);
+                a.uri = "ccdefault:".into();
+                continue;
+            }
+            let key = n.to_string();
+            n += 1;
+            a.uri = format!("__asset:{key}");
+            chunks.push((
+                format!("chara-ext-asset_:{key}"),
+                base64::engine::general_purpose::STANDARD
+                    .encode(bytes)
+                    .into_bytes(),
+            ));
+        }
+    }
+    let picture = picture.unwrap_or_else(png::plain_image);
+    let mut text: Vec<(String, Vec<u8>)> = Vec::new();
+    match version {
+        CardVersion::V3 => {
+            let v3 = json::to_compact(&card.to_v3_json());
+            let v2 = json::to_compact(&card.to_v2_json(&BackfillOptions::default()));
+            text.push((
+                "chara".into(),
+                png::encode_text_value(&String::from_utf8_lossy(&v2)),
+            ));
+            text.push((
+                "ccv3".into(),
+                png::encode_text_value(&String::from_utf8_lossy(&v3)),
+            ));
+        }
+        CardVersion::V2 => {
+            let v2 = json::to_compact(&card.to_v2_json(&BackfillOptions {
+                warning: false,
+                stash_v3: true,
+            }));
+            text.push((
+                "chara".into(),
+                png::encode_text_value(&String::from_utf8_lossy(&v2)),
+            ));
+        }
+    }
+    text.extend(chunks);
+    let refs: Vec<(&str, &[u8])> = text
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_slice()))
+        .collect();
+    png::write_card_chunks(&picture, &refs)
+}
+
+fn main_icon_index(assets: &[Asset]) -> Option<usize> {
+    assets
+        .iter()
+        .position(|a| a.kind == "icon" && a.name == "main")
+        .or_else(|| assets.iter().position(|a| a.kind == "icon"))
+}
+
+/// Writes a card as CHARX: `card.json` plus every asset at the spec's folder, URIs rewritten.
+pub fn write_charx(cf: &CardFile) -> Result<Vec<u8>> {
+    let (card_json, files) = charx_layout(cf);
+    charx::write_charx_to_vec(&card_json, &files)
+}
+
+/// The files of a card's CHARX form: `card.json` (pretty V3 JSON, asset URIs rewritten to
+/// `embeded://`) and every other file with its path inside the archive.
+pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
+    let mut card = cf.card.clone();
+    let mut out: Vec<CharxFile> = Vec::new();
+    let mut used_paths: Vec<String> = Vec::new();
+    let mut referenced: Vec<String> = Vec::new();
+    let mut assets = card.data.assets.take();
+    if assets.is_none() && cf.image.as_deref().is_some_and(png::is_png) {
+        assets = Some(Asset::default_list());
+    }
+    if let Some(list) = assets.as_mut() {
+        for a in list.iter_mut() {
+            let bytes = match a.parsed_uri() {
+                AssetUri::Embedded(p) | AssetUri::PngChunk(p) => {
+                    referenced.push(p.to_string());
+                    asset_bytes(&a.uri, &cf.files)
+                }
+                AssetUri::Data { .. } => asset_bytes(&a.uri, &cf.files),
+                AssetUri::Default if a.kind == "icon" => {
+                    cf.image.clone().filter(|b| png::is_png(b))
+                }
+                _ => None,
+            };
+            let Some(bytes) = bytes else { continue };
+            let ext = if a.ext.is_empty()
+                || a.ext == "unknown"
+                || matches!(a.parsed_uri(), AssetUri::Default)
+            {
+                if png::is_png(&bytes) {
+                    "png".to_string()
+                } else {
+                    a.ext.clone()
+                }
+            } else {
+                a.ext.to_ascii_lowercase()
+            };
+            if matches!(a.parsed_uri(), AssetUri::Default) {
+                a.ext = ext.clone();
+            }
+            let kind = if a.kind.is_empty() {
+                "other"
+            } else {
+                a.kind.as_str()
+            };
+            let dir = charx::asset_dir(kind, &ext);
+            let stem = charx::sanitize_file_name(if a.name.is_empty() { "asset" } else { &a.name });
+            let mut path = if ext.is_empty() {
+                format!("{dir}{stem}")
+            } else {
+                format!("{dir}{stem}.{ext}")
+            };
+            let mut k = 1;
+            while used_paths.contains(&path) {
+                k += 1;
+                path = if ext.is_empty() {
+                    format!("{dir}{stem}_{k}")
+                } else {
+                    format!("{dir}{stem}_{k}.{ext}")
+                };
+            }
+            used_paths.push(path.clone());
+            a.uri = format!("embeded://{path}");
+            out.push(CharxFile { path, data: bytes });
+        }
+    }
+    card.data.assets = assets;
+    // Application files (module.risum, x_meta/...) that no asset refers to keep their paths.
+    for f in &cf.files {
+        if cf.container == Container::Charx
+            && !referenced.contains(&f.path)
+            && !used_paths.contains(&f.path)
+        {
+            out.push(CharxFile {
+                path: f.path.clone(),
+                data: f.data.clone(),
+            });
+        }
+    }
+    (json::to_pretty(&card.to_v3_json()), out)
+}
+
+/// Writes a lorebook as `lorebook_v3` JSON.
+pub fn write_lorebook_v3(book: &Lorebook) -> Vec<u8> {
+    json::to_pretty(&book.to_lorebook_v3())
+}
+
+/// Every diagnostic for a document: what the reader repaired plus what validation finds.
+pub fn check_document(doc: &Document) -> Vec<Diagnostic> {
+    doc.diagnostics().to_vec()
+}

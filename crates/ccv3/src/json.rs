@@ -1,0 +1,96 @@
+//! JSON text: decoding card and lorebook files (BOM, UTF-8/UTF-16, position-carrying errors) and
+//! writing them.
+
+use crate::diag::Diagnostic;
+use crate::error::{Error, Result};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The most JSON text we decode (1 GiB): bigger inputs are refused before any allocation.
+pub const MAX_JSON_LEN: usize = 1 << 30;
+
+/// Parses JSON text from bytes, accepting a UTF-8 BOM or UTF-16 text with a BOM (with a
+/// diagnostic each). Errors carry line and column.
+///
+/// ```
+/// let (v, diags) = ccv3::json::parse(b"\xEF\xBB\xBF{\"a\":1}")?;
+/// assert_eq!(v["a"], 1);
+/// assert_eq!(diags[0].code, "bom");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<Diagnostic>)> {
+    if bytes.len() > MAX_JSON_LEN {
+        return Err(Error::Limit(format!(
+            "JSON text of {} bytes is over the {MAX_JSON_LEN}-byte limit",
+            bytes.len()
+        )));
+    }
+    let mut diags = Vec::new();
+    let utf16;
+    let text: &[u8] = if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        diags.push(Diagnostic::warning(
+            "bom",
+            "",
+            "file starts with a UTF-8 byte order mark; ignored it",
+        ));
+        rest
+    } else if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        let le = bytes[0] == 0xFF;
+        let units: Vec<u16> = bytes[2..]
+            .chunks_exact(2)
+            .map(|c| {
+                if le {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            })
+            .collect();
+        utf16 = String::from_utf16(&units).map_err(|_| Error::Json {
+            line: 0,
+            column: 0,
+            problem: "invalid UTF-16 text".into(),
+        })?;
+        diags.push(Diagnostic::warning(
+            "utf16",
+            "",
+            "file is UTF-16 text; decoded it",
+        ));
+        utf16.as_bytes()
+    } else {
+        bytes
+    };
+    if let Err(e) = std::str::from_utf8(text) {
+        let at = e.valid_up_to();
+        let line = 1 + memchr::memchr_iter(b'\n', &text[..at]).count();
+        let column = at
+            - text[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
+        return Err(Error::Json {
+            line,
+            column,
+            problem: format!("invalid UTF-8 at byte {at}"),
+        });
+    }
+    let v: Value = serde_json::from_slice(text).map_err(|e| Error::from_json(&e))?;
+    Ok((v, diags))
+}
+
+/// Serialises a value as pretty JSON (two-space indent, UTF-8, no escaping of non-ASCII).
+pub fn to_pretty(v: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096);
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"  ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    // Serialising a Value into a Vec cannot fail.
+    let _ = v.serialize(&mut ser);
+    out.push(b'\n');
+    out
+}
+
+/// Serialises a value as compact JSON.
+pub fn to_compact(v: &Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_default()
+}
