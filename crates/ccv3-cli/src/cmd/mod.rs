@@ -27,14 +27,6 @@ impl CliError {
             broken_pipe: false,
         }
     }
-    /// A failure not tied to a file.
-    pub fn other(err: impl fmt::Display) -> Self {
-        CliError {
-            file: None,
-            message: err.to_string(),
-            broken_pipe: false,
-        }
-    }
     /// True when stdout was closed early (`ccv3 inspect x --json | head`): not a failure.
     pub fn is_broken_pipe(&self) -> bool {
         self.broken_pipe
