@@ -1,0 +1,67 @@
+//! Every file in `../shared/corpus/` loads, or fails with the clear error its MANIFEST notes
+//! lead us to expect (`MALFORMED/negative`).
+
+use crate::util::corpus_dir;
+
+struct Row {
+    file: String,
+    notes: String,
+}
+
+fn manifest() -> Vec<Row> {
+    let text = std::fs::read_to_string(corpus_dir().join("MANIFEST.tsv")).expect("MANIFEST.tsv");
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let cols: Vec<&str> = line.split('\t').collect();
+            Some(Row {
+                file: cols.first()?.to_string(),
+                notes: cols.get(6).unwrap_or(&"").to_string(),
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_every_file_loads_or_fails_as_the_manifest_says() {
+    let rows = manifest();
+    assert!(rows.len() >= 40, "manifest rows: {}", rows.len());
+    let mut failures = Vec::new();
+    for row in &rows {
+        let path = corpus_dir().join(&row.file);
+        let negative = row.notes.contains("MALFORMED/negative");
+        match ccv3::read_file(&path) {
+            Ok(_) if negative => failures.push(format!(
+                "{}: loaded but the manifest says it is malformed",
+                row.file
+            )),
+            Ok(_) => {}
+            Err(e) if negative => {
+                let msg = e.to_string();
+                assert!(
+                    msg.len() > 10 && !msg.contains("panic"),
+                    "{}: unclear error {msg}",
+                    row.file
+                );
+            }
+            Err(e) => failures.push(format!("{}: {e}", row.file)),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn corpus_card_names_match_the_manifest() {
+    for row in manifest() {
+        let Some(start) = row.notes.find("name='") else {
+            continue;
+        };
+        let rest = &row.notes[start + 6..];
+        let Some(end) = rest.find('\'') else { continue };
+        let expected = &rest[..end];
+        let path = corpus_dir().join(&row.file);
+        if let Ok(ccv3::Document::Card(cf)) = ccv3::read_file(&path) {
+            assert_eq!(cf.card.data.name, expected, "{}", row.file);
+        }
+    }
+}

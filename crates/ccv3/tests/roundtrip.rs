@@ -1,0 +1,1 @@
+//! Round trips (filled in as the containers land).

@@ -1,0 +1,13 @@
+//! Integration tests of the `ccv3` crate, one module per area.
+
+/// Shared helpers: corpus paths and small builders.
+mod util;
+
+/// V3 to V2 backfill (SPEC_V3 "PNG/APNG", "Decorators").
+mod backfill;
+/// Every file of ../shared/corpus loads, or fails as its MANIFEST says.
+mod corpus;
+/// The lossless model and the lenient reader (SPEC_V3 "CharacterCard Object", V1-V2 notes).
+mod model;
+/// Round trips between containers: JSON -> PNG -> CHARX -> JSON.
+mod roundtrip;
