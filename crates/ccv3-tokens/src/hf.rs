@@ -9,7 +9,7 @@
 //!
 //! Without the `hf` feature, [`HfTokenizer::from_file`] returns [`Error::FeatureDisabled`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::{Error, Tokenizer};
 
@@ -90,7 +90,7 @@ fn load(path: &Path) -> Result<HfTokenizer, Error> {
 #[cfg(not(feature = "hf"))]
 fn load(path: &Path) -> Result<HfTokenizer, Error> {
     Err(Error::FeatureDisabled {
-        what: format!("loading {}", PathBuf::from(path).display()),
+        what: format!("loading {}", path.display()),
         feature: "hf",
     })
 }
@@ -132,6 +132,7 @@ mod tests {
 #[cfg(all(test, feature = "hf"))]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn data(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -130,4 +130,19 @@ mod tests {
         let t = load(&TokenizerKind::Estimate).expect("estimate loads");
         assert_eq!((t.name(), t.count("abcd")), ("estimate", 2));
     }
+
+    #[test]
+    fn load_hf_file_needs_the_hf_feature() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/wordlevel.json");
+        let kind: TokenizerKind = path.parse().expect("json path parses");
+        let loaded = load(&kind);
+        if cfg!(feature = "hf") {
+            assert_eq!(loaded.map(|t| t.count("hello world")).ok(), Some(2));
+        } else {
+            assert!(matches!(
+                loaded,
+                Err(Error::FeatureDisabled { feature: "hf", .. })
+            ));
+        }
+    }
 }
