@@ -76,10 +76,7 @@ fn load(path: &Path) -> Result<HfTokenizer, Error> {
     }
     let inner = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| Error::Format {
         path: path.to_path_buf(),
-        problem: format!(
-            "not a usable tokenizer.json: {}",
-            e.to_string().to_lowercase()
-        ),
+        problem: format!("not a usable tokenizer.json: {e}"),
     })?;
     Ok(HfTokenizer {
         name: path.display().to_string(),
@@ -172,5 +169,20 @@ mod tests {
     fn hf_invalid_json_is_format_error() {
         let err = HfTokenizer::from_file(data("not-a-tokenizer.json")).unwrap_err();
         assert!(matches!(err, Error::Format { .. }), "{err}");
+    }
+
+    #[test]
+    fn hf_bytelevel_bpe_counts_gpt2_style() {
+        let t = HfTokenizer::from_file(data("bytelevel.json")).expect("test tokenizer loads");
+        assert_eq!(t.count("hello world"), 2);
+    }
+
+    #[test]
+    fn hf_whitespace_run_of_a_million_does_not_panic() {
+        let text = format!("a{}b", " ".repeat(1 << 20));
+        for file in ["bytelevel.json", "wordlevel.json", "bpe.json"] {
+            let t = HfTokenizer::from_file(data(file)).expect("test tokenizer loads");
+            let _ = t.count(&text);
+        }
     }
 }

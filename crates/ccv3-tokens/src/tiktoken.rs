@@ -49,12 +49,12 @@ impl Encoding {
         static O200K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
         static CL100K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
         let cell = match self {
-            Encoding::O200k => O200K.get_or_init(|| {
-                tiktoken_rs::o200k_base().map_err(|e| e.to_string().to_lowercase())
-            }),
-            Encoding::Cl100k => CL100K.get_or_init(|| {
-                tiktoken_rs::cl100k_base().map_err(|e| e.to_string().to_lowercase())
-            }),
+            Encoding::O200k => {
+                O200K.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string()))
+            }
+            Encoding::Cl100k => {
+                CL100K.get_or_init(|| tiktoken_rs::cl100k_base().map_err(|e| e.to_string()))
+            }
         };
         cell.as_ref().map_err(|problem| Error::Encoding {
             encoding: self.name(),
