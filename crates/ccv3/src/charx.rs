@@ -1,1 +1,0 @@
-//! CHARX archives (stub: to be written).
