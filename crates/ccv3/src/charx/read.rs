@@ -502,7 +502,7 @@ fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry) -> Result<Vec
             ),
         ));
     }
-    let data_start = header + 30 + name_len as u64 + extra_len;
+    let data_start = header.saturating_add(30 + name_len as u64 + extra_len);
     if data_start
         .checked_add(e.csize)
         .map_or(true, |end| end > loc.len)
@@ -715,7 +715,7 @@ pub fn find_zip_start(bytes: &[u8]) -> Option<usize> {
     }) {
         let start = loc.delta.checked_add(first.unwrap_or(0))?;
         let start = usize::try_from(start).ok()?;
-        if bytes.get(start..start + 4) == Some(&LOCAL_SIG[..]) || first.is_none() {
+        if bytes.get(start..start.saturating_add(4)) == Some(&LOCAL_SIG[..]) || first.is_none() {
             return Some(start);
         }
     }
