@@ -21,6 +21,7 @@ struct RawEntry {
     csize: u32,
     usize: u32,
     local_name: Option<Vec<u8>>,
+    unix_mode: Option<u32>,
 }
 
 fn stored(name: &str, data: &[u8]) -> RawEntry {
@@ -33,6 +34,7 @@ fn stored(name: &str, data: &[u8]) -> RawEntry {
         csize: data.len() as u32,
         usize: data.len() as u32,
         local_name: None,
+        unix_mode: None,
     }
 }
 
@@ -49,6 +51,7 @@ fn deflated(name: &str, data: &[u8]) -> RawEntry {
         crc: crc32fast::hash(data),
         usize: data.len() as u32,
         local_name: None,
+        unix_mode: None,
     }
 }
 
@@ -76,7 +79,8 @@ fn build_zip_with(entries: &[RawEntry], base: u64, zip64_count: Option<u64>) -> 
     let cd_start = out.len() as u64 + base;
     for (e, off) in entries.iter().zip(&offsets) {
         out.extend_from_slice(b"PK\x01\x02");
-        out.extend_from_slice(&20u16.to_le_bytes());
+        // version made by: 2.0 on MS-DOS, or on Unix (host 3) when a Unix mode is given
+        out.extend_from_slice(&(if e.unix_mode.is_some() { 0x0314u16 } else { 20 }).to_le_bytes());
         out.extend_from_slice(&20u16.to_le_bytes());
         out.extend_from_slice(&e.flags.to_le_bytes());
         out.extend_from_slice(&e.method.to_le_bytes());
@@ -86,7 +90,7 @@ fn build_zip_with(entries: &[RawEntry], base: u64, zip64_count: Option<u64>) -> 
         out.extend_from_slice(&e.usize.to_le_bytes());
         out.extend_from_slice(&(e.name.len() as u16).to_le_bytes());
         out.extend_from_slice(&[0; 8]); // extra len, comment len, disk, internal attrs
-        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(e.unix_mode.unwrap_or(0) << 16).to_le_bytes());
         out.extend_from_slice(&(*off as u32).to_le_bytes());
         out.extend_from_slice(&e.name);
     }
@@ -468,6 +472,7 @@ fn bomb(declared: u32, matches: u64) -> RawEntry {
         crc: 0,
         usize: declared,
         local_name: None,
+        unix_mode: None,
     }
 }
 
@@ -639,6 +644,23 @@ fn charx_cp437_names_are_decoded_when_not_utf8() {
     flagged.flags = 0x0800;
     let (_, problem) = read_err(&build_zip(&[card(), flagged]), &Limits::default());
     assert!(problem.contains("utf-8"), "{problem}");
+}
+
+#[test]
+fn charx_symlink_entry_is_kept_as_plain_file_with_warning() {
+    let mut link = stored("assets/link.png", b"/etc/passwd");
+    link.unix_mode = Some(0o120777);
+    let mut plain = stored("assets/plain.png", b"x");
+    plain.unix_mode = Some(0o100644);
+    let a = read(&build_zip(&[card(), link, plain])).unwrap();
+    assert_eq!(a.file("assets/link.png").unwrap().data, b"/etc/passwd");
+    let warned: Vec<_> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "charx-symlink-as-file")
+        .collect();
+    assert_eq!(warned.len(), 1);
+    assert!(warned[0].message.contains("assets/link.png"));
 }
 
 #[test]
