@@ -87,7 +87,8 @@ pub use paths::{
     asset_dir, asset_kind, safe_join, sanitize_file_name, validate_zip_path, PathDeduper,
 };
 pub use read::{
-    find_zip_start, looks_like_charx, read_charx, read_charx_card_json, read_charx_from_slice,
+    find_zip_start, looks_like_charx, read_charx, read_charx_card_json, read_charx_each,
+    read_charx_from_slice, CharxInfo,
 };
 pub use write::{write_charx, write_charx_to_vec};
 

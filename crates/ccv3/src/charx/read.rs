@@ -227,6 +227,8 @@ struct RawEntry {
     offset: u64,
     external_attrs: u32,
     name: Vec<u8>,
+    /// The name from an Info-ZIP Unicode Path extra field whose CRC matches `name`.
+    unicode_name: Option<Vec<u8>>,
 }
 
 /// Reads the next central directory header from `cd`; `index` is for messages.
@@ -270,6 +272,7 @@ fn read_raw_entry<R: Read>(cd: &mut R, index: u64, count: u64) -> Result<RawEntr
         offset: u64::from(u32_at(&h, 42)),
         external_attrs: u32_at(&h, 38),
         name,
+        unicode_name: None,
     };
     // Zip64 extended information: 8-byte values for the saturated 4-byte fields, in order.
     let mut at = 0usize;
@@ -277,6 +280,14 @@ fn read_raw_entry<R: Read>(cd: &mut R, index: u64, count: u64) -> Result<RawEntr
         let id = u16_at(&extra, at);
         let size = usize::from(u16_at(&extra, at + 2));
         let body = extra.get(at + 4..at + 4 + size).unwrap_or(&[]);
+        if id == 0x7075
+            && body.len() > 5
+            && body[0] == 1
+            && u32_at(body, 1) == crc32fast::hash(&e.name)
+        {
+            // Info-ZIP Unicode Path: version 1, CRC-32 of the header name, then the UTF-8 name.
+            e.unicode_name = body.get(5..).map(<[u8]>::to_vec);
+        }
         if id == 0x0001 {
             let mut p = 0usize;
             for field in [&mut e.usize, &mut e.csize, &mut e.offset] {
@@ -373,8 +384,11 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
                 format!("path is over the {MAX_PATH_LEN} byte limit"),
             ));
         }
-        let name =
-            decode_name(&raw.name, raw.flags & 0x0800 != 0).map_err(|p| charx_err(&lossy, p))?;
+        let name = match (&raw.unicode_name, raw.flags & 0x0800 != 0) {
+            (Some(u), false) => decode_name(u, true),
+            _ => decode_name(&raw.name, raw.flags & 0x0800 != 0),
+        }
+        .map_err(|p| charx_err(&lossy, p))?;
         if let Some(problem) = path_problem(&name) {
             return Err(charx_err(&name, problem));
         }
@@ -604,21 +618,54 @@ fn prefix_note(dir: &Directory, diagnostics: &mut Vec<Diagnostic>) -> u64 {
     prefix
 }
 
-/// Reads a whole CHARX: `card.json`, every other file, the prefix length and warnings.
+/// What [`read_charx_each`] learnt about an archive besides its files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CharxInfo {
+    /// Bytes in front of the zip (a JPEG or a self-extracting stub); 0 for a plain zip.
+    pub prefix_len: u64,
+    /// Warnings: non-ASCII paths, duplicate paths, symlinks read as files, a prefix.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads a CHARX one file at a time, handing each (`card.json` included) to `f` in zip order.
 ///
-/// Entries are decompressed one at a time, in zip order, each checked against `limits`
-/// (see the module's safety rules).
+/// Only one decompressed file is held at a time, so `ccv3 extract` can write a large archive to
+/// disk without keeping it in memory. The whole central directory is checked, and the presence
+/// of `card.json` confirmed, before `f` is first called. Directories and duplicates after the
+/// first are skipped. An error returned by `f` stops the walk and is returned.
 ///
 /// # Errors
 ///
-/// [`Error::Charx`] for a broken or hostile archive (naming the entry), including a missing
-/// `card.json`; [`Error::Limit`] when a limit is hit; [`Error::Io`] when the reader fails.
-pub fn read_charx<R: Read + Seek>(mut r: R, limits: &Limits) -> Result<CharxArchive> {
+/// As [`read_charx`], plus whatever `f` returns.
+///
+/// # Example
+///
+/// ```
+/// use ccv3::charx::{read_charx_each, write_charx_to_vec, CharxFile, Limits};
+/// let bytes = write_charx_to_vec(b"{}", &[CharxFile { path: "a.txt".into(), data: b"hi".to_vec() }])?;
+/// let mut paths = Vec::new();
+/// read_charx_each(std::io::Cursor::new(&bytes), &Limits::default(), |file| {
+///     paths.push(file.path);
+///     Ok(())
+/// })?;
+/// assert_eq!(paths, ["card.json", "a.txt"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_charx_each<R, F>(mut r: R, limits: &Limits, mut f: F) -> Result<CharxInfo>
+where
+    R: Read + Seek,
+    F: FnMut(CharxFile) -> Result<()>,
+{
     let dir = read_directory(&mut r, limits)?;
+    if !dir
+        .entries
+        .iter()
+        .any(|e| e.name == CARD_JSON && !e.duplicate)
+    {
+        return Err(missing_card(&dir));
+    }
     let mut diagnostics = dir.diagnostics.clone();
     let prefix_len = prefix_note(&dir, &mut diagnostics);
-    let mut card_json = None;
-    let mut files = Vec::new();
     let mut total = 0u64;
     for e in dir.entries.iter().filter(|e| !e.is_dir && !e.duplicate) {
         let data = read_entry(&mut r, &dir.loc, e)?;
@@ -629,21 +676,42 @@ pub fn read_charx<R: Read + Seek>(mut r: R, limits: &Limits) -> Result<CharxArch
                 limits.max_total_size, e.name
             )));
         }
-        if e.name == CARD_JSON {
-            card_json = Some(data);
-        } else {
-            files.push(CharxFile {
-                path: e.name.clone(),
-                data,
-            });
-        }
+        f(CharxFile {
+            path: e.name.clone(),
+            data,
+        })?;
     }
-    let card_json = card_json.ok_or_else(|| missing_card(&dir))?;
+    Ok(CharxInfo {
+        prefix_len,
+        diagnostics,
+    })
+}
+
+/// Reads a whole CHARX: `card.json`, every other file, the prefix length and warnings.
+///
+/// Entries are decompressed one at a time, in zip order, each checked against `limits`
+/// (see the module's safety rules). [`read_charx_each`] does the same without keeping the files.
+///
+/// # Errors
+///
+/// [`Error::Charx`] for a broken or hostile archive (naming the entry), including a missing
+/// `card.json`; [`Error::Limit`] when a limit is hit; [`Error::Io`] when the reader fails.
+pub fn read_charx<R: Read + Seek>(r: R, limits: &Limits) -> Result<CharxArchive> {
+    let mut card_json = Vec::new();
+    let mut files = Vec::new();
+    let info = read_charx_each(r, limits, |file| {
+        if file.path == CARD_JSON {
+            card_json = file.data;
+        } else {
+            files.push(file);
+        }
+        Ok(())
+    })?;
     Ok(CharxArchive {
         card_json,
         files,
-        prefix_len,
-        diagnostics,
+        prefix_len: info.prefix_len,
+        diagnostics: info.diagnostics,
     })
 }
 

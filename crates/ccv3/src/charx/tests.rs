@@ -22,6 +22,7 @@ struct RawEntry {
     usize: u32,
     local_name: Option<Vec<u8>>,
     unix_mode: Option<u32>,
+    cd_extra: Vec<u8>,
 }
 
 fn stored(name: &str, data: &[u8]) -> RawEntry {
@@ -35,6 +36,7 @@ fn stored(name: &str, data: &[u8]) -> RawEntry {
         usize: data.len() as u32,
         local_name: None,
         unix_mode: None,
+        cd_extra: Vec::new(),
     }
 }
 
@@ -52,6 +54,7 @@ fn deflated(name: &str, data: &[u8]) -> RawEntry {
         usize: data.len() as u32,
         local_name: None,
         unix_mode: None,
+        cd_extra: Vec::new(),
     }
 }
 
@@ -89,10 +92,12 @@ fn build_zip_with(entries: &[RawEntry], base: u64, zip64_count: Option<u64>) -> 
         out.extend_from_slice(&e.csize.to_le_bytes());
         out.extend_from_slice(&e.usize.to_le_bytes());
         out.extend_from_slice(&(e.name.len() as u16).to_le_bytes());
-        out.extend_from_slice(&[0; 8]); // extra len, comment len, disk, internal attrs
+        out.extend_from_slice(&(e.cd_extra.len() as u16).to_le_bytes());
+        out.extend_from_slice(&[0; 6]); // comment len, disk, internal attrs
         out.extend_from_slice(&(e.unix_mode.unwrap_or(0) << 16).to_le_bytes());
         out.extend_from_slice(&(*off as u32).to_le_bytes());
         out.extend_from_slice(&e.name);
+        out.extend_from_slice(&e.cd_extra);
     }
     let cd_size = out.len() as u64 + base - cd_start;
     let count = zip64_count.unwrap_or(entries.len() as u64);
@@ -473,6 +478,7 @@ fn bomb(declared: u32, matches: u64) -> RawEntry {
         usize: declared,
         local_name: None,
         unix_mode: None,
+        cd_extra: Vec::new(),
     }
 }
 
@@ -661,6 +667,55 @@ fn charx_symlink_entry_is_kept_as_plain_file_with_warning() {
         .collect();
     assert_eq!(warned.len(), 1);
     assert!(warned[0].message.contains("assets/link.png"));
+}
+
+#[test]
+fn charx_info_zip_unicode_path_field_names_the_entry() {
+    let mut e = stored("x", b"x");
+    e.name = b"emotion_?.png".to_vec();
+    let utf8 = "emotion_\u{bbf8}.png".as_bytes();
+    let mut body = vec![1u8];
+    body.extend_from_slice(&crc32fast::hash(&e.name).to_le_bytes());
+    body.extend_from_slice(utf8);
+    e.cd_extra = [
+        &0x7075u16.to_le_bytes()[..],
+        &(body.len() as u16).to_le_bytes(),
+        &body,
+    ]
+    .concat();
+    let a = read(&build_zip(&[card(), e.clone()])).unwrap();
+    assert_eq!(a.files[0].path, "emotion_\u{bbf8}.png");
+    // A stale field (its CRC does not match the header name) is ignored.
+    e.cd_extra[5] ^= 0xFF;
+    let a = read(&build_zip(&[card(), e])).unwrap();
+    assert_eq!(a.files[0].path, "emotion_?.png");
+}
+
+#[test]
+fn charx_read_each_streams_files_in_zip_order() {
+    let bytes = build_zip(&[stored("a.txt", b"1"), card(), stored("b.txt", b"2")]);
+    let mut seen = Vec::new();
+    let info = read_charx_each(std::io::Cursor::new(&bytes), &Limits::default(), |f| {
+        seen.push(f.path);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, ["a.txt", "card.json", "b.txt"]);
+    assert_eq!(info.prefix_len, 0);
+    // An error from the callback stops the walk and comes back unchanged.
+    let mut calls = 0;
+    let err = read_charx_each(std::io::Cursor::new(&bytes), &Limits::default(), |_| {
+        calls += 1;
+        Err(Error::Parameter("stop".into()))
+    });
+    assert!(matches!(err, Err(Error::Parameter(_))));
+    assert_eq!(calls, 1);
+    // A missing card.json is found before any file is handed out.
+    let no_card = build_zip(&[stored("a.txt", b"1")]);
+    let err = read_charx_each(std::io::Cursor::new(&no_card), &Limits::default(), |_| {
+        panic!("called")
+    });
+    assert!(matches!(err, Err(Error::Charx { entry, .. }) if entry == "card.json"));
 }
 
 #[test]
