@@ -7,7 +7,10 @@ use serde_json::{json, Value};
 
 /// A deterministic card with `n` lorebook entries of ~600 bytes each.
 pub fn synthetic_card(n: usize) -> Vec<u8> {
-    let words = ["harbor", "lantern", "ember", "sailor", "storm", "granite", "heather", "gull", "tide", "reef"];
+    let words = [
+        "harbor", "lantern", "ember", "sailor", "storm", "granite", "heather", "gull", "tide",
+        "reef",
+    ];
     let mut seed = 0x2545F4914F6CDD1Du64;
     let mut next = move || {
         seed ^= seed << 13;
@@ -16,7 +19,10 @@ pub fn synthetic_card(n: usize) -> Vec<u8> {
         seed
     };
     let mut sentence = |len: usize| -> String {
-        (0..len).map(|_| words[(next() % words.len() as u64) as usize]).collect::<Vec<_>>().join(" ")
+        (0..len)
+            .map(|_| words[(next() % words.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     let entries: Vec<Value> = (0..n)
         .map(|i| {
@@ -54,7 +60,9 @@ fn bench_json(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("serde_json", "Value"), |b| {
         b.iter(|| serde_json::from_slice::<Value>(&text).unwrap())
     });
-    g.bench_function(BenchmarkId::new("ccv3", "read_bytes"), |b| b.iter(|| ccv3::read_bytes(&text).unwrap()));
+    g.bench_function(BenchmarkId::new("ccv3", "read_bytes"), |b| {
+        b.iter(|| ccv3::read_bytes(&text).unwrap())
+    });
     g.finish();
 }
 
