@@ -19,8 +19,9 @@
 //! belongs in the Exif sub-IFD (pointed to by tag `0x8769`); TavernAI actually wrote it in IFD0.
 //!
 //! `UserComment` starts with an 8-byte character code: `"ASCII\0\0\0"`, `"UNICODE\0"`
-//! (UTF-16), `"JIS\0\0\0\0\0"` or eight zero bytes (undefined). TavernAI stored the card as `ASCII` text made of the UTF-8
-//! bytes of the JSON written as comma-separated decimal numbers (`123,34,110,...`).
+//! (UTF-16), `"JIS\0\0\0\0\0"` or eight zero bytes (undefined). TavernAI stored the card as `ASCII`
+//! text made of the UTF-8 bytes of the JSON written as comma-separated decimal numbers
+//! (`123,34,110,...`).
 //!
 //! # Choices
 //!
@@ -718,7 +719,9 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
         #[test]
-        fn legacy_random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        fn legacy_random_bytes_never_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..256),
+        ) {
             let _ = read_webp_card(&bytes);
             let _ = read_jpeg_card(&bytes);
             let mut w = b"RIFF\xff\xff\xff\xffWEBPEXIF\x40\0\0\0II*\0".to_vec();
@@ -735,7 +738,11 @@ mod tests {
             edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
             cut in any::<prop::sample::Index>(),
         ) {
-            for mut file in [webp(&tiff(false, &decimal(CARD), true)), jpeg(&tiff(true, &decimal(CARD), false))] {
+            let files = [
+                webp(&tiff(false, &decimal(CARD), true)),
+                jpeg(&tiff(true, &decimal(CARD), false)),
+            ];
+            for mut file in files {
                 for (at, byte) in &edits {
                     let i = at.index(file.len());
                     file[i] = *byte;

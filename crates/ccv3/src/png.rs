@@ -12,10 +12,10 @@
 //! ```
 //!
 //! `length` counts the data only and is at most 2^31-1. The type is four ASCII letters; a
-//! lowercase first letter marks an *ancillary* chunk (one a decoder may ignore). `IHDR` comes first,
-//! `IEND` (empty) ends the stream; image data lives in `IDAT` (and APNG frames in `fdAT`, with
-//! `acTL`/`fcTL` control chunks). Text chunks are ancillary and may sit anywhere between `IHDR`
-//! and `IEND`, including after the image data.
+//! lowercase first letter marks an *ancillary* chunk (one a decoder may ignore). `IHDR` comes
+//! first, `IEND` (empty) ends the stream; image data lives in `IDAT` (and APNG frames in
+//! `fdAT`, with `acTL`/`fcTL` control chunks). Text chunks are ancillary and may sit anywhere
+//! between `IHDR` and `IEND`, including after the image data.
 //!
 //! # The three text chunk forms
 //!
@@ -50,8 +50,8 @@
 //! * When a keyword occurs twice, the first chunk (in file order) whose value decodes is kept and
 //!   the others are reported as a warning (`png-duplicate-chunk`).
 //! * Values are base64; whitespace inside, missing padding and the URL-safe alphabet are accepted
-//!   with a warning (`png-base64-lenient`); a raw JSON text (starting with `{`) instead of base64 is
-//!   accepted with a warning (`png-text-not-base64`).
+//!   with a warning (`png-base64-lenient`); a raw JSON text (starting with `{`) instead of
+//!   base64 is accepted with a warning (`png-text-not-base64`).
 //! * Asset keywords `chara-ext-asset_:PATH` and `chara-ext-asset_PATH` both give `PATH`.
 //! * A bad CRC on a card text chunk is a warning (`png-bad-crc`): text chunks are ancillary.
 //! * A stream that is truncated or corrupt *after* a `ccv3` or `chara` chunk was read gives the
@@ -1762,9 +1762,8 @@ mod tests {
             v.extend(ihdr());
             v
         };
-        assert!(
-            matches!(write_card_chunks(&no_iend, &[]), Err(Error::Png { ref chunk, .. }) if chunk == "IEND")
-        );
+        assert!(matches!(write_card_chunks(&no_iend, &[]),
+                Err(Error::Png { ref chunk, .. }) if chunk == "IEND"));
         let png = png_of(&[]);
         assert!(matches!(
             write_card_chunks(&png, &[("", b"x")]),
@@ -1864,7 +1863,8 @@ mod tests {
             let _ = read_card_chunks(OneByte(Cursor::new(&png)), &Limits::default());
             let _ = list_chunks(&png);
             if let Ok(out) = write_card_chunks(&png, &[("ccv3", b"e30=")]) {
-                prop_assert_eq!(read_card_chunks_from_slice(&out).ok().and_then(|c| c.ccv3), Some("{}".to_string()));
+                let back = read_card_chunks_from_slice(&out).ok().and_then(|c| c.ccv3);
+                prop_assert_eq!(back.as_deref(), Some("{}"));
             }
         }
     }
