@@ -34,6 +34,7 @@
 //! * Decimal lists whose numbers are all at most 255 are bytes (UTF-8, else Latin-1); lists with
 //!   larger numbers (up to 65535) are UTF-16 code units.
 //! * The text returned starts with `{` after trimming whitespace, NULs and a BOM; it is not parsed.
+//! * The RIFF size field is ignored (chunks are walked to the end of the data).
 //! * IFD walking is bounded: at most 16 IFDs, each visited once, at most 4096 entries each.
 //!
 //! ```
@@ -100,9 +101,8 @@ pub fn read_webp_card(bytes: &[u8]) -> Result<String> {
             "not a WebP file: the RIFF/WEBP header is missing",
         ));
     }
-    // A wrong RIFF size is tolerated: the walk stops at the end of the data either way.
-    let declared = u32_le(bytes, 4).map_or(0, |s| (s as usize).saturating_add(8));
-    let end = declared.min(bytes.len());
+    // The RIFF size is often wrong in the wild: the walk goes to the end of the data instead.
+    let end = bytes.len();
     let mut pos = 12usize;
     for _ in 0..MAX_SEGMENTS {
         if pos.saturating_add(8) > end {
