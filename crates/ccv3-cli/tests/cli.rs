@@ -36,7 +36,14 @@ fn cli_inspect_summarises_the_example_card() {
     let o = ccv3(&[&"inspect", &example("ember.json")]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    for needle in ["Ember Vale", "container:   JSON", "lorebook:    5 entries", "greetings:", "assets:", "diagnostics:"] {
+    for needle in [
+        "Ember Vale",
+        "container:   JSON",
+        "lorebook:    5 entries",
+        "greetings:",
+        "assets:",
+        "diagnostics:",
+    ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
 }
@@ -48,13 +55,18 @@ fn cli_inspect_json_prints_one_v3_object_with_text_as_stored() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
     assert_eq!(v["spec"], "chara_card_v3");
     assert_eq!(v["spec_version"], "3.0");
-    let input: serde_json::Value = serde_json::from_slice(&std::fs::read(example("ember.json")).unwrap()).unwrap();
+    let input: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(example("ember.json")).unwrap()).unwrap();
     assert_eq!(v, input, "every field exactly as stored");
 }
 
 #[test]
 fn cli_inspect_json_of_a_v2_card_is_v3_with_unknown_fields_kept() {
-    let o = ccv3(&[&"inspect", &corpus("json/ca_e2e_test-ccv2-amanda.json"), &"--json"]);
+    let o = ccv3(&[
+        &"inspect",
+        &corpus("json/ca_e2e_test-ccv2-amanda.json"),
+        &"--json",
+    ]);
     assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["spec"], "chara_card_v3");
@@ -83,7 +95,11 @@ fn cli_validate_exit_codes_and_json_shape() {
     assert!(v.is_array());
 
     let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#).unwrap();
+    std::fs::write(
+        &bad,
+        r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#,
+    )
+    .unwrap();
     let o = ccv3(&[&"validate", &bad, &"--json"]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -108,7 +124,11 @@ fn cli_convert_failure_leaves_no_partial_output() {
     let o = ccv3(&[&"convert", &bad, &out]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!out.exists());
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary files left");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary files left"
+    );
 }
 
 #[test]
@@ -119,7 +139,9 @@ fn cli_convert_to_v2_json_backfills() {
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(v["spec"], "chara_card_v2");
-    let content = v["data"]["character_book"]["entries"][1]["content"].as_str().unwrap();
+    let content = v["data"]["character_book"]["entries"][1]["content"]
+        .as_str()
+        .unwrap();
     assert!(!content.contains("@@"), "decorators removed: {content}");
 }
 
@@ -151,7 +173,11 @@ fn cli_extract_then_pack_round_trips_a_charx() {
 fn cli_extract_refuses_a_non_empty_folder() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
-    let o = ccv3(&[&"extract", &corpus("charx/ca_fixture_baseline_v3_small.charx"), &dir.path()]);
+    let o = ccv3(&[
+        &"extract",
+        &corpus("charx/ca_fixture_baseline_v3_small.charx"),
+        &dir.path(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(Path::new(&dir.path().join("keep.txt")).exists());
 }
