@@ -519,7 +519,7 @@ fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry) -> Result<Vec
     let data_start = header.saturating_add(30 + name_len as u64 + extra_len);
     if data_start
         .checked_add(e.csize)
-        .map_or(true, |end| end > loc.len)
+        .is_none_or(|end| end > loc.len)
     {
         return Err(charx_err(
             &e.name,
