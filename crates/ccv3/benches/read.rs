@@ -66,5 +66,19 @@ fn bench_json(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_json);
+/// Whole-file reads of real files named in `CCV3_BENCH_FILES` (colon-separated), such as the
+/// peers harness's `card_5MB_post.png` (8.6 MB) and `card_40MB_post.png` (44 MB).
+fn bench_files(c: &mut Criterion) {
+    let Some(list) = std::env::var_os("CCV3_BENCH_FILES") else { return };
+    let mut g = c.benchmark_group("read-file");
+    for path in std::env::split_paths(&list) {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        g.bench_function(BenchmarkId::new("ccv3::read_file", name), |b| {
+            b.iter(|| ccv3::read_file(&path).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_json, bench_files);
 criterion_main!(benches);
