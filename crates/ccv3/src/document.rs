@@ -180,52 +180,37 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
 
 fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
     let mut diags = chunks.diagnostics;
-    let mut chosen = None;
-    if let Some(text) = &chunks.ccv3 {
-        match json::parse(text.as_bytes()) {
-            Ok((v, d)) => {
-                diags.extend(d);
-                chosen = Some(v);
-            }
-            Err(e) if chunks.chara.is_some() => diags.push(Diagnostic::warning(
-                "png-ccv3-chunk-broken",
-                "",
-                format!("the ccv3 chunk is not valid JSON ({e}); read the chara chunk instead"),
-            )),
-            Err(e) => {
-                return Err(Error::Png {
-                    chunk: "tEXt ccv3".into(),
-                    offset: 0,
-                    problem: e.to_string(),
-                })
-            }
-        }
-    }
-    if chosen.is_none() {
-        match &chunks.chara {
-            Some(text) => {
-                let (v, d) = json::parse(text.as_bytes()).map_err(|e| Error::Png {
-                    chunk: "tEXt chara".into(),
-                    offset: 0,
-                    problem: e.to_string(),
-                })?;
-                diags.extend(d);
-                chosen = Some(v);
-            }
-            None => {
-                return Err(Error::Unrecognized(
-                    "the PNG has no ccv3 or chara text chunk".into(),
-                ))
-            }
-        }
-    }
-    let v = chosen.unwrap_or(Value::Null);
-    let card = Card::from_json(v, &mut diags)?;
     let files = chunks
         .assets
         .into_iter()
         .map(|(path, data)| EmbeddedFile { path, data })
         .collect();
+    // `ccv3` wins over `chara` (SPEC_V3 "PNG/APNG"); a broken `ccv3` beside a good `chara` is a
+    // warning, and the backfilled `chara` is otherwise ignored.
+    let card = match (&chunks.ccv3, &chunks.chara) {
+        (Some(text), chara) => match card_from_text(text.as_bytes(), &mut diags) {
+            Ok(card) => card,
+            Err(e) => match chara {
+                Some(chara) => {
+                    diags.push(Diagnostic::warning(
+                        "png-ccv3-chunk-broken",
+                        "",
+                        format!("the ccv3 chunk holds no readable card ({e}); read the chara chunk instead"),
+                    ));
+                    card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?
+                }
+                None => return Err(png_err("ccv3", e)),
+            },
+        },
+        (None, Some(chara)) => {
+            card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?
+        }
+        (None, None) => {
+            return Err(Error::Unrecognized(
+                "the PNG has no ccv3 or chara text chunk".into(),
+            ))
+        }
+    };
     Ok(CardFile {
         card,
         container: Container::Png,
@@ -235,14 +220,25 @@ fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
     })
 }
 
+fn png_err(keyword: &str, e: Error) -> Error {
+    Error::Png {
+        chunk: format!("tEXt {keyword}"),
+        offset: 0,
+        problem: e.to_string(),
+    }
+}
+
+/// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
+fn card_from_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
+    json::with_raw(text, |raw, d| {
+        diags.extend(d);
+        Card::from_raw(raw, diags)
+    })
+}
+
 fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {
     let mut diags = archive.diagnostics;
-    let (v, d) = json::parse(&archive.card_json).map_err(|e| Error::Charx {
-        entry: "card.json".into(),
-        problem: e.to_string(),
-    })?;
-    diags.extend(d);
-    let card = Card::from_json(v, &mut diags).map_err(|e| Error::Charx {
+    let card = card_from_text(&archive.card_json, &mut diags).map_err(|e| Error::Charx {
         entry: "card.json".into(),
         problem: e.to_string(),
     })?;
@@ -264,8 +260,8 @@ fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {
 }
 
 fn card_from_image_json(text: &str, container: Container, bytes: &[u8]) -> Result<CardFile> {
-    let (v, mut diags) = json::parse(text.as_bytes())?;
-    let card = Card::from_json(v, &mut diags)?;
+    let mut diags = Vec::new();
+    let card = card_from_text(text.as_bytes(), &mut diags)?;
     Ok(CardFile {
         card,
         container,
@@ -276,7 +272,7 @@ fn card_from_image_json(text: &str, container: Container, bytes: &[u8]) -> Resul
 }
 
 fn read_json_document(bytes: &[u8]) -> Result<Document> {
-    let (v, mut diags) = json::parse(bytes).map_err(|e| match e {
+    let not_json = |e: Error| match e {
         Error::Json {
             line: 1, column: 1, ..
         } if bytes
@@ -286,7 +282,27 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
             Error::Unrecognized("not JSON, PNG, CHARX, JPEG or WebP".into())
         }
         other => other,
-    })?;
+    };
+    // Cards take the fast path; anything else is parsed again as a `Value` for the lorebook
+    // readers (lorebooks are rarer and smaller).
+    let card = json::with_raw(bytes, |raw, mut diags| {
+        if !crate::model::raw_is_card(&raw) {
+            return Ok(None);
+        }
+        let card = Card::from_raw(raw, &mut diags)?;
+        Ok(Some((card, diags)))
+    })
+    .map_err(not_json)?;
+    if let Some((card, diagnostics)) = card {
+        return Ok(Document::Card(CardFile {
+            card,
+            container: Container::Json,
+            files: Vec::new(),
+            image: None,
+            diagnostics,
+        }));
+    }
+    let (v, mut diags) = json::parse(bytes)?;
     if lorebook::looks_like_lorebook(&v) {
         let (book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
         return Ok(Document::Lorebook(BookFile {
@@ -295,14 +311,9 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
             diagnostics: diags,
         }));
     }
-    let card = Card::from_json(v, &mut diags)?;
-    Ok(Document::Card(CardFile {
-        card,
-        container: Container::Json,
-        files: Vec::new(),
-        image: None,
-        diagnostics: diags,
-    }))
+    // Not a lorebook either: the card reader's error says what a card needs.
+    Card::from_json(v, &mut diags)?;
+    Err(Error::Unrecognized("not a character card or lorebook".into()))
 }
 
 /// Which card version to write.

@@ -3,6 +3,7 @@
 
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
+use crate::model::Raw;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -19,6 +20,26 @@ pub const MAX_JSON_LEN: usize = 1 << 30;
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<Diagnostic>)> {
+    with_text(bytes, |text, diags| {
+        let v: Value = serde_json::from_slice(text).map_err(|e| Error::from_json(&e))?;
+        Ok((v, diags))
+    })
+}
+
+/// Parses JSON text into the model's fast raw tree and hands it to `f` (the tree borrows the
+/// text, which may have been decoded from UTF-16 here).
+pub(crate) fn with_raw<T>(
+    bytes: &[u8],
+    f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
+) -> Result<T> {
+    with_text(bytes, |text, diags| {
+        let raw: Raw = serde_json::from_slice(text).map_err(|e| Error::from_json(&e))?;
+        f(raw, diags)
+    })
+}
+
+/// Checks size and encoding, then calls `f` with UTF-8 JSON text and the diagnostics so far.
+fn with_text<T>(bytes: &[u8], f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T>) -> Result<T> {
     if bytes.len() > MAX_JSON_LEN {
         return Err(Error::Limit(format!(
             "JSON text of {} bytes is over the {MAX_JSON_LEN}-byte limit",
@@ -51,11 +72,7 @@ pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<Diagnostic>)> {
             column: 0,
             problem: "invalid UTF-16 text".into(),
         })?;
-        diags.push(Diagnostic::warning(
-            "utf16",
-            "",
-            "file is UTF-16 text; decoded it",
-        ));
+        diags.push(Diagnostic::warning("utf16", "", "file is UTF-16 text; decoded it"));
         utf16.as_bytes()
     } else {
         bytes
@@ -63,20 +80,14 @@ pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<Diagnostic>)> {
     if let Err(e) = std::str::from_utf8(text) {
         let at = e.valid_up_to();
         let line = 1 + memchr::memchr_iter(b'\n', &text[..at]).count();
-        let column = at
-            - text[..at]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |p| p + 1)
-            + 1;
+        let column = at - text[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
         return Err(Error::Json {
             line,
             column,
             problem: format!("invalid UTF-8 at byte {at}"),
         });
     }
-    let v: Value = serde_json::from_slice(text).map_err(|e| Error::from_json(&e))?;
-    Ok((v, diags))
+    f(text, diags)
 }
 
 /// Serialises a value as pretty JSON (two-space indent, UTF-8, no escaping of non-ASCII).

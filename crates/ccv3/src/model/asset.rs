@@ -1,6 +1,7 @@
 //! Assets: the `assets` array of a V3 card and the URIs it uses.
 
 use super::fields::{self, arrange, join, s, KeyOrder, Object, Repairs};
+use super::raw::Raw;
 use serde_json::Value;
 
 /// One element of `data.assets`: what the asset is for (`type`), where it is (`uri`), its name
@@ -98,37 +99,21 @@ impl Asset {
         AssetUri::parse(&self.uri)
     }
 
-    pub(crate) fn read(v: Value, path: &str, r: &mut Repairs) -> Option<Asset> {
-        let obj = match v {
-            Value::Object(m) => m,
-            other => {
-                let sev = r.must;
-                r.push(
-                    sev,
-                    "wrong-type",
-                    path,
-                    format!(
-                        "asset must be an object, found {}; dropped it",
-                        fields::type_name(&other)
-                    ),
-                );
-                return None;
-            }
-        };
-        let order = KeyOrder::of(&obj);
+    pub(crate) fn read(v: Raw, path: &str, r: &mut Repairs) -> Option<Asset> {
+        let pairs = fields::expect_object(v, &path, "asset", r)?;
         let mut a = Asset {
-            order,
+            order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
         };
         let (mut kind, mut uri, mut name, mut ext) = (None, None, None, None);
-        for (k, v) in obj {
-            match k.as_str() {
-                "type" => kind = Some(v),
-                "uri" => uri = Some(v),
-                "name" => name = Some(v),
-                "ext" => ext = Some(v),
-                _ => {
-                    a.extra.insert(k, v);
+        for (k, v) in pairs {
+            match a.order.note(&k, &["type", "uri", "name", "ext"]) {
+                Some("type") => kind = Some(v.into_value()),
+                Some("uri") => uri = Some(v.into_value()),
+                Some("name") => name = Some(v.into_value()),
+                Some(_) => ext = Some(v.into_value()),
+                None => {
+                    a.extra.insert(k.into_owned(), v.into_value());
                 }
             }
         }

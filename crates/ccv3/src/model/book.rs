@@ -1,6 +1,7 @@
 //! Lorebooks (`character_book` and standalone `lorebook_v3`) and their entries.
 
-use super::fields::{self, arrange, index, join, list, s, KeyOrder, Object, Repairs};
+use super::fields::{self, arrange, index, join, list, s, At, KeyOrder, Object, Repairs};
+use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
 use serde_json::{Number, Value};
 
@@ -88,6 +89,36 @@ impl Default for Entry {
     }
 }
 
+/// The entry fields the spec names, in spec order.
+const ENTRY_FIELDS: [&str; 15] = [
+    "keys",
+    "content",
+    "extensions",
+    "enabled",
+    "insertion_order",
+    "case_sensitive",
+    "use_regex",
+    "constant",
+    "name",
+    "priority",
+    "id",
+    "comment",
+    "selective",
+    "secondary_keys",
+    "position",
+];
+
+/// The book fields the spec names, in spec order.
+const BOOK_FIELDS: [&str; 7] = [
+    "name",
+    "description",
+    "scan_depth",
+    "token_budget",
+    "recursive_scanning",
+    "extensions",
+    "entries",
+];
+
 impl Entry {
     /// A new enabled entry with keys and content, insertion order 100.
     pub fn new(keys: &[&str], content: &str) -> Self {
@@ -111,32 +142,22 @@ impl Entry {
     }
 
     /// Reads an entry from JSON (V2 or V3 shape), repairing what it can.
-    pub(crate) fn read(v: Value, path: &str, r: &mut Repairs) -> Option<Entry> {
-        let obj = match v {
-            Value::Object(m) => m,
-            other => {
-                let sev = r.must;
-                r.push(
-                    sev,
-                    "wrong-type",
-                    path,
-                    format!(
-                        "entry must be an object, found {}; dropped it",
-                        fields::type_name(&other)
-                    ),
-                );
-                return None;
-            }
-        };
+    pub(crate) fn read(v: Raw, path: &str, r: &mut Repairs) -> Option<Entry> {
+        let pairs = fields::expect_object(v, &path, "entry", r)?;
         let mut e = Entry {
-            order: KeyOrder::of(&obj),
+            order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
         };
         let (mut keys, mut content, mut ext, mut enabled, mut order, mut use_regex) =
             (None, None, None, None, None, None);
-        for (k, v) in obj {
-            let p = join(path, &k);
-            match k.as_str() {
+        for (k, v) in pairs {
+            let p = At(path, &k);
+            let Some(name) = e.order.note(&k, &ENTRY_FIELDS) else {
+                e.extra.insert(k.into_owned(), v.into_value());
+                continue;
+            };
+            let v = v.into_value();
+            match name {
                 "keys" => keys = Some(v),
                 "content" => content = Some(v),
                 "extensions" => ext = Some(v),
@@ -174,7 +195,7 @@ impl Entry {
                         Some(fields::string_list(v, &p, true, r))
                     }
                 }
-                "position" => match v {
+                _ => match v {
                     Value::String(s) => e.position = Some(s),
                     Value::Null => {}
                     other => {
@@ -188,41 +209,40 @@ impl Entry {
                                 fields::type_name(&other)
                             ),
                         );
-                        e.extra.insert(k, other);
+                        // Written back where it stood, through `extra`.
+                        e.order.keep_last_as_extra();
+                        e.extra.insert(k.into_owned(), other);
                     }
                 },
-                _ => {
-                    e.extra.insert(k, v);
-                }
             }
         }
-        e.keys = fields::req_string_list(keys, &join(path, "keys"), true, r);
-        e.content = fields::req_string(content, &join(path, "content"), r);
-        e.extensions = fields::object(ext, &join(path, "extensions"), r);
+        e.keys = fields::req_string_list(keys, &At(path, "keys"), true, r);
+        e.content = fields::req_string(content, &At(path, "content"), r);
+        e.extensions = fields::object(ext, &At(path, "extensions"), r);
         e.enabled = match enabled {
             None => {
-                r.missing(&join(path, "enabled"), "used true");
+                r.missing(&At(path, "enabled"), "used true");
                 true
             }
-            Some(v) => fields::boolean(v, &join(path, "enabled"), r).unwrap_or(true),
+            Some(v) => fields::boolean(v, &At(path, "enabled"), r).unwrap_or(true),
         };
         e.insertion_order = match order {
             None => {
-                r.missing(&join(path, "insertion_order"), "used 100");
+                r.missing(&At(path, "insertion_order"), "used 100");
                 Number::from(100)
             }
-            Some(v) => fields::number(v, &join(path, "insertion_order"), r)
+            Some(v) => fields::number(v, &At(path, "insertion_order"), r)
                 .unwrap_or_else(|| Number::from(100)),
         };
         e.use_regex = match use_regex {
             // V2 entries have no use_regex: not a repair worth an error, V3 requires it.
             None => {
                 if r.must == Severity::Error {
-                    r.missing(&join(path, "use_regex"), "used false");
+                    r.missing(&At(path, "use_regex"), "used false");
                 }
                 false
             }
-            Some(v) => fields::boolean(v, &join(path, "use_regex"), r).unwrap_or(false),
+            Some(v) => fields::boolean(v, &At(path, "use_regex"), r).unwrap_or(false),
         };
         Some(e)
     }
@@ -287,52 +307,41 @@ impl Lorebook {
             Severity::Warning
         };
         let mut r = Repairs { diags, must };
-        Self::read(v, path, &mut r)
+        Self::read(Raw::from_value(v), path, &mut r)
     }
 
-    pub(crate) fn read(v: Value, path: &str, r: &mut Repairs) -> Option<Lorebook> {
-        let obj = match v {
-            Value::Object(m) => m,
-            Value::Null => return None,
-            other => {
-                let sev = r.must;
-                r.push(
-                    sev,
-                    "wrong-type",
-                    path,
-                    format!(
-                        "lorebook must be an object, found {}; dropped it",
-                        fields::type_name(&other)
-                    ),
-                );
-                return None;
-            }
-        };
+    pub(crate) fn read(v: Raw, path: &str, r: &mut Repairs) -> Option<Lorebook> {
+        if v.is_null() {
+            return None;
+        }
+        let pairs = fields::expect_object(v, &path, "lorebook", r)?;
         let mut b = Lorebook {
-            order: KeyOrder::of(&obj),
+            order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
         };
         let (mut ext, mut entries) = (None, None);
-        for (k, v) in obj {
-            let p = join(path, &k);
-            match k.as_str() {
-                "name" => b.name = fields::string(v, &p, r),
-                "description" => b.description = fields::string(v, &p, r),
-                "scan_depth" => b.scan_depth = fields::number(v, &p, r),
-                "token_budget" => b.token_budget = fields::number(v, &p, r),
-                "recursive_scanning" => b.recursive_scanning = fields::boolean(v, &p, r),
-                "extensions" => ext = Some(v),
-                "entries" => entries = Some(v),
-                _ => {
-                    b.extra.insert(k, v);
+        for (k, v) in pairs {
+            let p = At(path, &k);
+            match b.order.note(&k, &BOOK_FIELDS) {
+                Some("name") => b.name = fields::string(v.into_value(), &p, r),
+                Some("description") => b.description = fields::string(v.into_value(), &p, r),
+                Some("scan_depth") => b.scan_depth = fields::number(v.into_value(), &p, r),
+                Some("token_budget") => b.token_budget = fields::number(v.into_value(), &p, r),
+                Some("recursive_scanning") => {
+                    b.recursive_scanning = fields::boolean(v.into_value(), &p, r)
+                }
+                Some("extensions") => ext = Some(v.into_value()),
+                Some(_) => entries = Some(v),
+                None => {
+                    b.extra.insert(k.into_owned(), v.into_value());
                 }
             }
         }
-        b.extensions = fields::object(ext, &join(path, "extensions"), r);
+        b.extensions = fields::object(ext, &At(path, "extensions"), r);
         let ep = join(path, "entries");
         match entries {
             None => r.missing(&ep, "used an empty array"),
-            Some(Value::Array(items)) => {
+            Some(Raw::Array(items)) => {
                 b.entries.reserve(items.len());
                 for (i, item) in items.into_iter().enumerate() {
                     if let Some(e) = Entry::read(item, &index(&ep, i), r) {
@@ -340,7 +349,7 @@ impl Lorebook {
                     }
                 }
             }
-            Some(Value::Object(map)) => {
+            Some(Raw::Object(map)) => {
                 // Some exporters write entries keyed by id, like World Info.
                 r.push(
                     Severity::Warning,
@@ -354,7 +363,7 @@ impl Lorebook {
                     }
                 }
             }
-            Some(Value::Null) => r.push(
+            Some(Raw::Null) => r.push(
                 Severity::Warning,
                 "null-value",
                 &ep,
@@ -362,14 +371,12 @@ impl Lorebook {
             ),
             Some(other) => {
                 let sev = r.must;
+                let found = fields::type_name(&other.into_value());
                 r.push(
                     sev,
                     "wrong-type",
                     &ep,
-                    format!(
-                        "entries must be an array, found {}; used an empty array",
-                        fields::type_name(&other)
-                    ),
+                    format!("entries must be an array, found {found}; used an empty array"),
                 );
             }
         }

@@ -2,7 +2,9 @@
 
 use super::asset::Asset;
 use super::book::Lorebook;
-use super::fields::{self, arrange, index, join, list, s, KeyOrder, Object, Repairs};
+use super::fields::{self, arrange, index, join, list, s, At, KeyOrder, Object, Repairs};
+use super::raw::Raw;
+use std::borrow::Cow;
 use crate::diag::{Diagnostic, Severity};
 use crate::error::{Error, Result};
 use serde_json::{Number, Value};
@@ -115,32 +117,40 @@ impl CardData {
         self.assets.clone().unwrap_or_else(Asset::default_list)
     }
 
-    fn read(obj: Object, path: &str, r: &mut Repairs) -> CardData {
+    fn read(pairs: Vec<(Cow<'_, str>, Raw<'_>)>, path: &str, r: &mut Repairs) -> CardData {
         let mut d = CardData {
-            order: KeyOrder::of(&obj),
+            order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
         };
         let mut req: Vec<(&'static str, Option<Value>)> =
             REQUIRED.iter().map(|k| (*k, None)).collect();
-        for (k, v) in obj {
-            let p = join(path, &k);
-            if let Some(slot) = req.iter_mut().find(|(name, _)| *name == k) {
-                slot.1 = Some(v);
+        for (k, v) in pairs {
+            let p = At(path, &k);
+            let Some(name) = d.order.note(&k, &DATA_FIELDS) else {
+                d.extra.insert(k.into_owned(), v.into_value());
+                continue;
+            };
+            if let Some(slot) = req.iter_mut().find(|(n, _)| *n == name) {
+                slot.1 = Some(v.into_value());
                 continue;
             }
-            match k.as_str() {
-                "character_book" => d.character_book = Lorebook::read(v, &p, r),
+            match name {
+                "character_book" => d.character_book = Lorebook::read(v, &join(path, &k), r),
                 "assets" => {
                     d.assets = match v {
-                        Value::Null => None,
-                        Value::Array(items) => Some(
-                            items
-                                .into_iter()
-                                .enumerate()
-                                .filter_map(|(i, a)| Asset::read(a, &index(&p, i), r))
-                                .collect(),
-                        ),
+                        Raw::Null => None,
+                        Raw::Array(items) => {
+                            let base = join(path, &k);
+                            Some(
+                                items
+                                    .into_iter()
+                                    .enumerate()
+                                    .filter_map(|(i, a)| Asset::read(a, &index(&base, i), r))
+                                    .collect(),
+                            )
+                        }
                         other => {
+                            let other = other.into_value();
                             let sev = r.must;
                             r.push(
                                 sev,
@@ -151,20 +161,22 @@ impl CardData {
                                     fields::type_name(&other)
                                 ),
                             );
-                            d.extra.insert(k, other);
+                            d.order.keep_last_as_extra();
+                            d.extra.insert(k.into_owned(), other);
                             None
                         }
                     }
                 }
-                "nickname" => d.nickname = fields::string(v, &p, r),
+                "nickname" => d.nickname = fields::string(v.into_value(), &p, r),
                 "creator_notes_multilingual" => {
-                    d.creator_notes_multilingual = match v {
+                    d.creator_notes_multilingual = match v.into_value() {
                         Value::Null => None,
                         Value::Object(m) => Some(m),
                         other => {
                             let sev = r.must;
                             r.push(sev, "wrong-type", &p, format!("creator_notes_multilingual must be an object, found {}; kept it as is", fields::type_name(&other)));
-                            d.extra.insert(k, other);
+                            d.order.keep_last_as_extra();
+                            d.extra.insert(k.into_owned(), other);
                             None
                         }
                     }
@@ -173,18 +185,15 @@ impl CardData {
                     d.source = if v.is_null() {
                         None
                     } else {
-                        Some(fields::string_list(v, &p, false, r))
+                        Some(fields::string_list(v.into_value(), &p, false, r))
                     }
                 }
-                "creation_date" => d.creation_date = fields::number(v, &p, r),
-                "modification_date" => d.modification_date = fields::number(v, &p, r),
-                _ => {
-                    d.extra.insert(k, v);
-                }
+                "creation_date" => d.creation_date = fields::number(v.into_value(), &p, r),
+                _ => d.modification_date = fields::number(v.into_value(), &p, r),
             }
         }
         for (k, v) in req {
-            let p = join(path, k);
+            let p = At(path, k);
             match k {
                 "tags" => d.tags = fields::req_string_list(v, &p, true, r),
                 "alternate_greetings" => {
@@ -269,6 +278,32 @@ impl CardData {
     }
 }
 
+/// Every `data` field the spec names.
+const DATA_FIELDS: [&str; 22] = [
+    "name",
+    "description",
+    "tags",
+    "creator",
+    "character_version",
+    "mes_example",
+    "extensions",
+    "system_prompt",
+    "post_history_instructions",
+    "first_mes",
+    "alternate_greetings",
+    "personality",
+    "scenario",
+    "creator_notes",
+    "group_only_greetings",
+    "character_book",
+    "assets",
+    "nickname",
+    "creator_notes_multilingual",
+    "source",
+    "creation_date",
+    "modification_date",
+];
+
 /// Required `data` fields of a V3 card (SPEC_V3 "CharacterCard Object").
 const REQUIRED: [&str; 15] = [
     "name",
@@ -315,52 +350,40 @@ impl Card {
     /// # Ok::<(), ccv3::Error>(())
     /// ```
     pub fn from_json(v: Value, diags: &mut Vec<Diagnostic>) -> Result<Card> {
-        let obj = match v {
-            Value::Object(m) => m,
+        Self::from_raw(Raw::from_value(v), diags)
+    }
+
+    /// Reads a card from the fast raw tree (see [`Card::from_json`]).
+    pub(crate) fn from_raw(v: Raw, diags: &mut Vec<Diagnostic>) -> Result<Card> {
+        let pairs = match v {
+            Raw::Object(pairs) => pairs,
             other => {
                 return Err(Error::format(
                     "",
                     format!(
                         "a card must be a JSON object, found {}",
-                        fields::type_name(&other)
+                        fields::type_name(&other.into_value())
                     ),
                 ))
             }
         };
-        let spec = obj.get("spec").cloned();
-        let has_data = matches!(obj.get("data"), Some(Value::Object(_)));
-        match spec.as_ref().and_then(Value::as_str) {
-            Some("chara_card_v3") => Self::read_wrapped(obj, SpecVersion::V3, diags),
-            Some("chara_card_v2") => Self::read_wrapped(obj, SpecVersion::V2, diags),
-            Some(other) if has_data => {
-                diags.push(Diagnostic::warning(
-                    "unknown-spec",
-                    "spec",
-                    format!("unknown spec {other:?}; read the card as V3"),
-                ));
-                Self::read_wrapped(obj, SpecVersion::V3, diags)
+        match card_kind(&pairs) {
+            CardKind::Wrapped(origin, note) => {
+                if let Some(d) = note {
+                    diags.push(d);
+                }
+                Self::read_wrapped(pairs, origin, diags)
             }
-            None if has_data => {
-                diags.push(Diagnostic::warning(
-                    "missing-spec",
-                    "spec",
-                    "card has `data` but no `spec`; read it as V2",
-                ));
-                Self::read_wrapped(obj, SpecVersion::V2, diags)
-            }
-            _ if looks_like_v1(&obj) => Ok(Self::read_v1(obj, diags)),
-            Some(other) => Err(Error::format(
-                "spec",
-                format!("unknown spec {other:?} and no `data` object"),
-            )),
-            None => Err(Error::format(
-                "",
-                "not a character card: no `spec`, no `data` and no `name`",
-            )),
+            CardKind::V1 => Ok(Self::read_v1(pairs, diags)),
+            CardKind::NotACard(e) => Err(e),
         }
     }
 
-    fn read_wrapped(obj: Object, origin: SpecVersion, diags: &mut Vec<Diagnostic>) -> Result<Card> {
+    fn read_wrapped(
+        pairs: Vec<(Cow<'_, str>, Raw<'_>)>,
+        origin: SpecVersion,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Result<Card> {
         let must = if origin == SpecVersion::V3 {
             Severity::Error
         } else {
@@ -368,41 +391,41 @@ impl Card {
         };
         let mut r = Repairs { diags, must };
         let mut card = Card {
-            order: KeyOrder::of(&obj),
+            order: KeyOrder::with_capacity(pairs.len()),
             origin: Some(origin),
             ..Default::default()
         };
         let mut data = None;
-        for (k, v) in obj {
-            match k.as_str() {
-                "spec" => {}
-                "spec_version" => {
+        for (k, v) in pairs {
+            match card.order.note(&k, &["spec", "spec_version", "data"]) {
+                Some("spec") => {}
+                Some("spec_version") => {
                     card.spec_version = match v {
-                        Value::String(s) => s,
-                        Value::Number(n) => {
-                            r.push(Severity::Warning, "wrong-type", "spec_version", format!("spec_version must be a string, found the number {n}; used its text"));
+                        Raw::String(s) => s,
+                        Raw::Number(n) => {
+                            r.push(Severity::Warning, "wrong-type", &"spec_version", format!("spec_version must be a string, found the number {n}; used its text"));
                             n.to_string()
                         }
                         _ => {
                             r.push(
                                 must,
                                 "wrong-type",
-                                "spec_version",
+                                &"spec_version",
                                 "spec_version must be a string; used \"3.0\"".into(),
                             );
                             String::new()
                         }
                     }
                 }
-                "data" => data = Some(v),
-                _ => {
-                    card.extra.insert(k, v);
+                Some(_) => data = Some(v),
+                None => {
+                    card.extra.insert(k.into_owned(), v.into_value());
                 }
             }
         }
         if card.spec_version.is_empty() {
-            if !card.order.0.iter().any(|k| k == "spec_version") {
-                r.missing("spec_version", "used \"3.0\"");
+            if !card.order.has("spec_version") {
+                r.missing(&"spec_version", "used \"3.0\"");
             }
             card.spec_version = if origin == SpecVersion::V2 {
                 "2.0".into()
@@ -410,48 +433,41 @@ impl Card {
                 "3.0".into()
             };
         }
-        let Some(Value::Object(data)) = data else {
+        let Some(Raw::Object(data)) = data else {
             return Err(Error::format("data", "the card has no `data` object"));
         };
         card.data = CardData::read(data, "data", &mut r);
         Ok(card)
     }
 
-    fn read_v1(obj: Object, diags: &mut Vec<Diagnostic>) -> Card {
-        let r = Repairs {
-            diags,
-            must: Severity::Warning,
-        };
+    fn read_v1(pairs: Vec<(Cow<'_, str>, Raw<'_>)>, diags: &mut Vec<Diagnostic>) -> Card {
         let mut card = Card {
             origin: Some(SpecVersion::V1),
-            spec_version: "1.0".into(),
             ..Default::default()
         };
-        let mut data = Object::new();
-        for (k, v) in obj {
-            let target = V1_ALIASES
-                .iter()
-                .find(|(alias, _)| *alias == k)
-                .map(|(_, t)| *t);
-            if V1_FIELDS.contains(&k.as_str()) {
-                data.insert(k, v);
-            } else if let Some(t) = target {
-                if !data.contains_key(t) {
-                    data.insert(t.to_string(), v.clone());
+        let mut data: Vec<(Cow<'_, str>, Raw<'_>)> = Vec::new();
+        let has = |data: &[(Cow<'_, str>, Raw<'_>)], key: &str| data.iter().any(|(k, _)| k == key);
+        for (k, v) in pairs {
+            let alias = V1_ALIASES.iter().find(|(a, _)| *a == k).map(|(_, t)| *t);
+            if V1_FIELDS.contains(&k.as_ref()) {
+                data.push((k, v));
+            } else if let Some(target) = alias {
+                if !has(&data, target) {
+                    data.push((Cow::Borrowed(target), v.clone()));
                 }
                 // Kept at the top level too, like the V1 fields exporters write beside `data`.
-                card.extra.insert(k, v);
+                card.extra.insert(k.into_owned(), v.into_value());
             } else {
-                card.extra.insert(k, v);
+                card.extra.insert(k.into_owned(), v.into_value());
             }
         }
         // V1 cards carry creator notes and tags next to the fields; copy them without losing
         // the originals, which stay at the top level.
         if let Some(Value::String(c)) = card.extra.get("creatorcomment") {
-            data.insert("creator_notes".into(), Value::String(c.clone()));
+            data.push((Cow::Borrowed("creator_notes"), Raw::String(c.clone())));
         }
         if let Some(t @ Value::Array(_)) = card.extra.get("tags") {
-            data.insert("tags".into(), t.clone());
+            data.push((Cow::Borrowed("tags"), Raw::from_value(t.clone())));
         }
         // V1 has none of the V2 fields: fill them quietly.
         let mut quiet = Vec::new();
@@ -460,13 +476,8 @@ impl Card {
             must: Severity::Info,
         };
         let mut d = CardData::read(data, "data", &mut rq);
-        for diag in quiet
-            .into_iter()
-            .filter(|d| d.code != "missing-required-field")
-        {
-            r.diags.push(diag);
-        }
-        d.order = KeyOrder(Vec::new());
+        diags.extend(quiet.into_iter().filter(|d| d.code != "missing-required-field"));
+        d.order = KeyOrder::default();
         card.data = d;
         card.spec_version = "3.0".into();
         card
@@ -542,10 +553,71 @@ impl Card {
     }
 }
 
-fn looks_like_v1(obj: &Object) -> bool {
-    ["name", "char_name"]
+/// What a top-level object is: a wrapped V2/V3 card (with a note when `spec` was odd), a flat
+/// V1 card, or not a card at all.
+enum CardKind {
+    Wrapped(SpecVersion, Option<Diagnostic>),
+    V1,
+    NotACard(Error),
+}
+
+fn card_kind(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> CardKind {
+    let get = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    let has_data = matches!(get("data"), Some(Raw::Object(_)));
+    let spec = match get("spec") {
+        Some(Raw::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    match spec {
+        Some("chara_card_v3") => CardKind::Wrapped(SpecVersion::V3, None),
+        Some("chara_card_v2") => CardKind::Wrapped(SpecVersion::V2, None),
+        // `lorebook_v3`, ccardlib's `chara_book_v3`: a lorebook, not a card.
+        Some(other) if other.contains("book") => CardKind::NotACard(Error::format(
+            "spec",
+            format!("{other:?} is a lorebook, not a character card"),
+        )),
+        Some(other) if has_data => CardKind::Wrapped(
+            SpecVersion::V3,
+            Some(Diagnostic::warning(
+                "unknown-spec",
+                "spec",
+                format!("unknown spec {other:?}; read the card as V3"),
+            )),
+        ),
+        None if has_data => CardKind::Wrapped(
+            SpecVersion::V2,
+            Some(Diagnostic::warning(
+                "missing-spec",
+                "spec",
+                "card has `data` but no `spec`; read it as V2",
+            )),
+        ),
+        _ if looks_like_v1(pairs) => CardKind::V1,
+        Some(other) => CardKind::NotACard(Error::format(
+            "spec",
+            format!("unknown spec {other:?} and no `data` object"),
+        )),
+        None => CardKind::NotACard(Error::format(
+            "",
+            "not a character card: no `spec`, no `data` and no `name`",
+        )),
+    }
+}
+
+/// True when a parsed JSON object holds a character card (any version).
+pub(crate) fn raw_is_card(v: &Raw) -> bool {
+    match v {
+        Raw::Object(pairs) => !matches!(card_kind(pairs), CardKind::NotACard(_)),
+        _ => false,
+    }
+}
+
+fn looks_like_v1(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
+    let has = |key: &str| pairs.iter().any(|(k, _)| k == key);
+    let has_name = pairs
         .iter()
-        .any(|k| obj.get(*k).is_some_and(Value::is_string))
+        .any(|(k, v)| (k == "name" || k == "char_name") && matches!(v, Raw::String(_)));
+    has_name
         && [
             "description",
             "personality",
@@ -556,5 +628,5 @@ fn looks_like_v1(obj: &Object) -> bool {
             "mes_example",
         ]
         .iter()
-        .any(|k| obj.contains_key(*k))
+        .any(|k| has(k))
 }

@@ -7,19 +7,60 @@
 //! spec's order.
 
 use crate::diag::{Diagnostic, Severity};
+use super::raw::Raw;
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
+use std::fmt;
 
 /// JSON object type used throughout the model (keeps insertion order).
 pub type Object = Map<String, Value>;
 
+/// Where a key stood in an object as read: a field the model knows, or the next unknown field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// A known field, by its spec name.
+    Known(&'static str),
+    /// The next key of the level's `extra` map (which keeps its own order).
+    Extra,
+}
+
 /// The key order of an object as read, used to write keys back in the same order.
+///
+/// Known fields are recorded by their static name and unknown ones as "the next extra", so
+/// remembering the order allocates no strings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KeyOrder(pub(crate) Vec<String>);
+pub struct KeyOrder(pub(crate) Vec<Slot>);
 
 impl KeyOrder {
-    /// The order of `obj`'s keys.
-    pub(crate) fn of(obj: &Object) -> Self {
-        KeyOrder(obj.keys().cloned().collect())
+    /// An empty order with room for `n` keys.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        KeyOrder(Vec::with_capacity(n))
+    }
+
+    /// Records `key`: returns its static name when it is one of `known`, else records an extra.
+    pub(crate) fn note(&mut self, key: &str, known: &[&'static str]) -> Option<&'static str> {
+        match known.iter().find(|k| **k == key) {
+            Some(k) => {
+                self.0.push(Slot::Known(k));
+                Some(k)
+            }
+            None => {
+                self.0.push(Slot::Extra);
+                None
+            }
+        }
+    }
+
+    /// Turns the last recorded key into an extra (a known field kept raw in `extra`).
+    pub(crate) fn keep_last_as_extra(&mut self) {
+        if let Some(last) = self.0.last_mut() {
+            *last = Slot::Extra;
+        }
+    }
+
+    /// True when `key` was among the known keys read.
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.0.iter().any(|s| matches!(s, Slot::Known(k) if *k == key))
     }
 }
 
@@ -31,11 +72,10 @@ pub(crate) struct Repairs<'a> {
 }
 
 impl Repairs<'_> {
-    pub fn push(&mut self, severity: Severity, code: &str, path: &str, message: String) {
-        self.diags
-            .push(Diagnostic::new(severity, code, path, message));
+    pub fn push(&mut self, severity: Severity, code: &str, path: &dyn fmt::Display, message: String) {
+        self.diags.push(Diagnostic::new(severity, code, path.to_string(), message));
     }
-    fn wrong_type(&mut self, path: &str, expected: &str, got: &Value, fix: &str) {
+    fn wrong_type(&mut self, path: &dyn fmt::Display, expected: &str, got: &Value, fix: &str) {
         let sev = self.must;
         self.push(
             sev,
@@ -44,7 +84,7 @@ impl Repairs<'_> {
             format!("expected {expected}, found {}; {fix}", type_name(got)),
         );
     }
-    pub fn missing(&mut self, path: &str, what: &str) {
+    pub fn missing(&mut self, path: &dyn fmt::Display, what: &str) {
         let sev = self.must;
         self.push(
             sev,
@@ -52,6 +92,20 @@ impl Repairs<'_> {
             path,
             format!("required field is missing; {what}"),
         );
+    }
+}
+
+/// A JSON path made of a base and a key, formatted only when a diagnostic needs it.
+#[derive(Clone, Copy)]
+pub(crate) struct At<'a>(pub &'a str, pub &'a str);
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            f.write_str(self.1)
+        } else {
+            write!(f, "{}.{}", self.0, self.1)
+        }
     }
 }
 
@@ -81,8 +135,26 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// The pairs of an object, or `None` (with a diagnostic) when `v` is something else.
+pub(crate) fn expect_object<'a>(
+    v: Raw<'a>,
+    path: &dyn fmt::Display,
+    what: &str,
+    r: &mut Repairs,
+) -> Option<Vec<(Cow<'a, str>, Raw<'a>)>> {
+    match v {
+        Raw::Object(pairs) => Some(pairs),
+        other => {
+            let sev = r.must;
+            let found = type_name(&other.into_value());
+            r.push(sev, "wrong-type", path, format!("{what} must be an object, found {found}; dropped it"));
+            None
+        }
+    }
+}
+
 /// Reads a string field. Numbers and booleans become their text; `null` gives `None`.
-pub(crate) fn string(v: Value, path: &str, r: &mut Repairs) -> Option<String> {
+pub(crate) fn string(v: Value, path: &dyn fmt::Display, r: &mut Repairs) -> Option<String> {
     match v {
         Value::String(s) => Some(s),
         Value::Null => None,
@@ -110,7 +182,7 @@ pub(crate) fn string(v: Value, path: &str, r: &mut Repairs) -> Option<String> {
 }
 
 /// Reads a required string field, defaulting to empty (with a diagnostic) when absent or null.
-pub(crate) fn req_string(v: Option<Value>, path: &str, r: &mut Repairs) -> String {
+pub(crate) fn req_string(v: Option<Value>, path: &dyn fmt::Display, r: &mut Repairs) -> String {
     match v {
         None => {
             r.missing(path, "used an empty string");
@@ -134,7 +206,7 @@ pub(crate) fn req_string(v: Option<Value>, path: &str, r: &mut Repairs) -> Strin
 /// `split_commas` fields such as tags); non-string items are converted.
 pub(crate) fn string_list(
     v: Value,
-    path: &str,
+    path: &dyn fmt::Display,
     split_commas: bool,
     r: &mut Repairs,
 ) -> Vec<String> {
@@ -142,7 +214,7 @@ pub(crate) fn string_list(
         Value::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.into_iter().enumerate() {
-                let p = index(path, i);
+                let p = format!("{path}[{i}]");
                 match item {
                     Value::String(s) => out.push(s),
                     Value::Null => r.push(
@@ -202,7 +274,7 @@ pub(crate) fn string_list(
 /// Reads a required array of strings, defaulting to empty (with a diagnostic) when absent.
 pub(crate) fn req_string_list(
     v: Option<Value>,
-    path: &str,
+    path: &dyn fmt::Display,
     split_commas: bool,
     r: &mut Repairs,
 ) -> Vec<String> {
@@ -216,7 +288,7 @@ pub(crate) fn req_string_list(
 }
 
 /// Reads a boolean: `"true"`/`"false"`, `1`/`0` are repaired; `null` gives `None`.
-pub(crate) fn boolean(v: Value, path: &str, r: &mut Repairs) -> Option<bool> {
+pub(crate) fn boolean(v: Value, path: &dyn fmt::Display, r: &mut Repairs) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(b),
         Value::Null => None,
@@ -251,7 +323,7 @@ pub(crate) fn boolean(v: Value, path: &str, r: &mut Repairs) -> Option<bool> {
 }
 
 /// Reads a number: numeric strings are repaired; `null` gives `None`.
-pub(crate) fn number(v: Value, path: &str, r: &mut Repairs) -> Option<Number> {
+pub(crate) fn number(v: Value, path: &dyn fmt::Display, r: &mut Repairs) -> Option<Number> {
     match v {
         Value::Number(n) => Some(n),
         Value::Null => None,
@@ -286,7 +358,7 @@ pub(crate) fn number(v: Value, path: &str, r: &mut Repairs) -> Option<Number> {
 }
 
 /// Reads an object (`extensions`): absent or `null` gives an empty object with a diagnostic.
-pub(crate) fn object(v: Option<Value>, path: &str, r: &mut Repairs) -> Object {
+pub(crate) fn object(v: Option<Value>, path: &dyn fmt::Display, r: &mut Repairs) -> Object {
     match v {
         Some(Value::Object(m)) => m,
         None => {
@@ -341,28 +413,32 @@ pub(crate) fn arrange(
     fields: Vec<(&'static str, Option<Value>)>,
     extra: &Object,
 ) -> Object {
-    let mut out = Object::new();
+    let mut out = Object::with_capacity(fields.len() + extra.len());
     let mut known: Vec<(&'static str, Option<Value>)> = fields;
-    for key in &order.0 {
-        if let Some(slot) = known.iter_mut().find(|(k, _)| *k == key.as_str()) {
-            if let Some(v) = slot.1.take() {
-                out.insert(key.clone(), v);
+    let mut extras = extra.iter();
+    for slot in &order.0 {
+        match slot {
+            Slot::Known(key) => {
+                if let Some(field) = known.iter_mut().find(|(k, _)| k == key) {
+                    if let Some(v) = field.1.take() {
+                        out.insert((*key).to_string(), v);
+                    }
+                }
             }
-        } else if let Some(v) = extra.get(key) {
-            out.insert(key.clone(), v.clone());
+            Slot::Extra => {
+                if let Some((k, v)) = extras.next() {
+                    out.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
         }
     }
     for (k, v) in known {
         if let Some(v) = v {
-            if !out.contains_key(k) {
-                out.insert(k.to_string(), v);
-            }
+            out.entry(k.to_string()).or_insert(v);
         }
     }
-    for (k, v) in extra {
-        if !out.contains_key(k) {
-            out.insert(k.clone(), v.clone());
-        }
+    for (k, v) in extras {
+        out.entry(k.clone()).or_insert_with(|| v.clone());
     }
     out
 }

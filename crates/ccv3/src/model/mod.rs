@@ -5,8 +5,11 @@ mod asset;
 mod book;
 mod card;
 pub(crate) mod fields;
+pub(crate) mod raw;
 
 pub use asset::{Asset, AssetUri};
 pub use book::{Entry, Lorebook};
 pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
 pub use fields::Object;
+pub(crate) use card::raw_is_card;
+pub(crate) use raw::Raw;
