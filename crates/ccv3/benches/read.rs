@@ -2,6 +2,12 @@
 //! `ccv3::read_bytes` on the same text, for a generated card with a 2,000-entry lorebook
 //! (~1.4 MB, the shape of the peers harness's benchmark card).
 
+//!
+//! The benchmark uses mimalloc, the allocator the `ccv3` binary uses.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use serde_json::{json, Value};
 
@@ -69,10 +75,15 @@ fn bench_json(c: &mut Criterion) {
 /// Whole-file reads of real files named in `CCV3_BENCH_FILES` (colon-separated), such as the
 /// peers harness's `card_5MB_post.png` (8.6 MB) and `card_40MB_post.png` (44 MB).
 fn bench_files(c: &mut Criterion) {
-    let Some(list) = std::env::var_os("CCV3_BENCH_FILES") else { return };
+    let Some(list) = std::env::var_os("CCV3_BENCH_FILES") else {
+        return;
+    };
     let mut g = c.benchmark_group("read-file");
     for path in std::env::split_paths(&list) {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         g.bench_function(BenchmarkId::new("ccv3::read_file", name), |b| {
             b.iter(|| ccv3::read_file(&path).unwrap())
         });

@@ -125,8 +125,7 @@ pub const MAX_FILE_LEN: u64 = 2 << 30;
 /// ```
 pub fn read_bytes(bytes: &[u8]) -> Result<Document> {
     if png::is_png(bytes) {
-        let chunks = png::read_card_chunks_from_slice(bytes)?;
-        let mut cf = card_from_png_chunks(chunks)?;
+        let mut cf = read_png(|limits| png::read_card_chunks(std::io::Cursor::new(bytes), limits))?;
         cf.image = Some(bytes.to_vec());
         return Ok(Document::Card(cf));
     }
@@ -153,8 +152,12 @@ pub fn read_file(path: &Path) -> Result<Document> {
     let n = read_up_to(&mut file, &mut head)?;
     file.seek(SeekFrom::Start(0))?;
     if png::is_png(&head[..n]) {
-        let chunks = png::read_card_chunks(std::io::BufReader::new(file), &png::Limits::default())?;
-        return card_from_png_chunks(chunks).map(Document::Card);
+        return read_png(|limits| {
+            file.seek(SeekFrom::Start(0))?;
+            // A small buffer: every skipped chunk discards it, and card text is read in one large read.
+            png::read_card_chunks(std::io::BufReader::with_capacity(512, &mut file), limits)
+        })
+        .map(Document::Card);
     }
     let len = file.metadata()?.len();
     if len > MAX_FILE_LEN {
@@ -176,6 +179,28 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
         }
     }
     Ok(n)
+}
+
+/// Reads a PNG card with `read_chunks`, first seeking past the backfilled `chara` chunk; only
+/// when there is no `ccv3` chunk, or it holds no readable card, is the file read again with
+/// `chara` (a second walk over the chunk headers, which costs little).
+fn read_png(
+    mut read_chunks: impl FnMut(&png::Limits) -> Result<png::CardChunks>,
+) -> Result<CardFile> {
+    let fast = png::Limits {
+        read_chara: false,
+        ..png::Limits::default()
+    };
+    let chunks = read_chunks(&fast)?;
+    if !chunks.chara_skipped {
+        return card_from_png_chunks(chunks);
+    }
+    if chunks.ccv3.is_some() {
+        if let Ok(cf) = card_from_png_chunks(chunks) {
+            return Ok(cf);
+        }
+    }
+    card_from_png_chunks(read_chunks(&png::Limits::default())?)
 }
 
 fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
@@ -313,7 +338,9 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
     }
     // Not a lorebook either: the card reader's error says what a card needs.
     Card::from_json(v, &mut diags)?;
-    Err(Error::Unrecognized("not a character card or lorebook".into()))
+    Err(Error::Unrecognized(
+        "not a character card or lorebook".into(),
+    ))
 }
 
 /// Which card version to write.

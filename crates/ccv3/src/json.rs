@@ -72,21 +72,16 @@ fn with_text<T>(bytes: &[u8], f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T
             column: 0,
             problem: "invalid UTF-16 text".into(),
         })?;
-        diags.push(Diagnostic::warning("utf16", "", "file is UTF-16 text; decoded it"));
+        diags.push(Diagnostic::warning(
+            "utf16",
+            "",
+            "file is UTF-16 text; decoded it",
+        ));
         utf16.as_bytes()
     } else {
         bytes
     };
-    if let Err(e) = std::str::from_utf8(text) {
-        let at = e.valid_up_to();
-        let line = 1 + memchr::memchr_iter(b'\n', &text[..at]).count();
-        let column = at - text[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
-        return Err(Error::Json {
-            line,
-            column,
-            problem: format!("invalid UTF-8 at byte {at}"),
-        });
-    }
+    // serde_json checks UTF-8 as it parses and reports where it is broken.
     f(text, diags)
 }
 

@@ -109,6 +109,10 @@ pub struct Limits {
     pub max_total_text: u64,
     /// Largest number of chunks walked.
     pub max_chunks: u64,
+    /// Read `chara` chunks (the default). Readers that only want the card and prefer `ccv3`
+    /// turn this off: `chara` chunks are then seeked past like image data and reported in
+    /// [`CardChunks::chara_skipped`], so the caller reads again only when `ccv3` is missing.
+    pub read_chara: bool,
 }
 
 impl Default for Limits {
@@ -118,6 +122,7 @@ impl Default for Limits {
             max_inflated: 256 << 20,
             max_total_text: 1 << 30,
             max_chunks: 1_000_000,
+            read_chara: true,
         }
     }
 }
@@ -131,6 +136,8 @@ pub struct CardChunks {
     pub chara: Option<String>,
     /// `chara-ext-asset_` chunks as `(PATH, decoded bytes)`, in file order.
     pub assets: Vec<(String, Vec<u8>)>,
+    /// True when a `chara` chunk was present but skipped ([`Limits::read_chara`] off).
+    pub chara_skipped: bool,
     /// What was repaired or skipped while reading.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -482,7 +489,11 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                     let keyword = memchr::memchr(0, &prefix)
                         .and_then(|nul| prefix.get(..nul))
                         .map(<[u8]>::to_vec);
-                    let wanted = keyword.as_deref().and_then(classify).is_some();
+                    let wanted = match keyword.as_deref().and_then(classify) {
+                        Some(CardKey::Chara) => self.limits.read_chara,
+                        Some(_) => true,
+                        None => false,
+                    };
                     self.state = if self.mode == Mode::CardText && wanted {
                         State::Data { header, prefix }
                     } else if self.mode == Mode::VerifyAll {
@@ -840,6 +851,12 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                 ));
             }
             break;
+        }
+        if !limits.read_chara
+            && walked.data.is_none()
+            && walked.keyword.as_deref().and_then(classify) == Some(CardKey::Chara)
+        {
+            out.chara_skipped = true;
         }
         let (Some(data), Some(keyword)) = (walked.data, walked.keyword) else {
             continue;

@@ -5,6 +5,8 @@ mod util;
 
 /// V3 to V2 backfill (SPEC_V3 "PNG/APNG", "Decorators").
 mod backfill;
+/// Container choices: ccv3 over chara, asset chunks, sniffing by content.
+mod containers;
 /// Every file of ../shared/corpus loads, or fails as its MANIFEST says.
 mod corpus;
 /// The lossless model and the lenient reader (SPEC_V3 "CharacterCard Object", V1-V2 notes).

@@ -1,9 +1,10 @@
 //! Lorebooks (`character_book` and standalone `lorebook_v3`) and their entries.
 
-use super::fields::{self, arrange, index, join, list, s, At, KeyOrder, Object, Repairs};
+use super::fields::{self, arrange, join, list, s, At, Idx, KeyOrder, Object, Repairs};
 use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
 use serde_json::{Number, Value};
+use std::fmt;
 
 /// A lorebook: the spec's `Lorebook` object. Unknown fields are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -142,8 +143,8 @@ impl Entry {
     }
 
     /// Reads an entry from JSON (V2 or V3 shape), repairing what it can.
-    pub(crate) fn read(v: Raw, path: &str, r: &mut Repairs) -> Option<Entry> {
-        let pairs = fields::expect_object(v, &path, "entry", r)?;
+    pub(crate) fn read(v: Raw, path: &dyn fmt::Display, r: &mut Repairs) -> Option<Entry> {
+        let pairs = fields::expect_object(v, path, "entry", r)?;
         let mut e = Entry {
             order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
@@ -311,6 +312,7 @@ impl Lorebook {
     }
 
     pub(crate) fn read(v: Raw, path: &str, r: &mut Repairs) -> Option<Lorebook> {
+        let path_d: &dyn fmt::Display = &path;
         if v.is_null() {
             return None;
         }
@@ -321,7 +323,7 @@ impl Lorebook {
         };
         let (mut ext, mut entries) = (None, None);
         for (k, v) in pairs {
-            let p = At(path, &k);
+            let p = At(path_d, &k);
             match b.order.note(&k, &BOOK_FIELDS) {
                 Some("name") => b.name = fields::string(v.into_value(), &p, r),
                 Some("description") => b.description = fields::string(v.into_value(), &p, r),
@@ -337,14 +339,14 @@ impl Lorebook {
                 }
             }
         }
-        b.extensions = fields::object(ext, &At(path, "extensions"), r);
+        b.extensions = fields::object(ext, &At(path_d, "extensions"), r);
         let ep = join(path, "entries");
         match entries {
             None => r.missing(&ep, "used an empty array"),
             Some(Raw::Array(items)) => {
                 b.entries.reserve(items.len());
                 for (i, item) in items.into_iter().enumerate() {
-                    if let Some(e) = Entry::read(item, &index(&ep, i), r) {
+                    if let Some(e) = Entry::read(item, &Idx(&ep, i), r) {
                         b.entries.push(e);
                     }
                 }
@@ -358,7 +360,7 @@ impl Lorebook {
                     "entries is an object keyed by id; read its values in order".into(),
                 );
                 for (i, (_, item)) in map.into_iter().enumerate() {
-                    if let Some(e) = Entry::read(item, &index(&ep, i), r) {
+                    if let Some(e) = Entry::read(item, &Idx(&ep, i), r) {
                         b.entries.push(e);
                     }
                 }

@@ -4,10 +4,10 @@ use super::asset::Asset;
 use super::book::Lorebook;
 use super::fields::{self, arrange, index, join, list, s, At, KeyOrder, Object, Repairs};
 use super::raw::Raw;
-use std::borrow::Cow;
 use crate::diag::{Diagnostic, Severity};
 use crate::error::{Error, Result};
 use serde_json::{Number, Value};
+use std::borrow::Cow;
 
 /// Which card format the input was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,6 +118,7 @@ impl CardData {
     }
 
     fn read(pairs: Vec<(Cow<'_, str>, Raw<'_>)>, path: &str, r: &mut Repairs) -> CardData {
+        let path_d: &dyn std::fmt::Display = &path;
         let mut d = CardData {
             order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
@@ -125,7 +126,7 @@ impl CardData {
         let mut req: Vec<(&'static str, Option<Value>)> =
             REQUIRED.iter().map(|k| (*k, None)).collect();
         for (k, v) in pairs {
-            let p = At(path, &k);
+            let p = At(path_d, &k);
             let Some(name) = d.order.note(&k, &DATA_FIELDS) else {
                 d.extra.insert(k.into_owned(), v.into_value());
                 continue;
@@ -193,7 +194,7 @@ impl CardData {
             }
         }
         for (k, v) in req {
-            let p = At(path, k);
+            let p = At(path_d, k);
             match k {
                 "tags" => d.tags = fields::req_string_list(v, &p, true, r),
                 "alternate_greetings" => {
@@ -476,7 +477,11 @@ impl Card {
             must: Severity::Info,
         };
         let mut d = CardData::read(data, "data", &mut rq);
-        diags.extend(quiet.into_iter().filter(|d| d.code != "missing-required-field"));
+        diags.extend(
+            quiet
+                .into_iter()
+                .filter(|d| d.code != "missing-required-field"),
+        );
         d.order = KeyOrder::default();
         card.data = d;
         card.spec_version = "3.0".into();

@@ -6,8 +6,8 @@
 //! writing puts every key back where it was; fields that were absent in the input follow in the
 //! spec's order.
 
-use crate::diag::{Diagnostic, Severity};
 use super::raw::Raw;
+use crate::diag::{Diagnostic, Severity};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -60,7 +60,9 @@ impl KeyOrder {
 
     /// True when `key` was among the known keys read.
     pub(crate) fn has(&self, key: &str) -> bool {
-        self.0.iter().any(|s| matches!(s, Slot::Known(k) if *k == key))
+        self.0
+            .iter()
+            .any(|s| matches!(s, Slot::Known(k) if *k == key))
     }
 }
 
@@ -72,8 +74,15 @@ pub(crate) struct Repairs<'a> {
 }
 
 impl Repairs<'_> {
-    pub fn push(&mut self, severity: Severity, code: &str, path: &dyn fmt::Display, message: String) {
-        self.diags.push(Diagnostic::new(severity, code, path.to_string(), message));
+    pub fn push(
+        &mut self,
+        severity: Severity,
+        code: &str,
+        path: &dyn fmt::Display,
+        message: String,
+    ) {
+        self.diags
+            .push(Diagnostic::new(severity, code, path.to_string(), message));
     }
     fn wrong_type(&mut self, path: &dyn fmt::Display, expected: &str, got: &Value, fix: &str) {
         let sev = self.must;
@@ -97,15 +106,26 @@ impl Repairs<'_> {
 
 /// A JSON path made of a base and a key, formatted only when a diagnostic needs it.
 #[derive(Clone, Copy)]
-pub(crate) struct At<'a>(pub &'a str, pub &'a str);
+pub(crate) struct At<'a>(pub &'a dyn fmt::Display, pub &'a str);
 
 impl fmt::Display for At<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
+        let base = self.0.to_string();
+        if base.is_empty() {
             f.write_str(self.1)
         } else {
-            write!(f, "{}.{}", self.0, self.1)
+            write!(f, "{base}.{}", self.1)
         }
+    }
+}
+
+/// A JSON path made of a base and an array index, formatted only when needed.
+#[derive(Clone, Copy)]
+pub(crate) struct Idx<'a>(pub &'a dyn fmt::Display, pub usize);
+
+impl fmt::Display for Idx<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
     }
 }
 
@@ -147,7 +167,12 @@ pub(crate) fn expect_object<'a>(
         other => {
             let sev = r.must;
             let found = type_name(&other.into_value());
-            r.push(sev, "wrong-type", path, format!("{what} must be an object, found {found}; dropped it"));
+            r.push(
+                sev,
+                "wrong-type",
+                path,
+                format!("{what} must be an object, found {found}; dropped it"),
+            );
             None
         }
     }

@@ -9,7 +9,7 @@ pub(crate) mod raw;
 
 pub use asset::{Asset, AssetUri};
 pub use book::{Entry, Lorebook};
+pub(crate) use card::raw_is_card;
 pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
 pub use fields::Object;
-pub(crate) use card::raw_is_card;
 pub(crate) use raw::Raw;

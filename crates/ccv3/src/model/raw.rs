@@ -49,9 +49,11 @@ impl<'a> Raw<'a> {
             Value::Number(n) => Raw::Number(n),
             Value::String(s) => Raw::String(s),
             Value::Array(items) => Raw::Array(items.into_iter().map(Raw::from_value).collect()),
-            Value::Object(m) => {
-                Raw::Object(m.into_iter().map(|(k, v)| (Cow::Owned(k), Raw::from_value(v))).collect())
-            }
+            Value::Object(m) => Raw::Object(
+                m.into_iter()
+                    .map(|(k, v)| (Cow::Owned(k), Raw::from_value(v)))
+                    .collect(),
+            ),
         }
     }
 
@@ -147,7 +149,10 @@ mod tests {
         let text = r#"{"z":1,"a":[true,null,"s",{"k\u0041":2.5}],"m":{}}"#;
         let raw: Raw = serde_json::from_str(text).unwrap();
         let v = raw.clone().into_value();
-        assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"z":1,"a":[true,null,"s",{"kA":2.5}],"m":{}}"#);
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"z":1,"a":[true,null,"s",{"kA":2.5}],"m":{}}"#
+        );
         assert_eq!(Raw::from_value(v), raw);
     }
 }

@@ -1,0 +1,117 @@
+//! Container choices made by the document reader (SPEC_V3 "Embedding Methods").
+
+use base64::Engine as _;
+
+fn png_with(chunks: &[(&str, &str)]) -> Vec<u8> {
+    let encoded: Vec<(String, Vec<u8>)> = chunks
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                base64::engine::general_purpose::STANDARD
+                    .encode(v)
+                    .into_bytes(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &[u8])> = encoded
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_slice()))
+        .collect();
+    ccv3::png::write_card_chunks(&ccv3::png::plain_image(), &refs).unwrap()
+}
+
+const V2: &str = r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"From chara"}}"#;
+const V3: &str = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"From ccv3"}}"#;
+
+fn name(bytes: &[u8]) -> (String, Vec<ccv3::Diagnostic>) {
+    match ccv3::read_bytes(bytes).unwrap() {
+        ccv3::Document::Card(cf) => (cf.card.data.name, cf.diagnostics),
+        _ => panic!("not a card"),
+    }
+}
+
+#[test]
+fn spec_v3_png_ccv3_chunk_wins_over_chara_in_either_order() {
+    assert_eq!(
+        name(&png_with(&[("chara", V2), ("ccv3", V3)])).0,
+        "From ccv3"
+    );
+    assert_eq!(
+        name(&png_with(&[("ccv3", V3), ("chara", V2)])).0,
+        "From ccv3"
+    );
+}
+
+#[test]
+fn spec_v3_png_chara_alone_is_read() {
+    assert_eq!(name(&png_with(&[("chara", V2)])).0, "From chara");
+}
+
+#[test]
+fn png_broken_ccv3_beside_good_chara_reads_chara_with_a_warning() {
+    let (n, diags) = name(&png_with(&[("chara", V2), ("ccv3", "{ not json")]));
+    assert_eq!(n, "From chara");
+    assert!(
+        diags.iter().any(|d| d.code == "png-ccv3-chunk-broken"),
+        "{diags:?}"
+    );
+}
+
+#[test]
+fn spec_v3_png_asset_chunks_resolve_as_asset_uris() {
+    let card = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+        "assets":[{"type":"emotion","uri":"__asset:0","name":"happy","ext":"png"}]}}"#;
+    let bytes = png_with(&[("ccv3", card), ("chara-ext-asset_:0", "PIXELS")]);
+    let ccv3::Document::Card(cf) = ccv3::read_bytes(&bytes).unwrap() else {
+        panic!()
+    };
+    let uri = &cf.card.data.assets.as_ref().unwrap()[0].uri;
+    assert_eq!(
+        ccv3::asset_bytes(uri, &cf.files).as_deref(),
+        Some(&b"PIXELS"[..])
+    );
+    // Moved to CHARX, the asset lands at the spec's folder and its URI follows.
+    let charx = ccv3::write_charx(&cf).unwrap();
+    let ccv3::Document::Card(back) = ccv3::read_bytes(&charx).unwrap() else {
+        panic!()
+    };
+    let a = &back.card.data.assets.as_ref().unwrap()[0];
+    assert_eq!(a.uri, "embeded://assets/emotion/images/happy.png");
+    assert_eq!(
+        ccv3::asset_bytes(&a.uri, &back.files).as_deref(),
+        Some(&b"PIXELS"[..])
+    );
+}
+
+#[test]
+fn spec_v3_png_write_has_ccv3_and_a_backfilled_chara() {
+    let ccv3::Document::Card(cf) = ccv3::read_bytes(V3.as_bytes()).unwrap() else {
+        panic!()
+    };
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let chunks = ccv3::png::read_card_chunks_from_slice(&png).unwrap();
+    assert!(chunks.ccv3.unwrap().contains("chara_card_v3"));
+    let chara = chunks.chara.unwrap();
+    assert!(
+        chara.contains("chara_card_v2")
+            && chara.contains("This character card is Character Card V3")
+    );
+    // V2-only export: a chara chunk alone, without the warning.
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V2).unwrap();
+    let chunks = ccv3::png::read_card_chunks_from_slice(&png).unwrap();
+    assert!(chunks.ccv3.is_none());
+    assert!(!chunks
+        .chara
+        .unwrap()
+        .contains("This character card is Character Card V3"));
+}
+
+#[test]
+fn json_file_named_png_is_read_as_json() {
+    let path = crate::util::corpus_dir().join("png/lide_akerodia_zh_JSON_with_png_extension.png");
+    let ccv3::Document::Card(cf) = ccv3::read_file(&path).unwrap() else {
+        panic!()
+    };
+    assert_eq!(cf.container, ccv3::Container::Json);
+}
