@@ -343,6 +343,8 @@ struct Unit {
     rank: u8,
     position: Option<InsertPosition>,
     kept: bool,
+    /// For chat messages: the index in the chat (the part's text is filled in at the end).
+    chat_index: Option<usize>,
 }
 
 /// Assembles the prompt for `card`, `chat` and the active lorebook entries `lore`.
@@ -574,19 +576,21 @@ pub fn assemble(
                     }
                 }
                 for (i, m) in chat.iter().enumerate() {
+                    // Text, name and label are filled in only for kept or cut messages.
                     let tokens = counter.count(&m.content);
                     let mut u = Unit::new(
                         Part {
                             slot,
                             kind: PartKind::Message { index: i },
                             role: m.role,
-                            name: m.name.clone(),
-                            label: format!("message {i}"),
-                            content: m.content.clone(),
+                            name: None,
+                            label: String::new(),
+                            content: String::new(),
                             tokens,
                         },
                         Cuttable::History,
                     );
+                    u.chat_index = Some(i);
                     u.place = Some(Place::Message(index));
                     b.units.push(u);
                     index += 1;
@@ -655,8 +659,16 @@ pub fn assemble(
         cut,
         ..Default::default()
     };
+    let mut units: Vec<Option<Unit>> = units.into_iter().map(Some).collect();
     for idx in parts_order {
-        let Some(u) = units.get(idx) else { continue };
+        let Some(mut u) = units.get_mut(idx).and_then(Option::take) else {
+            continue;
+        };
+        if let Some(m) = u.chat_index.and_then(|i| chat.get(i)) {
+            u.part.content = m.content.clone();
+            u.part.name = m.name.clone();
+            u.part.label = u.label();
+        }
         out.tokens = out.tokens.saturating_add(u.part.tokens);
         if let (PartKind::Lore { index }, Some(position)) = (&u.part.kind, &u.position) {
             out.lore.push(LoreUse {
@@ -668,7 +680,7 @@ pub fn assemble(
                 tokens: u.part.tokens,
             });
         }
-        out.parts.push(u.part.clone());
+        out.parts.push(u.part);
     }
     Ok(out)
 }
@@ -753,6 +765,14 @@ impl Unit {
             rank: 1,
             position: None,
             kept: true,
+            chat_index: None,
+        }
+    }
+
+    fn label(&self) -> String {
+        match self.chat_index {
+            Some(i) => format!("message {i}"),
+            None => self.part.label.clone(),
         }
     }
 }
@@ -920,7 +940,7 @@ fn fit(units: &mut [Unit], cut: &mut Vec<Cut>, opts: &PromptOptions) -> Option<u
                 Cuttable::Example => CutKind::Example,
                 _ => CutKind::Lore,
             },
-            label: u.part.label.clone(),
+            label: u.label(),
             tokens: u.part.tokens,
             reason: CutReason::MaxContext,
         });

@@ -33,7 +33,7 @@ use crate::assemble::{Assembled, PartKind};
 use crate::chat::Role;
 use crate::template::Slot;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 /// One chat message sent to a model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,37 +112,55 @@ impl Assembled {
 /// assert_eq!(doc.to_string(), r#"{"messages":[],"tokens":0,"lore":[],"cut":[]}"#);
 /// ```
 pub fn to_cli_json(assembled: &Assembled) -> Value {
+    fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+        let mut map = Map::with_capacity(N);
+        for (k, v) in fields {
+            map.insert(k.to_string(), v);
+        }
+        Value::Object(map)
+    }
+    let s = |t: &str| Value::String(t.to_string());
     let messages: Vec<Value> = assembled
         .chat_messages()
         .into_iter()
-        .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+        .map(|m| {
+            object([
+                ("role", s(m.role.as_str())),
+                ("content", Value::String(m.content)),
+            ])
+        })
         .collect();
     let lore: Vec<Value> = assembled
         .lore
         .iter()
         .map(|l| {
-            json!({
-                "label": l.label,
-                "position": l.position,
-                "slot": l.slot.as_str(),
-                "role": l.role.as_str(),
-                "tokens": l.tokens,
-            })
+            object([
+                ("label", s(&l.label)),
+                ("position", s(&l.position)),
+                ("slot", s(l.slot.as_str())),
+                ("role", s(l.role.as_str())),
+                ("tokens", Value::from(l.tokens)),
+            ])
         })
         .collect();
     let cut: Vec<Value> = assembled
         .cut
         .iter()
         .map(|c| {
-            json!({
-                "kind": c.kind.as_str(),
-                "label": c.label,
-                "tokens": c.tokens,
-                "reason": c.reason.as_str(),
-            })
+            object([
+                ("kind", s(c.kind.as_str())),
+                ("label", s(&c.label)),
+                ("tokens", Value::from(c.tokens)),
+                ("reason", s(c.reason.as_str())),
+            ])
         })
         .collect();
-    json!({"messages": messages, "tokens": assembled.tokens, "lore": lore, "cut": cut})
+    object([
+        ("messages", Value::Array(messages)),
+        ("tokens", Value::from(assembled.tokens)),
+        ("lore", Value::Array(lore)),
+        ("cut", Value::Array(cut)),
+    ])
 }
 
 /// The prompt as readable text: a `── slot ──` line before each slot, each part after it (history
