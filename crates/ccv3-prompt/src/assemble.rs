@@ -36,6 +36,12 @@
 //! system_prompt` (or `post_history_instructions`) drops that prompt, even if the entry itself is
 //! later cut to fit the context (the decision is made from the activations).
 //!
+//! # Text
+//!
+//! Every part other than a chat message is trimmed of leading and trailing whitespace after its
+//! macros are expanded, and a part left empty is left out (SillyTavern trims prompt pieces the same
+//! way). Chat messages are placed exactly as given.
+//!
 //! # Sections
 //!
 //! Personality and scenario go through [`PromptOptions::personality_format`] and
@@ -552,8 +558,8 @@ pub fn assemble(
                 let mut index = 0usize;
                 if opts.insert_greeting && !starts_with_assistant {
                     if let Some(g) = greeting {
-                        let text = b.expand(g, None, slot);
-                        if !text.trim().is_empty() {
+                        let text = trimmed(b.expand(g, None, slot));
+                        if !text.is_empty() {
                             let tokens = counter.count(&text);
                             let mut u = Unit::new(
                                 Part {
@@ -749,6 +755,16 @@ pub fn split_examples(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// `text` without leading and trailing whitespace (no copy when there is none).
+fn trimmed(text: String) -> String {
+    let t = text.trim();
+    if t.len() == text.len() {
+        text
+    } else {
+        t.to_string()
+    }
+}
+
 fn cmp_f64(a: f64, b: f64) -> Ordering {
     a.total_cmp(&b)
 }
@@ -819,7 +835,8 @@ impl Builder<'_> {
         label: &str,
         text: String,
     ) -> Option<&mut Unit> {
-        if text.trim().is_empty() {
+        let text = trimmed(text);
+        if text.is_empty() {
             return None;
         }
         let tokens = self.counter.count(&text);
@@ -846,7 +863,8 @@ impl Builder<'_> {
         } else {
             entry.content.clone()
         };
-        if content.trim().is_empty() {
+        let content = trimmed(content);
+        if content.is_empty() {
             return None;
         }
         let tokens = self.counter.count(&content);
