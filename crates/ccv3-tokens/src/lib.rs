@@ -1,33 +1,141 @@
-//! ccv3-tokens (temporary minimal stand-in on the `wip-prompt` branch: only the `Tokenizer` trait
-//! and the `Estimate` backend, so `ccv3-prompt` compiles; the lead replaces this file at merge).
+//! Token counting behind one trait, for the lorebook budget and prompt assembly.
+//!
+//! # What it is
+//!
+//! - [`Tokenizer`]: `count(text) -> usize` and `name()`, nothing more is required. Counting never
+//!   fails and never panics, whatever the text.
+//! - Backends:
+//!   - [`Tiktoken`]: OpenAI's `o200k_base` (the default) and `cl100k_base`, bundled in the
+//!     binary (no download at build or run time), each built once per process on first use.
+//!   - [`Estimate`]: SillyTavern's guesstimate, `ceil(utf16_units / 3.35)`, for when speed or a
+//!     model-independent figure matters more than accuracy.
+//!   - [`HfTokenizer`]: a HuggingFace `tokenizer.json` loaded by path, with the `hf` feature.
+//! - [`CachedTokenizer`]: wraps any tokenizer and remembers counts per text, bounded in size.
+//! - [`TokenizerKind`] + [`load`]: pick a backend from a string such as `"cl100k"` or
+//!   `"path/to/tokenizer.json"`.
+//!
+//! # What it is not
+//!
+//! Not a chat template: it counts the text it is given, with no per-message overhead, BOS/EOS or
+//! role tokens; prompt assembly adds those. Special-token strings such as `<|endoftext|>` in the
+//! text are counted as plain text. Not a decoder: [`Tokenizer::encode`] exists for inspection,
+//! there is no way back from ids to text.
+//!
+//! # Example
+//!
+//! ```
+//! use ccv3_tokens::{load, CachedTokenizer, Tokenizer, TokenizerKind};
+//!
+//! let kind: TokenizerKind = "o200k".parse()?;
+//! let tokenizer = CachedTokenizer::new(load(&kind)?);
+//! assert_eq!(tokenizer.count("hello world"), 2);
+//! assert_eq!(tokenizer.count(""), 0);
+//! assert_eq!(tokenizer.name(), "o200k_base");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links)]
+
+mod cache;
+mod error;
+mod estimate;
+mod hf;
+mod kind;
+mod tiktoken;
+
+use std::sync::Arc;
+
+pub use cache::{CachedTokenizer, DEFAULT_CAPACITY};
+pub use error::Error;
+pub use estimate::Estimate;
+pub use hf::{HfTokenizer, MAX_FILE_SIZE};
+pub use kind::{load, TokenizerKind};
+pub use tiktoken::{Encoding, Tiktoken, MAX_WHITESPACE_RUN};
 
 /// Counts the tokens of a text for one model's tokenizer.
+///
+/// Implementers write [`count`](Tokenizer::count) and [`name`](Tokenizer::name); the rest is
+/// defaulted. `count` must not panic on any `&str` and must return 0 for the empty string.
 pub trait Tokenizer: Send + Sync {
     /// Returns the number of tokens in `text`.
     fn count(&self, text: &str) -> usize;
-    /// Returns a short name for the tokenizer.
+
+    /// Returns a short name for the tokenizer, e.g. `o200k_base`.
     fn name(&self) -> &str;
-}
 
-/// SillyTavern's guesstimate: `ceil(utf16_units / 3.35)`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Estimate;
+    /// Returns the token ids of `text`, if this backend has ids (the estimate does not).
+    fn encode(&self, _text: &str) -> Option<Vec<u32>> {
+        None
+    }
 
-impl Estimate {
-    /// Returns the estimated token count of `text`.
-    pub fn estimate(text: &str) -> usize {
-        let units = text.encode_utf16().count() as u128;
-        usize::try_from((units * 100).div_ceil(335)).unwrap_or(usize::MAX)
+    /// Returns the summed counts of `texts`, saturating instead of overflowing.
+    fn count_all(&self, texts: &[&str]) -> usize {
+        texts
+            .iter()
+            .fold(0usize, |sum, text| sum.saturating_add(self.count(text)))
     }
 }
 
-impl Tokenizer for Estimate {
+impl<T: Tokenizer + ?Sized> Tokenizer for &T {
     fn count(&self, text: &str) -> usize {
-        Estimate::estimate(text)
+        (**self).count(text)
     }
     fn name(&self) -> &str {
-        "estimate"
+        (**self).name()
+    }
+    fn encode(&self, text: &str) -> Option<Vec<u32>> {
+        (**self).encode(text)
+    }
+}
+
+impl<T: Tokenizer + ?Sized> Tokenizer for Box<T> {
+    fn count(&self, text: &str) -> usize {
+        (**self).count(text)
+    }
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn encode(&self, text: &str) -> Option<Vec<u32>> {
+        (**self).encode(text)
+    }
+}
+
+impl<T: Tokenizer + ?Sized> Tokenizer for Arc<T> {
+    fn count(&self, text: &str) -> usize {
+        (**self).count(text)
+    }
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn encode(&self, text: &str) -> Option<Vec<u32>> {
+        (**self).encode(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_backend_counts_empty_string_as_zero() {
+        for kind in [
+            TokenizerKind::O200k,
+            TokenizerKind::Cl100k,
+            TokenizerKind::Estimate,
+        ] {
+            let t = load(&kind).expect("bundled backends load");
+            assert_eq!(t.count(""), 0, "{kind}");
+        }
+    }
+
+    #[test]
+    fn count_all_sums_counts() {
+        assert_eq!(Estimate.count_all(&["abcd", "abc", ""]), 3);
+    }
+
+    #[test]
+    fn estimate_has_no_ids() {
+        assert_eq!(Estimate.encode("abc"), None);
     }
 }

@@ -479,30 +479,55 @@ pub fn write_charx(cf: &CardFile) -> Result<Vec<u8>> {
 pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
     let mut card = cf.card.clone();
     let mut out: Vec<CharxFile> = Vec::new();
-    let mut used_paths: Vec<String> = Vec::new();
-    let mut referenced: Vec<String> = Vec::new();
+    let mut paths = charx::PathDeduper::new();
     let mut assets = card.data.assets.take();
     if assets.is_none() && cf.image.as_deref().is_some_and(png::is_png) {
         assets = Some(Asset::default_list());
     }
+    // Files the assets point at move to the spec's folders; the others (RisuAI's module.risum,
+    // x_meta/...) keep their paths, which are reserved first so no asset lands on them.
+    let referenced: Vec<&str> = assets
+        .iter()
+        .flatten()
+        .filter_map(|a| match a.parsed_uri() {
+            AssetUri::Embedded(p) | AssetUri::PngChunk(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let kept: Vec<&EmbeddedFile> = cf
+        .files
+        .iter()
+        .filter(|f| cf.container == Container::Charx && !referenced.contains(&f.path.as_str()))
+        .collect();
+    for f in &kept {
+        paths.reserve(&f.path);
+    }
     if let Some(list) = assets.as_mut() {
         for a in list.iter_mut() {
+            // An asset already in this CHARX keeps its path (RisuAI's x_meta/ files name them).
+            if let AssetUri::Embedded(p) = a.parsed_uri() {
+                if cf.container == Container::Charx && paths.reserve(p) {
+                    if let Some(f) = cf.files.iter().find(|f| f.path == p) {
+                        out.push(CharxFile {
+                            path: f.path.clone(),
+                            data: f.data.clone(),
+                        });
+                        continue;
+                    }
+                }
+            }
             let bytes = match a.parsed_uri() {
-                AssetUri::Embedded(p) | AssetUri::PngChunk(p) => {
-                    referenced.push(p.to_string());
+                AssetUri::Embedded(_) | AssetUri::PngChunk(_) | AssetUri::Data { .. } => {
                     asset_bytes(&a.uri, &cf.files)
                 }
-                AssetUri::Data { .. } => asset_bytes(&a.uri, &cf.files),
                 AssetUri::Default if a.kind == "icon" => {
                     cf.image.clone().filter(|b| png::is_png(b))
                 }
                 _ => None,
             };
             let Some(bytes) = bytes else { continue };
-            let ext = if a.ext.is_empty()
-                || a.ext == "unknown"
-                || matches!(a.parsed_uri(), AssetUri::Default)
-            {
+            let is_default = matches!(a.parsed_uri(), AssetUri::Default);
+            let ext = if a.ext.is_empty() || a.ext == "unknown" || is_default {
                 if png::is_png(&bytes) {
                     "png".to_string()
                 } else {
@@ -511,7 +536,7 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
             } else {
                 a.ext.to_ascii_lowercase()
             };
-            if matches!(a.parsed_uri(), AssetUri::Default) {
+            if is_default {
                 a.ext = ext.clone();
             }
             let kind = if a.kind.is_empty() {
@@ -519,40 +544,21 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
             } else {
                 a.kind.as_str()
             };
-            let dir = charx::asset_dir(kind, &ext);
-            let stem = charx::sanitize_file_name(if a.name.is_empty() { "asset" } else { &a.name });
-            let mut path = if ext.is_empty() {
-                format!("{dir}{stem}")
+            let name = if a.name.is_empty() {
+                "asset"
             } else {
-                format!("{dir}{stem}.{ext}")
+                a.name.as_str()
             };
-            let mut k = 1;
-            while used_paths.contains(&path) {
-                k += 1;
-                path = if ext.is_empty() {
-                    format!("{dir}{stem}_{k}")
-                } else {
-                    format!("{dir}{stem}_{k}.{ext}")
-                };
-            }
-            used_paths.push(path.clone());
+            let path = paths.asset_path(kind, name, &ext);
             a.uri = format!("embeded://{path}");
             out.push(CharxFile { path, data: bytes });
         }
     }
     card.data.assets = assets;
-    // Application files (module.risum, x_meta/...) that no asset refers to keep their paths.
-    for f in &cf.files {
-        if cf.container == Container::Charx
-            && !referenced.contains(&f.path)
-            && !used_paths.contains(&f.path)
-        {
-            out.push(CharxFile {
-                path: f.path.clone(),
-                data: f.data.clone(),
-            });
-        }
-    }
+    out.extend(kept.into_iter().map(|f| CharxFile {
+        path: f.path.clone(),
+        data: f.data.clone(),
+    }));
     (json::to_pretty(&card.to_v3_json()), out)
 }
 

@@ -55,7 +55,7 @@ pub enum Error {
     #[error("not a character card or lorebook: {0}")]
     Unrecognized(String),
     /// A data problem that stops reading or writing (for example a card without `data`).
-    #[error("{path}: {problem}")]
+    #[error("{}{problem}", if path.is_empty() { String::new() } else { format!("{path}: ") })]
     Format {
         /// JSON path of the fault (`data.character_book.entries[3]`), or empty.
         path: String,

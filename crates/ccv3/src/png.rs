@@ -1,43 +1,1871 @@
-//! PNG and APNG card chunks (stub: the real module is being written on its own branch).
-#![allow(missing_docs, unused_variables)]
+//! PNG and APNG card chunks: reading, listing and rewriting the text chunks that hold a card.
+//!
+//! # The PNG chunk layout
+//!
+//! A PNG (and an APNG, which is a PNG with extra chunks) is an 8-byte signature
+//! `89 50 4E 47 0D 0A 1A 0A` followed by chunks. Every chunk is
+//!
+//! ```text
+//! +----------------+--------------+--------------------+----------------------------+
+//! | length: u32 BE | type: 4 ASCII| data: length bytes | CRC-32 of type+data: u32 BE |
+//! +----------------+--------------+--------------------+----------------------------+
+//! ```
+//!
+//! `length` counts the data only and is at most 2^31-1. The type is four ASCII letters; a
+//! lowercase first letter marks an *ancillary* chunk (one a decoder may ignore). `IHDR` comes
+//! first, `IEND` (empty) ends the stream; image data lives in `IDAT` (and APNG frames in
+//! `fdAT`, with `acTL`/`fcTL` control chunks). Text chunks are ancillary and may sit anywhere
+//! between `IHDR` and `IEND`, including after the image data.
+//!
+//! # The three text chunk forms
+//!
+//! * `tEXt`: `keyword NUL text`. Keyword is 1-79 Latin-1 bytes; text is Latin-1, uncompressed.
+//! * `zTXt`: `keyword NUL method text`, where `method` is 0 (zlib/deflate) and `text` is the
+//!   zlib stream of Latin-1 text.
+//! * `iTXt`: `keyword NUL flag method language NUL translated-keyword NUL text`, where `flag` 1
+//!   means `text` is a zlib stream (method 0) and the text is UTF-8.
+//!
+//! # Where a card lives
+//!
+//! Character Card V3 (section "PNG/APNG") stores the card in a `tEXt` chunk with keyword `ccv3`
+//! whose value is base64 of the UTF-8 JSON of the V3 card. Older tools (and V3 applications
+//! backfilling V2) write keyword `chara` with the same encoding, holding a V2, V1 or even V3 card.
+//! Chunks named `chara-ext-asset_:PATH` hold base64 binary data reachable as `__asset:PATH`.
+//!
+//! # Reading
+//!
+//! [`read_card_chunks`] walks the chunk stream with an explicit state machine
+//! (`Signature -> Length -> Type -> Keyword -> Data | Skip -> Crc`) over any `Read + Seek`. Only
+//! text chunks are looked into: their keyword is read first, and only card keywords have their
+//! data read. Every other chunk (`IDAT`, `fdAT`, a multi-megabyte `risuai` text chunk, ...) is
+//! *seeked past*: image data is never read or inflated, so a 44 MB picture costs what a 4 MB one
+//! does. Sizes are checked against [`Limits`] and against the stream length before anything is
+//! allocated.
+//!
+//! Choices where the spec is silent (following what SillyTavern and other readers accept):
+//!
+//! * `tEXt`, `zTXt` and `iTXt` are all accepted; keywords match ASCII case-insensitively.
+//! * Both `ccv3` and `chara` are returned; choosing between them is the caller's job (the spec
+//!   says `ccv3` SHOULD win).
+//! * When a keyword occurs twice, the first chunk (in file order) whose value decodes is kept and
+//!   the others are reported as a warning (`png-duplicate-chunk`).
+//! * Values are base64; whitespace inside, missing padding and the URL-safe alphabet are accepted
+//!   with a warning (`png-base64-lenient`); a raw JSON text (starting with `{`) instead of
+//!   base64 is accepted with a warning (`png-text-not-base64`).
+//! * Asset keywords `chara-ext-asset_:PATH` and `chara-ext-asset_PATH` both give `PATH`.
+//! * A bad CRC on a card text chunk is a warning (`png-bad-crc`): text chunks are ancillary.
+//! * A stream that is truncated or corrupt *after* a `ccv3` or `chara` chunk was read gives the
+//!   card and a warning (`png-truncated`); before that it is an [`Error::Png`].
+//! * Bytes after `IEND` are ignored (info `png-data-after-iend`).
+//!
+//! # Writing
+//!
+//! [`write_card_chunks`] removes every `ccv3`, `chara` and `chara-ext-asset_*` chunk in all three
+//! forms, inserts the given chunks as `tEXt` right before `IEND`, and copies every other chunk
+//! (including APNG `acTL`/`fcTL`/`fdAT`) and any bytes after `IEND` byte for byte, in order.
+//!
+//! ```
+//! let png = ccv3::png::plain_image();
+//! let value = ccv3::png::encode_text_value(r#"{"spec":"chara_card_v3"}"#);
+//! let out = ccv3::png::write_card_chunks(&png, &[("ccv3", &value)])?;
+//! let chunks = ccv3::png::read_card_chunks_from_slice(&out)?;
+//! assert_eq!(chunks.ccv3.as_deref(), Some(r#"{"spec":"chara_card_v3"}"#));
+//! # Ok::<(), ccv3::Error>(())
+//! ```
+
+use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
+
+use base64::alphabet;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+use base64::engine::DecodePaddingMode;
+use base64::Engine as _;
+
 use crate::{Diagnostic, Error, Result};
-use std::io::{Read, Seek};
-#[derive(Debug, Clone, Default)]
+
+/// The 8-byte PNG signature.
+pub const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
+
+/// Largest chunk length the PNG specification allows (2^31 - 1).
+const MAX_CHUNK_LENGTH: u32 = 0x7FFF_FFFF;
+
+/// How many bytes of a text chunk are read to find its keyword (the spec allows 79; some tools
+/// write longer asset keywords).
+const KEYWORD_SCAN: u32 = 256;
+
+/// Longest keyword the writer accepts (the PNG specification's limit).
+const MAX_KEYWORD: usize = 79;
+
+/// Case-insensitive prefix of asset keywords.
+const ASSET_PREFIX: &[u8] = b"chara-ext-asset_";
+
+/// Safety limits of the reader, checked before anything is allocated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    pub max: u64,
+    /// Largest card text chunk (data length) that is read, in bytes.
+    pub max_text_chunk: u64,
+    /// Largest inflated size of one `zTXt`/`iTXt` value, in bytes.
+    pub max_inflated: u64,
+    /// Largest sum of all card text values read from one file, in bytes.
+    pub max_total_text: u64,
+    /// Largest number of chunks walked.
+    pub max_chunks: u64,
 }
-#[derive(Debug, Clone, Default)]
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_text_chunk: 256 << 20,
+            max_inflated: 256 << 20,
+            max_total_text: 1 << 30,
+            max_chunks: 1_000_000,
+        }
+    }
+}
+
+/// The card text chunks of one PNG, decoded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CardChunks {
+    /// JSON text of the first decodable `ccv3` chunk.
     pub ccv3: Option<String>,
+    /// JSON text of the first decodable `chara` chunk.
     pub chara: Option<String>,
+    /// `chara-ext-asset_` chunks as `(PATH, decoded bytes)`, in file order.
     pub assets: Vec<(String, Vec<u8>)>,
+    /// What was repaired or skipped while reading.
     pub diagnostics: Vec<Diagnostic>,
 }
-pub fn is_png(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"\x89PNG\r\n\x1a\n")
-}
-pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChunks> {
-    Err(Error::Parameter("png not yet".into()))
-}
-pub fn read_card_chunks_from_slice(bytes: &[u8]) -> Result<CardChunks> {
-    Err(Error::Parameter("png not yet".into()))
-}
-pub fn write_card_chunks(png: &[u8], chunks: &[(&str, &[u8])]) -> Result<Vec<u8>> {
-    Err(Error::Parameter("png not yet".into()))
-}
-pub fn plain_image() -> Vec<u8> {
-    Vec::new()
-}
-pub fn encode_text_value(json: &str) -> Vec<u8> {
-    Vec::new()
-}
-#[derive(Debug, Clone)]
+
+/// One chunk of a PNG, as listed by [`list_chunks`].
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkInfo {
-    pub chunk_type: String,
+    /// The chunk type (`IHDR`, `tEXt`, ...); non-ASCII bytes are shown as `?`.
+    pub kind: String,
+    /// Byte offset of the chunk's length field.
     pub offset: u64,
+    /// Length of the chunk data.
     pub length: u32,
+    /// Whether the stored CRC matches.
     pub crc_ok: bool,
+    /// The keyword of a `tEXt`/`zTXt`/`iTXt` chunk (Latin-1 decoded).
+    pub keyword: Option<String>,
 }
+
+/// True when `bytes` starts with the PNG signature.
+pub fn is_png(bytes: &[u8]) -> bool {
+    bytes.starts_with(&SIGNATURE)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chunk walker
+// ---------------------------------------------------------------------------------------------
+
+/// A chunk header as read from the stream.
+#[derive(Debug, Clone, Copy)]
+struct Header {
+    kind: [u8; 4],
+    offset: u64,
+    length: u32,
+}
+
+impl Header {
+    fn name(&self) -> String {
+        kind_name(&self.kind)
+    }
+    fn is_text(&self) -> bool {
+        matches!(&self.kind, b"tEXt" | b"zTXt" | b"iTXt")
+    }
+}
+
+fn kind_name(kind: &[u8; 4]) -> String {
+    kind.iter()
+        .map(|&b| {
+            if b.is_ascii_graphic() {
+                char::from(b)
+            } else {
+                '?'
+            }
+        })
+        .collect()
+}
+
+/// What the walker reads of each chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Read the data of card text chunks only; seek past everything else.
+    CardText,
+    /// Read no data but stream every chunk through the CRC (for listing).
+    VerifyAll,
+}
+
+/// The states of the walker.
+enum State {
+    Signature,
+    Length,
+    Type {
+        offset: u64,
+        length: u32,
+    },
+    Keyword {
+        header: Header,
+    },
+    Data {
+        header: Header,
+        prefix: Vec<u8>,
+    },
+    Skip {
+        header: Header,
+        keyword: Option<Vec<u8>>,
+        prefix_len: u32,
+    },
+    Crc {
+        header: Header,
+        keyword: Option<Vec<u8>>,
+        data: Option<Vec<u8>>,
+        crc: Option<u32>,
+    },
+    Done,
+}
+
+/// One chunk the walker finished.
+#[derive(Debug)]
+struct Walked {
+    header: Header,
+    /// Keyword of a text chunk.
+    keyword: Option<Vec<u8>>,
+    /// Whole data, for card text chunks in [`Mode::CardText`].
+    data: Option<Vec<u8>>,
+    /// CRC check result, when the chunk was hashed.
+    crc_ok: Option<bool>,
+}
+
+/// Why walking stopped early.
+struct Fault {
+    error: Error,
+    /// A broken structure (truncation, bad length or type, missing `IEND`): a card read before it
+    /// is still good.
+    structural: bool,
+}
+
+impl Fault {
+    fn structural(chunk: impl Into<String>, offset: u64, problem: impl Into<String>) -> Self {
+        Fault {
+            error: Error::Png {
+                chunk: chunk.into(),
+                offset,
+                problem: problem.into(),
+            },
+            structural: true,
+        }
+    }
+    fn fatal(error: Error) -> Self {
+        Fault {
+            error,
+            structural: false,
+        }
+    }
+}
+
+impl From<io::Error> for Fault {
+    fn from(e: io::Error) -> Self {
+        Fault::fatal(Error::Io(e))
+    }
+}
+
+struct Walker<'l, R> {
+    r: R,
+    state: State,
+    mode: Mode,
+    limits: &'l Limits,
+    /// Absolute position in the stream.
+    pos: u64,
+    /// Absolute position of the end of the stream.
+    end: u64,
+    /// Absolute position of the signature.
+    start: u64,
+    chunks: u64,
+}
+
+impl<'l, R: Read + Seek> Walker<'l, R> {
+    fn new(mut r: R, mode: Mode, limits: &'l Limits) -> Result<Self> {
+        let start = r.stream_position()?;
+        let end = r.seek(SeekFrom::End(0))?;
+        r.seek(SeekFrom::Start(start))?;
+        Ok(Walker {
+            r,
+            state: State::Signature,
+            mode,
+            limits,
+            pos: start,
+            end,
+            start,
+            chunks: 0,
+        })
+    }
+
+    /// Offset relative to the start of the PNG.
+    fn rel(&self, abs: u64) -> u64 {
+        abs.saturating_sub(self.start)
+    }
+
+    fn remaining(&self) -> u64 {
+        self.end.saturating_sub(self.pos)
+    }
+
+    /// Reads exactly `buf.len()` bytes; a short stream is a truncation at `what`.
+    fn read_exact(&mut self, buf: &mut [u8], what: &Header) -> std::result::Result<(), Fault> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let Some(rest) = buf.get_mut(filled..) else {
+                break;
+            };
+            match self.r.read(rest) {
+                Ok(0) => {
+                    return Err(Fault::structural(
+                        what.name(),
+                        self.rel(what.offset),
+                        format!("file ends at byte {} inside the chunk", self.rel(self.pos)),
+                    ))
+                }
+                Ok(n) => {
+                    filled += n;
+                    self.pos += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves forward by `n` bytes without reading them.
+    fn skip(&mut self, n: u64) -> std::result::Result<(), Fault> {
+        if n == 0 {
+            return Ok(());
+        }
+        let delta = i64::try_from(n).map_err(|_| Fault::fatal(Error::Limit("seek".into())))?;
+        self.pos = self.r.seek(SeekFrom::Current(delta))?;
+        Ok(())
+    }
+
+    /// Hashes the next `n` bytes without keeping them.
+    fn hash_through(
+        &mut self,
+        n: u64,
+        hasher: &mut crc32fast::Hasher,
+        what: &Header,
+    ) -> std::result::Result<(), Fault> {
+        let mut buf = [0u8; 64 * 1024];
+        let mut left = n;
+        while left > 0 {
+            let take = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+            let Some(part) = buf.get_mut(..take) else {
+                break;
+            };
+            self.read_exact(part, what)?;
+            hasher.update(part);
+            left -= take as u64;
+        }
+        Ok(())
+    }
+
+    /// Runs the state machine until one chunk is complete (`Some`) or the stream ended at `IEND`
+    /// (`None`).
+    fn next_chunk(&mut self) -> std::result::Result<Option<Walked>, Fault> {
+        loop {
+            let state = std::mem::replace(&mut self.state, State::Done);
+            match state {
+                State::Signature => {
+                    let mut sig = [0u8; 8];
+                    let mut got = 0;
+                    while got < sig.len() {
+                        let Some(rest) = sig.get_mut(got..) else {
+                            break;
+                        };
+                        match self.r.read(rest) {
+                            Ok(0) => break,
+                            Ok(n) => got += n,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    self.pos += got as u64;
+                    if got < sig.len() || sig != SIGNATURE {
+                        return Err(Fault::fatal(Error::Png {
+                            chunk: "signature".into(),
+                            offset: 0,
+                            problem: "not a PNG file: the 8-byte PNG signature is missing".into(),
+                        }));
+                    }
+                    self.state = State::Length;
+                }
+                State::Length => {
+                    let offset = self.pos;
+                    if self.remaining() == 0 {
+                        return Err(Fault::structural(
+                            "IEND",
+                            self.rel(offset),
+                            "file ends without an IEND chunk",
+                        ));
+                    }
+                    self.chunks += 1;
+                    if self.chunks > self.limits.max_chunks {
+                        return Err(Fault::fatal(Error::Limit(format!(
+                            "more than {} PNG chunks",
+                            self.limits.max_chunks
+                        ))));
+                    }
+                    let probe = Header {
+                        kind: *b"????",
+                        offset,
+                        length: 0,
+                    };
+                    let mut len = [0u8; 4];
+                    self.read_exact(&mut len, &probe)?;
+                    let length = u32::from_be_bytes(len);
+                    if length > MAX_CHUNK_LENGTH {
+                        return Err(Fault::structural(
+                            "????",
+                            self.rel(offset),
+                            format!("chunk length {length} exceeds 2^31-1"),
+                        ));
+                    }
+                    self.state = State::Type { offset, length };
+                }
+                State::Type { offset, length } => {
+                    let mut kind = [0u8; 4];
+                    self.read_exact(
+                        &mut kind,
+                        &Header {
+                            kind: *b"????",
+                            offset,
+                            length,
+                        },
+                    )?;
+                    let header = Header {
+                        kind,
+                        offset,
+                        length,
+                    };
+                    if !kind.iter().all(u8::is_ascii_alphabetic) {
+                        return Err(Fault::structural(
+                            header.name(),
+                            self.rel(offset),
+                            "chunk type is not four ASCII letters: the chunk stream is corrupt",
+                        ));
+                    }
+                    // Data plus CRC must fit in what is left of the stream.
+                    if u64::from(length) + 4 > self.remaining() {
+                        return Err(Fault::structural(
+                            header.name(),
+                            self.rel(offset),
+                            format!(
+                                "chunk declares {length} data bytes but the file has only {} \
+                                 bytes left: the file is truncated",
+                                self.remaining().saturating_sub(4)
+                            ),
+                        ));
+                    }
+                    self.state = if header.is_text() {
+                        State::Keyword { header }
+                    } else {
+                        State::Skip {
+                            header,
+                            keyword: None,
+                            prefix_len: 0,
+                        }
+                    };
+                }
+                State::Keyword { header } => {
+                    let scan = header.length.min(KEYWORD_SCAN);
+                    let mut prefix = vec![0u8; scan as usize];
+                    self.read_exact(&mut prefix, &header)?;
+                    let keyword = memchr::memchr(0, &prefix)
+                        .and_then(|nul| prefix.get(..nul))
+                        .map(<[u8]>::to_vec);
+                    let wanted = keyword.as_deref().and_then(classify).is_some();
+                    self.state = if self.mode == Mode::CardText && wanted {
+                        State::Data { header, prefix }
+                    } else if self.mode == Mode::VerifyAll {
+                        // Hash the prefix now, then the rest.
+                        let mut hasher = crc32fast::Hasher::new();
+                        hasher.update(&header.kind);
+                        hasher.update(&prefix);
+                        let rest = u64::from(header.length - scan);
+                        self.hash_through(rest, &mut hasher, &header)?;
+                        State::Crc {
+                            header,
+                            keyword,
+                            data: None,
+                            crc: Some(hasher.finalize()),
+                        }
+                    } else {
+                        State::Skip {
+                            header,
+                            keyword,
+                            prefix_len: scan,
+                        }
+                    };
+                }
+                State::Data { header, mut prefix } => {
+                    let length = u64::from(header.length);
+                    if length > self.limits.max_text_chunk {
+                        return Err(Fault::fatal(Error::Limit(format!(
+                            "{} chunk at byte {} is {length} bytes, above the limit of {}",
+                            header.name(),
+                            self.rel(header.offset),
+                            self.limits.max_text_chunk
+                        ))));
+                    }
+                    let done = prefix.len();
+                    prefix.resize(header.length as usize, 0);
+                    if let Some(rest) = prefix.get_mut(done..) {
+                        self.read_exact(rest, &header)?;
+                    }
+                    let mut hasher = crc32fast::Hasher::new();
+                    hasher.update(&header.kind);
+                    hasher.update(&prefix);
+                    let keyword = memchr::memchr(0, &prefix)
+                        .and_then(|n| prefix.get(..n))
+                        .map(<[u8]>::to_vec);
+                    self.state = State::Crc {
+                        header,
+                        keyword,
+                        data: Some(prefix),
+                        crc: Some(hasher.finalize()),
+                    };
+                }
+                State::Skip {
+                    header,
+                    keyword,
+                    prefix_len,
+                } => {
+                    let rest = u64::from(header.length - prefix_len.min(header.length));
+                    if self.mode == Mode::VerifyAll {
+                        let mut hasher = crc32fast::Hasher::new();
+                        hasher.update(&header.kind);
+                        self.hash_through(rest, &mut hasher, &header)?;
+                        self.state = State::Crc {
+                            header,
+                            keyword,
+                            data: None,
+                            crc: Some(hasher.finalize()),
+                        };
+                    } else {
+                        self.skip(rest)?;
+                        self.state = State::Crc {
+                            header,
+                            keyword,
+                            data: None,
+                            crc: None,
+                        };
+                    }
+                }
+                State::Crc {
+                    header,
+                    keyword,
+                    data,
+                    crc,
+                } => {
+                    let crc_ok = match crc {
+                        Some(computed) => {
+                            let mut stored = [0u8; 4];
+                            self.read_exact(&mut stored, &header)?;
+                            Some(u32::from_be_bytes(stored) == computed)
+                        }
+                        None => {
+                            self.skip(4)?;
+                            None
+                        }
+                    };
+                    self.state = if &header.kind == b"IEND" {
+                        State::Done
+                    } else {
+                        State::Length
+                    };
+                    return Ok(Some(Walked {
+                        header,
+                        keyword,
+                        data,
+                        crc_ok,
+                    }));
+                }
+                State::Done => return Ok(None),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keywords and values
+// ---------------------------------------------------------------------------------------------
+
+/// Which card chunk a keyword names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CardKey {
+    Ccv3,
+    Chara,
+    Asset(String),
+}
+
+fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| char::from(b)).collect()
+}
+
+fn classify(keyword: &[u8]) -> Option<CardKey> {
+    if keyword.eq_ignore_ascii_case(b"ccv3") {
+        return Some(CardKey::Ccv3);
+    }
+    if keyword.eq_ignore_ascii_case(b"chara") {
+        return Some(CardKey::Chara);
+    }
+    let head = keyword.get(..ASSET_PREFIX.len())?;
+    if !head.eq_ignore_ascii_case(ASSET_PREFIX) {
+        return None;
+    }
+    let rest = keyword.get(ASSET_PREFIX.len()..).unwrap_or_default();
+    let path = rest.strip_prefix(b":").unwrap_or(rest);
+    Some(CardKey::Asset(latin1(path)))
+}
+
+/// Base64 engine accepting missing or present padding and trailing bits.
+const LENIENT: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// URL-safe variant of [`LENIENT`].
+const LENIENT_URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
+/// How a value was decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leniency {
+    Strict,
+    Base64Repaired,
+    RawJson,
+}
+
+/// Decodes base64, strictly first, then leniently.
+fn decode_base64(value: &[u8]) -> std::result::Result<(Vec<u8>, Leniency), String> {
+    if let Ok(bytes) = STANDARD.decode(value) {
+        return Ok((bytes, Leniency::Strict));
+    }
+    let cleaned: Vec<u8> = value
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    let engine = if cleaned.iter().any(|&b| b == b'-' || b == b'_') {
+        LENIENT_URL
+    } else {
+        LENIENT
+    };
+    match engine.decode(&cleaned) {
+        Ok(bytes) => Ok((bytes, Leniency::Base64Repaired)),
+        Err(e) => Err(format!("value is not base64 ({e})")),
+    }
+}
+
+/// Decodes a card text value (base64 of UTF-8 JSON, or raw JSON) to the JSON text.
+fn decode_text_inner(value: &[u8]) -> std::result::Result<(String, Leniency), String> {
+    let trimmed = value.trim_ascii();
+    if trimmed.first() == Some(&b'{') {
+        // Raw JSON instead of base64: UTF-8 if it is, else Latin-1 as tEXt defines.
+        let text = match std::str::from_utf8(trimmed) {
+            Ok(s) => s.to_owned(),
+            Err(_) => latin1(trimmed),
+        };
+        return Ok((text, Leniency::RawJson));
+    }
+    let (bytes, how) = decode_base64(trimmed)?;
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok((s, how)),
+        Err(e) => Err(format!(
+            "base64-decoded value is not UTF-8 (invalid byte at {})",
+            e.utf8_error().valid_up_to()
+        )),
+    }
+}
+
+/// Encodes a JSON text as a card chunk value: base64 (standard alphabet, padded) of its UTF-8.
+///
+/// ```
+/// assert_eq!(ccv3::png::encode_text_value("{}"), b"e30=".to_vec());
+/// ```
+pub fn encode_text_value(json: &str) -> Vec<u8> {
+    STANDARD.encode(json.as_bytes()).into_bytes()
+}
+
+/// Decodes a card chunk value to its JSON text, as the reader does.
+///
+/// Accepts base64 with whitespace, without padding or in the URL-safe alphabet, and a raw JSON
+/// text; each repair is returned as a warning [`Diagnostic`]. Fails when the value is neither
+/// base64 nor JSON, or does not decode to UTF-8.
+///
+/// ```
+/// let (json, diags) = ccv3::png::decode_text_value(b"e30")?;
+/// assert_eq!(json, "{}");
+/// assert_eq!(diags.len(), 1); // missing padding repaired
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn decode_text_value(value: &[u8]) -> Result<(String, Vec<Diagnostic>)> {
+    match decode_text_inner(value) {
+        Ok((text, how)) => {
+            let diags = leniency_diagnostic(how, "value").into_iter().collect();
+            Ok((text, diags))
+        }
+        Err(problem) => Err(Error::Png {
+            chunk: "tEXt".into(),
+            offset: 0,
+            problem,
+        }),
+    }
+}
+
+fn leniency_diagnostic(how: Leniency, what: &str) -> Option<Diagnostic> {
+    match how {
+        Leniency::Strict => None,
+        Leniency::Base64Repaired => Some(Diagnostic::warning(
+            "png-base64-lenient",
+            "",
+            format!("{what} is not canonical base64 (whitespace, padding or alphabet repaired)"),
+        )),
+        Leniency::RawJson => Some(Diagnostic::warning(
+            "png-text-not-base64",
+            "",
+            format!("{what} holds raw JSON instead of base64"),
+        )),
+    }
+}
+
+/// Extracts the text of a `tEXt`, `zTXt` or `iTXt` chunk's data (keyword included).
+fn text_of_chunk(
+    kind: &[u8; 4],
+    data: &[u8],
+    limits: &Limits,
+) -> std::result::Result<Vec<u8>, String> {
+    let nul = memchr::memchr(0, data).ok_or("no NUL after the keyword")?;
+    let after = data.get(nul + 1..).unwrap_or_default();
+    match kind {
+        b"tEXt" => Ok(after.to_vec()),
+        b"zTXt" => match after.split_first() {
+            Some((0, stream)) => inflate(stream, limits),
+            Some((m, _)) => Err(format!("unknown compression method {m}")),
+            None => Err("missing compression method".into()),
+        },
+        b"iTXt" => {
+            let (&flag, rest) = after.split_first().ok_or("missing compression flag")?;
+            let (&method, rest) = rest.split_first().ok_or("missing compression method")?;
+            let lang_end = memchr::memchr(0, rest).ok_or("missing NUL after the language tag")?;
+            let rest = rest.get(lang_end + 1..).unwrap_or_default();
+            let tk_end =
+                memchr::memchr(0, rest).ok_or("missing NUL after the translated keyword")?;
+            let text = rest.get(tk_end + 1..).unwrap_or_default();
+            match (flag, method) {
+                (0, _) => Ok(text.to_vec()),
+                (1, 0) => inflate(text, limits),
+                (1, m) => Err(format!("unknown compression method {m}")),
+                (f, _) => Err(format!("invalid compression flag {f}")),
+            }
+        }
+        _ => Err("not a text chunk".into()),
+    }
+}
+
+/// Inflates a zlib stream, never producing more than `limits.max_inflated` bytes.
+fn inflate(stream: &[u8], limits: &Limits) -> std::result::Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let cap = limits.max_inflated.saturating_add(1);
+    flate2::read::ZlibDecoder::new(stream)
+        .take(cap)
+        .read_to_end(&mut out)
+        .map_err(|e| format!("compressed text is corrupt ({e})"))?;
+    if out.len() as u64 > limits.max_inflated {
+        return Err(format!(
+            "inflated text exceeds the limit of {} bytes",
+            limits.max_inflated
+        ));
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------------------------
+
+/// Reads the card text chunks (`ccv3`, `chara`, `chara-ext-asset_*`) of a PNG/APNG stream.
+///
+/// Starts at the stream's current position (the PNG signature). Seeks past every non-card chunk;
+/// see the module docs for what is accepted and reported.
+///
+/// # Errors
+///
+/// [`Error::Png`] when the signature is missing, when the chunk stream is truncated or corrupt
+/// before any `ccv3`/`chara` chunk was read, or when card chunks exist but none decodes;
+/// [`Error::Limit`] when a [`Limits`] value is exceeded; [`Error::Io`] on I/O failure.
+pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChunks> {
+    let mut walker = Walker::new(r, Mode::CardText, limits)?;
+    let mut out = CardChunks::default();
+    let mut first_bad: Option<Error> = None;
+    let mut total: u64 = 0;
+    loop {
+        let walked = match walker.next_chunk() {
+            Ok(Some(w)) => w,
+            Ok(None) => break,
+            Err(fault) => {
+                if fault.structural && (out.ccv3.is_some() || out.chara.is_some()) {
+                    out.diagnostics.push(Diagnostic::warning(
+                        "png-truncated",
+                        "",
+                        format!("after the card chunks: {}", fault.error),
+                    ));
+                    return Ok(out);
+                }
+                return Err(fault.error);
+            }
+        };
+        if &walked.header.kind == b"IEND" {
+            let trailing = walker.remaining();
+            if trailing > 0 {
+                out.diagnostics.push(Diagnostic::info(
+                    "png-data-after-iend",
+                    "",
+                    format!("{trailing} bytes after IEND ignored"),
+                ));
+            }
+            break;
+        }
+        let (Some(data), Some(keyword)) = (walked.data, walked.keyword) else {
+            continue;
+        };
+        let Some(key) = classify(&keyword) else {
+            continue;
+        };
+        let header = walked.header;
+        let at = walker.rel(header.offset);
+        let label = format!(
+            "{} chunk {:?} at byte {at}",
+            header.name(),
+            latin1(&keyword)
+        );
+        total = total.saturating_add(data.len() as u64);
+        if total > limits.max_total_text {
+            return Err(Error::Limit(format!(
+                "card text chunks exceed {} bytes in total",
+                limits.max_total_text
+            )));
+        }
+        if walked.crc_ok == Some(false) {
+            out.diagnostics.push(Diagnostic::warning(
+                "png-bad-crc",
+                "",
+                format!("{label} has a bad CRC; its value is used anyway"),
+            ));
+        }
+        if &header.kind != b"tEXt" {
+            out.diagnostics.push(Diagnostic::info(
+                "png-compressed-text",
+                "",
+                format!("{label} is not a tEXt chunk (the spec says tEXt)"),
+            ));
+        }
+        let lower = matches!(key, CardKey::Ccv3 | CardKey::Chara)
+            && keyword.iter().any(u8::is_ascii_uppercase);
+        if lower {
+            out.diagnostics.push(Diagnostic::info(
+                "png-keyword-case",
+                "",
+                format!("{label}: keyword is not lowercase"),
+            ));
+        }
+        let text = match text_of_chunk(&header.kind, &data, limits) {
+            Ok(t) => t,
+            Err(problem) => {
+                out.diagnostics.push(Diagnostic::error(
+                    "png-text-chunk-malformed",
+                    "",
+                    format!("{label}: {problem}"),
+                ));
+                if !matches!(key, CardKey::Asset(_)) && first_bad.is_none() {
+                    first_bad = Some(Error::Png {
+                        chunk: header.name(),
+                        offset: at,
+                        problem,
+                    });
+                }
+                continue;
+            }
+        };
+        match key {
+            CardKey::Ccv3 | CardKey::Chara => {
+                let slot = if key == CardKey::Ccv3 {
+                    &mut out.ccv3
+                } else {
+                    &mut out.chara
+                };
+                if slot.is_some() {
+                    out.diagnostics.push(Diagnostic::warning(
+                        "png-duplicate-chunk",
+                        "",
+                        format!("{label} repeats an earlier chunk and is ignored"),
+                    ));
+                    continue;
+                }
+                match decode_text_inner(&text) {
+                    Ok((json, how)) => {
+                        *slot = Some(json);
+                        out.diagnostics.extend(leniency_diagnostic(how, &label));
+                    }
+                    Err(problem) => {
+                        out.diagnostics.push(Diagnostic::error(
+                            "png-card-chunk-undecodable",
+                            "",
+                            format!("{label}: {problem}"),
+                        ));
+                        if first_bad.is_none() {
+                            first_bad = Some(Error::Png {
+                                chunk: header.name(),
+                                offset: at,
+                                problem,
+                            });
+                        }
+                    }
+                }
+            }
+            CardKey::Asset(path) => {
+                if path.is_empty() {
+                    out.diagnostics.push(Diagnostic::warning(
+                        "png-asset-undecodable",
+                        "",
+                        format!("{label}: asset keyword has an empty path; ignored"),
+                    ));
+                    continue;
+                }
+                if out.assets.iter().any(|(p, _)| *p == path) {
+                    out.diagnostics.push(Diagnostic::warning(
+                        "png-duplicate-chunk",
+                        "",
+                        format!("{label} repeats asset {path:?} and is ignored"),
+                    ));
+                    continue;
+                }
+                match decode_base64(text.trim_ascii()) {
+                    Ok((bytes, how)) => {
+                        out.diagnostics.extend(leniency_diagnostic(how, &label));
+                        out.assets.push((path, bytes));
+                    }
+                    Err(problem) => out.diagnostics.push(Diagnostic::warning(
+                        "png-asset-undecodable",
+                        "",
+                        format!("{label}: {problem}; asset ignored"),
+                    )),
+                }
+            }
+        }
+    }
+    if out.ccv3.is_none() && out.chara.is_none() {
+        if let Some(err) = first_bad {
+            return Err(err);
+        }
+    }
+    Ok(out)
+}
+
+/// [`read_card_chunks`] over an in-memory PNG with the default [`Limits`].
+///
+/// ```
+/// let err = ccv3::png::read_card_chunks_from_slice(b"not a png").unwrap_err();
+/// assert!(err.to_string().contains("signature"));
+/// ```
+pub fn read_card_chunks_from_slice(bytes: &[u8]) -> Result<CardChunks> {
+    read_card_chunks(Cursor::new(bytes), &Limits::default())
+}
+
+/// Lists every chunk of an in-memory PNG (type, offset, length, CRC check, text keyword), for
+/// debugging. Every chunk's CRC is checked; no data is kept.
+///
+/// # Errors
+///
+/// [`Error::Png`] when the signature is missing or the chunk stream is truncated or corrupt.
 pub fn list_chunks(bytes: &[u8]) -> Result<Vec<ChunkInfo>> {
-    Err(Error::Parameter("png not yet".into()))
+    let limits = Limits::default();
+    let mut walker = Walker::new(Cursor::new(bytes), Mode::VerifyAll, &limits)?;
+    let mut out = Vec::new();
+    loop {
+        match walker.next_chunk() {
+            Ok(Some(w)) => out.push(ChunkInfo {
+                kind: w.header.name(),
+                offset: w.header.offset,
+                length: w.header.length,
+                crc_ok: w.crc_ok.unwrap_or(false),
+                keyword: w.keyword.as_deref().map(latin1),
+            }),
+            Ok(None) => return Ok(out),
+            Err(fault) => return Err(fault.error),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------------
+
+/// Writes one chunk (length, type, data, CRC).
+fn write_chunk<W: Write>(w: &mut W, kind: &[u8; 4], data: &[u8]) -> Result<()> {
+    let length = u32::try_from(data.len())
+        .ok()
+        .filter(|&l| l <= MAX_CHUNK_LENGTH)
+        .ok_or_else(|| Error::Limit(format!("chunk of {} bytes exceeds 2^31-1", data.len())))?;
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(kind);
+    hasher.update(data);
+    w.write_all(&length.to_be_bytes())?;
+    w.write_all(kind)?;
+    w.write_all(data)?;
+    w.write_all(&hasher.finalize().to_be_bytes())?;
+    Ok(())
+}
+
+/// Checks a keyword/value pair for a `tEXt` chunk.
+fn check_text_chunk(keyword: &str, value: &[u8]) -> Result<()> {
+    let ok_keyword = !keyword.is_empty()
+        && keyword.len() <= MAX_KEYWORD
+        && keyword.bytes().all(|b| (0x20..=0x7E).contains(&b))
+        && !keyword.starts_with(' ')
+        && !keyword.ends_with(' ')
+        && !keyword.contains("  ");
+    if !ok_keyword {
+        return Err(Error::Parameter(format!(
+            "PNG text keyword {keyword:?} must be 1-79 printable ASCII characters without \
+             leading, trailing or double spaces"
+        )));
+    }
+    if memchr::memchr(0, value).is_some() {
+        return Err(Error::Parameter(format!(
+            "value of PNG text chunk {keyword:?} contains NUL"
+        )));
+    }
+    Ok(())
+}
+
+/// Replaces the card chunks of a PNG/APNG, streaming the result to `out`.
+///
+/// Same as [`write_card_chunks`]; nothing is written when the input is rejected (the input is
+/// validated completely first).
+pub fn write_card_chunks_to<W: Write>(
+    png: &[u8],
+    chunks: &[(&str, &[u8])],
+    mut out: W,
+) -> Result<()> {
+    for (keyword, value) in chunks {
+        check_text_chunk(keyword, value)?;
+    }
+    let plan = plan_chunks(png)?;
+    out.write_all(&SIGNATURE)?;
+    for span in &plan.keep {
+        out.write_all(png.get(span.clone()).unwrap_or_default())?;
+    }
+    for (keyword, value) in chunks {
+        let mut data = Vec::with_capacity(keyword.len() + 1 + value.len());
+        data.extend_from_slice(keyword.as_bytes());
+        data.push(0);
+        data.extend_from_slice(value);
+        write_chunk(&mut out, b"tEXt", &data)?;
+    }
+    out.write_all(png.get(plan.iend_and_after..).unwrap_or_default())?;
+    Ok(())
+}
+
+/// Removes every `ccv3`, `chara` and `chara-ext-asset_*` text chunk (in `tEXt`, `zTXt` and
+/// `iTXt` form), then inserts `chunks` as `tEXt` chunks `(keyword, value)` right before `IEND`.
+///
+/// Values are written as given: a card's value must already be base64 (see
+/// [`encode_text_value`]). Every other chunk and any bytes after `IEND` are copied byte for byte
+/// in their order (APNG `acTL`/`fcTL`/`fdAT` included).
+///
+/// # Errors
+///
+/// [`Error::Png`] when `png` is not a complete PNG with an `IEND` chunk;
+/// [`Error::Parameter`] for a keyword that is not 1-79 printable ASCII characters or a value
+/// holding NUL.
+pub fn write_card_chunks(png: &[u8], chunks: &[(&str, &[u8])]) -> Result<Vec<u8>> {
+    let extra: usize = chunks.iter().map(|(k, v)| k.len() + v.len() + 13).sum();
+    let mut out = Vec::with_capacity(png.len().saturating_add(extra));
+    write_card_chunks_to(png, chunks, &mut out)?;
+    Ok(out)
+}
+
+/// Byte ranges of a PNG to keep, and where `IEND` starts.
+struct Plan {
+    keep: Vec<std::ops::Range<usize>>,
+    iend_and_after: usize,
+}
+
+/// Walks an in-memory PNG and decides which chunks to keep.
+fn plan_chunks(png: &[u8]) -> Result<Plan> {
+    if !is_png(png) {
+        return Err(Error::Png {
+            chunk: "signature".into(),
+            offset: 0,
+            problem: "not a PNG file: the 8-byte PNG signature is missing".into(),
+        });
+    }
+    let mut keep: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut pos = SIGNATURE.len();
+    loop {
+        let header = png
+            .get(pos..pos.saturating_add(8))
+            .ok_or_else(|| Error::Png {
+                chunk: "IEND".into(),
+                offset: pos as u64,
+                problem: "file ends without an IEND chunk".into(),
+            })?;
+        let (len, kind) = header.split_at(4);
+        let length = u32::from_be_bytes([len[0], len[1], len[2], len[3]]);
+        let kind: [u8; 4] = [kind[0], kind[1], kind[2], kind[3]];
+        let name = kind_name(&kind);
+        if length > MAX_CHUNK_LENGTH || !kind.iter().all(u8::is_ascii_alphabetic) {
+            return Err(Error::Png {
+                chunk: name,
+                offset: pos as u64,
+                problem: "corrupt chunk header (bad length or type)".into(),
+            });
+        }
+        let end = pos
+            .checked_add(12 + length as usize)
+            .filter(|&e| e <= png.len())
+            .ok_or_else(|| Error::Png {
+                chunk: name.clone(),
+                offset: pos as u64,
+                problem: format!("chunk declares {length} data bytes: the file is truncated"),
+            })?;
+        if &kind == b"IEND" {
+            return Ok(Plan {
+                keep,
+                iend_and_after: pos,
+            });
+        }
+        let data = png.get(pos + 8..end - 4).unwrap_or_default();
+        // The keyword is looked for where the reader looks for it.
+        let scan = data.get(..KEYWORD_SCAN as usize).unwrap_or(data);
+        let drop = matches!(&kind, b"tEXt" | b"zTXt" | b"iTXt")
+            && memchr::memchr(0, scan)
+                .and_then(|n| scan.get(..n))
+                .and_then(classify)
+                .is_some();
+        if !drop {
+            match keep.last_mut() {
+                Some(last) if last.end == pos => last.end = end,
+                _ => keep.push(pos..end),
+            }
+        }
+        pos = end;
+    }
+}
+
+/// A small plain PNG (400x600, one solid colour) for cards that have no picture.
+///
+/// ```
+/// let png = ccv3::png::plain_image();
+/// assert!(ccv3::png::is_png(&png));
+/// assert!(png.len() < 1024);
+/// ```
+pub fn plain_image() -> Vec<u8> {
+    encode_plain(400, 600, [0x4A, 0x55, 0x68]).unwrap_or_else(|_| FALLBACK_1X1.to_vec())
+}
+
+/// Encodes a one-colour indexed image of `width` x `height` pixels.
+fn encode_plain(
+    width: u32,
+    height: u32,
+    rgb: [u8; 3],
+) -> std::result::Result<Vec<u8>, png::EncodingError> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, width, height);
+    enc.set_color(png::ColorType::Indexed);
+    enc.set_depth(png::BitDepth::One);
+    enc.set_palette(rgb.to_vec());
+    let mut writer = enc.write_header()?;
+    let row = width.div_ceil(8) as usize;
+    writer.write_image_data(&vec![0u8; row * height as usize])?;
+    writer.finish()?;
+    Ok(out)
+}
+
+/// A 1x1 grey PNG, used only if encoding the plain image failed.
+const FALLBACK_1X1: [u8; 67] = [
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00, 0x00, 0x00, 0x00, 0x3A, 0x7E, 0x9B,
+    0x55, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x68, 0x00, 0x00, 0x00,
+    0x82, 0x00, 0x81, 0x77, 0xCD, 0x72, 0xB6, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+    0x42, 0x60, 0x82,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Severity;
+    use proptest::prelude::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    fn chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_chunk(&mut out, kind, data).unwrap();
+        out
+    }
+
+    fn ihdr() -> Vec<u8> {
+        let mut d = Vec::new();
+        d.extend_from_slice(&1u32.to_be_bytes());
+        d.extend_from_slice(&1u32.to_be_bytes());
+        d.extend_from_slice(&[8, 0, 0, 0, 0]);
+        chunk(b"IHDR", &d)
+    }
+
+    fn idat() -> Vec<u8> {
+        chunk(
+            b"IDAT",
+            &[0x78, 0x9C, 0x63, 0x68, 0x00, 0x00, 0x00, 0x82, 0x00, 0x81],
+        )
+    }
+
+    fn png_of(chunks: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = SIGNATURE.to_vec();
+        out.extend(ihdr());
+        for c in chunks {
+            out.extend_from_slice(c);
+        }
+        out.extend(chunk(b"IEND", b""));
+        out
+    }
+
+    fn text(keyword: &str, value: &[u8]) -> Vec<u8> {
+        let mut d = keyword.as_bytes().to_vec();
+        d.push(0);
+        d.extend_from_slice(value);
+        chunk(b"tEXt", &d)
+    }
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    fn ztxt(keyword: &str, value: &[u8]) -> Vec<u8> {
+        let mut d = keyword.as_bytes().to_vec();
+        d.extend_from_slice(&[0, 0]);
+        d.extend(zlib(value));
+        chunk(b"zTXt", &d)
+    }
+
+    fn itxt(keyword: &str, value: &[u8], compressed: bool) -> Vec<u8> {
+        let mut d = keyword.as_bytes().to_vec();
+        d.extend_from_slice(&[0, u8::from(compressed), 0]);
+        d.extend_from_slice(b"en\0Card\0");
+        if compressed {
+            d.extend(zlib(value));
+        } else {
+            d.extend_from_slice(value);
+        }
+        chunk(b"iTXt", &d)
+    }
+
+    fn b64(s: &str) -> Vec<u8> {
+        encode_text_value(s)
+    }
+
+    fn has_code(c: &CardChunks, code: &str) -> bool {
+        c.diagnostics.iter().any(|d| d.code == code)
+    }
+
+    /// Counts the bytes actually read through it.
+    struct Counting<R> {
+        inner: R,
+        read: Rc<Cell<u64>>,
+    }
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.read.set(self.read.get() + n as u64);
+            Ok(n)
+        }
+    }
+    impl<R: Seek> Seek for Counting<R> {
+        fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+            self.inner.seek(pos)
+        }
+    }
+
+    /// Returns at most one byte per read.
+    struct OneByte<R>(R);
+    impl<R: Read> Read for OneByte<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match buf.first_mut() {
+                Some(b) => {
+                    let mut one = [0u8; 1];
+                    let n = self.0.read(&mut one)?;
+                    *b = one[0];
+                    Ok(n)
+                }
+                None => Ok(0),
+            }
+        }
+    }
+    impl<R: Seek> Seek for OneByte<R> {
+        fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+            self.0.seek(pos)
+        }
+    }
+
+    #[test]
+    fn spec_v3_png_reader_returns_both_ccv3_and_chara() {
+        let png = png_of(&[
+            idat(),
+            text("chara", &b64("{\"v\":2}")),
+            text("ccv3", &b64("{\"v\":3}")),
+        ]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{\"v\":3}"));
+        assert_eq!(c.chara.as_deref(), Some("{\"v\":2}"));
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    }
+
+    #[test]
+    fn png_reads_every_corpus_file() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/png");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).expect("shared corpus at ../shared") {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&path).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            let res = read_card_chunks(file, &Limits::default());
+            seen += 1;
+            if name.contains("JSON_with_png_extension") {
+                assert!(!is_png(&bytes));
+                assert!(matches!(res, Err(Error::Png { ref chunk, .. }) if chunk == "signature"));
+                continue;
+            }
+            let c = res.unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(c, read_card_chunks_from_slice(&bytes).unwrap(), "{name}");
+            assert!(
+                list_chunks(&bytes).unwrap().iter().all(|i| i.crc_ok),
+                "{name}"
+            );
+            if name == "choral_invalid-character.png" {
+                assert!(c.ccv3.is_none() && c.chara.is_none());
+                continue;
+            }
+            assert!(c.ccv3.is_some() || c.chara.is_some(), "{name}: no card");
+            for json in c.ccv3.iter().chain(c.chara.iter()) {
+                let v: serde_json::Value = serde_json::from_str(json).unwrap();
+                assert!(v.is_object(), "{name}");
+            }
+            if name == "ca_chub_aurelion_spec_v2.png" {
+                // Two chara chunks: the first (with the chub extension) is kept.
+                assert!(has_code(&c, "png-duplicate-chunk"));
+                assert!(c.chara.as_deref().unwrap().contains("\"chub\""));
+            } else {
+                assert!(c.diagnostics.is_empty(), "{name}: {:?}", c.diagnostics);
+            }
+            if name.starts_with("st_default_Seraphina.") || name.starts_with("lide_KOF") {
+                assert!(c.ccv3.is_some() && c.chara.is_some(), "{name}");
+            }
+        }
+        assert_eq!(seen, 20);
+    }
+
+    #[test]
+    fn png_risuai_chunk_is_seeked_past() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/corpus/png/risu_sample_rika.png"
+        );
+        let read = Rc::new(Cell::new(0));
+        let file = Counting {
+            inner: std::fs::File::open(path).unwrap(),
+            read: read.clone(),
+        };
+        let c = read_card_chunks(file, &Limits::default()).unwrap();
+        assert!(c.chara.is_some());
+        // The 3.5 MB risuai chunk and the image data are not read.
+        assert!(read.get() < 600_000, "read {} bytes", read.get());
+    }
+
+    #[test]
+    fn png_ztxt_and_itxt_card_chunks_are_read() {
+        let png = png_of(&[
+            idat(),
+            ztxt("ccv3", &b64("{\"z\":1}")),
+            itxt("chara", &b64("{\"i\":1}"), true),
+            itxt(
+                "chara-ext-asset_:1",
+                &STANDARD.encode(b"\x00\x01").into_bytes(),
+                false,
+            ),
+        ]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{\"z\":1}"));
+        assert_eq!(c.chara.as_deref(), Some("{\"i\":1}"));
+        assert_eq!(c.assets, vec![("1".to_string(), vec![0u8, 1])]);
+        assert!(has_code(&c, "png-compressed-text"));
+        assert!(c.diagnostics.iter().all(|d| d.severity == Severity::Info));
+    }
+
+    #[test]
+    fn png_keywords_match_case_insensitively() {
+        let png = png_of(&[text("CCV3", &b64("{}")), text("Chara", &b64("[]"))]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{}"));
+        assert_eq!(c.chara.as_deref(), Some("[]"));
+        assert!(has_code(&c, "png-keyword-case"));
+    }
+
+    #[test]
+    fn png_text_chunk_after_idat_is_read() {
+        let png = png_of(&[idat(), idat(), text("ccv3", &b64("{\"after\":true}"))]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{\"after\":true}"));
+    }
+
+    #[test]
+    fn png_asset_keyword_both_spellings_keep_the_path() {
+        let a = STANDARD.encode(b"abc").into_bytes();
+        let png = png_of(&[
+            text("chara-ext-asset_:0", &a),
+            text("chara-ext-asset_images/x.png", &a),
+            text("chara-ext-asset_:0", &a),
+        ]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        let paths: Vec<&str> = c.assets.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["0", "images/x.png"]);
+        assert!(has_code(&c, "png-duplicate-chunk"));
+    }
+
+    #[test]
+    fn png_duplicate_keyword_keeps_first_and_warns() {
+        let png = png_of(&[
+            text("chara", &b64("{\"n\":1}")),
+            ztxt("chara", &b64("{\"n\":2}")),
+        ]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert_eq!(c.chara.as_deref(), Some("{\"n\":1}"));
+        assert!(c
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "png-duplicate-chunk" && d.severity == Severity::Warning));
+    }
+
+    #[test]
+    fn png_undecodable_first_chunk_lets_the_next_one_win() {
+        let png = png_of(&[
+            text("chara", b"!!!not base64!!!"),
+            text("chara", &b64("{}")),
+        ]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert_eq!(c.chara.as_deref(), Some("{}"));
+        assert!(has_code(&c, "png-card-chunk-undecodable"));
+        // Alone, it is an error naming the chunk.
+        let png = png_of(&[text("ccv3", b"!!!not base64!!!")]);
+        let err = read_card_chunks_from_slice(&png).unwrap_err();
+        assert!(
+            matches!(err, Error::Png { ref chunk, offset: 33, .. } if chunk == "tEXt"),
+            "{err}"
+        );
+        // Base64 of bytes that are not UTF-8.
+        let png = png_of(&[text("ccv3", &STANDARD.encode([0xFFu8, 0xFE]).into_bytes())]);
+        assert!(read_card_chunks_from_slice(&png).is_err());
+    }
+
+    #[test]
+    fn png_lenient_base64_and_raw_json_are_accepted_with_warnings() {
+        let mut spaced = b64("{\"name\":\"x\"}");
+        spaced.insert(4, b'\n');
+        spaced.retain(|&b| b != b'=');
+        let png = png_of(&[text("ccv3", &spaced), text("chara", b" {\"raw\":1} ")]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{\"name\":\"x\"}"));
+        assert_eq!(c.chara.as_deref(), Some("{\"raw\":1}"));
+        assert!(has_code(&c, "png-base64-lenient"));
+        assert!(has_code(&c, "png-text-not-base64"));
+        let url = STANDARD
+            .encode("{\"q\":\"??>>\"}")
+            .replace('+', "-")
+            .replace('/', "_");
+        assert_eq!(
+            decode_text_value(url.as_bytes()).unwrap().0,
+            "{\"q\":\"??>>\"}"
+        );
+    }
+
+    #[test]
+    fn png_bad_crc_on_text_chunk_is_a_warning() {
+        let mut t = text("ccv3", &b64("{}"));
+        let last = t.len() - 1;
+        t[last] ^= 0xFF;
+        let c = read_card_chunks_from_slice(&png_of(&[t])).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{}"));
+        assert!(c
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "png-bad-crc" && d.severity == Severity::Warning));
+    }
+
+    #[test]
+    fn png_truncated_before_card_is_an_error() {
+        let png = png_of(&[idat(), text("ccv3", &b64("{}"))]);
+        let cut = &png[..png.len() - 20];
+        let err = read_card_chunks_from_slice(cut).unwrap_err();
+        assert!(matches!(err, Error::Png { .. }), "{err}");
+        assert!(err.to_string().contains("truncated") || err.to_string().contains("ends"));
+    }
+
+    #[test]
+    fn png_truncated_after_card_is_a_warning() {
+        let png = png_of(&[text("ccv3", &b64("{}")), idat()]);
+        let cut = &png[..png.len() - 15];
+        let c = read_card_chunks_from_slice(cut).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{}"));
+        assert!(has_code(&c, "png-truncated"));
+        // Missing IEND after the card is also only a warning.
+        let cut = &png[..png.len() - 12];
+        assert!(has_code(
+            &read_card_chunks_from_slice(cut).unwrap(),
+            "png-truncated"
+        ));
+    }
+
+    #[test]
+    fn png_garbage_inputs_are_errors() {
+        for bad in [
+            &b""[..],
+            b"\x89PNG",
+            b"GIF89a",
+            &SIGNATURE[..],
+            b"\x89PNG\r\n\x1a\n\xff\xff\xff\xffIDAT",
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\x00I\x00AT\x00\x00\x00\x00",
+        ] {
+            assert!(read_card_chunks_from_slice(bad).is_err(), "{bad:?}");
+            assert!(list_chunks(bad).is_err());
+            assert!(write_card_chunks(bad, &[]).is_err());
+        }
+    }
+
+    #[test]
+    fn png_limits_are_checked_before_allocating() {
+        // A text chunk longer than the limit is refused.
+        let png = png_of(&[text("ccv3", &b64(&"x".repeat(1000)))]);
+        let limits = Limits {
+            max_text_chunk: 100,
+            ..Limits::default()
+        };
+        let err = read_card_chunks(Cursor::new(&png), &limits).unwrap_err();
+        assert!(matches!(err, Error::Limit(_)), "{err}");
+        // A chunk declaring 2 GB in a short file is a truncation, found without allocating.
+        let mut lie = SIGNATURE.to_vec();
+        lie.extend_from_slice(&0x7FFF_FFF0u32.to_be_bytes());
+        lie.extend_from_slice(b"tEXtccv3\0e30=");
+        let err = read_card_chunks_from_slice(&lie).unwrap_err();
+        assert!(err.to_string().contains("truncated"), "{err}");
+        // Chunk count.
+        let png = png_of(&[idat(), idat(), idat()]);
+        let limits = Limits {
+            max_chunks: 2,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            read_card_chunks(Cursor::new(&png), &limits),
+            Err(Error::Limit(_))
+        ));
+    }
+
+    #[test]
+    fn png_compressed_text_bomb_is_bounded() {
+        let zeros = vec![b'A'; 10 << 20];
+        let png = png_of(&[ztxt("ccv3", &zeros)]);
+        let limits = Limits {
+            max_inflated: 1 << 20,
+            ..Limits::default()
+        };
+        let err = read_card_chunks(Cursor::new(&png), &limits).unwrap_err();
+        assert!(err.to_string().contains("limit"), "{err}");
+    }
+
+    #[test]
+    fn png_huge_idat_is_seeked_past_not_read() {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&SIGNATURE).unwrap();
+        file.write_all(&ihdr()).unwrap();
+        let size: u32 = 42 << 20;
+        let block: Vec<u8> = (0..1 << 20)
+            .map(|i: u32| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(b"IDAT");
+        file.write_all(&size.to_be_bytes()).unwrap();
+        file.write_all(b"IDAT").unwrap();
+        for _ in 0..42 {
+            file.write_all(&block).unwrap();
+            hasher.update(&block);
+        }
+        file.write_all(&hasher.finalize().to_be_bytes()).unwrap();
+        file.write_all(&text("ccv3", &b64("{\"big\":1}"))).unwrap();
+        file.write_all(&chunk(b"IEND", b"")).unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        let read = Rc::new(Cell::new(0));
+        let c = read_card_chunks(
+            Counting {
+                inner: file,
+                read: read.clone(),
+            },
+            &Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{\"big\":1}"));
+        assert!(
+            read.get() < 200,
+            "read {} bytes of a 42 MB file",
+            read.get()
+        );
+    }
+
+    #[test]
+    fn png_byte_at_a_time_reader_matches_slice_reader() {
+        let cases = [
+            png_of(&[
+                idat(),
+                text("chara", &b64("{\"a\":1}")),
+                ztxt("ccv3", &b64("{\"b\":2}")),
+            ]),
+            png_of(&[
+                itxt("chara-ext-asset_:x", b"AAEC", true),
+                text("ccv3", b"{}"),
+            ]),
+        ];
+        for png in cases {
+            let slow = read_card_chunks(OneByte(Cursor::new(&png)), &Limits::default()).unwrap();
+            assert_eq!(slow, read_card_chunks_from_slice(&png).unwrap());
+            let cut = &png[..png.len() - 7];
+            let slow = read_card_chunks(OneByte(Cursor::new(cut)), &Limits::default());
+            assert_eq!(
+                format!("{slow:?}"),
+                format!("{:?}", read_card_chunks_from_slice(cut))
+            );
+        }
+    }
+
+    #[test]
+    fn png_reader_starts_at_the_current_stream_position() {
+        let mut bytes = b"prefix".to_vec();
+        bytes.extend(png_of(&[text("ccv3", &b64("{}"))]));
+        let mut cur = Cursor::new(&bytes);
+        cur.seek(SeekFrom::Start(6)).unwrap();
+        assert_eq!(
+            read_card_chunks(cur, &Limits::default())
+                .unwrap()
+                .ccv3
+                .as_deref(),
+            Some("{}")
+        );
+    }
+
+    #[test]
+    fn png_write_then_read_round_trip() {
+        let card = "{\"spec\":\"chara_card_v3\",\"data\":{\"name\":\"Zoë 🌸\"}}";
+        let v2 = "{\"spec\":\"chara_card_v2\"}";
+        let asset = STANDARD.encode([0u8, 255, 7]).into_bytes();
+        let original = png_of(&[idat(), text("ccv3", b"old"), ztxt("chara", b"old")]);
+        let out = write_card_chunks(
+            &original,
+            &[
+                ("ccv3", &b64(card)),
+                ("chara", &b64(v2)),
+                ("chara-ext-asset_:0", &asset),
+            ],
+        )
+        .unwrap();
+        let c = read_card_chunks_from_slice(&out).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some(card));
+        assert_eq!(c.chara.as_deref(), Some(v2));
+        assert_eq!(c.assets, vec![("0".to_string(), vec![0u8, 255, 7])]);
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        // Writing again gives the same bytes.
+        let again = write_card_chunks(
+            &out,
+            &[
+                ("ccv3", &b64(card)),
+                ("chara", &b64(v2)),
+                ("chara-ext-asset_:0", &asset),
+            ],
+        )
+        .unwrap();
+        assert_eq!(again, out);
+        // Text chunks are placed right before IEND.
+        let kinds: Vec<String> = list_chunks(&out)
+            .unwrap()
+            .into_iter()
+            .map(|i| i.kind)
+            .collect();
+        assert_eq!(kinds, ["IHDR", "IDAT", "tEXt", "tEXt", "tEXt", "IEND"]);
+    }
+
+    #[test]
+    fn png_write_keeps_other_chunks_byte_identical_apng() {
+        let actl = chunk(b"acTL", &[0, 0, 0, 2, 0, 0, 0, 0]);
+        let fctl0 = chunk(b"fcTL", &[0u8; 26]);
+        let mut f1 = vec![0, 0, 0, 1];
+        f1.extend_from_slice(&[1u8; 26]);
+        let fctl1 = chunk(b"fcTL", &f1[..26]);
+        let fdat = chunk(b"fdAT", &[0, 0, 0, 2, 0x78, 0x9C, 0x63, 0, 0, 0, 1, 0, 1]);
+        let other_text = text("Software", b"hand-made");
+        let mut bad_crc = chunk(b"tIME", &[7, 230, 1, 2, 3, 4, 5]);
+        let n = bad_crc.len();
+        bad_crc[n - 1] ^= 1;
+        let kept = [actl, fctl0, idat(), other_text, fctl1, fdat, bad_crc];
+        let mut with_cards = vec![kept[0].clone(), text("chara", b"e30="), kept[1].clone()];
+        with_cards.extend([
+            kept[2].clone(),
+            itxt("ccv3", b"e30=", true),
+            kept[3].clone(),
+        ]);
+        with_cards.extend([ztxt("chara-ext-asset_:1", b"AA=="), kept[4].clone()]);
+        with_cards.extend([kept[5].clone(), kept[6].clone(), text("CHARA", b"e30=")]);
+        let mut input = png_of(&with_cards);
+        input.extend_from_slice(b"trailing bytes");
+        let out = write_card_chunks(&input, &[("ccv3", b"e30=")]).unwrap();
+        let mut expected = SIGNATURE.to_vec();
+        expected.extend(ihdr());
+        for k in &kept {
+            expected.extend_from_slice(k);
+        }
+        expected.extend(text("ccv3", b"e30="));
+        expected.extend(chunk(b"IEND", b""));
+        expected.extend_from_slice(b"trailing bytes");
+        assert_eq!(out, expected);
+        let mut streamed = Vec::new();
+        write_card_chunks_to(&input, &[("ccv3", b"e30=")], &mut streamed).unwrap();
+        assert_eq!(streamed, out);
+    }
+
+    #[test]
+    fn png_writer_validates_input_and_keywords() {
+        let no_iend = {
+            let mut v = SIGNATURE.to_vec();
+            v.extend(ihdr());
+            v
+        };
+        assert!(matches!(write_card_chunks(&no_iend, &[]),
+                Err(Error::Png { ref chunk, .. }) if chunk == "IEND"));
+        let png = png_of(&[]);
+        assert!(matches!(
+            write_card_chunks(&png, &[("", b"x")]),
+            Err(Error::Parameter(_))
+        ));
+        assert!(matches!(
+            write_card_chunks(&png, &[("a\0b", b"x")]),
+            Err(Error::Parameter(_))
+        ));
+        assert!(matches!(
+            write_card_chunks(&png, &[("ccv3", b"a\0")]),
+            Err(Error::Parameter(_))
+        ));
+        let long = "k".repeat(80);
+        assert!(matches!(
+            write_card_chunks(&png, &[(&long, b"x")]),
+            Err(Error::Parameter(_))
+        ));
+    }
+
+    #[test]
+    fn png_list_chunks_reports_types_offsets_and_crc() {
+        let mut bad = text("ccv3", b"e30=");
+        let n = bad.len();
+        bad[n - 2] ^= 1;
+        let png = png_of(&[idat(), bad]);
+        let list = list_chunks(&png).unwrap();
+        let kinds: Vec<&str> = list.iter().map(|i| i.kind.as_str()).collect();
+        assert_eq!(kinds, ["IHDR", "IDAT", "tEXt", "IEND"]);
+        assert_eq!(list[0].offset, 8);
+        assert_eq!(list[0].length, 13);
+        assert_eq!(list[1].offset, 33);
+        assert_eq!(list[2].keyword.as_deref(), Some("ccv3"));
+        let crc: Vec<bool> = list.iter().map(|i| i.crc_ok).collect();
+        assert_eq!(crc, [true, true, false, true]);
+    }
+
+    #[test]
+    fn png_plain_image_is_a_valid_400x600_png() {
+        let png = plain_image();
+        let decoder = png::Decoder::new(Cursor::new(&png));
+        let reader = decoder.read_info().unwrap();
+        assert_eq!((reader.info().width, reader.info().height), (400, 600));
+        assert!(list_chunks(&png).unwrap().iter().all(|i| i.crc_ok));
+        assert!(list_chunks(&FALLBACK_1X1).unwrap().iter().all(|i| i.crc_ok));
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        assert!(c.ccv3.is_none() && c.chara.is_none() && c.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn png_regression_corpus_never_panics() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/png/regressions");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            let _ = read_card_chunks_from_slice(&bytes);
+            let _ = read_card_chunks(OneByte(Cursor::new(&bytes)), &Limits::default());
+            let _ = list_chunks(&bytes);
+            let _ = write_card_chunks(&bytes, &[("ccv3", b"e30=")]);
+            n += 1;
+        }
+        assert!(n >= 5);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn png_random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = read_card_chunks_from_slice(&bytes);
+            let _ = list_chunks(&bytes);
+            let _ = write_card_chunks(&bytes, &[("ccv3", b"e30=")]);
+            let mut with_sig = SIGNATURE.to_vec();
+            with_sig.extend_from_slice(&bytes);
+            let _ = read_card_chunks_from_slice(&with_sig);
+            let _ = list_chunks(&with_sig);
+            let _ = write_card_chunks(&with_sig, &[]);
+        }
+
+        #[test]
+        fn png_mutated_card_png_never_panics(
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut png = png_of(&[
+                idat(),
+                ztxt("ccv3", &b64("{\"a\":1}")),
+                itxt("chara", &b64("{}"), true),
+                text("chara-ext-asset_:0", b"AAAA"),
+            ]);
+            for (at, byte) in edits {
+                let i = at.index(png.len());
+                png[i] = byte;
+            }
+            png.truncate(cut.index(png.len() + 1));
+            let _ = read_card_chunks_from_slice(&png);
+            let _ = read_card_chunks(OneByte(Cursor::new(&png)), &Limits::default());
+            let _ = list_chunks(&png);
+            if let Ok(out) = write_card_chunks(&png, &[("ccv3", b"e30=")]) {
+                let back = read_card_chunks_from_slice(&out).ok().and_then(|c| c.ccv3);
+                prop_assert_eq!(back.as_deref(), Some("{}"));
+            }
+        }
+    }
 }

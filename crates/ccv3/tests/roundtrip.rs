@@ -138,3 +138,148 @@ proptest! {
         let _ = ccv3::Card::from_json(v, &mut Vec::new());
     }
 }
+
+/// The card without asset URIs (which each container rewrites to its own scheme).
+///
+/// An absent `assets` is the spec's default list (one `ccdefault:` main icon), which is what a
+/// container holding the card's picture writes out.
+fn comparable(card: &ccv3::Card) -> Value {
+    let mut v = card.to_v3_json();
+    if v["data"].get("assets").is_none() {
+        let default: Vec<Value> = ccv3::Asset::default_list()
+            .iter()
+            .map(|a| a.to_json())
+            .collect();
+        v["data"]["assets"] = Value::Array(default);
+    }
+    if let Some(assets) = v["data"].get_mut("assets").and_then(Value::as_array_mut) {
+        for a in assets.iter_mut() {
+            if let Some(o) = a.as_object_mut() {
+                o.remove("uri");
+                o.remove("ext");
+            }
+        }
+    }
+    v
+}
+
+/// Every asset's bytes, in asset order (None for remote or default assets).
+fn asset_payloads(cf: &ccv3::CardFile) -> Vec<Option<Vec<u8>>> {
+    cf.card
+        .data
+        .assets
+        .iter()
+        .flatten()
+        .map(|a| ccv3::asset_bytes(&a.uri, &cf.files))
+        .collect()
+}
+
+fn card_of(doc: ccv3::Document) -> ccv3::CardFile {
+    match doc {
+        ccv3::Document::Card(cf) => cf,
+        ccv3::Document::Lorebook(_) => panic!("expected a card"),
+    }
+}
+
+#[test]
+fn roundtrip_corpus_cards_json_png_charx_json_keep_the_data() {
+    let dir = crate::util::corpus_dir();
+    let mut checked = 0;
+    for sub in ["json", "png", "charx", "webp"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        let mut paths: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            let Ok(ccv3::Document::Card(original)) = ccv3::read_file(&path) else {
+                continue;
+            };
+            let name = path.display().to_string();
+            let bytes = std::fs::read(&path).unwrap();
+            let start = card_of(ccv3::read_bytes(&bytes).unwrap());
+            // JSON -> PNG -> CHARX -> JSON
+            let json1 = ccv3::write_json(&start, ccv3::CardVersion::V3);
+            let a = card_of(ccv3::read_bytes(&json1).unwrap_or_else(|e| panic!("{name}: {e}")));
+            let png = ccv3::write_png(&a, None, ccv3::CardVersion::V3)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let b = card_of(ccv3::read_bytes(&png).unwrap_or_else(|e| panic!("{name}: {e}")));
+            let charx = ccv3::write_charx(&b).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let c = card_of(ccv3::read_bytes(&charx).unwrap_or_else(|e| panic!("{name}: {e}")));
+            let json2 = ccv3::write_json(&c, ccv3::CardVersion::V3);
+            let d = card_of(ccv3::read_bytes(&json2).unwrap());
+            let want = comparable(&original.card);
+            for (step, got) in [("json", &a), ("png", &b), ("charx", &c), ("json again", &d)] {
+                if let Some(diff) = first_difference(&want, &comparable(&got.card), "") {
+                    panic!("{name}: data changed after {step}: {diff}");
+                }
+            }
+            // Embedded asset bytes survive every container.
+            let before: Vec<_> = asset_payloads(&start).into_iter().flatten().collect();
+            let after: Vec<_> = asset_payloads(&d).into_iter().flatten().collect();
+            assert!(after.len() >= before.len(), "{name}: lost asset bytes");
+            for p in &before {
+                assert!(after.contains(p), "{name}: an asset's bytes changed");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "checked {checked} corpus cards");
+}
+
+#[test]
+fn roundtrip_png_rewrite_keeps_the_image_bytes() {
+    let path = crate::util::corpus_dir().join("png/st_default_Seraphina.png");
+    let bytes = std::fs::read(&path).unwrap();
+    let cf = card_of(ccv3::read_bytes(&bytes).unwrap());
+    let out = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let idat = |b: &[u8]| -> Vec<(String, u32)> {
+        ccv3::png::list_chunks(b)
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.kind == "IDAT" || c.kind == "IHDR")
+            .map(|c| (c.kind, c.length))
+            .collect()
+    };
+    assert_eq!(idat(&bytes), idat(&out));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// Sniffing and reading arbitrary bytes never panics.
+    #[test]
+    fn prop_read_bytes_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = ccv3::read_bytes(&bytes);
+    }
+}
+
+/// The first place two JSON values differ, as a path and the two values (shortened).
+fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                match y.get(k) {
+                    None => return Some(format!("{path}.{k} missing")),
+                    Some(w) => {
+                        if let Some(d) = first_difference(v, w, &format!("{path}.{k}")) {
+                            return Some(d);
+                        }
+                    }
+                }
+            }
+            y.keys()
+                .find(|k| !x.contains_key(*k))
+                .map(|k| format!("{path}.{k} added"))
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (v, w))| first_difference(v, w, &format!("{path}[{i}]"))),
+        _ if a == b => None,
+        _ => {
+            let short = |v: &Value| v.to_string().chars().take(120).collect::<String>();
+            Some(format!("{path}: {} != {}", short(a), short(b)))
+        }
+    }
+}

@@ -13,7 +13,7 @@ pub fn chunks(path: &Path) -> CmdResult {
             "{:<10}  {:<6}  {}  {}\n",
             c.offset,
             c.length,
-            c.chunk_type,
+            c.kind,
             if c.crc_ok { "ok" } else { "BAD" }
         ));
     }

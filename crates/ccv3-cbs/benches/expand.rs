@@ -1,0 +1,64 @@
+//! Measures expanding a generated ~100 KB template containing 1,000 mixed macros
+//! (names, pick/random/roll, variables, calc, reverse, comments, a block) with the standard
+//! registry; also the parse time of the same text on its own.
+
+use std::fmt::Write;
+
+use ccv3_cbs::{Context, Message, Mode, Role, Template, Timestamp, Variables};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+const MACROS: [&str; 10] = [
+    "{{char}}",
+    "{{user}}",
+    "{{pick::red,green,blue}}",
+    "{{random:one,two,three}}",
+    "{{roll::2d6}}",
+    "{{setvar::x::{{calc::1+2*3}}}}",
+    "{{getvar::x}}",
+    "{{reverse:{{user}} said hi}}",
+    "{{comment:hidden note}}",
+    "{{#if {{equal::{{getvar::x}}::7}}}}seven{{:else}}other{{/if}}",
+];
+
+fn template_text() -> String {
+    let filler = "The quick brown fox jumps over the lazy dog while the tavern sings. ";
+    let mut s = String::with_capacity(110_000);
+    for i in 0..1000 {
+        // ~100 bytes of text between macros.
+        let _ = write!(s, "{}{} ", filler, &filler[..(i % 30)]);
+        s.push_str(MACROS[i % MACROS.len()]);
+    }
+    s
+}
+
+fn bench(c: &mut Criterion) {
+    let text = template_text();
+    let ctx = Context::new()
+        .with_char_name("Seraphina")
+        .with_user_name("Bob")
+        .with_seed(42)
+        .with_now(Timestamp::utc(1_795_273_620))
+        .with_message(Message::new(Role::User, "Bob", "hello"));
+    let mut g = c.benchmark_group("cbs");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("parse_100k_1000_macros", |b| {
+        b.iter(|| Template::parse(std::hint::black_box(&text)))
+    });
+    let t = Template::parse(&text);
+    g.bench_function("expand_100k_1000_macros", |b| {
+        b.iter(|| {
+            let mut vars = Variables::new();
+            t.expand(&ctx, &mut vars, Mode::Prompt)
+        })
+    });
+    g.bench_function("parse_and_expand_100k_1000_macros", |b| {
+        b.iter(|| {
+            let mut vars = Variables::new();
+            Template::parse(std::hint::black_box(&text)).expand(&ctx, &mut vars, Mode::Prompt)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

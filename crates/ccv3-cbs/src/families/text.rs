@@ -1,0 +1,43 @@
+//! Text macros, [`crate::Family::Text`].
+//!
+//! | macro | result |
+//! |---|---|
+//! | `{{newline}}`, `{{br}}` | a newline |
+//! | `{{space}}`, `{{space::N}}` | one space, or `N` spaces (at most 1024) |
+//! | `{{trim}}` | removes the newlines just before and just after it (SillyTavern) |
+//! | `{{trim::A}}` | `A` without leading and trailing whitespace (RisuAI) |
+//! | `{{noop}}`, `{{blank}}`, `{{none}}` | empty |
+//!
+//! ```
+//! use ccv3_cbs::{expand, Context};
+//! let ctx = Context::new();
+//! assert_eq!(expand("a{{newline}}b{{br}}c", &ctx), "a\nb\nc");
+//! assert_eq!(expand("a{{space::3}}b{{space}}c", &ctx), "a   b c");
+//! assert_eq!(expand("a\n\n{{trim}}\n\nb", &ctx), "ab");
+//! assert_eq!(expand("[{{trim::  x  }}]", &ctx), "[x]");
+//! assert_eq!(expand("a{{noop}}{{blank}}{{none}}b", &ctx), "ab");
+//! ```
+
+use crate::parse::Style;
+use crate::registry::{Family, Registry};
+
+/// Adds the text macros.
+pub fn register(r: &mut Registry) {
+    let f = Family::Text;
+    r.register_all(f, &["newline", "br"], |_| Some("\n".to_owned()));
+    r.register_all(f, &["space"], |c| {
+        if c.args().is_empty() {
+            return Some(" ".to_owned());
+        }
+        let n: usize = c.raw().trim().parse().ok()?;
+        Some(" ".repeat(n.min(1024)))
+    });
+    r.register_all(f, &["trim"], |c| {
+        if c.style() == Style::Bare {
+            c.trim_surrounding_newlines();
+            return Some(String::new());
+        }
+        Some(c.raw().trim().to_owned())
+    });
+    r.register_all(f, &["noop", "blank", "none"], |_| Some(String::new()));
+}

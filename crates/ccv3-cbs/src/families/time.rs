@@ -1,0 +1,246 @@
+//! Time macros, [`crate::Family::Time`], read from the context's clock
+//! ([`crate::Context::now`]); without a clock they expand to an empty string.
+//!
+//! Formats follow SillyTavern (moment.js, English locale), in local time
+//! ([`crate::Timestamp::utc_offset_minutes`]):
+//!
+//! | macro | format | example |
+//! |---|---|---|
+//! | `{{time}}` | `h:mm AM` | `3:07 PM` |
+//! | `{{date}}` | `MMMM D, YYYY` | `November 21, 2026` |
+//! | `{{weekday}}` | `dddd` | `Saturday` |
+//! | `{{isotime}}` | `HH:mm` | `15:07` |
+//! | `{{isodate}}` | `YYYY-MM-DD` | `2026-11-21` |
+//! | `{{unixtime}}` | unix seconds | `1795273620` |
+//! | `{{idle_duration}}` | time since the last user message, humanised | `5 minutes` |
+//!
+//! `idle_duration` uses the last user message that has a time ([`crate::Message::time`]);
+//! with none it is `just now`. Humanising follows moment.js thresholds: under 45 s `a few
+//! seconds`, under 90 s `a minute`, under 45 min `N minutes`, under 90 min `an hour`, under
+//! 22 h `N hours`, under 36 h `a day`, under 26 days `N days`, under 45 days `a month`, under
+//! 320 days `N months`, under 548 days `a year`, else `N years`.
+//!
+//! ```
+//! use ccv3_cbs::{expand, Context, Message, Role, Timestamp};
+//! // 2026-11-21T15:07:00Z
+//! let ctx = Context::new()
+//!     .with_now(Timestamp::utc(1_795_273_620))
+//!     .with_message(Message::new(Role::User, "Bob", "hi").at(1_795_273_620 - 300));
+//! assert_eq!(expand("{{time}}", &ctx), "3:07 PM");
+//! assert_eq!(expand("{{date}}", &ctx), "November 21, 2026");
+//! assert_eq!(expand("{{weekday}}", &ctx), "Saturday");
+//! assert_eq!(expand("{{isotime}} {{isodate}}", &ctx), "15:07 2026-11-21");
+//! assert_eq!(expand("{{unixtime}}", &ctx), "1795273620");
+//! assert_eq!(expand("{{idle_duration}}", &ctx), "5 minutes");
+//! let east = Context::new().with_now(Timestamp::utc(1_795_273_620).with_offset(600));
+//! assert_eq!(expand("{{isodate}} {{isotime}}", &east), "2026-11-22 01:07");
+//! assert_eq!(expand("[{{time}}]", &Context::new()), "[]");
+//! ```
+
+use crate::context::{Role, Timestamp};
+use crate::expand::Call;
+use crate::registry::{Family, Registry};
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const WEEKDAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
+
+/// A broken-down local time.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Civil {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    pub weekday: usize,
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
+/// (the era-based algorithm published by Howard Hinnant, re-derived here).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+    let mp = (5 * doy + 2) / 153; // [0, 11]
+    let d = doy - (153 * mp + 2) / 5 + 1; // [1, 31]
+    let m = if mp < 10 { mp + 3 } else { mp - 9 }; // [1, 12]
+    (if m <= 2 { y + 1 } else { y }, m as u32, d as u32)
+}
+
+pub(crate) fn civil(ts: Timestamp) -> Civil {
+    let local = ts
+        .unix
+        .saturating_add(i64::from(ts.utc_offset_minutes).saturating_mul(60));
+    let days = local.div_euclid(86_400);
+    let secs = local.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    Civil {
+        year,
+        month,
+        day,
+        hour: (secs / 3600) as u32,
+        minute: (secs % 3600 / 60) as u32,
+        second: (secs % 60) as u32,
+        weekday: (days + 4).rem_euclid(7) as usize,
+    }
+}
+
+/// moment.js `humanize()` without suffix.
+pub(crate) fn humanize(seconds: i64) -> String {
+    let s = seconds.unsigned_abs() as f64;
+    let min = (s / 60.0).round();
+    let hours = (s / 3600.0).round();
+    let days = (s / 86_400.0).round();
+    let plural = |n: f64, unit: &str| format!("{} {unit}s", n as u64);
+    if s < 45.0 {
+        "a few seconds".to_owned()
+    } else if s < 90.0 {
+        "a minute".to_owned()
+    } else if min < 45.0 {
+        plural(min, "minute")
+    } else if min < 90.0 {
+        "an hour".to_owned()
+    } else if hours < 22.0 {
+        plural(hours, "hour")
+    } else if hours < 36.0 {
+        "a day".to_owned()
+    } else if days < 26.0 {
+        plural(days, "day")
+    } else if days < 45.0 {
+        "a month".to_owned()
+    } else if days < 320.0 {
+        plural((days / 30.4).round().max(2.0), "month")
+    } else if days < 548.0 {
+        "a year".to_owned()
+    } else {
+        plural((days / 365.25).round().max(2.0), "year")
+    }
+}
+
+fn with_clock(f: fn(Civil, Timestamp) -> String) -> impl Fn(&mut Call<'_, '_>) -> Option<String> {
+    move |c| {
+        Some(
+            c.context()
+                .now
+                .map(|ts| f(civil(ts), ts))
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// Adds the time macros.
+pub fn register(r: &mut Registry) {
+    let f = Family::Time;
+    r.register_all(
+        f,
+        &["time"],
+        with_clock(|t, _| {
+            let h12 = match t.hour % 12 {
+                0 => 12,
+                h => h,
+            };
+            let ampm = if t.hour < 12 { "AM" } else { "PM" };
+            format!("{h12}:{:02} {ampm}", t.minute)
+        }),
+    );
+    r.register_all(
+        f,
+        &["date"],
+        with_clock(|t, _| {
+            let month = MONTHS
+                .get((t.month as usize).saturating_sub(1))
+                .unwrap_or(&"");
+            format!("{month} {}, {}", t.day, t.year)
+        }),
+    );
+    r.register_all(
+        f,
+        &["weekday"],
+        with_clock(|t, _| WEEKDAYS.get(t.weekday).unwrap_or(&"").to_string()),
+    );
+    r.register_all(
+        f,
+        &["isotime"],
+        with_clock(|t, _| format!("{:02}:{:02}", t.hour, t.minute)),
+    );
+    r.register_all(
+        f,
+        &["isodate"],
+        with_clock(|t, _| format!("{:04}-{:02}-{:02}", t.year, t.month, t.day)),
+    );
+    r.register_all(f, &["unixtime"], with_clock(|_, ts| ts.unix.to_string()));
+    r.register_all(f, &["idleduration"], |c| {
+        let Some(now) = c.context().now else {
+            return Some(String::new());
+        };
+        let last = c
+            .context()
+            .messages
+            .iter()
+            .rev()
+            .filter(|m| m.role == Role::User)
+            .find_map(|m| m.time);
+        Some(match last {
+            Some(t) => humanize(now.unix.saturating_sub(t)),
+            None => "just now".to_owned(),
+        })
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_match_known_days() {
+        let c = civil(Timestamp::utc(0));
+        assert_eq!((c.year, c.month, c.day, c.weekday), (1970, 1, 1, 4));
+        let c = civil(Timestamp::utc(951_782_400)); // 2000-02-29
+        assert_eq!((c.year, c.month, c.day), (2000, 2, 29));
+        let c = civil(Timestamp::utc(-1)); // 1969-12-31T23:59:59
+        assert_eq!(
+            (c.year, c.month, c.day, c.hour, c.second),
+            (1969, 12, 31, 23, 59)
+        );
+        // Extremes must not overflow.
+        let _ = civil(Timestamp::utc(i64::MAX).with_offset(i32::MAX));
+        let _ = civil(Timestamp::utc(i64::MIN).with_offset(i32::MIN));
+    }
+
+    #[test]
+    fn humanize_follows_moment_thresholds() {
+        assert_eq!(humanize(10), "a few seconds");
+        assert_eq!(humanize(60), "a minute");
+        assert_eq!(humanize(300), "5 minutes");
+        assert_eq!(humanize(3600), "an hour");
+        assert_eq!(humanize(3 * 3600), "3 hours");
+        assert_eq!(humanize(86_400), "a day");
+        assert_eq!(humanize(3 * 86_400), "3 days");
+        assert_eq!(humanize(i64::MIN), humanize(i64::MIN));
+    }
+}

@@ -1,0 +1,196 @@
+//! The macro registry: normalised name to handler, grouped in families.
+//!
+//! A handler is a function of a [`Call`] returning `Some(text)` (the replacement) or `None`
+//! (the macro stays as text, with its arguments expanded). Names are normalised with
+//! [`normalize_name`] on registration and lookup. The block names `#if`, `#ifpure`, `#when`,
+//! `#each` and the `slot` macro are registered by the [`Family::Blocks`] family; without them
+//! blocks stay text.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use crate::expand::Call;
+use crate::families;
+use crate::parse::normalize_name;
+
+/// A macro implementation.
+pub type Handler = Arc<dyn Fn(&mut Call<'_, '_>) -> Option<String> + Send + Sync>;
+
+/// A group of macros that can be left out together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Family {
+    /// The CCv3 spec set: `char`, `user`, `random`, `pick`, `roll`, `//`, `hidden_key`,
+    /// `comment`, `reverse`, `<char>`, `<bot>`.
+    Spec,
+    /// V2's `original`.
+    Original,
+    /// Character fields: `description`, `personality`, `scenario`, `persona`, `mesExamples`.
+    Character,
+    /// Chat: `lastMessage`, `lastUserMessage`, `lastCharMessage`, `lastMessageId`, `firstMsgIndex`.
+    Chat,
+    /// Time: `time`, `date`, `weekday`, `isotime`, `isodate`, `idle_duration`, `unixtime`.
+    Time,
+    /// Text: `newline`/`br`, `space`, `trim`, `noop`/`blank`/`none`.
+    Text,
+    /// Variables: `setvar`, `getvar`, `addvar`, `incvar`, `decvar`, global and temp forms.
+    Variables,
+    /// Math and comparison: `calc`, `?`, `equal`, `not_equal`, `greater`, ..., `and`, `or`, `not`.
+    Math,
+    /// Blocks: `#if`, `#if_pure`, `#when`, `#each` and `slot`.
+    Blocks,
+    /// Dice: `dice` (the spec's `roll` already reads `XdY+Z`).
+    Dice,
+    /// Legacy markers: `<user>` (with `<char>`/`<bot>` from the spec set).
+    Legacy,
+    /// Macros added by the application with [`Registry::register`].
+    Custom,
+}
+
+impl Family {
+    /// All built-in families, in registration order.
+    pub const ALL: [Family; 11] = [
+        Family::Spec,
+        Family::Original,
+        Family::Character,
+        Family::Chat,
+        Family::Time,
+        Family::Text,
+        Family::Variables,
+        Family::Math,
+        Family::Blocks,
+        Family::Dice,
+        Family::Legacy,
+    ];
+}
+
+#[derive(Clone)]
+struct Entry {
+    family: Family,
+    handler: Handler,
+}
+
+/// Name to handler map used by the expander. `Registry::default()` is empty; most callers
+/// want [`Registry::standard`] (or the shared [`Registry::standard_ref`]).
+#[derive(Clone, Default)]
+pub struct Registry {
+    map: HashMap<String, Entry>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut names: Vec<&String> = self.map.keys().collect();
+        names.sort();
+        f.debug_struct("Registry").field("names", &names).finish()
+    }
+}
+
+impl Registry {
+    /// A registry with no macros at all (everything stays text).
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Only the CCv3 spec set ([`Family::Spec`]).
+    pub fn spec_only() -> Self {
+        let mut r = Self::empty();
+        r.add_family(Family::Spec);
+        r
+    }
+
+    /// Every built-in family ([`Family::ALL`]).
+    pub fn standard() -> Self {
+        let mut r = Self::empty();
+        for f in Family::ALL {
+            r.add_family(f);
+        }
+        r
+    }
+
+    /// A shared [`Registry::standard`], built once.
+    pub fn standard_ref() -> &'static Registry {
+        static STANDARD: OnceLock<Registry> = OnceLock::new();
+        STANDARD.get_or_init(Registry::standard)
+    }
+
+    /// Adds (or re-adds) every macro of a built-in family.
+    pub fn add_family(&mut self, family: Family) {
+        match family {
+            Family::Spec => families::spec::register(self),
+            Family::Original => families::original::register(self),
+            Family::Character => families::character::register(self),
+            Family::Chat => families::chat::register(self),
+            Family::Time => families::time::register(self),
+            Family::Text => families::text::register(self),
+            Family::Variables => families::variables::register(self),
+            Family::Math => families::math::register(self),
+            Family::Blocks => families::blocks::register(self),
+            Family::Dice => families::dice::register(self),
+            Family::Legacy => families::legacy::register(self),
+            Family::Custom => {}
+        }
+    }
+
+    /// Removes every macro registered under `family`.
+    pub fn remove_family(&mut self, family: Family) {
+        self.map.retain(|_, e| e.family != family);
+    }
+
+    /// Registers an application macro ([`Family::Custom`]); replaces a macro of the same name.
+    ///
+    /// ```
+    /// use ccv3_cbs::{Context, Limits, Mode, Registry, Template, Variables};
+    /// let mut reg = Registry::standard();
+    /// reg.register("shout", |call| Some(call.raw().to_uppercase()));
+    /// let t = Template::parse("{{shout::hey {{user}}}}");
+    /// let ctx = Context::new().with_user_name("Bob");
+    /// let out = t.expand_with(&reg, &Limits::default(), &ctx, &mut Variables::new(), Mode::Prompt);
+    /// assert_eq!(out.text, "HEY BOB");
+    /// ```
+    pub fn register<F>(&mut self, name: &str, handler: F)
+    where
+        F: Fn(&mut Call<'_, '_>) -> Option<String> + Send + Sync + 'static,
+    {
+        self.register_in(Family::Custom, name, Arc::new(handler));
+    }
+
+    /// Registers a handler under a family.
+    pub fn register_in(&mut self, family: Family, name: &str, handler: Handler) {
+        self.map
+            .insert(normalize_name(name), Entry { family, handler });
+    }
+
+    /// Registers one handler under several names.
+    pub(crate) fn register_all<F>(&mut self, family: Family, names: &[&str], handler: F)
+    where
+        F: Fn(&mut Call<'_, '_>) -> Option<String> + Send + Sync + 'static,
+    {
+        let h: Handler = Arc::new(handler);
+        for n in names {
+            self.register_in(family, n, Arc::clone(&h));
+        }
+    }
+
+    /// Removes one macro by name; returns whether it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        self.map.remove(&normalize_name(name)).is_some()
+    }
+
+    /// `true` if a macro of this name is registered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.map.contains_key(&normalize_name(name))
+    }
+
+    /// The handler of an already normalised name.
+    pub(crate) fn get(&self, normalized: &str) -> Option<&Handler> {
+        self.map.get(normalized).map(|e| &e.handler)
+    }
+
+    /// Registered (normalised) names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.map.keys().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+}

@@ -1,0 +1,183 @@
+//! The `ccv3` command's contract: names, outputs and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example(name: &str) -> PathBuf {
+    root().join("examples").join(name)
+}
+
+fn corpus(rel: &str) -> PathBuf {
+    root().join("../shared/corpus").join(rel)
+}
+
+fn ccv3(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccv3"));
+    for a in args {
+        cmd.arg(a);
+    }
+    cmd.output().expect("run ccv3")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn cli_inspect_summarises_the_example_card() {
+    let o = ccv3(&[&"inspect", &example("ember.json")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in [
+        "Ember Vale",
+        "container:   JSON",
+        "lorebook:    5 entries",
+        "greetings:",
+        "assets:",
+        "diagnostics:",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+}
+
+#[test]
+fn cli_inspect_json_prints_one_v3_object_with_text_as_stored() {
+    let o = ccv3(&[&"inspect", &example("ember.json"), &"--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    assert_eq!(v["spec"], "chara_card_v3");
+    assert_eq!(v["spec_version"], "3.0");
+    let input: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(example("ember.json")).unwrap()).unwrap();
+    assert_eq!(v, input, "every field exactly as stored");
+}
+
+#[test]
+fn cli_inspect_json_of_a_v2_card_is_v3_with_unknown_fields_kept() {
+    let o = ccv3(&[
+        &"inspect",
+        &corpus("json/ca_e2e_test-ccv2-amanda.json"),
+        &"--json",
+    ]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["spec"], "chara_card_v3");
+    assert!(v["data"]["extensions"].get("visual_description").is_some());
+    assert_eq!(v["data"]["group_only_greetings"], serde_json::json!([]));
+}
+
+#[test]
+fn cli_failure_is_one_line_naming_the_file_with_exit_2() {
+    let missing = root().join("no/such/card.png");
+    let o = ccv3(&[&"inspect", &missing]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("no/such/card.png"), "{err}");
+}
+
+#[test]
+fn cli_validate_exit_codes_and_json_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    std::fs::copy(example("ember.json"), &good).unwrap();
+    let o = ccv3(&[&"validate", &good, &"--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.is_array());
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#,
+    )
+    .unwrap();
+    let o = ccv3(&[&"validate", &bad, &"--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let first = &v[0];
+    for k in ["file", "severity", "code", "path", "message"] {
+        assert!(first.get(k).is_some(), "{k} in {first}");
+    }
+
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{ not json").unwrap();
+    let o = ccv3(&[&"validate", &dir.path()]);
+    assert_eq!(o.status.code(), Some(2), "an unreadable file gives 2");
+    assert!(stdout(&o).contains("3 files"), "{}", stdout(&o));
+}
+
+#[test]
+fn cli_convert_failure_leaves_no_partial_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{ nope").unwrap();
+    let o = ccv3(&[&"convert", &bad, &out]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary files left"
+    );
+}
+
+#[test]
+fn cli_convert_to_v2_json_backfills() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("v2.json");
+    let o = ccv3(&[&"convert", &example("ember.json"), &out, &"--to", &"v2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["spec"], "chara_card_v2");
+    let content = v["data"]["character_book"]["entries"][1]["content"]
+        .as_str()
+        .unwrap();
+    assert!(!content.contains("@@"), "decorators removed: {content}");
+}
+
+#[test]
+fn cli_convert_unknown_extension_names_the_output() {
+    let o = ccv3(&[&"convert", &example("ember.json"), &"out.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("out.txt"));
+}
+
+#[test]
+fn cli_extract_then_pack_round_trips_a_charx() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("x");
+    let src = corpus("charx/risutoki_night_veil_v2_ko.charx");
+    let o = ccv3(&[&"extract", &src, &folder]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(folder.join("card.json").exists());
+    assert!(folder.join("module.risum").exists());
+    let out = dir.path().join("back.charx");
+    let o = ccv3(&[&"pack", &folder, &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = ccv3(&[&"inspect", &src, &"--json"]);
+    let b = ccv3(&[&"inspect", &out, &"--json"]);
+    assert_eq!(stdout(&a), stdout(&b), "same card after extract + pack");
+}
+
+#[test]
+fn cli_extract_refuses_a_non_empty_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
+    let o = ccv3(&[
+        &"extract",
+        &corpus("charx/ca_fixture_baseline_v3_small.charx"),
+        &dir.path(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(Path::new(&dir.path().join("keep.txt")).exists());
+}

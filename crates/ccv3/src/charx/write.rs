@@ -1,0 +1,160 @@
+//! Writing: `card.json` first, then the files, deterministic bytes.
+
+use std::collections::HashSet;
+use std::io::{Cursor, Seek, Write};
+
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, DateTime, ZipWriter};
+
+use super::paths::path_problem;
+use super::{CharxFile, CARD_JSON};
+use crate::{Error, Result};
+
+/// Extensions of formats that are already compressed: stored, not deflated again.
+const STORED_EXTS: &[&str] = &[
+    "png",
+    "apng",
+    "jpg",
+    "jpeg",
+    "jfif",
+    "webp",
+    "gif",
+    "avif",
+    "heic",
+    "heif",
+    "jxl",
+    "mp3",
+    "ogg",
+    "oga",
+    "opus",
+    "m4a",
+    "aac",
+    "flac",
+    "weba",
+    "mp4",
+    "m4v",
+    "webm",
+    "mov",
+    "mkv",
+    "avi",
+    "ogv",
+    "zip",
+    "charx",
+    "risum",
+    "gz",
+    "7z",
+    "rar",
+    "xz",
+    "zst",
+    "br",
+    "woff",
+    "woff2",
+    "glb",
+    "vrm",
+    "safetensors",
+    "gguf",
+    "ckpt",
+    "onnx",
+    "pt",
+    "pth",
+];
+
+fn method_for(path: &str) -> CompressionMethod {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    if STORED_EXTS.contains(&ext.as_str()) {
+        CompressionMethod::Stored
+    } else {
+        CompressionMethod::Deflated
+    }
+}
+
+fn zip_err(entry: &str, err: zip::result::ZipError) -> Error {
+    match err {
+        zip::result::ZipError::Io(e) => Error::Io(e),
+        other => Error::Charx {
+            entry: entry.to_string(),
+            problem: other.to_string(),
+        },
+    }
+}
+
+/// Writes a CHARX: `card.json` first, then `files` in the order given.
+///
+/// Text-like files are deflated; already-compressed media (png, jpg, webp, mp3, mp4, zip, ...)
+/// are stored. Every entry gets the timestamp 1980-01-01 00:00 and Unix mode 0644, so the same
+/// input always gives the same bytes. Entries over 4 GiB use zip64.
+///
+/// # Errors
+///
+/// [`Error::Charx`] naming the path when a path is unsafe (see the module's safety rules), is
+/// a directory (ends in `/`), is `card.json`, or appears twice; [`Error::Io`] when writing fails.
+///
+/// # Example
+///
+/// ```
+/// use ccv3::charx::{write_charx, CharxFile};
+/// let mut out = std::io::Cursor::new(Vec::new());
+/// write_charx(&mut out, b"{}", &[CharxFile { path: "module.risum".into(), data: vec![1, 2] }])?;
+/// assert!(out.get_ref().starts_with(b"PK\x03\x04"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_charx<W: Write + Seek>(w: W, card_json: &[u8], files: &[CharxFile]) -> Result<()> {
+    let mut seen = HashSet::with_capacity(files.len() + 1);
+    seen.insert(CARD_JSON);
+    for f in files {
+        let bad = |problem: String| Error::Charx {
+            entry: f.path.clone(),
+            problem,
+        };
+        if let Some(problem) = path_problem(&f.path) {
+            return Err(bad(problem));
+        }
+        if f.path.ends_with('/') {
+            return Err(bad("a file path cannot end in '/'".into()));
+        }
+        if f.path == CARD_JSON {
+            return Err(bad(
+                "card.json is written from the card, not from the file list".into(),
+            ));
+        }
+        if !seen.insert(f.path.as_str()) {
+            return Err(bad("path appears twice in the file list".into()));
+        }
+    }
+    let base = SimpleFileOptions::default()
+        .last_modified_time(DateTime::DEFAULT)
+        .unix_permissions(0o644)
+        .system(zip::System::Unix);
+    let mut zip = ZipWriter::new(w);
+    let entries = std::iter::once((CARD_JSON, card_json))
+        .chain(files.iter().map(|f| (f.path.as_str(), f.data.as_slice())));
+    for (path, data) in entries {
+        let method = method_for(path);
+        let mut options = base
+            .compression_method(method)
+            .large_file(data.len() as u64 >= 0xFFFF_FFFF);
+        if method == CompressionMethod::Deflated {
+            options = options.compression_level(Some(6));
+        }
+        zip.start_file(path, options)
+            .map_err(|e| zip_err(path, e))?;
+        zip.write_all(data)?;
+    }
+    zip.finish().map_err(|e| zip_err("", e))?;
+    Ok(())
+}
+
+/// Writes a CHARX into a new `Vec`; see [`write_charx`].
+///
+/// # Errors
+///
+/// As [`write_charx`].
+pub fn write_charx_to_vec(card_json: &[u8], files: &[CharxFile]) -> Result<Vec<u8>> {
+    let mut out = Cursor::new(Vec::new());
+    write_charx(&mut out, card_json, files)?;
+    Ok(out.into_inner())
+}
