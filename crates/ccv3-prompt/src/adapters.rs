@@ -1,9 +1,7 @@
 //! Adapters from the other ccv3 crates' types to this crate's inputs.
 //!
-//! - `CbsExpander` (cargo feature `cbs`): an [`Expander`](crate::Expander) over the full CBS
-//!   engine of `ccv3-cbs`, with its variables kept across the prompt's texts. Behind a feature only
-//!   while `ccv3-cbs` lives on another branch; the feature is to be made default (or the gate
-//!   removed) once it is merged.
+//! - [`CbsExpander`]: an [`Expander`](crate::Expander) over the full CBS engine of `ccv3-cbs`,
+//!   with its variables kept across the prompt's texts.
 //! - [`insert_from_decorators`] and [`decorator_facts`]: the pieces of a lorebook activation that
 //!   prompt assembly needs, from decorator values or straight from an entry's content.
 //!
@@ -18,7 +16,6 @@
 use crate::chat::Role;
 use crate::lore::{InsertPosition, LoreInsert, UiPrompt};
 
-#[cfg(feature = "cbs")]
 pub use cbs::CbsExpander;
 
 /// The decorator facts of an entry that prompt assembly uses.
@@ -126,7 +123,6 @@ pub fn ui_prompts<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<UiPrompt
     values.into_iter().filter_map(UiPrompt::parse).collect()
 }
 
-#[cfg(feature = "cbs")]
 mod cbs {
     use crate::chat::{ChatMessage, Role};
     use crate::expand::{ExpandContext, Expander};

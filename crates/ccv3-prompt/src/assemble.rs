@@ -63,8 +63,9 @@
 //!
 //! The system prompt, description, personality, scenario, post-history instructions and the kept
 //! newest messages are never cut: when they alone exceed the maximum, the prompt is returned with
-//! [`Assembled::overflow`] set. The count is the sum of each part's own count: message framing
-//! (role tokens, instruct prefixes) and the separators added when parts are merged are not counted.
+//! [`Assembled::overflow`] set. The count is the sum of each part's own count plus
+//! [`PromptOptions::part_overhead`] per part; the separators added when parts are merged are not
+//! counted.
 
 use crate::chat::{ChatMessage, Role};
 use crate::error::Error;
@@ -128,6 +129,10 @@ pub struct PromptOptions {
     pub authors_note: Option<String>,
     /// The author's note depth (default 4, as in SillyTavern).
     pub authors_note_depth: u32,
+    /// Tokens added to each part's count for its framing (role tokens, instruct prefixes), e.g. 4
+    /// for OpenAI chat messages (default 0). Counted per part, so parts merged into one message
+    /// are over-counted, which errs on the safe side when fitting.
+    pub part_overhead: usize,
     /// Whether macros in lorebook contents are expanded (default on; turn off when the lorebook
     /// engine returns expanded text).
     pub expand_lore: bool,
@@ -153,6 +158,7 @@ impl Default for PromptOptions {
             example_header: DEFAULT_EXAMPLE_HEADER.into(),
             authors_note: None,
             authors_note_depth: 4,
+            part_overhead: 0,
             expand_lore: true,
         }
     }
@@ -408,7 +414,9 @@ pub fn assemble(
         char_name: &char_name,
         user_name,
         expand_lore: opts.expand_lore,
+        overhead: opts.part_overhead,
     };
+    let overhead = opts.part_overhead;
 
     // Lorebook entries by slot, each list sorted by ascending order (stable).
     let prefill_on = opts.prefill;
@@ -535,7 +543,7 @@ pub fn assemble(
                     } else {
                         format!("{}\n{}", opts.example_header, text)
                     };
-                    let tokens = counter.count(&content);
+                    let tokens = counter.count(&content).saturating_add(overhead);
                     b.units.push(Unit::new(
                         Part {
                             slot,
@@ -560,7 +568,7 @@ pub fn assemble(
                     if let Some(g) = greeting {
                         let text = trimmed(b.expand(g, None, slot));
                         if !text.is_empty() {
-                            let tokens = counter.count(&text);
+                            let tokens = counter.count(&text).saturating_add(overhead);
                             let mut u = Unit::new(
                                 Part {
                                     slot,
@@ -583,7 +591,7 @@ pub fn assemble(
                 }
                 for (i, m) in chat.iter().enumerate() {
                     // Text, name and label are filled in only for kept or cut messages.
-                    let tokens = counter.count(&m.content);
+                    let tokens = counter.count(&m.content).saturating_add(overhead);
                     let mut u = Unit::new(
                         Part {
                             slot,
@@ -801,6 +809,7 @@ struct Builder<'a> {
     char_name: &'a str,
     user_name: &'a str,
     expand_lore: bool,
+    overhead: usize,
 }
 
 impl Builder<'_> {
@@ -839,7 +848,7 @@ impl Builder<'_> {
         if text.is_empty() {
             return None;
         }
-        let tokens = self.counter.count(&text);
+        let tokens = self.counter.count(&text).saturating_add(self.overhead);
         self.units.push(Unit::new(
             Part {
                 slot,
@@ -867,7 +876,7 @@ impl Builder<'_> {
         if content.is_empty() {
             return None;
         }
-        let tokens = self.counter.count(&content);
+        let tokens = self.counter.count(&content).saturating_add(self.overhead);
         let role = match (&entry.position, slot) {
             (InsertPosition::Depth { role, .. }, Slot::Prefill) => *role,
             _ => Role::System,

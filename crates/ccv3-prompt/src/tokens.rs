@@ -1,19 +1,13 @@
-//! Token counting for prompt parts, through [`ccv3_tokens::Tokenizer`], with counts cached per text.
+//! Token counting for prompt parts: any [`ccv3_tokens::Tokenizer`], with counts cached per text
+//! by [`ccv3_tokens::CachedTokenizer`].
 
-use ccv3_tokens::Tokenizer;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use ccv3_tokens::{CachedTokenizer, Tokenizer};
+use std::sync::Arc;
 
-/// Most texts kept in the cache before it is emptied.
-pub const CACHE_ENTRIES: usize = 65_536;
-/// Most bytes of text kept in the cache before it is emptied (64 MiB).
-pub const CACHE_BYTES: usize = 64 * 1024 * 1024;
-
-/// A tokenizer with a cache of counts keyed by text.
+/// A tokenizer with a cache of counts per text (bounded; see [`ccv3_tokens::CachedTokenizer`]).
 ///
 /// Reuse one counter across prompts of the same chat: the card texts and the older messages are
-/// then counted once. The cache is bounded ([`CACHE_ENTRIES`], [`CACHE_BYTES`]) and emptied when
-/// full. Safe to share between threads.
+/// then counted once. Safe to share between threads.
 ///
 /// ```
 /// use ccv3_prompt::TokenCounter;
@@ -22,20 +16,13 @@ pub const CACHE_BYTES: usize = 64 * 1024 * 1024;
 /// assert_eq!(counter.cached(), 1);
 /// ```
 pub struct TokenCounter {
-    tokenizer: Arc<dyn Tokenizer>,
-    cache: Mutex<Cache>,
-}
-
-#[derive(Default)]
-struct Cache {
-    counts: HashMap<String, usize>,
-    bytes: usize,
+    cache: CachedTokenizer<Arc<dyn Tokenizer>>,
 }
 
 impl std::fmt::Debug for TokenCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TokenCounter")
-            .field("tokenizer", &self.tokenizer.name())
+            .field("tokenizer", &self.name())
             .field("cached", &self.cached())
             .finish()
     }
@@ -47,45 +34,26 @@ impl TokenCounter {
         Self::from_arc(Arc::new(tokenizer))
     }
 
-    /// A counter over a shared tokenizer (what `ccv3_tokens::load` returns).
+    /// A counter over a shared tokenizer (what [`ccv3_tokens::load`] returns).
     pub fn from_arc(tokenizer: Arc<dyn Tokenizer>) -> Self {
         TokenCounter {
-            tokenizer,
-            cache: Mutex::new(Cache::default()),
+            cache: CachedTokenizer::new(tokenizer),
         }
     }
 
     /// The tokenizer's name.
     pub fn name(&self) -> &str {
-        self.tokenizer.name()
+        self.cache.inner().name()
     }
 
     /// The token count of `text` (0 for the empty text), from the cache when possible.
     pub fn count(&self, text: &str) -> usize {
-        if text.is_empty() {
-            return 0;
-        }
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&n) = cache.counts.get(text) {
-            return n;
-        }
-        let n = self.tokenizer.count(text);
-        if text.len() <= CACHE_BYTES {
-            if cache.counts.len() >= CACHE_ENTRIES
-                || cache.bytes.saturating_add(text.len()) > CACHE_BYTES
-            {
-                cache.counts.clear();
-                cache.bytes = 0;
-            }
-            cache.bytes = cache.bytes.saturating_add(text.len());
-            cache.counts.insert(text.to_string(), n);
-        }
-        n
+        self.cache.count(text)
     }
 
-    /// How many texts are cached.
+    /// How many counts are cached.
     pub fn cached(&self) -> usize {
-        self.cache.lock().map(|c| c.counts.len()).unwrap_or(0)
+        self.cache.len()
     }
 }
 
@@ -124,5 +92,14 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(c.count(""), 0);
         assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(c.name(), "counting");
+    }
+
+    #[test]
+    fn tokens_real_tokenizer_through_the_counter() {
+        let tok = ccv3_tokens::load(&"o200k".parse().unwrap()).unwrap();
+        let c = TokenCounter::from_arc(tok);
+        assert_eq!(c.count("hello world"), 2);
+        assert_eq!(c.name(), "o200k_base");
     }
 }

@@ -618,3 +618,25 @@ fn prompt_token_counts_are_cached_across_prompts() {
     assert_eq!(c.cached(), n);
     assert!(n > 0);
 }
+
+#[test]
+fn prompt_part_overhead_counts_per_part() {
+    let o = PromptOptions {
+        part_overhead: 3,
+        ..history_opts()
+    };
+    let a = run(&card(), &chat3(), &[], &o);
+    assert_eq!(a.tokens, 3 * (2 + 3));
+}
+
+#[test]
+fn prompt_parts_other_than_messages_are_trimmed() {
+    let mut c = card();
+    c.description = "  DESC \n".into();
+    c.first_mes = "\nGREET  ".into();
+    let lore = [LoreInsert::new("l", " \n ", InsertPosition::AfterChar)];
+    let a = run(&c, &[ChatMessage::user(" keep me ")], &lore, &opts());
+    let t = contents(&a);
+    assert!(t.contains(&"DESC") && t.contains(&"GREET") && t.contains(&" keep me "));
+    assert!(a.lore.is_empty());
+}
