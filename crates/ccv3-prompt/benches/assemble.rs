@@ -1,8 +1,9 @@
 //! Measures prompt assembly: a card, 200 activated lorebook inserts (what a scan of a 10,000-entry
 //! book typically lets through the budget, spread over every position), and a 500-message chat,
 //! fitted to an 8,000-token context with the estimate tokenizer. `cold` builds a new token counter
-//! per prompt (every text counted); `warm` reuses one (the next turn of the same chat); `render`
-//! adds the messages and ChatML text.
+//! per prompt (every text counted); `warm` reuses one (the next turn of the same chat);
+//! `warm_cbs` expands with the full CBS engine instead of the simple expander; `warm_and_render`
+//! adds the `--json` document and the ChatML text; the `*_only` runs time one renderer alone.
 
 use ccv3_prompt::*;
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -83,6 +84,12 @@ fn bench(c: &mut Criterion) {
     g.bench_function("warm", |b| {
         b.iter(|| {
             black_box(assemble(&card, &chat, &lore, &opts, &mut SimpleExpander, &counter).ok())
+        })
+    });
+    g.bench_function("warm_cbs", |b| {
+        b.iter(|| {
+            let mut ex = adapters::CbsExpander::new(&card, &chat, &opts);
+            black_box(assemble(&card, &chat, &lore, &opts, &mut ex, &counter).ok())
         })
     });
     let chatml = InstructTemplate::chatml();
