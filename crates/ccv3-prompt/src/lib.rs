@@ -3,10 +3,10 @@
 //!
 //! # Tour
 //!
-//! - [`assemble`] builds an [`Assembled`] prompt: ordered [`Part`]s, each with its slot, role and
-//!   token count, plus the lorebook entries used and what was [`Cut`]. The [`assemble`] module docs
+//! - [`assemble()`] builds an [`Assembled`] prompt: ordered [`Part`]s, each with its slot, role and
+//!   token count, plus the lorebook entries used and what was [`Cut`]. The [`assemble` module](mod@assemble) docs
 //!   state the rules (order, greeting, depth insertions, UI prompts, fitting).
-//! - [`Template`] orders the slots (JSON: an array of slot names); see [`template`](crate::template).
+//! - [`Template`] orders the slots (JSON: an array of slot names); see [`template`].
 //! - [`LoreInsert`] is one active lorebook entry with its [`InsertPosition`]; the lorebook engine's
 //!   output is converted to these.
 //! - [`Expander`] expands macros; [`SimpleExpander`] knows `{{char}}`, `{{user}}` and
