@@ -1,0 +1,247 @@
+//! Adapters from the other ccv3 crates' types to this crate's inputs.
+//!
+//! - [`CbsExpander`]: an [`Expander`](crate::Expander) over the full CBS engine of `ccv3-cbs`,
+//!   with its variables kept across the prompt's texts.
+//! - [`insert_from_decorators`] and [`decorator_facts`]: the pieces of a lorebook activation that
+//!   prompt assembly needs, from decorator values or straight from an entry's content.
+//!
+//! TODO(merge): `inserts_from_activations`, turning `ccv3_lore::Activation`s into
+//! [`LoreInsert`]s. Its shape, once the lorebook engine is on main: for each activation, `position`
+//! `AtDepth` + `depth` + `role` → [`InsertPosition::Depth`] (role default system), `Named(v)` →
+//! [`InsertPosition::from_position_value`] (`pt_*` and outlets have no slot here and fall back to
+//! `after_char`), the other positions one to one; `order` as is; `label` = `book/name`; and
+//! `priority`, `ignore_on_max_context` and `disable_ui_prompt` from [`decorator_facts`] of the
+//! entry's original content (the activation carries only the content without decorators).
+
+use crate::chat::Role;
+use crate::lore::{InsertPosition, LoreInsert, UiPrompt};
+
+pub use cbs::CbsExpander;
+
+/// The decorator facts of an entry that prompt assembly uses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DecoratorFacts {
+    /// `@@priority N` (the first valid one).
+    pub priority: Option<f64>,
+    /// `@@ignore_on_max_context` is present.
+    pub ignore_on_max_context: bool,
+    /// `@@disable_ui_prompt` values this crate knows.
+    pub disable_ui_prompt: Vec<UiPrompt>,
+}
+
+/// Reads `@@priority`, `@@ignore_on_max_context` and `@@disable_ui_prompt` from the decorator
+/// lines at the top of an entry's `content` (see `ccv3::decorator::split`). Only `@@` lines are
+/// read: `@@@` fallbacks stand in for decorators an application does not know, and this crate
+/// knows these three.
+///
+/// ```
+/// let f = ccv3_prompt::adapters::decorator_facts(
+///     "@@priority 5\n@@ignore_on_max_context\n@@disable_ui_prompt system_prompt\nText");
+/// assert_eq!(f.priority, Some(5.0));
+/// assert!(f.ignore_on_max_context);
+/// assert_eq!(f.disable_ui_prompt, [ccv3_prompt::UiPrompt::SystemPrompt]);
+/// ```
+pub fn decorator_facts(content: &str) -> DecoratorFacts {
+    let mut facts = DecoratorFacts::default();
+    for line in ccv3::decorator::split(content).header.lines() {
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("@@") else {
+            continue;
+        };
+        if rest.starts_with('@') {
+            continue;
+        }
+        let (name, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let value = value.trim();
+        match name {
+            "priority" if facts.priority.is_none() => {
+                facts.priority = value.parse::<f64>().ok().filter(|p| p.is_finite());
+            }
+            "ignore_on_max_context" => facts.ignore_on_max_context = true,
+            "disable_ui_prompt" => {
+                if let Some(p) = UiPrompt::parse(value) {
+                    if !facts.disable_ui_prompt.contains(&p) {
+                        facts.disable_ui_prompt.push(p);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    facts
+}
+
+/// Converts the decorator facts of one lorebook entry into a [`LoreInsert`], following SPEC_V3:
+/// `@@position` (when recognised) wins over `@@depth`, which wins over `@@reverse_depth`, which wins
+/// over the V2 `position` field (`before_char`; anything else is `after_char`). A negative depth
+/// counts as 0 ("after the most recent message"). `role` defaults to system.
+///
+/// ```
+/// use ccv3_prompt::{adapters::insert_from_decorators, InsertPosition, Role};
+/// let i = insert_from_decorators("lore", "text", None, Some(-2), None, Some("assistant"), None, 10.0);
+/// assert_eq!(i.position, InsertPosition::Depth { depth: 0, role: Role::Assistant });
+/// let i = insert_from_decorators("lore", "text", Some("after_desc"), Some(3), None, None, None, 10.0);
+/// assert_eq!(i.position, InsertPosition::AfterDesc);
+/// ```
+#[allow(clippy::too_many_arguments)]
+pub fn insert_from_decorators(
+    label: &str,
+    content: &str,
+    position_decorator: Option<&str>,
+    depth: Option<i64>,
+    reverse_depth: Option<i64>,
+    role: Option<&str>,
+    v2_position: Option<&str>,
+    order: f64,
+) -> LoreInsert {
+    let role = role.and_then(Role::parse).unwrap_or(Role::System);
+    let clamp = |d: i64| u32::try_from(d.max(0)).unwrap_or(u32::MAX);
+    let position = match (
+        position_decorator.and_then(InsertPosition::from_position_value),
+        depth,
+        reverse_depth,
+    ) {
+        (Some(p), _, _) => p,
+        (None, Some(d), _) => InsertPosition::Depth {
+            depth: clamp(d),
+            role,
+        },
+        (None, None, Some(d)) => InsertPosition::ReverseDepth {
+            depth: clamp(d),
+            role,
+        },
+        (None, None, None) => match v2_position.map(str::trim) {
+            Some("before_char") => InsertPosition::BeforeChar,
+            _ => InsertPosition::AfterChar,
+        },
+    };
+    LoreInsert::new(label, content, position).with_order(order)
+}
+
+/// Reads `@@disable_ui_prompt` values, keeping the ones this crate knows.
+pub fn ui_prompts<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<UiPrompt> {
+    values.into_iter().filter_map(UiPrompt::parse).collect()
+}
+
+mod cbs {
+    use crate::chat::{ChatMessage, Role};
+    use crate::expand::{ExpandContext, Expander};
+    use crate::PromptOptions;
+    use ccv3::CardData;
+    use ccv3_cbs::{Context, Message, Mode, Registry, Template, Variables, Warning};
+
+    /// An [`Expander`] over the CBS engine (`ccv3_cbs`): every macro of the standard registry,
+    /// variables carried from one text to the next in prompt order, warnings collected.
+    ///
+    /// The context holds the card's fields, the chat (oldest first; assistant messages named
+    /// after the character, user messages after the user unless the message has a name), the
+    /// seed and the greeting index from the options. The clock is unset (time macros expand to
+    /// nothing) until [`CbsExpander::context`] gets one (`context.now = Some(..)`).
+    pub struct CbsExpander {
+        /// What the macros read; `original` is set for each text.
+        pub context: Context,
+        /// Chat and global variables (load them from `--state`, save them afterwards).
+        pub variables: Variables,
+        /// Warnings from every expansion, in order.
+        pub warnings: Vec<Warning>,
+        registry: Registry,
+    }
+
+    impl CbsExpander {
+        /// A CBS expander for one prompt of `card` and `chat`.
+        pub fn new(card: &CardData, chat: &[ChatMessage], opts: &PromptOptions) -> Self {
+            let (char_name, nickname) = match &opts.char_name {
+                Some(n) => (n.clone(), String::new()),
+                None => (card.name.clone(), card.nickname.clone().unwrap_or_default()),
+            };
+            let messages = chat
+                .iter()
+                .map(|m| {
+                    let (role, default_name) = match m.role {
+                        Role::User => (ccv3_cbs::Role::User, opts.user_name.as_str()),
+                        Role::Assistant => (ccv3_cbs::Role::Char, card.char_name()),
+                        Role::System => (ccv3_cbs::Role::System, "System"),
+                    };
+                    let name = m.name.clone().unwrap_or_else(|| default_name.to_string());
+                    Message::new(role, name, m.content.clone())
+                })
+                .collect();
+            let context = Context::new()
+                .with_char_name(char_name)
+                .with_nickname(nickname)
+                .with_user_name(opts.user_name.clone())
+                .with_description(card.description.clone())
+                .with_personality(card.personality.clone())
+                .with_scenario(card.scenario.clone())
+                .with_mes_examples(card.mes_example.clone())
+                .with_messages(messages)
+                .with_seed(opts.seed)
+                .with_greeting_index(opts.greeting);
+            CbsExpander {
+                context,
+                variables: Variables::new(),
+                warnings: Vec::new(),
+                registry: Registry::standard(),
+            }
+        }
+
+        /// Starts from saved variables.
+        pub fn with_variables(mut self, variables: Variables) -> Self {
+            self.variables = variables;
+            self
+        }
+
+        /// Uses another macro registry (e.g. [`Registry::spec_only`]).
+        pub fn with_registry(mut self, registry: Registry) -> Self {
+            self.registry = registry;
+            self
+        }
+    }
+
+    impl Expander for CbsExpander {
+        fn expand(&mut self, text: &str, ctx: &ExpandContext<'_>) -> String {
+            ctx.original
+                .unwrap_or("")
+                .clone_into(&mut self.context.original);
+            let template = Template::parse(text);
+            let out = template.expand_with(
+                &self.registry,
+                &ccv3_cbs::Limits::default(),
+                &self.context,
+                &mut self.variables,
+                Mode::Prompt,
+            );
+            self.warnings.extend(out.warnings);
+            out.text
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::{assemble, InsertPosition, LoreInsert, TokenCounter};
+
+        #[test]
+        fn adapters_cbs_expands_original_and_carries_variables_in_prompt_order() {
+            let mut card = ccv3::Card::new("Aqua").data;
+            card.system_prompt = "{{original}} {{setvar::mood::calm}}".into();
+            card.description = "{{char}} is {{getvar::mood}}. {{reverse:abc}}".into();
+            let opts = PromptOptions {
+                system_prompt: Some("APP".into()),
+                insert_greeting: false,
+                ..Default::default()
+            };
+            let lore = [LoreInsert::new(
+                "l",
+                "{{user}} {{// hidden}}here",
+                InsertPosition::AfterChar,
+            )];
+            let mut ex = CbsExpander::new(&card, &[], &opts);
+            let counter = TokenCounter::new(ccv3_tokens::Estimate);
+            let a = assemble(&card, &[], &lore, &opts, &mut ex, &counter).unwrap();
+            let texts: Vec<&str> = a.parts.iter().map(|p| p.content.as_str()).collect();
+            assert_eq!(texts, ["APP", "Aqua is calm. cba", "User here"]);
+            assert_eq!(ex.variables.local["mood"], "calm");
+        }
+    }
+}

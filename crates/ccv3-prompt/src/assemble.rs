@@ -1,0 +1,1032 @@
+//! Assembly: from a card, a chat and lorebook activations to an ordered list of prompt parts,
+//! fitted to a maximum context.
+//!
+//! # Order
+//!
+//! The parts follow the [`Template`] (see [`crate::template`] for the slots). Inside a slot,
+//! lorebook entries are ordered by ascending insertion order (`order`), ties by their place in
+//! the input; this is SillyTavern's and RisuAI's behaviour (a higher order sits closer to the
+//! chat).
+//!
+//! # The greeting
+//!
+//! Greeting `N` is `first_mes` for 0, then `alternate_greetings[N-1]`, then (in group chats only)
+//! the `group_only_greetings`. When the chat is empty or does not start with an assistant message,
+//! the chosen greeting (macros expanded) becomes the first assistant message of the history; a
+//! chat that starts with an assistant message is taken to hold its greeting already. An index past
+//! the greetings is an error; an empty greeting adds nothing.
+//!
+//! # The history and depth insertions
+//!
+//! The history is the greeting and the chat, oldest first. Chat messages are placed as they are
+//! (applications expand macros in a message when it is sent). An entry at `@@depth N` goes before
+//! the `N` newest messages of the history as it is *after* fitting: depth 0 after the newest
+//! message, a depth larger than the history before the oldest. `@@reverse_depth N` goes before the
+//! message at index `N` from the oldest. At one place in the history the author's note block
+//! (entries at author's note top, the note, entries at author's note bottom) comes first, then
+//! system, user and assistant entries, each by ascending order. Depth-0 assistant entries are the
+//! prefill when [`PromptOptions::prefill`] is on (the default), else ordinary depth-0 messages.
+//!
+//! # The UI prompts
+//!
+//! The system prompt is the card's `system_prompt` with `{{original}}` standing for the
+//! application's own ([`PromptOptions::system_prompt`]); an empty (or blank) card system prompt
+//! means the application's own is used. The post-history instructions work the same way with
+//! [`PromptOptions::post_history_instructions`]. An active entry with `@@disable_ui_prompt
+//! system_prompt` (or `post_history_instructions`) drops that prompt, even if the entry itself is
+//! later cut to fit the context (the decision is made from the activations).
+//!
+//! # Text
+//!
+//! Every part other than a chat message is trimmed of leading and trailing whitespace after its
+//! macros are expanded, and a part left empty is left out (SillyTavern trims prompt pieces the same
+//! way). Chat messages are placed exactly as given.
+//!
+//! # Sections
+//!
+//! Personality and scenario go through [`PromptOptions::personality_format`] and
+//! [`PromptOptions::scenario_format`] (SillyTavern's story-string wording by default). When the
+//! card has no personality (or scenario), entries at `@@position personality` (`scenario`) are
+//! dropped, as SPEC_V3 asks, and reported as cut with the reason `no_section`. `mes_example` is
+//! expanded, then split on `<START>` (ASCII case-insensitive); each non-blank block becomes one
+//! system part, preceded by [`PromptOptions::example_header`] on its own line.
+//!
+//! # Fitting
+//!
+//! With [`PromptOptions::max_context`] set, parts are cut until the sum of the parts' token counts
+//! fits, in this order:
+//! 1. history messages, oldest first, keeping the newest [`PromptOptions::keep_last_messages`];
+//! 2. lorebook entries with `@@ignore_on_max_context`, lowest priority first;
+//! 3. the other lorebook entries, lowest priority first (priority defaults to insertion order; ties:
+//!    lower order, then the later entry, first);
+//! 4. example blocks, the last first.
+//!
+//! The system prompt, description, personality, scenario, post-history instructions and the kept
+//! newest messages are never cut: when they alone exceed the maximum, the prompt is returned with
+//! [`Assembled::overflow`] set. The count is the sum of each part's own count plus
+//! [`PromptOptions::part_overhead`] per part; the separators added when parts are merged are not
+//! counted.
+
+use crate::chat::{ChatMessage, Role};
+use crate::error::Error;
+use crate::expand::{ExpandContext, Expander};
+use crate::lore::{InsertPosition, LoreInsert, UiPrompt};
+use crate::template::{Slot, Template};
+use crate::tokens::TokenCounter;
+use ccv3::CardData;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+
+/// SillyTavern's default personality line.
+pub const DEFAULT_PERSONALITY_FORMAT: &str = "{{char}}'s personality: {{personality}}";
+/// SillyTavern's default scenario line.
+pub const DEFAULT_SCENARIO_FORMAT: &str = "Scenario: {{scenario}}";
+/// The default line before each example dialogue block.
+pub const DEFAULT_EXAMPLE_HEADER: &str = "[Example dialogue]";
+
+/// Everything that shapes a prompt besides the card, the chat and the activations; mirrors the
+/// options of `ccv3 prompt`.
+///
+/// `--card`, `--chat`, `--book`, `--state` and `--tokenizer` are inputs the application resolves
+/// (the card, the chat, the activations from the lorebook engine, the macro variables, and the
+/// [`TokenCounter`]); the rest is here.
+#[derive(Debug, Clone)]
+pub struct PromptOptions {
+    /// `--user`: the user's name for `{{user}}` (default `User`).
+    pub user_name: String,
+    /// The name for `{{char}}`; `None` uses the card's nickname, else its name.
+    pub char_name: Option<String>,
+    /// `--greeting N`: 0 = `first_mes`, then `alternate_greetings`, then (group chats)
+    /// `group_only_greetings`.
+    pub greeting: usize,
+    /// Whether to add the greeting when the chat does not start with an assistant message
+    /// (default on).
+    pub insert_greeting: bool,
+    /// Whether this is a group chat (enables `group_only_greetings`).
+    pub group_chat: bool,
+    /// `--seed`: the chat's seed, for macro engines that pick at random (the built-in expander
+    /// does not use it).
+    pub seed: u64,
+    /// `--system-prompt`: the application's own system prompt (`{{original}}` in the card's).
+    pub system_prompt: Option<String>,
+    /// The application's own post-history instructions (`{{original}}` in the card's).
+    pub post_history_instructions: Option<String>,
+    /// `--max-context N`: the most tokens the prompt may hold.
+    pub max_context: Option<usize>,
+    /// How many of the newest history messages are never cut (default 1).
+    pub keep_last_messages: usize,
+    /// `--template`: the slot order.
+    pub template: Template,
+    /// Whether depth-0 assistant entries become the prefill (default on).
+    pub prefill: bool,
+    /// The personality line; `{{personality}}` is the card's personality.
+    pub personality_format: String,
+    /// The scenario line; `{{scenario}}` is the card's scenario.
+    pub scenario_format: String,
+    /// The line before each example block (empty: none).
+    pub example_header: String,
+    /// An author's note, inserted into the history as a system message.
+    pub authors_note: Option<String>,
+    /// The author's note depth (default 4, as in SillyTavern).
+    pub authors_note_depth: u32,
+    /// Tokens added to each part's count for its framing (role tokens, instruct prefixes), e.g. 4
+    /// for OpenAI chat messages (default 0). Counted per part, so parts merged into one message
+    /// are over-counted, which errs on the safe side when fitting.
+    pub part_overhead: usize,
+    /// Whether macros in lorebook contents are expanded (default on; turn off when the lorebook
+    /// engine returns expanded text).
+    pub expand_lore: bool,
+}
+
+impl Default for PromptOptions {
+    fn default() -> Self {
+        PromptOptions {
+            user_name: "User".into(),
+            char_name: None,
+            greeting: 0,
+            insert_greeting: true,
+            group_chat: false,
+            seed: 0,
+            system_prompt: None,
+            post_history_instructions: None,
+            max_context: None,
+            keep_last_messages: 1,
+            template: Template::default(),
+            prefill: true,
+            personality_format: DEFAULT_PERSONALITY_FORMAT.into(),
+            scenario_format: DEFAULT_SCENARIO_FORMAT.into(),
+            example_header: DEFAULT_EXAMPLE_HEADER.into(),
+            authors_note: None,
+            authors_note_depth: 4,
+            part_overhead: 0,
+            expand_lore: true,
+        }
+    }
+}
+
+/// What a part of the prompt is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum PartKind {
+    /// The system prompt.
+    SystemPrompt,
+    /// The card's description.
+    Description,
+    /// The card's personality line.
+    Personality,
+    /// The card's scenario line.
+    Scenario,
+    /// One `<START>` block of `mes_example`.
+    Example {
+        /// The block's index (0-based, blank blocks not counted).
+        block: usize,
+    },
+    /// The greeting added to the history.
+    Greeting {
+        /// The greeting index.
+        index: usize,
+    },
+    /// A chat message.
+    Message {
+        /// Its index in the chat as given.
+        index: usize,
+    },
+    /// A lorebook entry.
+    Lore {
+        /// Its index in the activations as given.
+        index: usize,
+    },
+    /// The author's note.
+    AuthorsNote,
+    /// The post-history instructions.
+    PostHistory,
+}
+
+impl PartKind {
+    /// Whether the part is a history message (the greeting or a chat message).
+    pub fn is_history(&self) -> bool {
+        matches!(self, PartKind::Greeting { .. } | PartKind::Message { .. })
+    }
+}
+
+/// One piece of the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// The slot it belongs to.
+    pub slot: Slot,
+    /// What it is.
+    pub kind: PartKind,
+    /// Its role.
+    pub role: Role,
+    /// The speaker's name (history messages).
+    pub name: Option<String>,
+    /// A label for reports (`description`, `message 3`, the entry's label, ...).
+    pub label: String,
+    /// The text, macros expanded.
+    pub content: String,
+    /// Its token count.
+    pub tokens: usize,
+}
+
+/// Why a part was left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutReason {
+    /// Cut to fit the maximum context.
+    MaxContext,
+    /// The template has no slot for it.
+    NotInTemplate,
+    /// A personality or scenario entry for a card without that section.
+    NoSection,
+}
+
+impl CutReason {
+    /// `max_context`, `not_in_template` or `no_section`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CutReason::MaxContext => "max_context",
+            CutReason::NotInTemplate => "not_in_template",
+            CutReason::NoSection => "no_section",
+        }
+    }
+}
+
+/// What kind of thing was cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutKind {
+    /// A history message (or the greeting).
+    History,
+    /// A lorebook entry.
+    Lore,
+    /// An example block.
+    Example,
+}
+
+impl CutKind {
+    /// `history`, `lore` or `example`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CutKind::History => "history",
+            CutKind::Lore => "lore",
+            CutKind::Example => "example",
+        }
+    }
+}
+
+/// A part left out of the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// What it was.
+    pub kind: CutKind,
+    /// Its label.
+    pub label: String,
+    /// Its token count.
+    pub tokens: usize,
+    /// Why.
+    pub reason: CutReason,
+}
+
+/// A lorebook entry that made it into the prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoreUse {
+    /// The entry's label.
+    pub label: String,
+    /// Its index in the activations as given.
+    pub index: usize,
+    /// Its position ([`InsertPosition::label`]).
+    pub position: String,
+    /// The slot it went into.
+    pub slot: Slot,
+    /// Its role.
+    pub role: Role,
+    /// Its token count.
+    pub tokens: usize,
+}
+
+/// An assembled prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Assembled {
+    /// The parts, in prompt order.
+    pub parts: Vec<Part>,
+    /// The sum of the parts' token counts.
+    pub tokens: usize,
+    /// The lorebook entries in the prompt, in prompt order.
+    pub lore: Vec<LoreUse>,
+    /// What was left out, in the order it was cut.
+    pub cut: Vec<Cut>,
+    /// The maximum context, when one was given.
+    pub max_context: Option<usize>,
+    /// By how many tokens the parts that are never cut exceed the maximum context, if they do.
+    pub overflow: Option<usize>,
+    /// The UI prompts dropped by `@@disable_ui_prompt`.
+    pub disabled: Vec<UiPrompt>,
+}
+
+/// Which stage of fitting may cut a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cuttable {
+    Never,
+    History,
+    Lore { ignore_on_max: bool },
+    Example,
+}
+
+/// Where a history-slot unit goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A history message at this index of the history.
+    Message(usize),
+    /// `n` messages from the newest.
+    Depth(u32),
+    /// Before index `n` from the oldest.
+    Reverse(u32),
+}
+
+struct Unit {
+    part: Part,
+    cuttable: Cuttable,
+    /// For lore: (priority, order, input index); for others unused.
+    priority: f64,
+    order: f64,
+    seq: usize,
+    place: Option<Place>,
+    /// Rank at one place in the history: 0 author's note block, 1 system, 2 user, 3 assistant.
+    rank: u8,
+    position: Option<InsertPosition>,
+    kept: bool,
+    /// For chat messages: the index in the chat (the part's text is filled in at the end).
+    chat_index: Option<usize>,
+}
+
+/// Assembles the prompt for `card`, `chat` and the active lorebook entries `lore`.
+///
+/// Texts are expanded with `expander` in prompt order and counted with `counter`. See the module
+/// docs for the order, the greeting, depth insertions and fitting.
+///
+/// # Errors
+/// [`Error::Greeting`] when [`PromptOptions::greeting`] names a greeting the card does not have.
+///
+/// ```
+/// use ccv3_prompt::{assemble, ChatMessage, LoreInsert, InsertPosition, PromptOptions, Role,
+///     SimpleExpander, TokenCounter};
+/// let mut card = ccv3::Card::new("Aqua").data;
+/// card.description = "{{char}} is a goddess.".into();
+/// card.first_mes = "Hello, {{user}}!".into();
+/// let chat = [ChatMessage::user("Hi")];
+/// let lore = [LoreInsert::new("axis", "Axis is a town.", InsertPosition::Depth { depth: 0, role: Role::System })];
+/// let opts = PromptOptions { user_name: "Kazuma".into(), ..Default::default() };
+/// let counter = TokenCounter::new(ccv3_tokens::Estimate);
+/// let prompt = assemble(&card, &chat, &lore, &opts, &mut SimpleExpander, &counter)?;
+/// let texts: Vec<&str> = prompt.parts.iter().map(|p| p.content.as_str()).collect();
+/// assert_eq!(texts, ["Aqua is a goddess.", "Hello, Kazuma!", "Hi", "Axis is a town."]);
+/// # Ok::<(), ccv3_prompt::Error>(())
+/// ```
+pub fn assemble(
+    card: &CardData,
+    chat: &[ChatMessage],
+    lore: &[LoreInsert],
+    opts: &PromptOptions,
+    expander: &mut dyn Expander,
+    counter: &TokenCounter,
+) -> Result<Assembled, Error> {
+    let char_name = opts
+        .char_name
+        .as_deref()
+        .unwrap_or_else(|| card.char_name())
+        .to_string();
+    let user_name = opts.user_name.as_str();
+
+    let greeting = choose_greeting(card, opts)?;
+
+    let mut disabled: Vec<UiPrompt> = lore
+        .iter()
+        .flat_map(|l| l.disable_ui_prompt.iter().copied())
+        .collect();
+    disabled.sort();
+    disabled.dedup();
+
+    let mut b = Builder {
+        units: Vec::new(),
+        cut: Vec::new(),
+        expander,
+        counter,
+        char_name: &char_name,
+        user_name,
+        expand_lore: opts.expand_lore,
+        overhead: opts.part_overhead,
+    };
+    let overhead = opts.part_overhead;
+
+    // Lorebook entries by slot, each list sorted by ascending order (stable).
+    let prefill_on = opts.prefill;
+    let mut by_slot: Vec<(Slot, Vec<usize>)> = Slot::ALL.iter().map(|s| (*s, Vec::new())).collect();
+    let mut sorted: Vec<usize> = (0..lore.len()).collect();
+    sorted.sort_by(|a, b| cmp_f64(lore[*a].order, lore[*b].order).then(a.cmp(b)));
+    for &i in &sorted {
+        let slot = slot_of(&lore[i].position, prefill_on);
+        if let Some((_, list)) = by_slot.iter_mut().find(|(s, _)| *s == slot) {
+            list.push(i);
+        }
+    }
+    let entries_for = |slot: Slot| -> Vec<usize> {
+        by_slot
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, l)| l.clone())
+            .unwrap_or_default()
+    };
+
+    for slot in Slot::ALL {
+        if !opts.template.contains(slot) {
+            for i in entries_for(slot) {
+                let tokens = counter.count(&lore[i].content);
+                b.cut.push(Cut {
+                    kind: CutKind::Lore,
+                    label: lore[i].label.clone(),
+                    tokens,
+                    reason: CutReason::NotInTemplate,
+                });
+            }
+        }
+    }
+
+    for &slot in opts.template.slots() {
+        let entries = entries_for(slot);
+        match slot {
+            Slot::System => {
+                if !disabled.contains(&UiPrompt::SystemPrompt) {
+                    let text =
+                        b.ui_prompt(&card.system_prompt, opts.system_prompt.as_deref(), slot);
+                    b.fixed(slot, PartKind::SystemPrompt, "system_prompt", text);
+                }
+            }
+            Slot::PostHistory => {
+                if !disabled.contains(&UiPrompt::PostHistoryInstructions) {
+                    let text = b.ui_prompt(
+                        &card.post_history_instructions,
+                        opts.post_history_instructions.as_deref(),
+                        slot,
+                    );
+                    b.fixed(
+                        slot,
+                        PartKind::PostHistory,
+                        "post_history_instructions",
+                        text,
+                    );
+                }
+            }
+            Slot::LoreBeforeChar | Slot::LoreAfterChar | Slot::Prefill => {
+                for i in entries {
+                    b.lore(slot, lore, i);
+                }
+            }
+            Slot::Description => {
+                let (before, after): (Vec<usize>, Vec<usize>) = entries
+                    .into_iter()
+                    .partition(|i| lore[*i].position == InsertPosition::BeforeDesc);
+                for i in before {
+                    b.lore(slot, lore, i);
+                }
+                let text = b.expand(&card.description, None, slot);
+                b.fixed(slot, PartKind::Description, "description", text);
+                for i in after {
+                    b.lore(slot, lore, i);
+                }
+            }
+            Slot::Personality | Slot::Scenario => {
+                let (field, format, kind, name) = if slot == Slot::Personality {
+                    (
+                        &card.personality,
+                        &opts.personality_format,
+                        PartKind::Personality,
+                        "{{personality}}",
+                    )
+                } else {
+                    (
+                        &card.scenario,
+                        &opts.scenario_format,
+                        PartKind::Scenario,
+                        "{{scenario}}",
+                    )
+                };
+                if field.trim().is_empty() {
+                    for i in entries {
+                        let tokens = counter.count(&lore[i].content);
+                        b.cut.push(Cut {
+                            kind: CutKind::Lore,
+                            label: lore[i].label.clone(),
+                            tokens,
+                            reason: CutReason::NoSection,
+                        });
+                    }
+                } else {
+                    let line = format.replace(name, field);
+                    let text = b.expand(&line, None, slot);
+                    b.fixed(slot, kind, slot.as_str(), text);
+                    for i in entries {
+                        b.lore(slot, lore, i);
+                    }
+                }
+            }
+            Slot::Examples => {
+                let (top, bottom): (Vec<usize>, Vec<usize>) = entries
+                    .into_iter()
+                    .partition(|i| lore[*i].position == InsertPosition::ExamplesTop);
+                for i in top {
+                    b.lore(slot, lore, i);
+                }
+                let expanded = b.expand(&card.mes_example, None, slot);
+                for (block, text) in split_examples(&expanded).into_iter().enumerate() {
+                    let content = if opts.example_header.is_empty() {
+                        text.to_string()
+                    } else {
+                        format!("{}\n{}", opts.example_header, text)
+                    };
+                    let tokens = counter.count(&content).saturating_add(overhead);
+                    b.units.push(Unit::new(
+                        Part {
+                            slot,
+                            kind: PartKind::Example { block },
+                            role: Role::System,
+                            name: None,
+                            label: format!("example {block}"),
+                            content,
+                            tokens,
+                        },
+                        Cuttable::Example,
+                    ));
+                }
+                for i in bottom {
+                    b.lore(slot, lore, i);
+                }
+            }
+            Slot::History => {
+                let starts_with_assistant = chat.first().is_some_and(|m| m.role == Role::Assistant);
+                let mut index = 0usize;
+                if opts.insert_greeting && !starts_with_assistant {
+                    if let Some(g) = greeting {
+                        let text = trimmed(b.expand(g, None, slot));
+                        if !text.is_empty() {
+                            let tokens = counter.count(&text).saturating_add(overhead);
+                            let mut u = Unit::new(
+                                Part {
+                                    slot,
+                                    kind: PartKind::Greeting {
+                                        index: opts.greeting,
+                                    },
+                                    role: Role::Assistant,
+                                    name: Some(char_name.clone()),
+                                    label: "greeting".into(),
+                                    content: text,
+                                    tokens,
+                                },
+                                Cuttable::History,
+                            );
+                            u.place = Some(Place::Message(index));
+                            b.units.push(u);
+                            index += 1;
+                        }
+                    }
+                }
+                for (i, m) in chat.iter().enumerate() {
+                    // Text, name and label are filled in only for kept or cut messages.
+                    let tokens = counter.count(&m.content).saturating_add(overhead);
+                    let mut u = Unit::new(
+                        Part {
+                            slot,
+                            kind: PartKind::Message { index: i },
+                            role: m.role,
+                            name: None,
+                            label: String::new(),
+                            content: String::new(),
+                            tokens,
+                        },
+                        Cuttable::History,
+                    );
+                    u.chat_index = Some(i);
+                    u.place = Some(Place::Message(index));
+                    b.units.push(u);
+                    index += 1;
+                }
+                // The author's note block.
+                let an_depth = opts.authors_note_depth;
+                for i in entries
+                    .iter()
+                    .copied()
+                    .filter(|i| lore[*i].position == InsertPosition::AuthorsNoteTop)
+                {
+                    if let Some(u) = b.lore(slot, lore, i) {
+                        u.place = Some(Place::Depth(an_depth));
+                        u.rank = 0;
+                    }
+                }
+                if let Some(note) = opts.authors_note.as_deref() {
+                    let text = b.expand(note, None, slot);
+                    if let Some(u) = b.fixed(slot, PartKind::AuthorsNote, "authors_note", text) {
+                        u.place = Some(Place::Depth(an_depth));
+                        u.rank = 0;
+                    }
+                }
+                for i in entries
+                    .iter()
+                    .copied()
+                    .filter(|i| lore[*i].position == InsertPosition::AuthorsNoteBottom)
+                {
+                    if let Some(u) = b.lore(slot, lore, i) {
+                        u.place = Some(Place::Depth(an_depth));
+                        u.rank = 0;
+                    }
+                }
+                for i in entries {
+                    let (place, role) = match lore[i].position {
+                        InsertPosition::Depth { depth, role } => (Place::Depth(depth), role),
+                        InsertPosition::ReverseDepth { depth, role } => {
+                            (Place::Reverse(depth), role)
+                        }
+                        _ => continue,
+                    };
+                    if let Some(u) = b.lore(slot, lore, i) {
+                        u.place = Some(place);
+                        u.part.role = role;
+                        u.rank = match role {
+                            Role::System => 1,
+                            Role::User => 2,
+                            Role::Assistant => 3,
+                        };
+                    }
+                }
+            }
+        }
+    }
+
+    let Builder {
+        mut units, mut cut, ..
+    } = b;
+    let overflow = fit(&mut units, &mut cut, opts);
+    let parts_order = layout(&units, opts.template.slots());
+
+    let mut out = Assembled {
+        max_context: opts.max_context,
+        overflow,
+        disabled,
+        cut,
+        ..Default::default()
+    };
+    let mut units: Vec<Option<Unit>> = units.into_iter().map(Some).collect();
+    for idx in parts_order {
+        let Some(mut u) = units.get_mut(idx).and_then(Option::take) else {
+            continue;
+        };
+        if let Some(m) = u.chat_index.and_then(|i| chat.get(i)) {
+            u.part.content = m.content.clone();
+            u.part.name = m.name.clone();
+            u.part.label = u.label();
+        }
+        out.tokens = out.tokens.saturating_add(u.part.tokens);
+        if let (PartKind::Lore { index }, Some(position)) = (&u.part.kind, &u.position) {
+            out.lore.push(LoreUse {
+                label: u.part.label.clone(),
+                index: *index,
+                position: position.label(),
+                slot: u.part.slot,
+                role: u.part.role,
+                tokens: u.part.tokens,
+            });
+        }
+        out.parts.push(u.part);
+    }
+    Ok(out)
+}
+
+/// The greeting text for the options, or `None` when greetings are off.
+fn choose_greeting<'c>(card: &'c CardData, opts: &PromptOptions) -> Result<Option<&'c str>, Error> {
+    if !opts.insert_greeting {
+        return Ok(None);
+    }
+    let mut all: Vec<&str> = Vec::with_capacity(1 + card.alternate_greetings.len());
+    all.push(&card.first_mes);
+    all.extend(card.alternate_greetings.iter().map(String::as_str));
+    if opts.group_chat {
+        all.extend(card.group_only_greetings.iter().map(String::as_str));
+    }
+    match all.get(opts.greeting) {
+        Some(g) => Ok(Some(*g)),
+        None => Err(Error::Greeting {
+            index: opts.greeting,
+            available: all.len(),
+        }),
+    }
+}
+
+fn slot_of(position: &InsertPosition, prefill: bool) -> Slot {
+    match position {
+        InsertPosition::BeforeChar => Slot::LoreBeforeChar,
+        InsertPosition::AfterChar => Slot::LoreAfterChar,
+        InsertPosition::BeforeDesc | InsertPosition::AfterDesc => Slot::Description,
+        InsertPosition::Personality => Slot::Personality,
+        InsertPosition::Scenario => Slot::Scenario,
+        InsertPosition::ExamplesTop | InsertPosition::ExamplesBottom => Slot::Examples,
+        InsertPosition::Depth {
+            depth: 0,
+            role: Role::Assistant,
+        } if prefill => Slot::Prefill,
+        InsertPosition::AuthorsNoteTop
+        | InsertPosition::AuthorsNoteBottom
+        | InsertPosition::Depth { .. }
+        | InsertPosition::ReverseDepth { .. } => Slot::History,
+    }
+}
+
+/// Splits expanded `mes_example` text on `<START>` (ASCII case-insensitive) into trimmed,
+/// non-blank blocks.
+pub fn split_examples(text: &str) -> Vec<&str> {
+    const MARK: &[u8] = b"<start>";
+    let bytes = text.as_bytes();
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i + MARK.len() <= bytes.len() {
+        if bytes[i] == b'<' && bytes[i..i + MARK.len()].eq_ignore_ascii_case(MARK) {
+            blocks.push(&text[start..i]);
+            i += MARK.len();
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    blocks.push(&text[start..]);
+    blocks
+        .into_iter()
+        .map(str::trim)
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+/// `text` without leading and trailing whitespace (no copy when there is none).
+fn trimmed(text: String) -> String {
+    let t = text.trim();
+    if t.len() == text.len() {
+        text
+    } else {
+        t.to_string()
+    }
+}
+
+fn cmp_f64(a: f64, b: f64) -> Ordering {
+    a.total_cmp(&b)
+}
+
+impl Unit {
+    fn new(part: Part, cuttable: Cuttable) -> Self {
+        Unit {
+            part,
+            cuttable,
+            priority: 0.0,
+            order: 0.0,
+            seq: 0,
+            place: None,
+            rank: 1,
+            position: None,
+            kept: true,
+            chat_index: None,
+        }
+    }
+
+    fn label(&self) -> String {
+        match self.chat_index {
+            Some(i) => format!("message {i}"),
+            None => self.part.label.clone(),
+        }
+    }
+}
+
+struct Builder<'a> {
+    units: Vec<Unit>,
+    cut: Vec<Cut>,
+    expander: &'a mut dyn Expander,
+    counter: &'a TokenCounter,
+    char_name: &'a str,
+    user_name: &'a str,
+    expand_lore: bool,
+    overhead: usize,
+}
+
+impl Builder<'_> {
+    fn expand(&mut self, text: &str, original: Option<&str>, slot: Slot) -> String {
+        if text.is_empty() {
+            return String::new();
+        }
+        let ctx = ExpandContext {
+            char_name: self.char_name,
+            user_name: self.user_name,
+            original,
+            slot,
+        };
+        self.expander.expand(text, &ctx)
+    }
+
+    /// The card's UI prompt with `{{original}}` = the application's, or the application's own.
+    fn ui_prompt(&mut self, card_text: &str, app: Option<&str>, slot: Slot) -> String {
+        let app = app.unwrap_or("");
+        if card_text.trim().is_empty() {
+            self.expand(app, None, slot)
+        } else {
+            self.expand(card_text, Some(app), slot)
+        }
+    }
+
+    /// Adds a part that fitting never cuts; blank text adds nothing.
+    fn fixed(
+        &mut self,
+        slot: Slot,
+        kind: PartKind,
+        label: &str,
+        text: String,
+    ) -> Option<&mut Unit> {
+        let text = trimmed(text);
+        if text.is_empty() {
+            return None;
+        }
+        let tokens = self.counter.count(&text).saturating_add(self.overhead);
+        self.units.push(Unit::new(
+            Part {
+                slot,
+                kind,
+                role: Role::System,
+                name: None,
+                label: label.to_string(),
+                content: text,
+                tokens,
+            },
+            Cuttable::Never,
+        ));
+        self.units.last_mut()
+    }
+
+    /// Adds lorebook entry `i`; blank content adds nothing.
+    fn lore(&mut self, slot: Slot, lore: &[LoreInsert], i: usize) -> Option<&mut Unit> {
+        let entry = lore.get(i)?;
+        let content = if self.expand_lore {
+            self.expand(&entry.content, None, slot)
+        } else {
+            entry.content.clone()
+        };
+        let content = trimmed(content);
+        if content.is_empty() {
+            return None;
+        }
+        let tokens = self.counter.count(&content).saturating_add(self.overhead);
+        let role = match (&entry.position, slot) {
+            (InsertPosition::Depth { role, .. }, Slot::Prefill) => *role,
+            _ => Role::System,
+        };
+        let mut u = Unit::new(
+            Part {
+                slot,
+                kind: PartKind::Lore { index: i },
+                role,
+                name: None,
+                label: entry.label.clone(),
+                content,
+                tokens,
+            },
+            Cuttable::Lore {
+                ignore_on_max: entry.ignore_on_max_context,
+            },
+        );
+        u.priority = entry.effective_priority();
+        u.order = entry.order;
+        u.seq = i;
+        u.position = Some(entry.position.clone());
+        self.units.push(u);
+        self.units.last_mut()
+    }
+}
+
+/// Cuts units until the kept ones fit; returns the overflow of what cannot be cut.
+fn fit(units: &mut [Unit], cut: &mut Vec<Cut>, opts: &PromptOptions) -> Option<usize> {
+    let max = opts.max_context?;
+    let mut total: usize = units
+        .iter()
+        .fold(0usize, |s, u| s.saturating_add(u.part.tokens));
+    if total <= max {
+        return None;
+    }
+    let mut order: Vec<usize> = Vec::new();
+    // 1. history, oldest first, keeping the newest `keep_last_messages`.
+    let history: Vec<usize> = units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.cuttable == Cuttable::History)
+        .map(|(i, _)| i)
+        .collect();
+    let cuttable_history = history.len().saturating_sub(opts.keep_last_messages);
+    order.extend(history.iter().take(cuttable_history));
+    // 2. and 3. lore, ignore_on_max_context first, then by priority.
+    for ignore in [true, false] {
+        let mut lore: Vec<usize> = units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| {
+                u.cuttable
+                    == Cuttable::Lore {
+                        ignore_on_max: ignore,
+                    }
+            })
+            .map(|(i, _)| i)
+            .collect();
+        lore.sort_by(|a, b| {
+            let (ua, ub) = (&units[*a], &units[*b]);
+            cmp_f64(ua.priority, ub.priority)
+                .then(cmp_f64(ua.order, ub.order))
+                .then(ub.seq.cmp(&ua.seq))
+        });
+        order.extend(lore);
+    }
+    // 4. examples, last first.
+    let mut examples: Vec<usize> = units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.cuttable == Cuttable::Example)
+        .map(|(i, _)| i)
+        .collect();
+    examples.reverse();
+    order.extend(examples);
+
+    for i in order {
+        if total <= max {
+            break;
+        }
+        let Some(u) = units.get_mut(i) else { continue };
+        u.kept = false;
+        total = total.saturating_sub(u.part.tokens);
+        cut.push(Cut {
+            kind: match u.cuttable {
+                Cuttable::History => CutKind::History,
+                Cuttable::Example => CutKind::Example,
+                _ => CutKind::Lore,
+            },
+            label: u.label(),
+            tokens: u.part.tokens,
+            reason: CutReason::MaxContext,
+        });
+    }
+    (total > max).then(|| total - max)
+}
+
+/// The indices of the kept units in prompt order.
+fn layout(units: &[Unit], slots: &[Slot]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(units.len());
+    for &slot in slots {
+        if slot != Slot::History {
+            out.extend(
+                units
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, u)| u.kept && u.part.slot == slot)
+                    .map(|(i, _)| i),
+            );
+            continue;
+        }
+        let messages: Vec<usize> = units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.kept && matches!(u.place, Some(Place::Message(_))))
+            .map(|(i, _)| i)
+            .collect();
+        let len = messages.len();
+        // (point, rank, order, seq, unit index); point p = before kept message p.
+        let mut inserts: Vec<(usize, u8, f64, usize, usize)> = units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.kept && u.part.slot == Slot::History)
+            .filter_map(|(i, u)| {
+                let point = match u.place? {
+                    Place::Message(_) => return None,
+                    Place::Depth(d) => len.saturating_sub(usize::try_from(d).unwrap_or(usize::MAX)),
+                    Place::Reverse(d) => usize::try_from(d).unwrap_or(usize::MAX).min(len),
+                };
+                Some((point, u.rank, u.order, u.seq, i))
+            })
+            .collect();
+        // The author's note block keeps its build order (top, note, bottom).
+        inserts.sort_by(|a, b| {
+            a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(if a.1 == 0 {
+                a.4.cmp(&b.4)
+            } else {
+                cmp_f64(a.2, b.2).then(a.3.cmp(&b.3))
+            })
+        });
+        let mut next = inserts.iter().peekable();
+        for p in 0..=len {
+            while let Some(ins) = next.next_if(|ins| ins.0 == p) {
+                out.push(ins.4);
+            }
+            if let Some(&m) = messages.get(p) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,235 @@
+//! Output: chat messages, the `ccv3 prompt --json` document, and readable text.
+//!
+//! # Messages
+//!
+//! [`Assembled::messages`] turns parts into OpenAI-style messages:
+//! - a history message (the greeting or a chat message) is always a message of its own;
+//! - any other part joins the previous message when that message has the same role and was not a
+//!   history message, so the system prompt, definitions, lore and examples before the history
+//!   become one system message, and depth entries of one role at one place become one message
+//!   (SillyTavern's "squash system messages");
+//! - joined parts are separated by a newline when both are lorebook entries of the same slot (as
+//!   SillyTavern joins World Info), else by a blank line;
+//! - the prefill (parts of the `prefill` slot, joined by a newline) is kept apart:
+//!   [`Assembled::prefill`]; [`Assembled::chat_messages`] appends it as a final assistant message.
+//!
+//! # `--json`
+//!
+//! [`to_cli_json`] writes
+//!
+//! ```json
+//! {"messages": [{"role": "system", "content": "..."}, ...],
+//!  "tokens": 1234,
+//!  "lore": [{"label": "book/entry", "position": "depth 4 system", "slot": "history", "role": "system", "tokens": 12}],
+//!  "cut": [{"kind": "history", "label": "message 0", "tokens": 40, "reason": "max_context"}]}
+//! ```
+//!
+//! `messages` includes the prefill as the last assistant message; `tokens` is
+//! [`Assembled::tokens`]; `lore` lists the entries in the prompt in prompt order; `cut` what was
+//! left out in the order it was cut (`kind` is `history`, `lore` or `example`; `reason` is
+//! `max_context`, `not_in_template` or `no_section`).
+
+use crate::assemble::{Assembled, PartKind};
+use crate::chat::Role;
+use crate::template::Slot;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One chat message sent to a model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// The speaker's name, for history messages that have one (not part of the `--json` output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Assembled {
+    /// The prompt as chat messages, without the prefill (see the module docs).
+    pub fn messages(&self) -> Vec<Message> {
+        let mut out: Vec<Message> = Vec::new();
+        // Whether the last message may take more parts, and the last part's (is_lore, slot).
+        let mut open = false;
+        let mut last: Option<(bool, Slot)> = None;
+        for part in self.parts.iter().filter(|p| p.slot != Slot::Prefill) {
+            let history = part.kind.is_history();
+            let is_lore = matches!(part.kind, PartKind::Lore { .. });
+            if !history && open {
+                if let Some(m) = out.last_mut().filter(|m| m.role == part.role) {
+                    let sep = match last {
+                        Some((true, slot)) if is_lore && slot == part.slot => "\n",
+                        _ => "\n\n",
+                    };
+                    m.content.push_str(sep);
+                    m.content.push_str(&part.content);
+                    last = Some((is_lore, part.slot));
+                    continue;
+                }
+            }
+            out.push(Message {
+                role: part.role,
+                content: part.content.clone(),
+                name: if history { part.name.clone() } else { None },
+            });
+            open = !history;
+            last = Some((is_lore, part.slot));
+        }
+        out
+    }
+
+    /// The prefill: the `prefill` slot's parts joined by a newline, if any.
+    pub fn prefill(&self) -> Option<String> {
+        let parts: Vec<&str> = self
+            .parts
+            .iter()
+            .filter(|p| p.slot == Slot::Prefill)
+            .map(|p| p.content.as_str())
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n"))
+    }
+
+    /// [`Assembled::messages`] with the prefill appended as a final assistant message.
+    pub fn chat_messages(&self) -> Vec<Message> {
+        let mut out = self.messages();
+        if let Some(p) = self.prefill() {
+            out.push(Message {
+                role: Role::Assistant,
+                content: p,
+                name: None,
+            });
+        }
+        out
+    }
+}
+
+/// The `ccv3 prompt --json` document (see the module docs).
+///
+/// ```
+/// let doc = ccv3_prompt::to_cli_json(&ccv3_prompt::Assembled::default());
+/// assert_eq!(doc.to_string(), r#"{"messages":[],"tokens":0,"lore":[],"cut":[]}"#);
+/// ```
+pub fn to_cli_json(assembled: &Assembled) -> Value {
+    fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+        let mut map = Map::with_capacity(N);
+        for (k, v) in fields {
+            map.insert(k.to_string(), v);
+        }
+        Value::Object(map)
+    }
+    let s = |t: &str| Value::String(t.to_string());
+    let messages: Vec<Value> = assembled
+        .chat_messages()
+        .into_iter()
+        .map(|m| {
+            object([
+                ("role", s(m.role.as_str())),
+                ("content", Value::String(m.content)),
+            ])
+        })
+        .collect();
+    let lore: Vec<Value> = assembled
+        .lore
+        .iter()
+        .map(|l| {
+            object([
+                ("label", s(&l.label)),
+                ("position", s(&l.position)),
+                ("slot", s(l.slot.as_str())),
+                ("role", s(l.role.as_str())),
+                ("tokens", Value::from(l.tokens)),
+            ])
+        })
+        .collect();
+    let cut: Vec<Value> = assembled
+        .cut
+        .iter()
+        .map(|c| {
+            object([
+                ("kind", s(c.kind.as_str())),
+                ("label", s(&c.label)),
+                ("tokens", Value::from(c.tokens)),
+                ("reason", s(c.reason.as_str())),
+            ])
+        })
+        .collect();
+    object([
+        ("messages", Value::Array(messages)),
+        ("tokens", Value::from(assembled.tokens)),
+        ("lore", Value::Array(lore)),
+        ("cut", Value::Array(cut)),
+    ])
+}
+
+/// The prompt as readable text: a `── slot ──` line before each slot, each part after it (history
+/// messages and lorebook entries tagged with `[role name]` or `[lore label]`), then a summary line
+/// and the cuts.
+///
+/// ```
+/// let text = ccv3_prompt::to_text(&ccv3_prompt::Assembled::default());
+/// assert_eq!(text, "── 0 tokens ──\n");
+/// ```
+pub fn to_text(assembled: &Assembled) -> String {
+    let mut out = String::new();
+    let mut slot: Option<Slot> = None;
+    for part in &assembled.parts {
+        if slot != Some(part.slot) {
+            if slot.is_some() {
+                out.push('\n');
+            }
+            out.push_str("── ");
+            out.push_str(part.slot.as_str());
+            out.push_str(" ──\n");
+            slot = Some(part.slot);
+        }
+        match &part.kind {
+            k if k.is_history() => {
+                out.push('[');
+                out.push_str(part.role.as_str());
+                if let Some(n) = &part.name {
+                    out.push(' ');
+                    out.push_str(n);
+                }
+                out.push_str("] ");
+            }
+            PartKind::Lore { .. } => {
+                out.push_str("[lore ");
+                out.push_str(&part.label);
+                if part.slot == Slot::History {
+                    out.push_str(" · ");
+                    out.push_str(part.role.as_str());
+                }
+                out.push_str("] ");
+            }
+            PartKind::AuthorsNote => out.push_str("[author's note] "),
+            _ => {}
+        }
+        out.push_str(&part.content);
+        out.push('\n');
+    }
+    if !assembled.parts.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&format!("── {} tokens", assembled.tokens));
+    if let Some(max) = assembled.max_context {
+        out.push_str(&format!(" of {max}"));
+    }
+    out.push_str(" ──\n");
+    if let Some(over) = assembled.overflow {
+        out.push_str(&format!(
+            "over the maximum context by {over} tokens: the parts that are never cut do not fit\n"
+        ));
+    }
+    for c in &assembled.cut {
+        out.push_str(&format!(
+            "cut {} {} ({} tokens, {})\n",
+            c.kind.as_str(),
+            c.label,
+            c.tokens,
+            c.reason.as_str()
+        ));
+    }
+    out
+}
