@@ -101,7 +101,7 @@ fn register_scope(r: &mut Registry, scope: Scope, infix: &str) {
     }
     r.register_all(f, &[&n("setdefault")], move |c| {
         let (name, value) = name_value(c);
-        if c.var(scope, &name).map_or(true, str::is_empty) {
+        if c.var(scope, &name).is_none_or(str::is_empty) {
             c.set_var(scope, &name, &value);
         }
         Some(String::new())
