@@ -59,6 +59,29 @@ pub enum Command {
         /// Output file: .json, .png or .charx.
         output: PathBuf,
     },
+    /// Expand curly-braced syntax (`{{char}}`, `{{random:a,b}}`, ...) as for a prompt.
+    Cbs {
+        /// The text to expand; `-` reads standard input.
+        text: String,
+        /// A card whose name and fields the macros use.
+        #[arg(long)]
+        card: Option<PathBuf>,
+        /// The character's name (default: the card's nickname, else its name).
+        #[arg(long = "char")]
+        char_name: Option<String>,
+        /// The user's name.
+        #[arg(long, default_value = "User")]
+        user: String,
+        /// A chat (JSON array of {role,name,content}, or a SillyTavern .jsonl) for the chat macros.
+        #[arg(long)]
+        chat: Option<PathBuf>,
+        /// Seed for `{{random}}`, `{{pick}}` and `{{roll}}` (default: derived from the chat).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Expand as for display (comments shown) instead of as for a prompt.
+        #[arg(long)]
+        display: bool,
+    },
     /// Dump internals.
     Debug {
         /// What to dump.

@@ -181,3 +181,39 @@ fn cli_extract_refuses_a_non_empty_folder() {
     assert_eq!(o.status.code(), Some(2));
     assert!(Path::new(&dir.path().join("keep.txt")).exists());
 }
+
+#[test]
+fn cli_cbs_expands_spec_macros_with_the_card() {
+    let o = ccv3(&[
+        &"cbs",
+        &"{{char}}/{{user}}/{{reverse:abc}}/{{// gone}}/{{nope}}",
+        &"--card",
+        &example("ember.json"),
+        &"--user",
+        &"Sam",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "Ember/Sam/cba//{{nope}}");
+}
+
+#[test]
+fn cli_cbs_pick_is_the_same_for_the_same_chat() {
+    let args: [&dyn AsRef<std::ffi::OsStr>; 4] = [
+        &"cbs",
+        &"{{pick:a,b,c,d,e,f,g,h}}",
+        &"--chat",
+        &example("chat.json"),
+    ];
+    let first = stdout(&ccv3(&args));
+    for _ in 0..3 {
+        assert_eq!(stdout(&ccv3(&args)), first);
+    }
+}
+
+#[test]
+fn cli_cbs_display_shows_comments_prompt_hides_them() {
+    let prompt = ccv3(&[&"cbs", &"x{{comment:note}}y"]);
+    assert_eq!(stdout(&prompt), "xy");
+    let display = ccv3(&[&"cbs", &"x{{comment:note}}y", &"--display"]);
+    assert!(stdout(&display).contains("note"));
+}

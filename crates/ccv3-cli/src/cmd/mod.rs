@@ -1,5 +1,6 @@
 //! The commands, each a function from parsed arguments to an exit code.
 
+mod cbs;
 mod convert;
 mod debug;
 mod extract;
@@ -69,6 +70,23 @@ pub fn run(cli: Cli) -> CmdResult {
         } => convert::run(&input, &output, to, image.as_deref()),
         Command::Extract { file, dir } => extract::extract(&file, &dir),
         Command::Pack { dir, output } => extract::pack(&dir, &output),
+        Command::Cbs {
+            text,
+            card,
+            char_name,
+            user,
+            chat,
+            seed,
+            display,
+        } => cbs::run(cbs::Args {
+            text,
+            card,
+            char_name,
+            user,
+            chat,
+            seed,
+            display,
+        }),
         Command::Debug {
             what: DebugCommand::Chunks { file },
         } => debug::chunks(&file),
