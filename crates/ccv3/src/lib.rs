@@ -17,10 +17,13 @@ pub mod backfill;
 pub mod charx;
 pub mod decorator;
 pub mod legacy;
+pub mod lorebook;
 pub mod png;
+pub mod validate;
 
 pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
 pub use error::{Error, Result};
 pub use model::{
     Asset, AssetUri, Card, CardData, Entry, Lorebook, Object, SpecVersion, V2_BACKFILL_WARNING,
 };
+pub use validate::{validate_card, validate_lorebook};
