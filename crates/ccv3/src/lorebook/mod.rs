@@ -31,6 +31,17 @@ use crate::model::fields::Object;
 use crate::{Diagnostic, Error, Lorebook, Result};
 use serde_json::Value;
 
+/// Field names of the spec's Lorebook object.
+const BOOK_FIELDS: [&str; 7] = [
+    "name",
+    "description",
+    "scan_depth",
+    "token_budget",
+    "recursive_scanning",
+    "extensions",
+    "entries",
+];
+
 /// The format a standalone lorebook was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BookFormat {
@@ -208,9 +219,19 @@ pub fn read_lorebook_value(
             }
             let mut book = Lorebook::from_json(data, "data", true, diags)
                 .ok_or_else(|| Error::format("data", "the lorebook has no `data` object"))?;
-            // Unknown fields beside `spec` and `data` are kept with the book.
+            // Unknown fields beside `spec` and `data` are kept with the book, unless the book
+            // has a field of that name.
             for (k, v) in obj {
-                if k != "spec" {
+                if k == "spec" {
+                    continue;
+                }
+                if BOOK_FIELDS.contains(&k.as_str()) || book.extra.contains_key(&k) {
+                    diags.push(Diagnostic::warning(
+                        "unknown-field",
+                        k.clone(),
+                        format!("top-level field {k:?} beside `data` clashes with a book field; dropped it"),
+                    ));
+                } else {
                     diags.push(Diagnostic::info(
                         "unknown-field",
                         k.clone(),

@@ -180,8 +180,10 @@ pub fn from_worldinfo(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     match entries {
         Some(Value::Object(map)) => {
             book.entries.reserve(map.len());
-            for (i, (key, v)) in map.into_iter().enumerate() {
+            for (key, v) in map {
                 let p = join("entries", &key);
+                // The index the writer will see: dropped entries do not count.
+                let i = book.entries.len();
                 match v {
                     Value::Object(e) => book.entries.push(entry_from_wi(&key, i, e, &p, &mut r)),
                     other => r.push(
@@ -208,7 +210,8 @@ pub fn from_worldinfo(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
                 let p = format!("entries[{i}]");
                 if let Value::Object(e) = v {
                     let key = i.to_string();
-                    book.entries.push(entry_from_wi(&key, i, e, &p, &mut r));
+                    let at = book.entries.len();
+                    book.entries.push(entry_from_wi(&key, at, e, &p, &mut r));
                 }
             }
         }
@@ -720,6 +723,88 @@ mod tests {
         assert_eq!(e.extensions["custom"], 1);
         assert_eq!(e.extensions["position"], 0);
         assert_eq!(to_worldinfo(&book), v);
+    }
+
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            "[a-z0-9 ,/]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                proptest::collection::vec(("[a-z_]{1,4}", inner), 0..3)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn any_wi_entry() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let names: Vec<&'static str> = [
+            "uid",
+            "key",
+            "keysecondary",
+            "comment",
+            "content",
+            "constant",
+            "selective",
+            "order",
+            "disable",
+            "extensions",
+            "name",
+            "priority",
+            "use_regex",
+            "case_sensitive",
+            "addMemo",
+            "keys",
+            "enabled",
+            "id",
+            "title",
+            "position",
+            "caseSensitive",
+            "depth",
+            "ccv3_world_info",
+        ]
+        .into_iter()
+        .chain(KNOBS.iter().map(|(w, _)| *w))
+        .collect();
+        proptest::collection::vec((proptest::sample::select(names), any_value()), 0..12)
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn worldinfo_any_entries_round_trip_wi_v3_wi(
+            entries in proptest::collection::vec(("[0-9a-z]{1,3}", any_wi_entry()), 0..5),
+            extra in any_value(),
+        ) {
+            let mut top = Object::new();
+            top.insert("entries".into(), Value::Object(entries.into_iter().collect()));
+            top.insert("_meta".into(), extra);
+            let v = Value::Object(top);
+            let book = read(&v);
+            proptest::prop_assert_eq!(to_worldinfo(&book), v);
+        }
+    }
+
+    #[test]
+    fn worldinfo_round_trip_holds_when_entries_are_dropped_or_keys_odd() {
+        let v = json!({"entries": {"0": null, "1": {"key": ["a"], "content": "b"},
+            "x": {"key": ["c"], "content": "d", "uid": 1}}});
+        let book = read(&v);
+        assert_eq!(book.entries.len(), 2);
+        let wi = to_worldinfo(&book);
+        let mut expected = v.clone();
+        if let Some(m) = expected["entries"].as_object_mut() {
+            m.shift_remove("0");
+        }
+        assert_eq!(wi, expected);
+        assert_eq!(to_worldinfo(&read(&wi)), wi);
     }
 
     #[test]
