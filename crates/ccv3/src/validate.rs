@@ -339,7 +339,7 @@ fn check_assets(assets: &[crate::Asset], ctx: &ValidateContext, out: &mut Vec<Di
                         "asset-uri-scheme-unknown",
                         up,
                         format!(
-                            "uri {:?} has a scheme the spec does not define",
+                            "uri {:?} is not a kind the spec defines (ccdefault:, embeded://, __asset:, data:, http(s))",
                             truncate(u, 80)
                         ),
                     ));
@@ -360,7 +360,10 @@ fn check_assets(assets: &[crate::Asset], ctx: &ValidateContext, out: &mut Vec<Di
     if main_icons.len() > 1 {
         out.push(Diagnostic::error(
             "asset-icon-main-duplicate",
-            format!("data.assets[{}].name", main_icons[main_icons.len() - 1]),
+            format!(
+                "data.assets[{}].name",
+                main_icons.last().copied().unwrap_or_default()
+            ),
             format!(
                 "{} icon assets named \"main\" (at {:?}); exactly one must be",
                 main_icons.len(),
@@ -373,7 +376,7 @@ fn check_assets(assets: &[crate::Asset], ctx: &ValidateContext, out: &mut Vec<Di
             "asset-background-main-duplicate",
             format!(
                 "data.assets[{}].name",
-                main_backgrounds[main_backgrounds.len() - 1]
+                main_backgrounds.last().copied().unwrap_or_default()
             ),
             format!(
                 "{} background assets named \"main\" (at {:?}); at most one may be",

@@ -808,6 +808,21 @@ mod tests {
     }
 
     #[test]
+    fn worldinfo_documented_normalisation_position_gains_extensions_position() {
+        let mut e = Entry::new(&["a"], "b");
+        e.position = Some("after_char".into());
+        let mut book = Lorebook::default();
+        book.entries.push(e);
+        let wi = to_worldinfo(&book);
+        assert_eq!(wi["entries"]["0"]["position"], 1);
+        let back = read(&wi);
+        assert_eq!(back.entries[0].position.as_deref(), Some("after_char"));
+        assert_eq!(back.entries[0].extensions["position"], 1);
+        // From then on the round trip is exact.
+        assert_eq!(read(&to_worldinfo(&back)).to_json(), back.to_json());
+    }
+
+    #[test]
     fn worldinfo_v3_only_fields_survive_v3_wi_v3() {
         let mut e = Entry::new(&["a"], "b");
         e.name = Some("Named".into());
