@@ -375,12 +375,19 @@ mod tests {
         for e in rd.flatten() {
             let bytes = std::fs::read(e.path()).unwrap_or_default();
             let mut d = Vec::new();
+            // The same checks as the fuzz target (fuzz/fuzz_targets/lorebook.rs).
             if let Ok((book, _)) = read_lorebook_slice(&bytes, &mut d) {
-                let _ = crate::validate::validate_lorebook(&book, "");
-                let _ = to_worldinfo(&book);
+                let _ = crate::validate::validate_lorebook(&book, "data");
+                let wi = to_worldinfo(&book);
+                if let Value::Object(obj) = wi.clone() {
+                    let mut d2 = Vec::new();
+                    let back = from_worldinfo(obj, &mut d2);
+                    assert_eq!(to_worldinfo(&back), wi, "{}", e.path().display());
+                }
+                let _ = book.to_lorebook_v3();
             }
             n += 1;
         }
-        assert!(n > 0);
+        assert!(n >= 10);
     }
 }
