@@ -49,7 +49,10 @@
 //! *V3 -> World Info -> V3* gives back equal JSON too. V3 fields that World Info lacks are
 //! written as extra World Info fields with their V3 names (`name` when it differs from
 //! `comment`, `priority`, `use_regex` when true, `case_sensitive` when it differs from
-//! `extensions.case_sensitive`); SillyTavern keeps unknown entry fields in its files. Book fields
+//! `extensions.case_sensitive`); SillyTavern keeps unknown entry fields in its files. Unknown V3
+//! entry fields whose names mean something in World Info (a stray top-level `sticky`, or a
+//! numeric `position` the V3 reader kept aside) are written inside a `ccv3_extra` object
+//! ([`EXTRA_KEY`]) so they do not turn into knobs, and come back out as unknown fields. Book fields
 //! (`name`, `description`, `scan_depth`, `token_budget`, `recursive_scanning`, non-empty
 //! `extensions`) are written at the top level of the World Info file.
 //!
@@ -75,6 +78,9 @@ use std::collections::HashSet;
 
 /// The entry `extensions` key holding World Info data without a V3 home (see module docs).
 pub const STASH_KEY: &str = "ccv3_world_info";
+
+/// The World Info entry field holding unknown V3 entry fields whose names World Info uses.
+pub const EXTRA_KEY: &str = "ccv3_extra";
 
 /// World Info knob name -> the entry `extensions` key SillyTavern uses for it in cards.
 pub const KNOBS: &[(&str, &str)] = &[
@@ -117,6 +123,30 @@ const ST_ONLY: &[&str] = &["addMemo", "characterFilter"];
 /// V3 entry field names that are not World Info fields: an unknown World Info field with one of
 /// these names cannot become an unknown V3 field, so it goes to the stash.
 const V3_ONLY: &[&str] = &["keys", "enabled", "insertion_order", "id", "secondary_keys"];
+
+/// World Info entry fields the reader maps: an unknown V3 field with one of these names cannot
+/// be written at the top level of a World Info entry.
+const WI_MAPPED: &[&str] = &[
+    "uid",
+    "key",
+    "keysecondary",
+    "comment",
+    "content",
+    "constant",
+    "selective",
+    "order",
+    "disable",
+    "extensions",
+    "name",
+    "priority",
+    "use_regex",
+    "case_sensitive",
+    EXTRA_KEY,
+];
+
+fn wi_mapped(k: &str) -> bool {
+    WI_MAPPED.contains(&k) || knob_ext(k).is_some() || ST_ONLY.contains(&k) || V3_ONLY.contains(&k)
+}
 
 fn knob_ext(wi: &str) -> Option<&'static str> {
     KNOBS.iter().find(|(w, _)| *w == wi).map(|(_, e)| *e)
@@ -280,6 +310,12 @@ fn entry_from_wi(key: &str, index: usize, wi: Object, path: &str, r: &mut Repair
             "priority" => e.priority = fields::number(v, &p, r),
             "use_regex" => e.use_regex = fields::boolean(v, &p, r).unwrap_or(false),
             "case_sensitive" => v3_case = Some(fields::boolean(v, &p, r)),
+            EXTRA_KEY => match v {
+                Value::Object(m) => e.extra.extend(m),
+                other => {
+                    e.extra.insert(k, other);
+                }
+            },
             _ => {
                 if let Some(ext_key) = knob_ext(&k) {
                     if k == "position" {
@@ -447,10 +483,16 @@ fn entry_to_wi(e: &Entry, index: usize) -> (String, Object) {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     w.insert("extensions".into(), Value::Object(rest));
+    let mut kept_aside = Object::new();
     for (k, v) in &e.extra {
-        if !w.contains_key(k) {
+        if wi_mapped(k) {
+            kept_aside.insert(k.clone(), v.clone());
+        } else {
             w.insert(k.clone(), v.clone());
         }
+    }
+    if !kept_aside.is_empty() {
+        w.insert(EXTRA_KEY.into(), Value::Object(kept_aside));
     }
     let mut key = default_key(e, index);
     if let Some(st) = stash {
@@ -769,6 +811,7 @@ mod tests {
             "caseSensitive",
             "depth",
             "ccv3_world_info",
+            "ccv3_extra",
         ]
         .into_iter()
         .chain(KNOBS.iter().map(|(w, _)| *w))
@@ -805,6 +848,73 @@ mod tests {
         }
         assert_eq!(wi, expected);
         assert_eq!(to_worldinfo(&read(&wi)), wi);
+    }
+
+    /// An entry's V3 JSON without `position` and `extensions.position` (the documented
+    /// normalisation).
+    fn without_position(e: &Value) -> Value {
+        let mut e = e.clone();
+        if let Some(m) = e.as_object_mut() {
+            m.shift_remove("position");
+            if let Some(Value::Object(x)) = m.get_mut("extensions") {
+                x.shift_remove("position");
+            }
+        }
+        e
+    }
+
+    #[test]
+    fn worldinfo_corpus_card_books_round_trip_v3_wi_v3() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+        let files = [
+            "json/ca_e2e_test-ccv3-beepboop.json",
+            "json/ca_e2e_test-ccv2-amanda.json",
+            "json/ca_fixture_hybrid_format_v2.json",
+            "png/lide_akerodia_zh_JSON_with_png_extension.png",
+        ];
+        for f in files {
+            let Ok(bytes) = std::fs::read(root.join(f)) else {
+                continue;
+            };
+            let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let mut d = Vec::new();
+            let Some(book) = crate::Card::from_json(v, &mut d)
+                .ok()
+                .and_then(|c| c.data.character_book)
+            else {
+                continue;
+            };
+            let back = read(&to_worldinfo(&book));
+            let (a, b) = (book.to_json(), back.to_json());
+            assert_eq!(a.get("name"), b.get("name"), "{f}");
+            assert_eq!(a.get("extensions"), b.get("extensions"), "{f}");
+            assert_eq!(book.entries.len(), back.entries.len(), "{f}");
+            for (x, y) in book.entries.iter().zip(&back.entries) {
+                let (x, y) = (x.to_json(), y.to_json());
+                if x.get("position").is_some() && x["extensions"].get("position").is_some() {
+                    assert_eq!(x, y, "{f}");
+                } else {
+                    assert_eq!(without_position(&x), without_position(&y), "{f}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn worldinfo_v3_extras_named_like_knobs_stay_unknown() {
+        let mut e = Entry::new(&["a"], "b");
+        e.extra.insert("sticky".into(), json!(0));
+        e.extra.insert("position".into(), json!(4));
+        e.extra.insert("x_other".into(), json!(true));
+        let mut book = Lorebook::default();
+        book.entries.push(e);
+        let wi = to_worldinfo(&book);
+        let w = &wi["entries"]["0"];
+        assert_eq!(w[EXTRA_KEY], json!({"sticky": 0, "position": 4}));
+        assert_eq!(w["x_other"], true);
+        assert!(w.get("sticky").is_none() && w.get("position").is_none());
+        let back = read(&wi);
+        assert_eq!(back.entries[0].to_json(), book.entries[0].to_json());
     }
 
     #[test]
