@@ -64,7 +64,7 @@
 //!   own example is `/hello/i`); any other key is compiled as a whole. Regexes are ECMAScript
 //!   (compiled with `regress`), as in the applications that run them.
 //! - `ext` is not checked when `uri` is `ccdefault:` (the spec says to ignore it then).
-//! - Decorator lines are checked with a light line parser ([`decorator_lines`]); the full parser
+//! - Decorator lines are checked with a light line parser (`decorator_lines`); the full parser
 //!   in [`crate::decorator`] can replace it without changing the codes.
 
 use crate::{AssetUri, Card, Diagnostic, Lorebook, SpecVersion};
