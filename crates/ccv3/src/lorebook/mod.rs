@@ -383,6 +383,10 @@ mod tests {
                     let mut d2 = Vec::new();
                     let back = from_worldinfo(obj, &mut d2);
                     assert_eq!(to_worldinfo(&back), wi, "{}", e.path().display());
+                    if let Value::Object(obj2) = to_worldinfo(&back) {
+                        let again = from_worldinfo(obj2, &mut d2);
+                        assert_eq!(again.to_json(), back.to_json());
+                    }
                 }
                 let _ = book.to_lorebook_v3();
             }

@@ -272,9 +272,10 @@ fn entry_from_wi(key: &str, index: usize, wi: Object, path: &str, r: &mut Repair
         let p = join(path, &k);
         match k.as_str() {
             "uid" => {
+                // Kept whatever its type, as the V3 reader keeps an odd `id`.
                 e.id = match v {
-                    Value::Number(_) | Value::String(_) => Some(v),
-                    _ => None,
+                    Value::Null => None,
+                    other => Some(other),
                 }
             }
             "key" => e.keys = fields::string_list(v, &p, true, r),
@@ -832,6 +833,90 @@ mod tests {
             let v = Value::Object(top);
             let book = read(&v);
             proptest::prop_assert_eq!(to_worldinfo(&book), v);
+        }
+    }
+
+    fn any_v3_entry(stash: bool) -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let mut names: Vec<&'static str> = vec![
+            "keys",
+            "content",
+            "extensions",
+            "enabled",
+            "insertion_order",
+            "case_sensitive",
+            "use_regex",
+            "constant",
+            "name",
+            "priority",
+            "id",
+            "comment",
+            "selective",
+            "secondary_keys",
+            "position",
+            "sticky",
+            "uid",
+            "key",
+            "ccv3_extra",
+            "x_app",
+        ];
+        if stash {
+            names.push(STASH_KEY);
+        }
+        let ext_names: Vec<&'static str> = KNOBS
+            .iter()
+            .map(|(_, e)| *e)
+            .chain(["x_app", "risuai"])
+            .chain(stash.then_some(STASH_KEY))
+            .collect();
+        let ext =
+            proptest::collection::vec((proptest::sample::select(ext_names), any_value()), 0..6)
+                .prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                });
+        (
+            proptest::collection::vec((proptest::sample::select(names), any_value()), 0..10),
+            ext,
+        )
+            .prop_map(|(kv, ext)| {
+                let mut m: Object = kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                m.insert("extensions".into(), ext);
+                Value::Object(m)
+            })
+    }
+
+    fn v3_book(entries: Vec<Value>) -> Lorebook {
+        let mut d = Vec::new();
+        Lorebook::from_json(json!({ "entries": entries }), "", false, &mut d).unwrap_or_default()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn worldinfo_any_v3_book_round_trips_v3_wi_v3_modulo_position(
+            entries in proptest::collection::vec(any_v3_entry(false), 0..5),
+        ) {
+            let book = v3_book(entries);
+            let ids: Vec<String> = book.entries.iter().enumerate().map(|(i, e)| default_key(e, i)).collect();
+            let unique = ids.iter().collect::<HashSet<_>>().len() == ids.len();
+            let back = read(&to_worldinfo(&book));
+            proptest::prop_assert_eq!(book.entries.len(), back.entries.len());
+            if unique {
+                for (x, y) in book.entries.iter().zip(&back.entries) {
+                    proptest::prop_assert_eq!(
+                        without_position(&x.to_json()),
+                        without_position(&y.to_json())
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn worldinfo_v3_wi_v3_is_exact_after_one_pass(
+            entries in proptest::collection::vec(any_v3_entry(true), 0..5),
+        ) {
+            let once = read(&to_worldinfo(&v3_book(entries)));
+            let twice = read(&to_worldinfo(&once));
+            proptest::prop_assert_eq!(twice.to_json(), once.to_json());
         }
     }
 
