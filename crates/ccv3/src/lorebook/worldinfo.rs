@@ -31,7 +31,9 @@
 //!
 //! # Lossless both ways
 //!
-//! *World Info -> V3 -> World Info* gives back equal JSON for every file. What has no V3 home is
+//! *World Info -> V3 -> World Info* gives back equal JSON for every file (book-level fields of
+//! the wrong type, such as a numeric `name`, are the one exception: they are repaired with a
+//! diagnostic; SillyTavern writes no book-level fields). What has no V3 home is
 //! kept in the entry's `extensions.ccv3_world_info` ([`STASH_KEY`]), an object with up to three
 //! keys, each present only when needed:
 //! - `fields`: World Info fields written back verbatim: SillyTavern-only fields with no card key
@@ -46,7 +48,8 @@
 //! field becomes an unknown V3 entry field (`Entry::extra`) and back; unknown top-level fields
 //! (`originalData`, `_meta`, `folders`) become unknown book fields (`Lorebook::extra`) and back.
 //!
-//! *V3 -> World Info -> V3* gives back equal JSON too. V3 fields that World Info lacks are
+//! *V3 -> World Info -> V3* gives back equal JSON too, apart from the normalisations listed
+//! below, which happen once (a second round trip is exact). V3 fields that World Info lacks are
 //! written as extra World Info fields with their V3 names (`name` when it differs from
 //! `comment`, `priority`, `use_regex` when true, `case_sensitive` when it differs from
 //! `extensions.case_sensitive`); SillyTavern keeps unknown entry fields in its files. Unknown V3
@@ -63,7 +66,9 @@
 //!   `extensions.position`, is rewritten from the number (World Info has one position field);
 //! - two entries with the same `id` get distinct keys in `entries` (the next free integer, as
 //!   SillyTavern does) and the second comes back with `extensions.ccv3_world_info.key`;
-//! - an empty book-level `extensions` object is not written.
+//! - an empty book-level `extensions` object is not written;
+//! - an `extensions.ccv3_world_info` object already in the V3 input is applied as written, and
+//!   replaced by what the reader needs.
 //!
 //! Key order inside objects is not kept by the World Info writer (JSON equality ignores it).
 //!
