@@ -69,7 +69,7 @@
 
 use crate::{AssetUri, Card, Diagnostic, Lorebook, SpecVersion};
 use serde_json::{Number, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Where the card came from, for the checks that need its container.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -516,6 +516,7 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
             }
         }
     }
+    let mut regex_cache = HashMap::new();
     for (i, e) in book.entries.iter().enumerate() {
         let ep = at(&format!("entries[{i}]"));
         for (j, k) in e.keys.iter().enumerate() {
@@ -528,7 +529,7 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
                 ));
             }
             if e.use_regex {
-                check_regex(k, &kp, &mut out);
+                check_regex(k, &kp, &mut regex_cache, &mut out);
             }
         }
         if let Some(pos) = &e.position {
@@ -580,30 +581,47 @@ fn complexity(pattern: &str) -> (usize, usize) {
     (max, bars)
 }
 
-fn check_regex(key: &str, p: &str, out: &mut Vec<Diagnostic>) {
+/// The finding for one regex key: `None` when it compiles.
+fn regex_finding(key: &str) -> Option<(bool, String)> {
     let (pattern, flags) = regex_parts(key);
     let (depth, bars) = complexity(pattern);
     if pattern.len() > MAX_REGEX_LEN || depth > MAX_REGEX_NESTING || bars > MAX_REGEX_ALTERNATIVES {
-        out.push(Diagnostic::warning(
-            "entry-regex-too-complex",
-            p,
+        return Some((
+            false,
             format!(
                 "regex key of {} bytes, nesting {depth} and {bars} alternatives is too complex to check",
                 key.len()
             ),
         ));
-        return;
     }
-    if let Err(e) = regress::Regex::with_flags(pattern, flags) {
-        out.push(Diagnostic::error(
-            "entry-regex-invalid",
-            p,
+    regress::Regex::with_flags(pattern, flags).err().map(|e| {
+        (
+            true,
             format!(
                 "key {:?} is not a valid regex ({}); it can never match",
                 truncate(key, 80),
                 e.to_string().to_lowercase()
             ),
-        ));
+        )
+    })
+}
+
+/// Checks a `use_regex` key; `cache` remembers keys already compiled in this book.
+fn check_regex<'a>(
+    key: &'a str,
+    p: &str,
+    cache: &mut HashMap<&'a str, Option<(bool, String)>>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let finding = cache.entry(key).or_insert_with(|| regex_finding(key));
+    match finding {
+        None => {}
+        Some((true, msg)) => out.push(Diagnostic::error("entry-regex-invalid", p, msg.clone())),
+        Some((false, msg)) => out.push(Diagnostic::warning(
+            "entry-regex-too-complex",
+            p,
+            msg.clone(),
+        )),
     }
 }
 
@@ -1023,6 +1041,16 @@ mod tests {
         // Not checked when use_regex is false.
         let plain = book_of(Entry::new(&["(unclosed"], "x"));
         assert!(validate_lorebook(&plain, "").is_empty());
+    }
+
+    #[test]
+    fn spec_v3_use_regex_invalid_keys_are_reported_at_every_place() {
+        let mut b = book_of(regex_entry(&["*sigh*", "ok"]));
+        b.entries.push(regex_entry(&["*sigh*"]));
+        let d = validate_lorebook(&b, "data");
+        assert_eq!(codes(&d), ["entry-regex-invalid", "entry-regex-invalid"]);
+        assert_eq!(d[1].path, "data.entries[1].keys[0]");
+        assert!(d[0].message.contains("*sigh*"));
     }
 
     #[test]
