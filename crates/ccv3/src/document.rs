@@ -606,6 +606,27 @@ pub fn write_lorebook_v3(book: &Lorebook) -> Vec<u8> {
 }
 
 /// Every diagnostic for a document: what the reader repaired plus what validation finds.
+///
+/// ```
+/// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+///   "assets":[{"type":"icon","uri":"ccdefault:","name":"main","ext":".PNG"}]}}"#)?;
+/// let diags = ccv3::check_document(&doc);
+/// assert!(diags.iter().any(|d| d.path == "data.assets[0].ext"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn check_document(doc: &Document) -> Vec<Diagnostic> {
-    doc.diagnostics().to_vec()
+    let mut out = doc.diagnostics().to_vec();
+    match doc {
+        Document::Card(cf) => {
+            let paths = || cf.files.iter().map(|f| f.path.clone()).collect();
+            let ctx = match cf.container {
+                Container::Charx => crate::validate::ValidateContext::charx(paths()),
+                Container::Png => crate::validate::ValidateContext::png(paths()),
+                _ => crate::validate::ValidateContext::default(),
+            };
+            out.extend(crate::validate::validate_card(&cf.card, &ctx));
+        }
+        Document::Lorebook(bf) => out.extend(crate::validate::validate_lorebook(&bf.book, "data")),
+    }
+    out
 }

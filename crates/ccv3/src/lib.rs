@@ -21,6 +21,7 @@ pub mod json;
 pub mod legacy;
 pub mod lorebook;
 pub mod png;
+pub mod validate;
 
 pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
 pub use document::{
@@ -32,3 +33,4 @@ pub use error::{Error, Result};
 pub use model::{
     Asset, AssetUri, Card, CardData, Entry, Lorebook, Object, SpecVersion, V2_BACKFILL_WARNING,
 };
+pub use validate::{validate_card, validate_lorebook};

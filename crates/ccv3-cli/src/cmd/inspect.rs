@@ -108,7 +108,7 @@ fn summary(path: &Path, doc: &Document) -> String {
             let _ = writeln!(s, "entries:     {} ({enabled} enabled)", b.entries.len());
         }
     }
-    let diags = doc.diagnostics();
+    let diags = ccv3::check_document(doc);
     let errors = diags
         .iter()
         .filter(|d| d.severity == Severity::Error)

@@ -110,7 +110,7 @@ const ENTRY_FIELDS: [&str; 15] = [
 ];
 
 /// The book fields the spec names, in spec order.
-const BOOK_FIELDS: [&str; 7] = [
+pub(crate) const BOOK_FIELDS: [&str; 7] = [
     "name",
     "description",
     "scan_depth",

@@ -37,6 +37,15 @@ impl KeyOrder {
         KeyOrder(Vec::with_capacity(n))
     }
 
+    /// The order of an existing object's keys, `known` naming the level's spec fields.
+    pub(crate) fn of(obj: &Object, known: &[&'static str]) -> Self {
+        let mut order = KeyOrder::with_capacity(obj.len());
+        for k in obj.keys() {
+            order.note(k, known);
+        }
+        order
+    }
+
     /// Records `key`: returns its static name when it is one of `known`, else records an extra.
     pub(crate) fn note(&mut self, key: &str, known: &[&'static str]) -> Option<&'static str> {
         match known.iter().find(|k| **k == key) {

@@ -1,0 +1,135 @@
+//! Agnai memory book import (read-only).
+//!
+//! An Agnai memory book export is `{"kind": "memory", "name", "description", "entries": [...]}`
+//! (plus ids such as `_id`, `userId`). Each entry has `name`, `entry` (the text), `keywords`,
+//! `priority`, `weight` and `enabled`.
+//!
+//! | Agnai | V3 entry |
+//! |---|---|
+//! | `entry` | `content` |
+//! | `keywords` | `keys` |
+//! | `name` | `name` and `comment` |
+//! | `priority` | `priority` |
+//! | `weight` | `insertion_order` (100 when absent) |
+//! | `enabled` | `enabled` (true when absent) |
+//!
+//! Book `name` and `description` map to the book's; other book fields (`kind` included) are kept
+//! in the book's `extensions.agnai`, other entry fields in the entry's `extensions.agnai`.
+//! Spec choice, as SillyTavern's importer: `weight` becomes the insertion order. Agnai matches
+//! keywords as (unescaped) regular expressions inside word boundaries; `use_regex` stays false.
+
+use crate::model::fields::{self, index, Object, Repairs};
+use crate::{Diagnostic, Entry, Lorebook, Severity};
+use serde_json::Value;
+
+/// The `extensions` key Agnai leftovers are kept under.
+pub const NAMESPACE: &str = "agnai";
+
+/// Reads an Agnai memory book object into a V3 lorebook.
+pub fn from_agnai(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
+    let mut r = Repairs {
+        diags,
+        must: Severity::Warning,
+    };
+    let mut book = Lorebook::default();
+    let mut ns = Object::new();
+    for (k, v) in obj {
+        match k.as_str() {
+            "name" if v.is_string() => book.name = fields::string(v, &k, &mut r),
+            "description" if v.is_string() => book.description = fields::string(v, &k, &mut r),
+            "entries" if v.is_array() => {
+                if let Value::Array(items) = v {
+                    book.entries.reserve(items.len());
+                    for (i, item) in items.into_iter().enumerate() {
+                        let p = index("entries", i);
+                        match item {
+                            Value::Object(e) => book.entries.push(entry(e, &p, &mut r)),
+                            other => r.push(
+                                Severity::Warning,
+                                "wrong-type",
+                                &p,
+                                format!(
+                                    "agnai entry must be an object, found {}; dropped it",
+                                    fields::type_name(&other)
+                                ),
+                            ),
+                        }
+                    }
+                }
+            }
+            _ => {
+                ns.insert(k, v);
+            }
+        }
+    }
+    if !ns.is_empty() {
+        book.extensions.insert(NAMESPACE.into(), Value::Object(ns));
+    }
+    book
+}
+
+fn entry(obj: Object, path: &str, r: &mut Repairs) -> Entry {
+    let mut e = Entry::default();
+    let mut ns = Object::new();
+    let mut content = None;
+    for (k, v) in obj {
+        let p = fields::join(path, &k);
+        match k.as_str() {
+            "entry" => content = fields::string(v, &p, r),
+            "keywords" => e.keys = fields::string_list(v, &p, true, r),
+            "name" => {
+                e.name = fields::string(v, &p, r);
+                e.comment = e.name.clone();
+            }
+            "priority" => e.priority = fields::number(v, &p, r),
+            "weight" => {
+                if let Some(n) = fields::number(v, &p, r) {
+                    e.insertion_order = n;
+                }
+            }
+            "enabled" => e.enabled = fields::boolean(v, &p, r).unwrap_or(true),
+            _ => {
+                ns.insert(k, v);
+            }
+        }
+    }
+    match content {
+        Some(c) => e.content = c,
+        None => r.missing(&fields::join(path, "entry"), "used an empty string"),
+    }
+    if !ns.is_empty() {
+        e.extensions.insert(NAMESPACE.into(), Value::Object(ns));
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lorebook::{read_lorebook_slice, BookFormat};
+    use serde_json::Number;
+
+    #[test]
+    fn agnai_sample_memory_book_imports() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/lorebook/agnai_memory_book.json");
+        let bytes = std::fs::read(p).unwrap_or_default();
+        let mut d = Vec::new();
+        let (book, f) = read_lorebook_slice(&bytes, &mut d).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(f, BookFormat::Agnai);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(book.name.as_deref(), Some("Harbor Town"));
+        assert_eq!(book.extensions[NAMESPACE]["kind"], "memory");
+        assert_eq!(book.extensions[NAMESPACE]["_id"], "b-1");
+        assert_eq!(book.entries.len(), 3);
+        let e = &book.entries[0];
+        assert_eq!(e.keys, vec!["harbor", "docks"]);
+        assert_eq!(e.content, "The harbor freezes every winter.");
+        assert_eq!(e.name.as_deref(), Some("Harbor"));
+        assert_eq!(e.priority, Some(Number::from(10)));
+        assert_eq!(e.insertion_order, Number::from(200));
+        assert!(e.enabled);
+        assert!(!book.entries[2].enabled);
+        assert_eq!(book.entries[1].extensions[NAMESPACE]["x_note"], "kept");
+    }
+}
