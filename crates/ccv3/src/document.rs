@@ -609,7 +609,7 @@ pub fn write_lorebook_v3(book: &Lorebook) -> Vec<u8> {
 ///
 /// ```
 /// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
-///   "assets":[{"type":"icon","uri":"ccdefault:","name":"main","ext":".PNG"}]}}"#)?;
+///   "assets":[{"type":"icon","uri":"https://example.com/a.png","name":"main","ext":".PNG"}]}}"#)?;
 /// let diags = ccv3::check_document(&doc);
 /// assert!(diags.iter().any(|d| d.path == "data.assets[0].ext"));
 /// # Ok::<(), ccv3::Error>(())
