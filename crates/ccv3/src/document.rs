@@ -228,7 +228,10 @@ fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
             },
         },
         (None, Some(chara)) => {
-            card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?
+            let mut card =
+                card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?;
+            trim_backfill_warning(&mut card, &mut diags);
+            card
         }
         (None, None) => {
             return Err(Error::Unrecognized(
@@ -243,6 +246,20 @@ fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
         image: None,
         diagnostics: diags,
     })
+}
+
+/// Removes the V2 backfill warning line from a card read from a `chara` chunk alone (SPEC_V3
+/// "PNG/APNG": the backfilled chunk SHOULD be trimmed on import).
+fn trim_backfill_warning(card: &mut Card, diags: &mut Vec<Diagnostic>) {
+    let notes = &card.data.creator_notes;
+    if let Some(rest) = notes.strip_prefix(crate::V2_BACKFILL_WARNING) {
+        card.data.creator_notes = rest.trim_start_matches(['\n', '\r']).to_string();
+        diags.push(Diagnostic::info(
+            "backfill-warning-trimmed",
+            "data.creator_notes",
+            "removed the V3 backfill warning line from the creator notes",
+        ));
+    }
 }
 
 fn png_err(keyword: &str, e: Error) -> Error {

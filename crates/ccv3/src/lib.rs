@@ -31,6 +31,7 @@ pub use document::{
 };
 pub use error::{Error, Result};
 pub use model::{
-    Asset, AssetUri, Card, CardData, Entry, Lorebook, Object, SpecVersion, V2_BACKFILL_WARNING,
+    Asset, AssetUri, Card, CardData, Entry, KeyOrder, Lorebook, Object, SpecVersion,
+    V2_BACKFILL_WARNING,
 };
 pub use validate::{validate_card, validate_lorebook};

@@ -115,3 +115,60 @@ fn json_file_named_png_is_read_as_json() {
     };
     assert_eq!(cf.container, ccv3::Container::Json);
 }
+
+#[test]
+fn spec_v3_backfilled_chara_is_trimmed_on_import() {
+    let ccv3::Document::Card(mut cf) = ccv3::read_bytes(V3.as_bytes()).unwrap() else {
+        panic!()
+    };
+    cf.card.data.creator_notes = "Notes".into();
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    // Drop the ccv3 chunk: what a V2-only tool would leave behind.
+    let chunks = ccv3::png::read_card_chunks_from_slice(&png).unwrap();
+    let only_chara = png_with(&[("chara", &chunks.chara.unwrap())]);
+    let ccv3::Document::Card(back) = ccv3::read_bytes(&only_chara).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back.card.data.creator_notes, "Notes");
+    assert!(back
+        .diagnostics
+        .iter()
+        .any(|d| d.code == "backfill-warning-trimmed"));
+}
+
+#[test]
+fn spec_v3_creator_notes_multilingual_picks_the_language() {
+    let mut d = ccv3::CardData {
+        creator_notes: "EN notes".into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        d.creator_notes_for("de"),
+        "EN notes",
+        "no map: creator_notes"
+    );
+    d.creator_notes_multilingual =
+        Some(serde_json::from_str(r#"{"de":"Hallo","en":"English"}"#).unwrap());
+    assert_eq!(d.creator_notes_for("de"), "Hallo");
+    assert_eq!(
+        d.creator_notes_for("en"),
+        "English",
+        "map has en: creator_notes ignored"
+    );
+    d.creator_notes_multilingual = Some(serde_json::from_str(r#"{"de":"Hallo"}"#).unwrap());
+    assert_eq!(
+        d.creator_notes_for("en"),
+        "EN notes",
+        "no en in map: creator_notes is en"
+    );
+}
+
+#[test]
+fn spec_v3_new_card_has_a_creation_date_in_seconds() {
+    let card = ccv3::Card::new("A");
+    let t = card.data.creation_date.unwrap().as_u64().unwrap();
+    assert!(
+        t > 1_600_000_000 && t < 100_000_000_000,
+        "seconds, not milliseconds: {t}"
+    );
+}

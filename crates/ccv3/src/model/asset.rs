@@ -18,7 +18,8 @@ pub struct Asset {
     pub ext: String,
     /// Fields the spec does not name, in file order.
     pub extra: Object,
-    pub(crate) order: KeyOrder,
+    /// The key order as read (written back the same way); `KeyOrder::default()` for new values.
+    pub order: KeyOrder,
 }
 
 /// What an asset URI points at.

@@ -25,7 +25,8 @@ pub struct Lorebook {
     pub entries: Vec<Entry>,
     /// Fields the spec does not name, in file order.
     pub extra: Object,
-    pub(crate) order: KeyOrder,
+    /// The key order as read (written back the same way); `KeyOrder::default()` for new values.
+    pub order: KeyOrder,
 }
 
 /// One lorebook entry. Unknown fields are kept in `extra`.
@@ -63,7 +64,8 @@ pub struct Entry {
     pub position: Option<String>,
     /// Fields the spec does not name, in file order.
     pub extra: Object,
-    pub(crate) order: KeyOrder,
+    /// The key order as read (written back the same way); `KeyOrder::default()` for new values.
+    pub order: KeyOrder,
 }
 
 impl Default for Entry {

@@ -44,7 +44,8 @@ pub struct Card {
     pub extra: Object,
     /// The format the card was read from.
     pub origin: Option<SpecVersion>,
-    pub(crate) order: KeyOrder,
+    /// The key order as read (written back the same way); `KeyOrder::default()` for new values.
+    pub order: KeyOrder,
 }
 
 /// The `data` object of a V3 card. Unknown fields are kept in `extra`.
@@ -78,7 +79,8 @@ pub struct CardData {
     pub modification_date: Option<Number>,
     /// Fields the spec does not name, in file order.
     pub extra: Object,
-    pub(crate) order: KeyOrder,
+    /// The key order as read (written back the same way); `KeyOrder::default()` for new values.
+    pub order: KeyOrder,
 }
 
 /// The V2/V3 `data` fields every card has, in spec order, with V1's alternative names.
@@ -110,6 +112,40 @@ impl CardData {
             Some(n) if !n.is_empty() => n,
             _ => &self.name,
         }
+    }
+
+    /// The creator notes to show to a user whose language is `lang` (ISO 639-1, like `en`).
+    ///
+    /// SPEC_V3 `creator_notes`: without `creator_notes_multilingual`, `creator_notes` is the note;
+    /// with it, the entry for `lang` is used, `creator_notes` stands for `en` when the map has no
+    /// `en`, and otherwise the map's `en` entry, then its first entry, is the fallback.
+    ///
+    /// ```
+    /// let mut d = ccv3::CardData { creator_notes: "Hello".into(), ..Default::default() };
+    /// assert_eq!(d.creator_notes_for("fr"), "Hello");
+    /// d.creator_notes_multilingual = Some(serde_json::from_str(r#"{"fr":"Bonjour"}"#).unwrap());
+    /// assert_eq!(d.creator_notes_for("fr"), "Bonjour");
+    /// assert_eq!(d.creator_notes_for("en"), "Hello");
+    /// ```
+    pub fn creator_notes_for(&self, lang: &str) -> &str {
+        let Some(map) = &self.creator_notes_multilingual else {
+            return &self.creator_notes;
+        };
+        let get = |code: &str| map.get(code).and_then(Value::as_str);
+        if let Some(note) = get(lang) {
+            return note;
+        }
+        if lang == "en" || !map.contains_key("en") {
+            if map.contains_key("en") {
+                return get("en").unwrap_or(&self.creator_notes);
+            }
+            if lang == "en" {
+                return &self.creator_notes;
+            }
+        }
+        get("en")
+            .or_else(|| map.values().find_map(Value::as_str))
+            .unwrap_or(&self.creator_notes)
     }
 
     /// The assets, or the spec's default list when `assets` is absent.
@@ -325,12 +361,18 @@ const REQUIRED: [&str; 15] = [
 ];
 
 impl Card {
-    /// A new, empty V3 card with a name.
+    /// A new, empty V3 card with a name, its `creation_date` and `modification_date` set to now
+    /// (SPEC_V3: applications SHOULD add `creation_date` when a card is created).
     pub fn new(name: &str) -> Self {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         Card {
             spec_version: "3.0".into(),
             data: CardData {
                 name: name.into(),
+                creation_date: Some(Number::from(now)),
+                modification_date: Some(Number::from(now)),
                 ..Default::default()
             },
             origin: Some(SpecVersion::V3),

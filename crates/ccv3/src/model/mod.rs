@@ -12,5 +12,5 @@ pub(crate) use book::BOOK_FIELDS;
 pub use book::{Entry, Lorebook};
 pub(crate) use card::raw_is_card;
 pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
-pub use fields::Object;
+pub use fields::{KeyOrder, Object};
 pub(crate) use raw::Raw;
