@@ -180,6 +180,7 @@ pub(crate) struct CEntry<'a> {
     pub at: EntryRef,
     pub entry: &'a Entry,
     pub body: &'a str,
+    pub body_empty: bool,
     pub dec: Decorators,
     pub id: u64,
     pub enabled: bool,
@@ -223,6 +224,22 @@ impl<'a> CEntry<'a> {
             .as_deref()
             .filter(|s| !s.is_empty()))
     }
+}
+
+/// `Meta::flags`: the entry is in an inclusion group.
+pub(crate) const META_GROUP: u8 = 1;
+/// `Meta::flags`: the entry ignores the budget.
+pub(crate) const META_IGNORE_BUDGET: u8 = 2;
+
+/// What a scan needs of an entry before checking it, kept small and dense.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meta {
+    pub book: u32,
+    /// Place in budget order (constant first, strategy, priority highest first, rank).
+    pub budget_pos: u32,
+    /// The same with `@@ignore_on_max_context` entries last.
+    pub budget_pos_late: u32,
+    pub flags: u8,
 }
 
 #[derive(Debug)]
@@ -293,6 +310,8 @@ pub struct CompiledBooks<'a> {
     pub(crate) max_depth: u64,
     pub(crate) levels: Vec<u64>,
     pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Per entry rank.
+    pub(crate) meta: Vec<Meta>,
 }
 
 impl<'a> CompiledBooks<'a> {
@@ -406,7 +425,7 @@ impl Builder {
         id
     }
 
-    fn regex(&mut self, pat: &str, flags: &str, path: &str) -> u32 {
+    fn regex(&mut self, pat: &str, flags: &str, path: &dyn Fn() -> String) -> u32 {
         let key = (pat.to_string(), flags.to_string());
         if let Some(&id) = self.regex_ids.get(&key) {
             return id;
@@ -419,7 +438,7 @@ impl Builder {
                 } else {
                     "lore-regex-invalid"
                 },
-                path,
+                path(),
                 format!("{why}; the key never matches"),
             ));
         }
@@ -447,7 +466,7 @@ impl Builder {
         regex_mode: bool,
         case_sensitive: bool,
         names: (&str, &str),
-        path: &str,
+        at: (&str, usize, &str),
     ) -> Vec<CKey> {
         let mut out = Vec::with_capacity(raw.len());
         for (i, r) in raw.iter().enumerate() {
@@ -456,7 +475,7 @@ impl Builder {
             if k.is_empty() {
                 continue;
             }
-            let p = format!("{path}[{i}]");
+            let p = || format!("{}: entries[{}].{}[{i}]", at.0, at.1, at.2);
             let kind = if let Some((pat, flags)) = jsregex::split_slash(k) {
                 KeyKind::Regex(self.regex(pat, flags, &p))
             } else if regex_mode {
@@ -591,12 +610,12 @@ impl LorebookCompiler {
             });
             let mut dup: HashMap<u64, u64> = HashMap::new();
             for (ei, e) in book.entries.iter().enumerate() {
-                let path = format!("{}: entries[{ei}]", input.name);
+                let bn = input.name.as_str();
                 let parsed = decorator::parse(&e.content);
                 for p in &parsed.problems {
                     b.diags.push(Diagnostic::info(
                         "lore-decorator",
-                        format!("{path}.content"),
+                        format!("{bn}: entries[{ei}].content"),
                         format!("line {}: {}", p.line, p.message),
                     ));
                 }
@@ -607,13 +626,7 @@ impl LorebookCompiler {
                     .case_sensitive
                     .or_else(|| ext_bool(ext, "case_sensitive"))
                     .unwrap_or(self.case_sensitive);
-                let primary = b.keys(
-                    &e.keys,
-                    regex_mode,
-                    case_sensitive,
-                    names,
-                    &format!("{path}.keys"),
-                );
+                let primary = b.keys(&e.keys, regex_mode, case_sensitive, names, (bn, ei, "keys"));
                 let sec_raw = e.secondary_keys.as_deref().unwrap_or(&[]);
                 let secondary = if regex_mode {
                     Vec::new()
@@ -623,7 +636,7 @@ impl LorebookCompiler {
                         false,
                         case_sensitive,
                         names,
-                        &format!("{path}.secondary_keys"),
+                        (bn, ei, "secondary_keys"),
                     )
                 };
                 let additional = dec
@@ -635,7 +648,7 @@ impl LorebookCompiler {
                             regex_mode,
                             case_sensitive,
                             names,
-                            &format!("{path}.@@additional_keys"),
+                            (bn, ei, "@@additional_keys"),
                         )
                     })
                     .collect();
@@ -647,7 +660,7 @@ impl LorebookCompiler {
                         false,
                         case_sensitive,
                         names,
-                        &format!("{path}.@@exclude_keys"),
+                        (bn, ei, "@@exclude_keys"),
                     )
                 };
                 let logic = match ext_f64(ext, "selectiveLogic").map(|f| f as i64) {
@@ -702,6 +715,7 @@ impl LorebookCompiler {
                     },
                     entry: e,
                     body: parsed.body,
+                    body_empty: parsed.body.trim().is_empty(),
                     enabled: e.enabled,
                     constant: e.constant.unwrap_or(false) && !regex_mode,
                     primary,
@@ -835,6 +849,40 @@ impl LorebookCompiler {
         }
         levels.sort_unstable();
         levels.dedup();
+        let mut meta: Vec<Meta> = entries
+            .iter()
+            .map(|e| Meta {
+                book: e.at.book as u32,
+                budget_pos: 0,
+                budget_pos_late: 0,
+                flags: (if e.groups.is_empty() { 0 } else { META_GROUP })
+                    | (if e.ignore_budget {
+                        META_IGNORE_BUDGET
+                    } else {
+                        0
+                    }),
+            })
+            .collect();
+        for late in [false, true] {
+            let mut order: Vec<usize> = (0..entries.len()).collect();
+            order.sort_by(|&x, &y| {
+                let (ex, ey) = (&entries[x], &entries[y]);
+                let lx = late && ex.dec.ignore_on_max_context;
+                let ly = late && ey.dec.ignore_on_max_context;
+                lx.cmp(&ly)
+                    .then(ey.constant.cmp(&ex.constant))
+                    .then(ex.kind_rank.cmp(&ey.kind_rank))
+                    .then(ey.priority.total_cmp(&ex.priority))
+                    .then(x.cmp(&y))
+            });
+            for (pos, i) in order.into_iter().enumerate() {
+                if late {
+                    meta[i].budget_pos_late = pos as u32;
+                } else {
+                    meta[i].budget_pos = pos as u32;
+                }
+            }
+        }
         CompiledBooks {
             books: infos,
             entries,
@@ -849,6 +897,7 @@ impl LorebookCompiler {
             max_depth,
             levels,
             diagnostics: b.diags,
+            meta,
         }
     }
 }

@@ -217,8 +217,8 @@ pub enum RejectReason {
     },
     /// Cut by the token budget (or the maximum context).
     Budget {
-        /// The entry's tokens.
-        tokens: usize,
+        /// The entry's tokens (`None` when the budget had already ended and it was not counted).
+        tokens: Option<usize>,
     },
 }
 
@@ -246,7 +246,8 @@ impl fmt::Display for RejectReason {
                 Some(w) => write!(f, "group {group:?} (won by {}#{})", w.book, w.index),
                 None => write!(f, "group {group:?}"),
             },
-            RejectReason::Budget { tokens } => write!(f, "budget ({tokens} tokens)"),
+            RejectReason::Budget { tokens: Some(t) } => write!(f, "budget ({t} tokens)"),
+            RejectReason::Budget { tokens: None } => f.write_str("budget"),
         }
     }
 }
@@ -351,6 +352,9 @@ pub struct ScanResult<'a> {
     pub activated: Vec<Activation<'a>>,
     /// Entries that had a chance and were stopped (every entry with `explain_all`), in book order.
     pub rejected: Vec<Rejected<'a>>,
+    /// Candidates left unchecked because the budget had ended before their turn (they cannot be
+    /// activated; with `explain_all` they are checked and listed in `rejected` instead).
+    pub unchecked: usize,
     /// Tokens of all activated contents.
     pub tokens: usize,
     /// The state for the next scan.
@@ -381,15 +385,18 @@ impl Hasher for Fx {
     }
 }
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+type FxSet<K> = HashSet<K, BuildHasherDefault<Fx>>;
 
 const NONE: u32 = u32::MAX;
 
-#[derive(Clone, Copy)]
-struct PatHit {
-    chat_any: u32,
-    chat_whole: u32,
-    rec_any: u32,
-    rec_whole: u32,
+/// Where a pattern was found, stored as value + 1 so that a zeroed array means "nowhere" (a
+/// zeroed allocation costs nothing until touched): `[chat_any, chat_whole, rec_any, rec_whole]`
+/// where chat values are the newest message (newest-first index) containing a match (whole-word
+/// match for `chat_whole`), and rec values the first entry whose content contained one.
+type PatHit = [u32; 4];
+
+fn get(v: u32) -> u32 {
+    v.wrapping_sub(1)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -406,14 +413,25 @@ enum Found {
     No,
 }
 
+/// Why an entry matched, without allocation (turned into an [`ActivationReason`] at the end).
+#[derive(Clone, Copy)]
+enum Hit {
+    Key { ki: u32, msg: u32 },
+    Rec { ki: u32, src: u32 },
+    Constant,
+    Sticky,
+    Decorator(&'static str),
+}
+
 enum Verdict {
-    Activate(ActivationReason, u32),
+    Activate(Hit, u32),
     Reject(RejectReason),
 }
 
 const ST_NEW: u8 = 0;
 const ST_ACTIVE: u8 = 1;
 const ST_FAILED: u8 = 2;
+const ST_UNCHECKED: u8 = 3;
 
 struct Scan<'s, 'a> {
     cb: &'s CompiledBooks<'a>,
@@ -425,7 +443,7 @@ struct Scan<'s, 'a> {
     ends_o: Vec<usize>,
     ends_l: Vec<usize>,
     chat_idx: Vec<usize>,
-    hits: FxMap<u32, PatHit>,
+    hits: Vec<PatHit>,
     cand_flag: Vec<bool>,
     cands: Vec<u32>,
     status: Vec<u8>,
@@ -434,14 +452,18 @@ struct Scan<'s, 'a> {
     regex_rec: FxMap<u32, (usize, u32)>,
     rec_chunks: Vec<(u32, String)>,
     state: ScanState,
-    prev_matched: HashSet<u64>,
+    prev_matched: FxSet<u64>,
+    sticky_ids: FxSet<u64>,
+    cooldown_ids: FxSet<u64>,
     diags: Vec<Diagnostic>,
     capped_warned: bool,
+    last_pass: (Pass, Option<u64>, u64),
 }
 
 struct NewAct {
     rank: u32,
-    reason: ActivationReason,
+    new_index: u32,
+    hit: Hit,
     score: u32,
     sticky: bool,
     alive: bool,
@@ -482,7 +504,7 @@ impl<'a> CompiledBooks<'a> {
             ends_o: Vec::new(),
             ends_l: Vec::new(),
             chat_idx: Vec::new(),
-            hits: FxMap::default(),
+            hits: vec![[0u32; 4]; self.fan_off.len()],
             cand_flag: vec![false; n],
             cands: Vec::new(),
             status: vec![ST_NEW; n],
@@ -491,9 +513,12 @@ impl<'a> CompiledBooks<'a> {
             regex_rec: FxMap::default(),
             rec_chunks: Vec::new(),
             state: ScanState::default(),
-            prev_matched: HashSet::new(),
+            prev_matched: FxSet::default(),
+            sticky_ids: FxSet::default(),
+            cooldown_ids: FxSet::default(),
             diags: Vec::new(),
             capped_warned: false,
+            last_pass: (Pass::Initial, None, 0),
         };
         s.advance_state(state);
         s.build_buffer(chat);
@@ -549,6 +574,18 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
             self.state.cooldown.insert(k.clone(), r.clone());
         }
+        self.sticky_ids = self
+            .state
+            .sticky
+            .keys()
+            .filter_map(|k| self.id_of(k))
+            .collect();
+        self.cooldown_ids = self
+            .state
+            .cooldown
+            .keys()
+            .filter_map(|k| self.id_of(k))
+            .collect();
     }
 
     fn id_of(&self, k: &str) -> Option<u64> {
@@ -617,25 +654,22 @@ impl<'s, 'a> Scan<'s, 'a> {
     }
 
     fn record(&mut self, p: u32, chat_k: Option<u32>, rec: Option<u32>, whole: bool) {
-        let fresh = !self.hits.contains_key(&p);
-        let h = self.hits.entry(p).or_insert(PatHit {
-            chat_any: NONE,
-            chat_whole: NONE,
-            rec_any: NONE,
-            rec_whole: NONE,
-        });
+        let Some(h) = self.hits.get_mut(p as usize) else {
+            return;
+        };
+        let fresh = *h == [0; 4];
         if let Some(k) = chat_k {
-            h.chat_any = h.chat_any.min(k);
+            h[0] = h[0].wrapping_sub(1).min(k).wrapping_add(1);
             if whole {
-                h.chat_whole = h.chat_whole.min(k);
+                h[1] = h[1].wrapping_sub(1).min(k).wrapping_add(1);
             }
         }
         if let Some(src) = rec {
-            if h.rec_any == NONE {
-                h.rec_any = src;
+            if h[2] == 0 {
+                h[2] = src + 1;
             }
-            if whole && h.rec_whole == NONE {
-                h.rec_whole = src;
+            if whole && h[3] == 0 {
+                h[3] = src + 1;
             }
         }
         if fresh {
@@ -746,7 +780,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let pre_ok = r.lits.is_empty()
             || r.lits
                 .iter()
-                .any(|l| self.hits.get(l).is_some_and(|h| h.chat_any < depth));
+                .any(|&l| self.hits.get(l as usize).is_some_and(|h| get(h[0]) < depth));
         let mut k = NONE;
         if pre_ok {
             if let Ok(engine) = &r.engine {
@@ -782,7 +816,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let pre_ok = r.lits.is_empty()
                 || r.lits
                     .iter()
-                    .any(|l| self.hits.get(l).is_some_and(|h| h.rec_any != NONE));
+                    .any(|&l| self.hits.get(l as usize).is_some_and(|h| h[2] != 0));
             if pre_ok {
                 if let Ok(engine) = &r.engine {
                     for (src, text) in &self.rec_chunks[checked..] {
@@ -802,15 +836,15 @@ impl<'s, 'a> Scan<'s, 'a> {
     fn find_key(&mut self, key: &CKey, whole: bool, depth: u32, rec_ok: bool) -> Found {
         match key.kind {
             KeyKind::Plain { pat, multiword } => {
-                let Some(h) = self.hits.get(&pat) else {
+                let Some(h) = self.hits.get(pat as usize) else {
                     return Found::No;
                 };
                 let w = whole && !multiword;
-                let k = if w { h.chat_whole } else { h.chat_any };
+                let k = get(if w { h[1] } else { h[0] });
                 if k < depth {
                     return Found::Msg(k);
                 }
-                let r = if w { h.rec_whole } else { h.rec_any };
+                let r = get(if w { h[3] } else { h[2] });
                 if rec_ok && r != NONE {
                     return Found::Rec(r);
                 }
@@ -865,8 +899,8 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
         }
         let d = &e.dec;
-        let body_empty = e.body.trim().is_empty();
-        let activate = |reason: ActivationReason, score: u32| {
+        let body_empty = e.body_empty;
+        let activate = |reason: Hit, score: u32| {
             if body_empty {
                 Verdict::Reject(R::EmptyContent)
             } else {
@@ -874,14 +908,14 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
         };
         if d.activate {
-            return activate(ActivationReason::Decorator("activate"), 0);
+            return activate(Hit::Decorator("activate"), 0);
         }
         let before = self.prev_matched.contains(&e.id);
         if d.dont_activate_after_match && before {
             return Verdict::Reject(R::Decorator("dont_activate_after_match"));
         }
         if d.keep_activate_after_match && before {
-            return activate(ActivationReason::Decorator("keep_activate_after_match"), 0);
+            return activate(Hit::Decorator("keep_activate_after_match"), 0);
         }
         if d.dont_activate {
             return Verdict::Reject(R::Decorator("dont_activate"));
@@ -909,9 +943,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         if (self.len as u64) < e.delay {
             return Verdict::Reject(R::Delay);
         }
-        let key = state::key(e.id);
-        let sticky = self.state.sticky.contains_key(&key);
-        if !sticky && self.state.cooldown.contains_key(&key) {
+        let sticky = self.sticky_ids.contains(&e.id);
+        if !sticky && self.cooldown_ids.contains(&e.id) {
             return Verdict::Reject(R::Cooldown);
         }
         if let Some(lv) = e.delay_until_recursion {
@@ -924,10 +957,10 @@ impl<'s, 'a> Scan<'s, 'a> {
             return Verdict::Reject(R::NonRecursable);
         }
         if e.constant {
-            return activate(ActivationReason::Constant, 0);
+            return activate(Hit::Constant, 0);
         }
         if sticky {
-            return activate(ActivationReason::Sticky, 0);
+            return activate(Hit::Sticky, 0);
         }
         if e.primary.is_empty() {
             return Verdict::Reject(R::NoKeys);
@@ -1000,19 +1033,61 @@ impl<'s, 'a> Scan<'s, 'a> {
                 _ => {}
             }
         }
-        let text = e.primary[ki].text.clone();
+        let ki = ki as u32;
         let reason = match found {
-            Found::Msg(k) => ActivationReason::Key {
-                key: text,
-                message: self.chat_idx.get(k as usize).copied().unwrap_or(0),
-            },
-            Found::Rec(src) => ActivationReason::Recursion {
-                key: text,
-                from: cb.entries[src as usize].at,
-            },
+            Found::Msg(msg) => Hit::Key { ki, msg },
+            Found::Rec(src) => Hit::Rec { ki, src },
             Found::Beyond | Found::No => return Verdict::Reject(R::NoMatch),
         };
         activate(reason, score)
+    }
+
+    /// Checks one entry; a match becomes a [`NewAct`], a rejection is recorded.
+    fn check(&mut self, rank: u32, pass: Pass, level: Option<u64>, skew: u64) -> Option<NewAct> {
+        match self.evaluate(rank, pass, level, skew) {
+            Verdict::Activate(hit, score) => {
+                let sticky = !self.sticky_ids.is_empty()
+                    && self.sticky_ids.contains(&self.cb.entries[rank as usize].id);
+                Some(NewAct {
+                    rank,
+                    new_index: 0,
+                    hit,
+                    score,
+                    sticky,
+                    alive: true,
+                })
+            }
+            Verdict::Reject(r) => {
+                if !(r == RejectReason::NonRecursable && self.reasons.contains_key(&rank)) {
+                    self.reasons.insert(rank, r);
+                }
+                None
+            }
+        }
+    }
+
+    /// The probability roll; a failure is final for this scan.
+    fn roll_passes(&mut self, rank: u32) -> bool {
+        let e = &self.cb.entries[rank as usize];
+        match e.probability {
+            Some(p) if p < 100.0 => {
+                let r = text::roll(self.opts.seed, e.id, self.len, 1);
+                if r >= p {
+                    self.status[rank as usize] = ST_FAILED;
+                    self.reasons.insert(
+                        rank,
+                        RejectReason::Probability {
+                            roll: r,
+                            probability: p,
+                        },
+                    );
+                    false
+                } else {
+                    true
+                }
+            }
+            _ => true,
+        }
     }
 
     fn run(mut self, tok: &dyn Tokenizer, sink: &mut dyn ExplainSink) -> ScanResult<'a> {
@@ -1033,107 +1108,122 @@ impl<'s, 'a> Scan<'s, 'a> {
             let room = m.saturating_sub(opts.context_tokens);
             global_budget = Some(global_budget.map_or(room, |b| b.min(room)));
         }
-        let mut activated: Vec<(u32, ActivationReason, usize, usize)> = Vec::new();
+        let mut activated: Vec<(u32, Hit, usize, usize)> = Vec::new();
         let mut active_groups: FxMap<&str, u32> = FxMap::default();
         loop {
             let level = cb.levels.get(level_idx).copied();
-            self.cands.sort_unstable();
-            let cands = self.cands.clone();
-            let mut new: Vec<NewAct> = Vec::new();
-            for &rank in &cands {
+            let late = opts.max_context.is_some();
+            // Entries in inclusion groups are checked first (a group is resolved among all its
+            // matched members); every other candidate is checked lazily in budget order, so once
+            // the budget has ended the rest need no check at all.
+            let mut grouped: Vec<u32> = Vec::new();
+            let mut pending: Vec<u32> = Vec::new();
+            for &rank in &self.cands {
                 if self.status[rank as usize] != ST_NEW {
                     continue;
                 }
-                match self.evaluate(rank, pass, level, skew) {
-                    Verdict::Activate(reason, score) => {
-                        let sticky = self
-                            .state
-                            .sticky
-                            .contains_key(&state::key(cb.entries[rank as usize].id));
-                        new.push(NewAct {
-                            rank,
-                            reason,
-                            score,
-                            sticky,
-                            alive: true,
-                        });
-                    }
-                    Verdict::Reject(r) => {
-                        if !(r == RejectReason::NonRecursable && self.reasons.contains_key(&rank)) {
-                            self.reasons.insert(rank, r);
-                        }
-                    }
+                if cb.meta[rank as usize].flags & crate::compile::META_GROUP != 0 {
+                    grouped.push(rank);
+                } else {
+                    pending.push(rank);
+                }
+            }
+            grouped.sort_unstable();
+            let mut new: Vec<NewAct> = Vec::new();
+            for rank in grouped {
+                if let Some(a) = self.check(rank, pass, level, skew) {
+                    new.push(NewAct {
+                        new_index: new.len() as u32,
+                        ..a
+                    });
                 }
             }
             self.resolve_groups(&mut new, &active_groups);
-            // Probability (sticky entries skip the roll).
-            for a in new.iter_mut().filter(|a| a.alive && !a.sticky) {
-                let e = &cb.entries[a.rank as usize];
-                if let Some(p) = e.probability {
-                    if p < 100.0 {
-                        let r = text::roll(opts.seed, e.id, self.len, 1);
-                        if r >= p {
-                            a.alive = false;
-                            self.status[a.rank as usize] = ST_FAILED;
-                            self.reasons.insert(
-                                a.rank,
-                                RejectReason::Probability {
-                                    roll: r,
-                                    probability: p,
-                                },
-                            );
-                        }
-                    }
+            for a in new.iter_mut() {
+                if a.alive && !a.sticky && !self.roll_passes(a.rank) {
+                    a.alive = false;
                 }
             }
-            // Budget, in budget order.
-            let mut alive: Vec<&NewAct> = new.iter().filter(|a| a.alive).collect();
-            let late = |e: &CEntry<'_>| opts.max_context.is_some() && e.dec.ignore_on_max_context;
-            alive.sort_by(|x, y| {
-                let (ex, ey) = (&cb.entries[x.rank as usize], &cb.entries[y.rank as usize]);
-                late(ex)
-                    .cmp(&late(ey))
-                    .then(y.sticky.cmp(&x.sticky))
-                    .then(ey.constant.cmp(&ex.constant))
-                    .then(ex.kind_rank.cmp(&ey.kind_rank))
-                    .then(ey.priority.total_cmp(&ex.priority))
-                    .then(x.rank.cmp(&y.rank))
-            });
+            // Budget order: sticky first, then the order computed at compile time.
+            let order_of = |rank: u32, sticky: bool| -> u64 {
+                let m = &cb.meta[rank as usize];
+                (u64::from(!sticky) << 40)
+                    | u64::from(if late {
+                        m.budget_pos_late
+                    } else {
+                        m.budget_pos
+                    })
+            };
+            let mut items: Vec<(u64, u32, u32)> = Vec::with_capacity(new.len() + pending.len());
+            for a in new.iter().filter(|a| a.alive) {
+                items.push((order_of(a.rank, a.sticky), a.rank, a.new_index));
+            }
+            for &rank in &pending {
+                let sticky = !self.sticky_ids.is_empty()
+                    && self.sticky_ids.contains(&cb.entries[rank as usize].id);
+                items.push((order_of(rank, sticky), rank, u32::MAX));
+            }
+            items.sort_unstable();
             let mut succeeded: Vec<u32> = Vec::new();
-            for a in alive {
-                let e = &cb.entries[a.rank as usize];
+            for (_, rank, ni) in items {
+                let m = &cb.meta[rank as usize];
+                let ignore_budget = m.flags & crate::compile::META_IGNORE_BUDGET != 0;
+                let b = m.book as usize;
+                if !ignore_budget && (overflow || book_over[b]) {
+                    // The budget already ended: cut without checking or counting.
+                    if ni == u32::MAX {
+                        self.status[rank as usize] = ST_UNCHECKED;
+                    } else {
+                        self.status[rank as usize] = ST_FAILED;
+                        self.reasons
+                            .insert(rank, RejectReason::Budget { tokens: None });
+                    }
+                    continue;
+                }
+                let hit = if ni == u32::MAX {
+                    let Some(a) = self.check(rank, pass, level, skew) else {
+                        continue;
+                    };
+                    if !a.sticky && !self.roll_passes(rank) {
+                        continue;
+                    }
+                    a.hit
+                } else {
+                    new[ni as usize].hit
+                };
+                let e = &cb.entries[rank as usize];
                 let tokens = tok.count(e.body);
-                let b = e.at.book;
-                let fits = e.ignore_budget || {
-                    let g_ok = !overflow
-                        && global_budget.map_or(true, |g| used_total.saturating_add(tokens) <= g);
-                    let b_ok = !book_over[b]
-                        && cb.books[b]
-                            .token_budget
-                            .map_or(true, |g| used_book[b].saturating_add(tokens) <= g);
-                    if !g_ok {
-                        overflow = true;
-                    }
-                    if !b_ok {
-                        book_over[b] = true;
-                    }
+                let fits = ignore_budget || {
+                    let g_ok =
+                        global_budget.map_or(true, |g| used_total.saturating_add(tokens) <= g);
+                    let b_ok = cb.books[b]
+                        .token_budget
+                        .map_or(true, |g| used_book[b].saturating_add(tokens) <= g);
+                    overflow |= !g_ok;
+                    book_over[b] |= !b_ok;
                     g_ok && b_ok
                 };
                 if !fits {
-                    self.status[a.rank as usize] = ST_FAILED;
-                    self.reasons.insert(a.rank, RejectReason::Budget { tokens });
+                    self.status[rank as usize] = ST_FAILED;
+                    self.reasons.insert(
+                        rank,
+                        RejectReason::Budget {
+                            tokens: Some(tokens),
+                        },
+                    );
                     continue;
                 }
                 used_total = used_total.saturating_add(tokens);
                 used_book[b] = used_book[b].saturating_add(tokens);
-                self.status[a.rank as usize] = ST_ACTIVE;
-                self.reasons.remove(&a.rank);
+                self.status[rank as usize] = ST_ACTIVE;
+                self.reasons.remove(&rank);
                 for g in &e.groups {
-                    active_groups.entry(g.as_str()).or_insert(a.rank);
+                    active_groups.entry(g.as_str()).or_insert(rank);
                 }
-                activated.push((a.rank, a.reason.clone(), tokens, passes));
-                succeeded.push(a.rank);
+                activated.push((rank, hit, tokens, passes));
+                succeeded.push(rank);
             }
+            self.last_pass = (pass, level, skew);
             passes += 1;
             if passes >= MAX_PASSES
                 || (opts.max_recursion_steps > 0 && passes >= opts.max_recursion_steps)
@@ -1308,7 +1398,7 @@ impl<'s, 'a> Scan<'s, 'a> {
 
     fn finish(
         mut self,
-        activated: Vec<(u32, ActivationReason, usize, usize)>,
+        activated: Vec<(u32, Hit, usize, usize)>,
         tokens: usize,
         sink: &mut dyn ExplainSink,
     ) -> ScanResult<'a> {
@@ -1316,8 +1406,29 @@ impl<'s, 'a> Scan<'s, 'a> {
         let l = self.len as u64;
         let mut out: Vec<(u32, Activation<'a>)> = Vec::with_capacity(activated.len());
         let mut disabled = Vec::new();
-        for (rank, reason, tok, pass) in activated {
+        for (rank, hit, tok, pass) in activated {
             let e: &CEntry<'a> = &cb.entries[rank as usize];
+            let reason = match hit {
+                Hit::Key { ki, msg } => ActivationReason::Key {
+                    key: e
+                        .primary
+                        .get(ki as usize)
+                        .map(|k| k.text.clone())
+                        .unwrap_or_default(),
+                    message: self.chat_idx.get(msg as usize).copied().unwrap_or(0),
+                },
+                Hit::Rec { ki, src } => ActivationReason::Recursion {
+                    key: e
+                        .primary
+                        .get(ki as usize)
+                        .map(|k| k.text.clone())
+                        .unwrap_or_default(),
+                    from: cb.entries[src as usize].at,
+                },
+                Hit::Constant => ActivationReason::Constant,
+                Hit::Sticky => ActivationReason::Sticky,
+                Hit::Decorator(d) => ActivationReason::Decorator(d),
+            };
             let key = state::key(e.id);
             let label = format!("{}#{}", cb.books[e.at.book].name, e.at.index);
             if e.sticky > 0 && !self.state.sticky.contains_key(&key) {
@@ -1341,12 +1452,14 @@ impl<'s, 'a> Scan<'s, 'a> {
                     },
                 );
             }
-            let m = self.state.matched.entry(key).or_insert(MatchRecord {
-                first: l,
-                count: 0,
-                entry: label,
-            });
-            m.count = m.count.saturating_add(1);
+            if e.dec.keep_activate_after_match || e.dec.dont_activate_after_match {
+                let m = self.state.matched.entry(key).or_insert(MatchRecord {
+                    first: l,
+                    count: 0,
+                    entry: label,
+                });
+                m.count = m.count.saturating_add(1);
+            }
             if let Some(p) = &e.dec.disable_ui_prompt {
                 if !disabled.contains(p) {
                     disabled.push(p.clone());
@@ -1395,9 +1508,23 @@ impl<'s, 'a> Scan<'s, 'a> {
         } else {
             self.cands.clone()
         };
+        let mut unchecked = 0usize;
         for rank in ranks {
-            if self.status[rank as usize] == ST_ACTIVE {
-                continue;
+            match self.status[rank as usize] {
+                ST_ACTIVE => continue,
+                ST_UNCHECKED if !self.opts.explain_all => {
+                    unchecked += 1;
+                    continue;
+                }
+                ST_UNCHECKED => {
+                    let (pass, level, skew) = self.last_pass;
+                    let r = match self.evaluate(rank, pass, level, skew) {
+                        Verdict::Activate(..) => RejectReason::Budget { tokens: None },
+                        Verdict::Reject(r) => r,
+                    };
+                    self.reasons.insert(rank, r);
+                }
+                _ => {}
             }
             let e = &cb.entries[rank as usize];
             let reason = self.reasons.remove(&rank).unwrap_or(if !e.enabled {
@@ -1423,6 +1550,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         ScanResult {
             activated,
             rejected,
+            unchecked,
             tokens,
             state: self.state,
             disabled_ui_prompts: disabled,

@@ -45,7 +45,7 @@ pub struct ScanState {
     /// Cooldown effects by entry identity.
     #[serde(default)]
     pub cooldown: BTreeMap<String, TimedRecord>,
-    /// Match history by entry identity.
+    /// Match history by entry identity (kept for entries with an after-match decorator only).
     #[serde(default)]
     pub matched: BTreeMap<String, MatchRecord>,
 }
