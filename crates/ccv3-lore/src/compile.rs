@@ -162,7 +162,7 @@ pub(crate) enum KeyKind {
 
 #[derive(Debug, Clone)]
 pub(crate) struct CKey {
-    pub text: String,
+    pub text: std::sync::Arc<str>,
     pub kind: KeyKind,
 }
 
@@ -496,7 +496,7 @@ impl Builder {
                 k => k,
             };
             out.push(CKey {
-                text: k.to_string(),
+                text: std::sync::Arc::from(k),
                 kind,
             });
         }

@@ -51,6 +51,7 @@ use ccv3_tokens::Tokenizer;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 /// The most passes a scan runs, whatever the options say.
 pub const MAX_PASSES: usize = 64;
@@ -127,14 +128,14 @@ pub enum ActivationReason {
     /// A key matched in a chat message (`message`: index in the chat, oldest = 0).
     Key {
         /// The key as resolved (macros expanded).
-        key: String,
+        key: Arc<str>,
         /// The newest message containing it.
         message: usize,
     },
     /// A key matched in the content of an activated entry.
     Recursion {
         /// The key.
-        key: String,
+        key: Arc<str>,
         /// The entry whose content matched.
         from: EntryRef,
     },
@@ -178,7 +179,7 @@ pub enum RejectReason {
     /// A key matched, but only outside the entry's scan depth.
     ScanDepth {
         /// The key.
-        key: String,
+        key: Arc<str>,
     },
     /// The secondary keys failed the selective logic.
     SecondaryLogic(SelectiveLogic),
@@ -187,7 +188,7 @@ pub enum RejectReason {
     /// A `@@exclude_keys` key matched.
     ExcludedKey {
         /// The key.
-        key: String,
+        key: Arc<str>,
     },
     /// A decorator stopped it.
     Decorator(&'static str),
@@ -1108,7 +1109,8 @@ impl<'s, 'a> Scan<'s, 'a> {
             let room = m.saturating_sub(opts.context_tokens);
             global_budget = Some(global_budget.map_or(room, |b| b.min(room)));
         }
-        let mut activated: Vec<(u32, Hit, usize, usize)> = Vec::new();
+        let mut activated: Vec<(u32, Hit, usize, usize)> =
+            Vec::with_capacity(self.cands.len().min(1 << 16));
         let mut active_groups: FxMap<&str, u32> = FxMap::default();
         loop {
             let level = cb.levels.get(level_idx).copied();
@@ -1404,101 +1406,117 @@ impl<'s, 'a> Scan<'s, 'a> {
     ) -> ScanResult<'a> {
         let cb = self.cb;
         let l = self.len as u64;
-        let mut out: Vec<(u32, Activation<'a>)> = Vec::with_capacity(activated.len());
         let mut disabled = Vec::new();
-        for (rank, hit, tok, pass) in activated {
+        // State first (only entries with timed effects or after-match decorators need it).
+        for &(rank, ..) in &activated {
             let e: &CEntry<'a> = &cb.entries[rank as usize];
-            let reason = match hit {
-                Hit::Key { ki, msg } => ActivationReason::Key {
-                    key: e
-                        .primary
-                        .get(ki as usize)
-                        .map(|k| k.text.clone())
-                        .unwrap_or_default(),
-                    message: self.chat_idx.get(msg as usize).copied().unwrap_or(0),
-                },
-                Hit::Rec { ki, src } => ActivationReason::Recursion {
-                    key: e
-                        .primary
-                        .get(ki as usize)
-                        .map(|k| k.text.clone())
-                        .unwrap_or_default(),
-                    from: cb.entries[src as usize].at,
-                },
-                Hit::Constant => ActivationReason::Constant,
-                Hit::Sticky => ActivationReason::Sticky,
-                Hit::Decorator(d) => ActivationReason::Decorator(d),
-            };
-            let key = state::key(e.id);
-            let label = format!("{}#{}", cb.books[e.at.book].name, e.at.index);
-            if e.sticky > 0 && !self.state.sticky.contains_key(&key) {
-                self.state.sticky.insert(
-                    key.clone(),
-                    TimedRecord {
+            let after_match = e.dec.keep_activate_after_match || e.dec.dont_activate_after_match;
+            if e.sticky > 0 || e.cooldown > 0 || after_match {
+                let key = state::key(e.id);
+                let label = format!("{}#{}", cb.books[e.at.book].name, e.at.index);
+                if e.sticky > 0 && !self.state.sticky.contains_key(&key) {
+                    let r = TimedRecord {
                         start: l,
                         end: l.saturating_add(e.sticky),
                         protected: false,
                         entry: label.clone(),
-                    },
-                );
-            } else if e.sticky == 0 && e.cooldown > 0 && !self.state.cooldown.contains_key(&key) {
-                self.state.cooldown.insert(
-                    key.clone(),
-                    TimedRecord {
+                    };
+                    self.state.sticky.insert(key.clone(), r);
+                } else if e.sticky == 0 && e.cooldown > 0 && !self.state.cooldown.contains_key(&key)
+                {
+                    let r = TimedRecord {
                         start: l,
                         end: l.saturating_add(e.cooldown),
                         protected: false,
                         entry: label.clone(),
-                    },
-                );
-            }
-            if e.dec.keep_activate_after_match || e.dec.dont_activate_after_match {
-                let m = self.state.matched.entry(key).or_insert(MatchRecord {
-                    first: l,
-                    count: 0,
-                    entry: label,
-                });
-                m.count = m.count.saturating_add(1);
+                    };
+                    self.state.cooldown.insert(key.clone(), r);
+                }
+                if after_match {
+                    let m = self.state.matched.entry(key).or_insert(MatchRecord {
+                        first: l,
+                        count: 0,
+                        entry: label,
+                    });
+                    m.count = m.count.saturating_add(1);
+                }
             }
             if let Some(p) = &e.dec.disable_ui_prompt {
                 if !disabled.contains(p) {
                     disabled.push(p.clone());
                 }
             }
-            let depth = match e.depth {
-                DepthSpec::None => None,
-                DepthSpec::Fixed(d) => Some(d),
-                DepthSpec::Reverse(r) => Some((self.len as i64).saturating_sub(r).max(0) as u64),
+        }
+        let depth_of = |e: &CEntry<'a>| match e.depth {
+            DepthSpec::None => None,
+            DepthSpec::Fixed(d) => Some(d),
+            DepthSpec::Reverse(r) => Some((self.len as i64).saturating_sub(r).max(0) as u64),
+        };
+        // Prompt order: sort small keys, then build each activation once, in place.
+        let mut keys: Vec<(u8, u64, u64, u32, usize)> = activated
+            .iter()
+            .enumerate()
+            .map(|(i, &(rank, ..))| {
+                let e = &cb.entries[rank as usize];
+                let bits = e.order.to_bits();
+                let ordered = if bits >> 63 == 1 {
+                    !bits
+                } else {
+                    bits | (1 << 63)
+                };
+                (
+                    e.position.prompt_rank(),
+                    u64::MAX - depth_of(e).unwrap_or(0),
+                    ordered,
+                    rank,
+                    i,
+                )
+            })
+            .collect();
+        keys.sort_unstable();
+        let mut result: Vec<Activation<'a>> = Vec::with_capacity(keys.len());
+        for k in &keys {
+            let Some(&(rank, hit, tok, pass)) = activated.get(k.4) else {
+                continue;
+            };
+            let e: &CEntry<'a> = &cb.entries[rank as usize];
+            let key_text = |ki: u32| {
+                e.primary
+                    .get(ki as usize)
+                    .map(|k| k.text.clone())
+                    .unwrap_or_else(|| Arc::from(""))
+            };
+            let reason = match hit {
+                Hit::Key { ki, msg } => ActivationReason::Key {
+                    key: key_text(ki),
+                    message: self.chat_idx.get(msg as usize).copied().unwrap_or(0),
+                },
+                Hit::Rec { ki, src } => ActivationReason::Recursion {
+                    key: key_text(ki),
+                    from: cb.entries[src as usize].at,
+                },
+                Hit::Constant => ActivationReason::Constant,
+                Hit::Sticky => ActivationReason::Sticky,
+                Hit::Decorator(d) => ActivationReason::Decorator(d),
             };
             let role = match e.position {
                 Position::AtDepth => Some(e.role.unwrap_or(DecoratorRole::System)),
                 _ => e.dec.role,
             };
-            out.push((
-                rank,
-                Activation {
-                    entry: e.at,
-                    name: e.display_name(),
-                    content: e.body,
-                    position: e.position.clone(),
-                    depth,
-                    role,
-                    order: e.order,
-                    tokens: tok,
-                    reason,
-                    pass,
-                },
-            ));
+            result.push(Activation {
+                entry: e.at,
+                name: e.display_name(),
+                content: e.body,
+                position: e.position.clone(),
+                depth: depth_of(e),
+                role,
+                order: e.order,
+                tokens: tok,
+                reason,
+                pass,
+            });
         }
-        out.sort_by(|(ra, a), (rb, b)| {
-            a.position
-                .prompt_rank()
-                .cmp(&b.position.prompt_rank())
-                .then(b.depth.unwrap_or(0).cmp(&a.depth.unwrap_or(0)))
-                .then(a.order.total_cmp(&b.order))
-                .then(ra.cmp(rb))
-        });
-        let activated: Vec<Activation<'a>> = out.into_iter().map(|(_, a)| a).collect();
+        let activated = result;
         for a in &activated {
             sink.on_activated(a);
         }
