@@ -95,6 +95,13 @@
 //!     loses its timed effects, as in SillyTavern.
 //! 20. **Empty content**: a matched entry whose content (without decorators) is blank is
 //!     rejected with `empty content` and takes part in nothing else.
+//! 21. **Explanations**: a scan reports the entries that had a chance (a key found anywhere in the
+//!     scan text, constant, forced, sticky); with [`ScanOptions::explain_all`] every entry, the
+//!     others as `no key matched` / `no keys` / `disabled`. Once the budget has ended, candidates
+//!     are not checked (see [`scan`]).
+//! 22. **Regex keys on the linear engine** are checked for syntax when the books are compiled and
+//!     built on first use (a book with thousands of regex keys compiles fast; each pattern is
+//!     still built at most once).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]

@@ -32,6 +32,11 @@
 //!    order (sticky, constant, then by priority, highest first; `@@ignore_on_max_context` last
 //!    when a maximum context is set) are counted with the tokenizer; the first entry that does
 //!    not fit ends the budget: it and every later entry are cut (`ignore_budget` entries excepted).
+//!    Entries outside inclusion groups are checked lazily, in budget order, inside this walk: once
+//!    the budget has ended the remaining candidates cannot be activated and are not checked at
+//!    all ([`ScanResult::unchecked`] counts them; with [`ScanOptions::explain_all`] they are
+//!    checked and reported with their real reason, or `budget`). Group members are always
+//!    checked before the walk, so group results never depend on the budget.
 //! 5. **Next pass:** recursion (contents of new entries without `prevent_recursion`), when a book
 //!    recurses and nothing overflowed; else min activations (one more message per pass, up to
 //!    the max depth); else the next `delay_until_recursion` level; bounded by
