@@ -660,4 +660,19 @@ mod tests {
         );
         assert_eq!(required_literals("\\u0041bcd", false, false), ["bcd"]);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_pattern_compiles_or_errors_without_panic(
+            pat in "[\\\\a-c(){}\\[\\]^$|*+?.,:<>=!0-9xupkPdwsbB/-]{0,24}",
+            flags in "[gimsuyv]{0,3}",
+        ) {
+            let c = compile(&pat, &flags);
+            if let Ok(e) = c.engine {
+                let _ = e.find("abc aab {1} x\u{1}");
+            }
+            let _ = required_literals(&pat, true, true);
+            let _ = catastrophic(&pat);
+        }
+    }
 }
