@@ -398,10 +398,10 @@ fn st_marked(ext: &Object) -> bool {
 }
 
 struct Builder {
-    pats: HashMap<(bool, String), u32>,
+    pats: crate::scan::FxMap<(bool, String), u32>,
     ci: Vec<String>,
     cs: Vec<String>,
-    regex_ids: HashMap<(String, String), u32>,
+    regex_ids: crate::scan::FxMap<(String, String), u32>,
     regexes: Vec<RegexKey>,
     regex_pats: Vec<(bool, String)>,
     diags: Vec<Diagnostic>,
@@ -575,10 +575,10 @@ impl LorebookCompiler {
     /// Compiles `books` (in the given order; the order names them in [`EntryRef::book`]).
     pub fn compile<'a>(&self, books: &[BookInput<'a>]) -> CompiledBooks<'a> {
         let mut b = Builder {
-            pats: HashMap::new(),
+            pats: Default::default(),
             ci: Vec::new(),
             cs: Vec::new(),
-            regex_ids: HashMap::new(),
+            regex_ids: Default::default(),
             regexes: Vec::new(),
             regex_pats: Vec::new(),
             diags: Vec::new(),
@@ -761,12 +761,26 @@ impl LorebookCompiler {
         for e in &mut entries {
             e.kind_rank = kind_rank(infos[e.at.book].kind);
         }
-        entries.sort_by(|x, y| {
-            kind_rank(infos[x.at.book].kind)
-                .cmp(&kind_rank(infos[y.at.book].kind))
-                .then(y.order.total_cmp(&x.order))
-                .then(x.at.cmp(&y.at))
-        });
+        // Sort small keys, then move each (large) entry once.
+        let mut order: Vec<(u8, u64, EntryRef, usize)> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let bits = e.order.to_bits();
+                let asc = if bits >> 63 == 1 {
+                    !bits
+                } else {
+                    bits | (1 << 63)
+                };
+                (e.kind_rank, !asc, e.at, i)
+            })
+            .collect();
+        order.sort_unstable();
+        let mut slots: Vec<Option<CEntry<'a>>> = entries.into_iter().map(Some).collect();
+        let mut entries: Vec<CEntry<'a>> = order
+            .iter()
+            .filter_map(|k| slots.get_mut(k.3).and_then(Option::take))
+            .collect();
         // Renumber patterns: case-insensitive first, then case-sensitive.
         let n_ci = b.ci.len() as u32;
         let fix = |p: u32| {
