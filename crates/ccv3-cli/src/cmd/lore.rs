@@ -1,0 +1,133 @@
+//! `ccv3 lore scan`: which lorebook entries a chat activates, and why the others did not.
+
+use super::{load, print, CliError, CmdResult};
+use crate::output::write_atomic;
+use ccv3::{Document, Lorebook};
+use ccv3_lore::cli::{render_table, run_scan, to_cli_json, LoreScanArgs, Timing};
+use ccv3_lore::{BookInput, BookKind, ScanState, Strategy};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The command's arguments (see `ccv3 lore scan --help`).
+pub struct Args {
+    pub books: Vec<PathBuf>,
+    pub chat: PathBuf,
+    pub state: Option<PathBuf>,
+    pub seed: u64,
+    pub greeting: Option<usize>,
+    pub char_name: Option<String>,
+    pub user: String,
+    pub recursive: bool,
+    pub scan_depth: Option<u64>,
+    pub strategy: String,
+    pub tokenizer: String,
+    pub timing: bool,
+    pub json: bool,
+}
+
+/// A loaded `--book`: its lorebook, whether it came from a card, and the card's name.
+struct Loaded {
+    book: Lorebook,
+    from_card: bool,
+    card_char_name: Option<String>,
+    name: String,
+}
+
+/// Runs one scan; with `--state`, reads the state first and writes the next state back.
+pub fn run(args: Args) -> CmdResult {
+    let t0 = Instant::now();
+    let strategy = Strategy::parse(&args.strategy).ok_or_else(|| {
+        CliError::file(
+            Path::new("--strategy"),
+            format!("unknown strategy {:?}: use evenly, character-first or global-first", args.strategy),
+        )
+    })?;
+    let kind: ccv3_tokens::TokenizerKind = args
+        .tokenizer
+        .parse()
+        .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
+    let tokenizer = ccv3_tokens::load(&kind).map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
+    let mut loaded = Vec::new();
+    for path in &args.books {
+        loaded.push(load_book(path)?);
+    }
+    let chat_text = std::fs::read_to_string(&args.chat).map_err(|e| CliError::file(&args.chat, e))?;
+    let chat = ccv3_lore::chat::parse_chat(&chat_text).map_err(|e| CliError::file(&args.chat, e))?;
+    let state = match &args.state {
+        Some(p) if p.exists() => {
+            let text = std::fs::read_to_string(p).map_err(|e| CliError::file(p, e))?;
+            ScanState::from_json(&text).map_err(|e| CliError::file(p, e))?
+        }
+        _ => ScanState::default(),
+    };
+    let char_name = args
+        .char_name
+        .clone()
+        .or_else(|| loaded.iter().find_map(|l| l.card_char_name.clone()))
+        .unwrap_or_else(|| "Character".to_string());
+    // The first card's book is the character book; every other book is global.
+    let mut character_taken = false;
+    let books: Vec<BookInput> = loaded
+        .iter()
+        .map(|l| {
+            let kind = if l.from_card && !character_taken {
+                character_taken = true;
+                BookKind::Character
+            } else {
+                BookKind::Global
+            };
+            BookInput { book: &l.book, kind, name: l.name.clone() }
+        })
+        .collect();
+    let load_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let scan_args = LoreScanArgs {
+        books,
+        chat,
+        state,
+        seed: args.seed,
+        greeting: args.greeting,
+        char_name,
+        user_name: args.user.clone(),
+        recursive: args.recursive,
+        scan_depth: args.scan_depth,
+        strategy,
+        tokenizer: tokenizer.as_ref(),
+    };
+    let out = run_scan(&scan_args);
+    if let Some(p) = &args.state {
+        write_atomic(p, out.result.state.to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
+    }
+    if args.json {
+        let timing = args.timing.then_some(Timing { load_ms, compile_ms: out.compile_ms, scan_ms: out.scan_ms });
+        print(&format!("{}\n", to_cli_json(&out, timing)))?;
+    } else {
+        let mut text = render_table(&out);
+        if args.timing {
+            text.push_str(&format!(
+                "timing: load {load_ms:.2} ms, compile {:.2} ms, scan {:.2} ms\n",
+                out.compile_ms, out.scan_ms
+            ));
+        }
+        print(&text)?;
+    }
+    for d in &out.diagnostics {
+        eprintln!("ccv3: warning: {d}");
+    }
+    Ok(0)
+}
+
+fn load_book(path: &Path) -> Result<Loaded, CliError> {
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    match load(path)? {
+        Document::Card(cf) => {
+            let char_name = cf.card.data.char_name().to_string();
+            let book = cf
+                .card
+                .data
+                .character_book
+                .ok_or_else(|| CliError::file(path, "the card has no character_book"))?;
+            Ok(Loaded { book, from_card: true, card_char_name: Some(char_name), name })
+        }
+        Document::Lorebook(bf) => Ok(Loaded { book: bf.book, from_card: false, card_char_name: None, name }),
+    }
+}

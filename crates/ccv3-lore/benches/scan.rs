@@ -1,0 +1,497 @@
+//! Measures the lorebook engine: compiling books of 1,000 / 10,000 / 100,000 entries, and
+//! scanning them (compiled once) against chats of 2, 10 and 100 messages with the scan depth set
+//! to the whole chat; plus 50,000 entries x 100 messages, the case the issue compares with a
+//! model of SillyTavern's scan loop (about 3.1 s per scan there).
+//!
+//! Books are generated in code with a fixed seed, in the shape of the peers harness
+//! (`shared/peers/gen.py`): 1-5 keys per entry (invented names, common words, two-word phrases),
+//! 5% regex entries (`/pattern/flags` keys), 20% selective entries with 1-2 secondary keys and
+//! SillyTavern's selective logics, 1% constant; a chat of ~60 words per message that mentions keys
+//! of the first 1,000 entries. Run: `cargo bench -p ccv3-lore --bench scan -- --warm-up-time 1
+//! --measurement-time 3`.
+
+use ccv3::Lorebook;
+use ccv3_lore::chat::{Chat, Message, Role};
+use ccv3_lore::{BookInput, BookKind, LorebookCompiler, ScanOptions};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use serde_json::{json, Value};
+use std::hint::black_box;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn f(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next() % (hi - lo + 1) as u64) as usize
+    }
+    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[(self.next() % v.len() as u64) as usize]
+    }
+}
+
+const COMMON: &[&str] = &[
+    "time",
+    "year",
+    "people",
+    "way",
+    "day",
+    "man",
+    "thing",
+    "woman",
+    "life",
+    "child",
+    "world",
+    "school",
+    "state",
+    "family",
+    "student",
+    "group",
+    "country",
+    "problem",
+    "hand",
+    "part",
+    "place",
+    "case",
+    "week",
+    "company",
+    "system",
+    "program",
+    "question",
+    "work",
+    "government",
+    "number",
+    "night",
+    "point",
+    "home",
+    "water",
+    "room",
+    "mother",
+    "area",
+    "money",
+    "story",
+    "fact",
+    "month",
+    "lot",
+    "right",
+    "study",
+    "book",
+    "eye",
+    "job",
+    "word",
+    "business",
+    "issue",
+    "side",
+    "kind",
+    "head",
+    "house",
+    "service",
+    "friend",
+    "father",
+    "power",
+    "hour",
+    "game",
+    "line",
+    "end",
+    "member",
+    "law",
+    "car",
+    "city",
+    "community",
+    "name",
+    "team",
+    "minute",
+    "idea",
+    "body",
+    "information",
+    "back",
+    "face",
+    "level",
+    "office",
+    "door",
+    "health",
+    "person",
+    "art",
+    "war",
+    "history",
+    "party",
+    "result",
+    "change",
+    "morning",
+    "reason",
+    "research",
+    "moment",
+    "air",
+    "teacher",
+    "force",
+    "sword",
+    "shield",
+    "tower",
+    "castle",
+    "river",
+    "forest",
+    "mountain",
+    "dragon",
+    "knight",
+    "queen",
+    "king",
+    "village",
+    "tavern",
+    "merchant",
+    "guard",
+    "temple",
+    "spell",
+    "magic",
+    "potion",
+    "scroll",
+    "armor",
+    "blade",
+    "arrow",
+    "bow",
+    "horse",
+    "wagon",
+    "bridge",
+    "harbor",
+    "ship",
+    "storm",
+    "winter",
+    "summer",
+    "autumn",
+    "spring",
+    "shadow",
+    "flame",
+    "frost",
+    "stone",
+    "iron",
+    "silver",
+    "gold",
+    "crystal",
+    "crown",
+    "throne",
+];
+const ADJ: &[&str] = &[
+    "old",
+    "new",
+    "good",
+    "great",
+    "high",
+    "small",
+    "large",
+    "long",
+    "young",
+    "important",
+    "big",
+    "different",
+    "black",
+    "white",
+    "red",
+    "blue",
+    "green",
+    "dark",
+    "bright",
+    "silent",
+    "ancient",
+    "hidden",
+    "broken",
+    "golden",
+    "crimson",
+    "frozen",
+    "burning",
+    "quiet",
+    "wild",
+    "lost",
+    "sacred",
+];
+const VERBS: &[&str] = &[
+    "said",
+    "walked",
+    "looked",
+    "turned",
+    "smiled",
+    "whispered",
+    "shouted",
+    "ran",
+    "stood",
+    "watched",
+    "waited",
+    "laughed",
+    "opened",
+    "closed",
+    "held",
+    "took",
+    "gave",
+    "found",
+    "left",
+];
+const FUNC: &[&str] = &[
+    "the", "a", "an", "and", "but", "or", "of", "to", "in", "on", "at", "with", "from", "by",
+    "for", "as", "into", "over", "under", "near", "she", "he", "they", "we", "it", "her", "his",
+    "their",
+];
+const SA: &[&str] = &[
+    "ka", "el", "mi", "ra", "tho", "va", "lin", "dor", "sa", "ri", "ae", "bel", "cor", "dra",
+    "fen", "gal", "har", "is", "jor", "kel", "lor", "mor", "nym", "or", "pyr", "quel", "syl",
+    "tor", "ul", "vel", "wyn", "xan", "yr", "zan", "ash", "bryn", "cael", "ely", "fae", "gwen",
+];
+const SB: &[&str] = &[
+    "a", "e", "i", "o", "u", "ae", "ia", "io", "ar", "en", "or", "ys", "il", "an", "eth", "wyn",
+];
+const SC: &[&str] = &[
+    "n", "r", "th", "s", "l", "ra", "dor", "mir", "las", "wen", "ric", "dil", "nor", "gar", "vin",
+    "ssa", "lle", "x", "d", "k",
+];
+
+fn name(r: &mut Rng) -> String {
+    let mut s = format!("{}{}", r.pick(SA), r.pick(SB));
+    if r.f() < 0.6 {
+        s.push_str(r.pick(SC));
+    }
+    if r.f() < 0.25 {
+        s.push_str(r.pick(SB));
+        s.push_str(r.pick(SC));
+    }
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn sentence(r: &mut Rng, n: usize, mentions: &[String], p: f64) -> String {
+    let mut out: Vec<String> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let x = r.f();
+        out.push(if !mentions.is_empty() && x < p {
+            mentions[(r.next() % mentions.len() as u64) as usize].clone()
+        } else if x < 0.45 {
+            r.pick(FUNC).into()
+        } else if x < 0.75 {
+            r.pick(COMMON).into()
+        } else if x < 0.88 {
+            r.pick(ADJ).into()
+        } else {
+            r.pick(VERBS).into()
+        });
+    }
+    out.join(" ") + "."
+}
+
+fn regex_key(r: &mut Rng, base: &str) -> String {
+    let b = base.to_lowercase();
+    match r.next() % 4 {
+        0 => format!("/\\b{}\\w*\\b/i", b.chars().take(4).collect::<String>()),
+        1 => format!("/\\b({}|{})s?\\b/i", b, r.pick(COMMON)),
+        2 => format!("/{}\\s+(of|the)\\s+\\w+/i", r.pick(COMMON)),
+        _ => format!("/\\b{base}(?:'s)?\\b/"),
+    }
+}
+
+fn make_entries(n: usize) -> Vec<Value> {
+    let mut r = Rng(1234);
+    (0..n)
+        .map(|i| {
+            let nkeys = r.range(1, 5);
+            let is_regex = r.f() < 0.05;
+            let main = name(&mut r);
+            let mut keys = Vec::new();
+            for k in 0..nkeys {
+                let base = if k == 0 {
+                    main.clone()
+                } else {
+                    let x = r.f();
+                    if x < 0.6 {
+                        name(&mut r)
+                    } else if x < 0.75 {
+                        r.pick(COMMON).into()
+                    } else if x < 0.9 {
+                        format!("{} {}", r.pick(ADJ), r.pick(COMMON))
+                    } else {
+                        format!("{main} {}", r.pick(&["Tower", "Keep", "Vale", "Clan", "Order", "Blade"]))
+                    }
+                };
+                keys.push(if is_regex { regex_key(&mut r, &base) } else { base });
+            }
+            let selective = r.f() < 0.2;
+            let secondary: Vec<String> = if selective {
+                (0..r.range(1, 2)).map(|_| r.pick(COMMON).to_string()).collect()
+            } else {
+                Vec::new()
+            };
+            let logic = [0, 0, 0, 1, 2, 3][(r.next() % 6) as usize];
+            let head = sentence(&mut r, 6, &[], 0.0);
+            let len = r.range(25, 55);
+            let content = format!("{main} is {head} {}", sentence(&mut r, len, &[], 0.0));
+            json!({
+                "keys": keys, "content": content,
+                "extensions": {"position": 0, "depth": 4, "selectiveLogic": logic, "probability": 100, "useProbability": true},
+                "enabled": true, "insertion_order": 100 + (i % 50), "case_sensitive": false, "use_regex": is_regex,
+                "constant": r.f() < 0.01, "name": main, "priority": 10, "id": i,
+                "selective": selective, "secondary_keys": secondary, "position": "before_char",
+            })
+        })
+        .collect()
+}
+
+fn make_book(entries: &[Value], budget: bool) -> Lorebook {
+    let mut v =
+        json!({"name": "bench", "recursive_scanning": false, "extensions": {}, "entries": entries});
+    if budget {
+        v["token_budget"] = json!(2048);
+    }
+    Lorebook::from_json(v, "", false, &mut Vec::new()).expect("book")
+}
+
+fn make_chat(entries: &[Value], n: usize) -> Chat {
+    let mut r = Rng(1235);
+    let pool: Vec<String> = entries
+        .iter()
+        .take(1000)
+        .flat_map(|e| e["keys"].as_array().cloned().unwrap_or_default())
+        .filter_map(|k| k.as_str().map(String::from))
+        .filter(|k| !k.starts_with('/'))
+        .collect();
+    let msgs: Vec<Message> = (0..100)
+        .map(|i| {
+            let words = r.range(50, 70);
+            let mut text = String::new();
+            while text.split(' ').count() < words {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                let len = r.range(8, 16);
+                text.push_str(&sentence(&mut r, len, &pool, 0.02));
+            }
+            Message {
+                role: if i % 2 == 0 {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
+                name: Some(if i % 2 == 0 {
+                    "User".into()
+                } else {
+                    "Seraphine Vael".into()
+                }),
+                content: text,
+            }
+        })
+        .collect();
+    Chat {
+        messages: msgs[100 - n..].to_vec(),
+        ..Default::default()
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let all = make_entries(100_000);
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(10);
+    for n in [1_000, 10_000, 100_000] {
+        let book = make_book(&all[..n], true);
+        g.bench_with_input(BenchmarkId::from_parameter(n), &book, |b, book| {
+            b.iter(|| {
+                LorebookCompiler::new().compile(&[BookInput {
+                    book,
+                    kind: BookKind::Character,
+                    name: "b".into(),
+                }])
+            })
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("scan");
+    g.sample_size(20);
+    for n in [1_000, 10_000, 50_000, 100_000] {
+        let book = make_book(&all[..n], true);
+        let compiled = LorebookCompiler::new()
+            .names("Seraphine Vael", "User")
+            .compile(&[BookInput {
+                book: &book,
+                kind: BookKind::Character,
+                name: "b".into(),
+            }]);
+        for m in [2usize, 10, 100] {
+            if n == 50_000 && m != 100 {
+                continue;
+            }
+            let chat = make_chat(&all, m);
+            let opts = ScanOptions {
+                scan_depth: m as u64,
+                match_whole_words: false,
+                ..Default::default()
+            };
+            let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
+            eprintln!(
+                "{n} entries x {m} messages: {} activated, {} looked at and rejected, {} tokens",
+                r.activated.len(),
+                r.rejected.len(),
+                r.tokens
+            );
+            g.bench_function(
+                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
+                |b| {
+                    b.iter(|| {
+                        black_box(compiled.scan(
+                            &chat,
+                            &Default::default(),
+                            &opts,
+                            &ccv3_tokens::Estimate,
+                        ))
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+    // The same without a token budget: every matched entry is checked and activated (tens of
+    // thousands at 100 messages), which is the work a scan cannot skip.
+    let mut g = c.benchmark_group("scan_no_budget");
+    g.sample_size(10);
+    for n in [10_000, 50_000, 100_000] {
+        let book = make_book(&all[..n], false);
+        let compiled = LorebookCompiler::new()
+            .names("Seraphine Vael", "User")
+            .compile(&[BookInput {
+                book: &book,
+                kind: BookKind::Character,
+                name: "b".into(),
+            }]);
+        for m in [2usize, 100] {
+            let chat = make_chat(&all, m);
+            let opts = ScanOptions {
+                scan_depth: m as u64,
+                match_whole_words: false,
+                ..Default::default()
+            };
+            let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
+            eprintln!(
+                "no budget: {n} entries x {m} messages: {} activated, {} rejected",
+                r.activated.len(),
+                r.rejected.len()
+            );
+            g.bench_function(
+                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
+                |b| {
+                    b.iter(|| {
+                        black_box(compiled.scan(
+                            &chat,
+                            &Default::default(),
+                            &opts,
+                            &ccv3_tokens::Estimate,
+                        ))
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,678 @@
+//! Regex keys: SillyTavern's `/pattern/flags` detection, JavaScript (ECMAScript) semantics, and
+//! the guard against catastrophic backtracking.
+//!
+//! A key is a regex key when the entry has `use_regex` (the whole key is the pattern, unless it
+//! has the `/pattern/flags` form), or when the whole key has the form `/pattern/flags` with flags
+//! among `gimsuy` and no unescaped `/` in the pattern (SillyTavern's rule).
+//!
+//! Engines. Every pattern is first translated from ECMAScript syntax to the syntax of the `regex`
+//! crate (`\d`, `\w`, `\b` made ASCII as in JavaScript, `.` without line terminators, literal
+//! `{`/`}`, named groups): such patterns run on a finite automaton, in time linear in the text,
+//! whatever the pattern. Patterns the `regex` crate cannot express (lookaround, backreferences)
+//! run on `regress`, an ECMAScript backtracking engine. Backtracking can take exponential time
+//! (`/(a+)+$/`), and `regress` has no step limit, so such a pattern is refused (never matches, with
+//! a diagnostic) when it has a quantified group that contains another unbounded quantifier or an
+//! alternation; the others run on at most [`BACKTRACK_HAYSTACK_CAP`] bytes of the newest text (a
+//! diagnostic says when the cap cut text off).
+//!
+//! Prefilter. For each pattern a set of literals is extracted such that every match contains one
+//! of them (`/\bkael\w*\b/i` → `kael`); the literals join the plain keys' automata, and the regex
+//! runs only when one of its literals was found. Patterns without such literals always run.
+
+use regress::Flags;
+use std::sync::OnceLock;
+
+/// The most bytes of scan text a backtracking (`regress`) pattern runs on.
+pub const BACKTRACK_HAYSTACK_CAP: usize = 32 * 1024;
+
+/// The compiled form of one regex key.
+#[derive(Debug)]
+pub(crate) enum Engine {
+    /// Linear time (`regex` crate): the pattern is checked when the books are compiled and built
+    /// on its first use, so books with thousands of regex keys compile fast.
+    Linear {
+        translated: String,
+        built: OnceLock<Option<regex::Regex>>,
+    },
+    /// Backtracking (`regress`), on a capped haystack.
+    Backtrack(regress::Regex),
+}
+
+impl Engine {
+    /// A position inside the first match in `hay`, if any: the linear engine reports the last
+    /// character of its shortest match (no reverse search needed), the backtracking one the
+    /// first character of its match.
+    pub(crate) fn find(&self, hay: &str) -> Option<usize> {
+        match self {
+            Engine::Linear { translated, built } => built
+                .get_or_init(|| {
+                    regex::RegexBuilder::new(translated)
+                        .size_limit(4 << 20)
+                        .dfa_size_limit(2 << 20)
+                        .build()
+                        .ok()
+                })
+                .as_ref()
+                .and_then(|r| r.shortest_match(hay))
+                .map(|end| end.saturating_sub(1)),
+            Engine::Backtrack(r) => {
+                if hay.len() <= BACKTRACK_HAYSTACK_CAP {
+                    r.find(hay).map(|m| m.start())
+                } else {
+                    // The newest text comes first in scan buffers: keep the start.
+                    let mut cut = BACKTRACK_HAYSTACK_CAP;
+                    while !hay.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    r.find(&hay[..cut]).map(|m| m.start())
+                }
+            }
+        }
+    }
+
+    /// True for the capped backtracking engine.
+    pub(crate) fn is_backtracking(&self) -> bool {
+        matches!(self, Engine::Backtrack(_))
+    }
+}
+
+/// Splits a `/pattern/flags` key as SillyTavern does; `None` when the key is not of that form.
+pub fn split_slash(key: &str) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix('/')?;
+    // The shortest pattern such that the remainder is `/` and flags only.
+    let mut from = 1;
+    loop {
+        let p = from + rest.get(from..)?.find('/')?;
+        let flags = &rest[p + 1..];
+        if flags.chars().all(|c| "gimsuy".contains(c)) {
+            let pat = &rest[..p];
+            if has_unescaped_slash(pat) {
+                return None;
+            }
+            return Some((pat, flags));
+        }
+        from = p + 1;
+    }
+}
+
+fn has_unescaped_slash(pat: &str) -> bool {
+    let mut esc = false;
+    for c in pat.chars() {
+        if esc {
+            esc = false;
+        } else if c == '\\' {
+            esc = true;
+        } else if c == '/' {
+            return true;
+        }
+    }
+    false
+}
+
+/// A compiled regex key, or why it is not usable.
+pub(crate) struct Compiled {
+    pub engine: Result<Engine, String>,
+    /// Literals of which every match contains one (lowercased when `icase`); empty: no prefilter.
+    pub literals: Vec<String>,
+    /// Whether the literals are matched case-insensitively.
+    pub icase: bool,
+}
+
+/// Compiles `pattern` with JavaScript `flags`.
+pub(crate) fn compile(pattern: &str, flags: &str) -> Compiled {
+    let f = Flags::from(flags);
+    let mut seen = String::new();
+    for c in flags.chars() {
+        if seen.contains(c) {
+            return Compiled {
+                engine: Err(format!("flag {c:?} is repeated")),
+                literals: Vec::new(),
+                icase: f.icase,
+            };
+        }
+        seen.push(c);
+    }
+    let literals = required_literals(pattern, f.icase, f.unicode);
+    let engine = match translate(pattern, &f) {
+        Some(t) if regex_syntax::ParserBuilder::new().build().parse(&t).is_ok() => {
+            Ok(Engine::Linear {
+                translated: t,
+                built: OnceLock::new(),
+            })
+        }
+        _ => backtrack(pattern, f),
+    };
+    Compiled {
+        engine,
+        literals,
+        icase: f.icase,
+    }
+}
+
+fn backtrack(pattern: &str, f: Flags) -> Result<Engine, String> {
+    let r = regress::Regex::with_flags(pattern, f)
+        .map_err(|e| format!("invalid regex /{pattern}/: {e}"))?;
+    if let Some(why) = catastrophic(pattern) {
+        return Err(format!(
+            "regex /{pattern}/ needs backtracking and {why}; refused it so a scan cannot hang"
+        ));
+    }
+    Ok(Engine::Backtrack(r))
+}
+
+/// Why a pattern may backtrack exponentially: a quantified group containing an unbounded
+/// quantifier or an alternation.
+pub(crate) fn catastrophic(pattern: &str) -> Option<&'static str> {
+    // Per open group: (contains an unbounded quantifier, contains an alternation).
+    let mut stack: Vec<(bool, bool)> = vec![(false, false)];
+    let mut chars = pattern.chars().peekable();
+    let mut last_group: Option<(bool, bool)> = None;
+    while let Some(c) = chars.next() {
+        let mut closed = None;
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '[' => {
+                let mut esc = false;
+                for d in chars.by_ref() {
+                    if esc {
+                        esc = false;
+                    } else if d == '\\' {
+                        esc = true;
+                    } else if d == ']' {
+                        break;
+                    }
+                }
+            }
+            '(' => stack.push((false, false)),
+            ')' if stack.len() > 1 => closed = stack.pop(),
+            '|' => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 = true;
+                }
+            }
+            '*' | '+' | '{' => {
+                let unbounded = match c {
+                    '{' => {
+                        let mut body = String::new();
+                        while let Some(&d) = chars.peek() {
+                            chars.next();
+                            if d == '}' {
+                                break;
+                            }
+                            body.push(d);
+                        }
+                        match body.split_once(',') {
+                            Some((_, hi)) => {
+                                hi.trim().is_empty()
+                                    || hi.trim().parse::<u32>().map_or(true, |h| h > 1)
+                            }
+                            None => body.trim().parse::<u32>().is_ok_and(|n| n > 1),
+                        }
+                    }
+                    _ => true,
+                };
+                if unbounded {
+                    if let Some((inner_q, inner_alt)) = last_group {
+                        if inner_q {
+                            return Some("has nested unbounded quantifiers");
+                        }
+                        if inner_alt {
+                            return Some("repeats an alternation");
+                        }
+                    }
+                    if let Some(top) = stack.last_mut() {
+                        top.0 = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(g) = closed {
+            // A group's content counts for its parent too.
+            if let Some(top) = stack.last_mut() {
+                top.0 |= g.0;
+            }
+            last_group = Some(g);
+        } else if !matches!(c, '?') {
+            last_group = None;
+        }
+    }
+    None
+}
+
+const JS_SPACE: &str = "\\t\\n\\x0B\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
+const JS_WORD: &str = "0-9A-Za-z_";
+
+/// Translates an ECMAScript pattern into `regex` crate syntax; `None` when it uses a feature the
+/// `regex` crate lacks (lookaround, backreferences) or a construct this translator does not know.
+pub(crate) fn translate(pat: &str, f: &Flags) -> Option<String> {
+    if f.unicode_sets {
+        return None;
+    }
+    let mut out = String::with_capacity(pat.len() + 16);
+    if f.icase {
+        out.push_str("(?i)");
+    }
+    if f.multiline {
+        out.push_str("(?m)");
+    }
+    let cs: Vec<char> = pat.chars().collect();
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        match c {
+            '\\' => {
+                let (s, n) = escape(&cs, i + 1, f.unicode, false)?;
+                out.push_str(&s);
+                i = n;
+                continue;
+            }
+            '.' => out.push_str(if f.dot_all {
+                "(?s:.)"
+            } else {
+                "[^\\n\\r\\x{2028}\\x{2029}]"
+            }),
+            '(' => {
+                if cs.get(i + 1) == Some(&'?') {
+                    match (cs.get(i + 2), cs.get(i + 3)) {
+                        (Some(':'), _) => {
+                            out.push_str("(?:");
+                            i += 3;
+                            continue;
+                        }
+                        (Some('<'), Some(d)) if *d != '=' && *d != '!' => {
+                            out.push_str("(?P<");
+                            i += 3;
+                            continue;
+                        }
+                        _ => return None,
+                    }
+                }
+                out.push('(');
+            }
+            '[' => {
+                let (s, n) = class(&cs, i + 1, f.unicode)?;
+                out.push_str(&s);
+                i = n;
+                continue;
+            }
+            '{' => {
+                let mut j = i + 1;
+                let mut body = String::new();
+                while j < cs.len() && cs[j] != '}' {
+                    body.push(cs[j]);
+                    j += 1;
+                }
+                let valid = j < cs.len() && {
+                    let (lo, hi) = body.split_once(',').unwrap_or((&body, ""));
+                    !lo.is_empty()
+                        && lo.chars().all(|d| d.is_ascii_digit())
+                        && hi.chars().all(|d| d.is_ascii_digit())
+                };
+                if valid {
+                    out.push('{');
+                    out.push_str(&body);
+                    out.push('}');
+                    i = j + 1;
+                    continue;
+                }
+                out.push_str("\\{");
+            }
+            '}' => out.push_str("\\}"),
+            ']' => out.push_str("\\]"),
+            '#' | '&' | '~' | '-' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    Some(out)
+}
+
+fn hex(cs: &[char], from: usize, n: usize) -> Option<u32> {
+    if from + n > cs.len() {
+        return None;
+    }
+    let s: String = cs[from..from + n].iter().collect();
+    u32::from_str_radix(&s, 16).ok()
+}
+
+/// Translates the escape whose letter is at `cs[i]`; returns the text and the next index.
+fn escape(cs: &[char], i: usize, unicode: bool, in_class: bool) -> Option<(String, usize)> {
+    let c = *cs.get(i)?;
+    let lit = |ch: char| regex::escape(ch.encode_utf8(&mut [0; 4]));
+    let s = match c {
+        'd' => {
+            if in_class {
+                "0-9".into()
+            } else {
+                "[0-9]".into()
+            }
+        }
+        'w' => {
+            if in_class {
+                JS_WORD.into()
+            } else {
+                format!("[{JS_WORD}]")
+            }
+        }
+        's' => {
+            if in_class {
+                JS_SPACE.into()
+            } else {
+                format!("[{JS_SPACE}]")
+            }
+        }
+        'D' | 'W' | 'S' if in_class => return None,
+        'D' => "[^0-9]".into(),
+        'W' => format!("[^{JS_WORD}]"),
+        'S' => format!("[^{JS_SPACE}]"),
+        'b' if in_class => "\\x08".into(),
+        'b' => "(?-u:\\b)".into(),
+        'B' => "(?-u:\\B)".into(),
+        'n' | 'r' | 't' | 'f' | 'v' => format!("\\{c}"),
+        '0' if !cs.get(i + 1).is_some_and(|d| d.is_ascii_digit()) => "\\x00".into(),
+        '1'..='9' => return None,
+        'k' if cs.get(i + 1) == Some(&'<') => return None,
+        'x' => {
+            let v = hex(cs, i + 1, 2)?;
+            return Some((format!("\\x{{{v:X}}}"), i + 3));
+        }
+        'u' if unicode && cs.get(i + 1) == Some(&'{') => {
+            let end = cs[i + 2..].iter().position(|&d| d == '}')? + i + 2;
+            let v = hex(cs, i + 2, end - i - 2)?;
+            char::from_u32(v)?;
+            return Some((format!("\\x{{{v:X}}}"), end + 1));
+        }
+        'u' => {
+            let v = hex(cs, i + 1, 4)?;
+            char::from_u32(v)?; // surrogates: leave to regress
+            return Some((format!("\\x{{{v:X}}}"), i + 5));
+        }
+        'c' => {
+            let l = *cs.get(i + 1)?;
+            if !l.is_ascii_alphabetic() {
+                return None;
+            }
+            return Some((format!("\\x{{{:X}}}", (l as u32) % 32), i + 2));
+        }
+        'p' | 'P' if unicode => {
+            let end = cs[i + 1..].iter().position(|&d| d == '}')? + i + 1;
+            let body: String = cs[i..=end].iter().collect();
+            return Some((format!("\\{body}"), end + 1));
+        }
+        _ if c.is_ascii_alphanumeric() && unicode => return None,
+        _ => lit(c),
+    };
+    Some((s, i + 1))
+}
+
+/// Translates a class whose first character (after `[`) is at `cs[i]`.
+fn class(cs: &[char], mut i: usize, unicode: bool) -> Option<(String, usize)> {
+    let mut out = String::from("[");
+    if cs.get(i) == Some(&'^') {
+        if cs.get(i + 1) == Some(&']') {
+            return Some(("(?s:.)".into(), i + 2));
+        }
+        out.push('^');
+        i += 1;
+    }
+    if cs.get(i) == Some(&']') {
+        return None; // the empty class
+    }
+    let mut prev_dash = false;
+    while let Some(&c) = cs.get(i) {
+        match c {
+            ']' => {
+                out.push(']');
+                return Some((out, i + 1));
+            }
+            '\\' => {
+                let (s, n) = escape(cs, i + 1, unicode, true)?;
+                out.push_str(&s);
+                i = n;
+                prev_dash = false;
+                continue;
+            }
+            '-' if prev_dash => return None,
+            '[' | '&' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+        prev_dash = c == '-';
+        i += 1;
+    }
+    None
+}
+
+/// The number of characters of the escape whose letter is at `cs[i]` (after the backslash).
+fn escape_len(cs: &[char], i: usize) -> usize {
+    let until = |close: char| {
+        cs.get(i..)
+            .and_then(|rest| rest.iter().position(|&d| d == close))
+            .map_or(1, |p| p + 1)
+    };
+    match cs.get(i) {
+        Some('x') => 3,
+        Some('u') if cs.get(i + 1) == Some(&'{') => until('}'),
+        Some('u') => 5,
+        Some('c') => 2,
+        Some('p') | Some('P') if cs.get(i + 1) == Some(&'{') => until('}'),
+        Some('k') if cs.get(i + 1) == Some(&'<') => until('>'),
+        _ => 1,
+    }
+}
+
+/// Literals of which every match of `pat` contains at least one; empty when none can be found.
+///
+/// Only top-level runs of ASCII letters, digits and spaces count, and top-level groups that are a
+/// plain alternation of such runs. Lowercased when `icase`.
+pub(crate) fn required_literals(pat: &str, icase: bool, unicode: bool) -> Vec<String> {
+    let cs: Vec<char> = pat.chars().collect();
+    let mut best: Vec<String> = Vec::new();
+    let mut best_score = 0usize;
+    let mut run = String::new();
+    let consider = |set: Vec<String>, best: &mut Vec<String>, best_score: &mut usize| {
+        let min = set.iter().map(String::len).min().unwrap_or(0);
+        if min >= 3 && min > *best_score && set.len() <= 16 {
+            *best_score = min;
+            *best = set;
+        }
+    };
+    let optional_next = |j: usize| -> bool {
+        matches!(cs.get(j), Some('?') | Some('*'))
+            || (cs.get(j) == Some(&'{') && cs.get(j + 1) == Some(&'0'))
+    };
+    let repeat_next = |j: usize| -> bool { matches!(cs.get(j), Some('+') | Some('{')) };
+    let mut i = 0;
+    let mut depth = 0usize;
+    while i < cs.len() {
+        let c = cs[i];
+        if depth == 0 && (c.is_ascii_alphanumeric() || c == ' ') {
+            if optional_next(i + 1) {
+                consider(vec![std::mem::take(&mut run)], &mut best, &mut best_score);
+            } else if repeat_next(i + 1) {
+                run.push(c);
+                consider(vec![std::mem::take(&mut run)], &mut best, &mut best_score);
+            } else {
+                run.push(c);
+            }
+            i += 1;
+            continue;
+        }
+        consider(vec![std::mem::take(&mut run)], &mut best, &mut best_score);
+        match c {
+            '|' if depth == 0 => return Vec::new(),
+            '\\' => i += escape_len(&cs, i + 1),
+            '[' => {
+                i += 1;
+                while i < cs.len() && cs[i] != ']' {
+                    if cs[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '(' => {
+                if depth == 0 {
+                    // A top-level group: is it a plain alternation of literals?
+                    let mut j = i + 1;
+                    if cs.get(j) == Some(&'?') {
+                        if cs.get(j + 1) == Some(&':') {
+                            j += 2;
+                        } else {
+                            j = usize::MAX;
+                        }
+                    }
+                    if j != usize::MAX {
+                        let mut alts = vec![String::new()];
+                        let mut ok = true;
+                        while j < cs.len() && cs[j] != ')' {
+                            let d = cs[j];
+                            if d == '|' {
+                                alts.push(String::new());
+                            } else if d.is_ascii_alphanumeric() || d == ' ' {
+                                if let Some(a) = alts.last_mut() {
+                                    a.push(d);
+                                }
+                            } else {
+                                ok = false;
+                                break;
+                            }
+                            j += 1;
+                        }
+                        if ok && j < cs.len() && !optional_next(j + 1) {
+                            consider(alts, &mut best, &mut best_score);
+                        }
+                    }
+                }
+                depth += 1;
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    consider(vec![run], &mut best, &mut best_score);
+    if icase {
+        for s in &mut best {
+            *s = s.to_ascii_lowercase();
+        }
+        // Under /iu, `ſ` matches `s` and the Kelvin sign `k`; lowercasing the text misses `ſ`.
+        if unicode && best.iter().any(|s| s.contains('s')) {
+            return Vec::new();
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(pat: &str, flags: &str, hay: &str) -> Option<usize> {
+        compile(pat, flags).engine.ok()?.find(hay)
+    }
+
+    #[test]
+    fn st_regex_key_detection_slash_flags() {
+        assert_eq!(split_slash("/dragon/i"), Some(("dragon", "i")));
+        assert_eq!(split_slash("/a\\/b/"), Some(("a\\/b", "")));
+        assert_eq!(split_slash("/a/b/"), None);
+        assert_eq!(split_slash("/x/q"), None);
+        assert_eq!(split_slash("dragon"), None);
+        assert_eq!(split_slash("//"), None);
+    }
+
+    #[test]
+    fn js_regex_lookbehind_named_groups_flags() {
+        assert!(find("(?<=sir )Knight", "", "the sir Knight").is_some());
+        assert!(find("(?<who>cat)s?", "i", "CATS").is_some());
+        assert!(find("a.b", "s", "a\nb").is_some());
+        assert!(find("a.b", "", "a\nb").is_none());
+        assert!(find("^b", "m", "a\nb").is_some());
+        assert!(find("x", "g", "x").is_some());
+        assert!(find("(a)\\1", "", "xaa").is_some());
+    }
+
+    #[test]
+    fn js_word_and_boundary_are_ascii() {
+        // JavaScript's \w and \b are ASCII: é is not a word character.
+        assert!(find("\\bcaf\\b", "", "café").is_some());
+        assert!(find("\\w+", "", "é1").is_some());
+    }
+
+    #[test]
+    fn js_literal_braces_and_brackets() {
+        assert!(find("a{b", "", "xa{b").is_some());
+        assert!(find("a{2}", "", "aa").is_some());
+        assert!(find("[a-c&]", "", "&").is_some());
+        assert!(find("[^]", "", "\n").is_some());
+    }
+
+    #[test]
+    fn invalid_regex_is_an_error() {
+        assert!(compile("(a", "").engine.is_err());
+        assert!(compile("a", "ii").engine.is_err());
+    }
+
+    #[test]
+    fn catastrophic_patterns_run_linear_or_are_refused() {
+        // Translatable: runs on the linear engine, fast on a long input.
+        let hay = "a".repeat(100_000) + "b";
+        let t = std::time::Instant::now();
+        assert!(find("(a+)+$", "", &hay).is_none());
+        assert!(t.elapsed().as_secs() < 2);
+        // Needs backtracking (a backreference) and repeats a nested quantifier: refused.
+        let c = compile("(a+)+\\1$", "");
+        assert!(c.engine.unwrap_err().contains("refused"));
+        assert!(catastrophic("(a|aa)*c").is_some());
+        assert!(catastrophic("(?:ab)+c").is_none());
+    }
+
+    #[test]
+    fn prefilter_literals() {
+        assert_eq!(required_literals("\\bKael\\w*\\b", true, false), ["kael"]);
+        assert_eq!(
+            required_literals("\\b(kaelor|time)s?\\b", true, false),
+            ["kaelor", "time"]
+        );
+        assert_eq!(
+            required_literals("time\\s+(of|the)\\s+\\w+", true, false),
+            ["time"]
+        );
+        assert_eq!(
+            required_literals("\\bKaelor(?:'s)?\\b", false, false),
+            ["Kaelor"]
+        );
+        assert!(required_literals("a|b", false, false).is_empty());
+        assert_eq!(required_literals("colou?r", false, false), ["colo"]);
+        assert!(required_literals("x(abc)?", false, false).is_empty());
+        assert_eq!(
+            required_literals("\\x01Kazuma:[^\\x01]*?hello", false, false),
+            ["Kazuma"]
+        );
+        assert_eq!(required_literals("\\u0041bcd", false, false), ["bcd"]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_pattern_compiles_or_errors_without_panic(
+            pat in "[\\\\a-c(){}\\[\\]^$|*+?.,:<>=!0-9xupkPdwsbB/-]{0,24}",
+            flags in "[gimsuyv]{0,3}",
+        ) {
+            let c = compile(&pat, &flags);
+            if let Ok(e) = c.engine {
+                let _ = e.find("abc aab {1} x\u{1}");
+            }
+            let _ = required_literals(&pat, true, true);
+            let _ = catastrophic(&pat);
+        }
+    }
+}
