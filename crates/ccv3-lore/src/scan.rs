@@ -943,7 +943,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
         }
         if let Some(n) = d.activate_only_every {
-            if n > 0 && self.assistant % n != 0 {
+            if n > 0 && !self.assistant.is_multiple_of(n) {
                 return Verdict::Reject(R::Decorator("activate_only_every"));
             }
         }
@@ -1207,11 +1207,10 @@ impl<'s, 'a> Scan<'s, 'a> {
                 let e = &cb.entries[rank as usize];
                 let tokens = tok.count(e.body);
                 let fits = ignore_budget || {
-                    let g_ok =
-                        global_budget.map_or(true, |g| used_total.saturating_add(tokens) <= g);
+                    let g_ok = global_budget.is_none_or(|g| used_total.saturating_add(tokens) <= g);
                     let b_ok = cb.books[b]
                         .token_budget
-                        .map_or(true, |g| used_book[b].saturating_add(tokens) <= g);
+                        .is_none_or(|g| used_book[b].saturating_add(tokens) <= g);
                     overflow |= !g_ok;
                     book_over[b] |= !b_ok;
                     g_ok && b_ok
