@@ -82,11 +82,66 @@ pub enum Command {
         #[arg(long)]
         display: bool,
     },
+    /// Lorebook engine commands.
+    Lore {
+        /// What to do.
+        #[command(subcommand)]
+        what: LoreCommand,
+    },
     /// Dump internals.
     Debug {
         /// What to dump.
         #[command(subcommand)]
         what: DebugCommand,
+    },
+}
+
+/// `ccv3 lore` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LoreCommand {
+    /// Scan a chat: which entries activate, in prompt order, and why the others did not.
+    Scan {
+        /// A card (its character book) or a standalone lorebook (lorebook_v3, a bare
+        /// character_book, World Info); repeat for more books. The first card's book is the
+        /// character book; the others are global books.
+        #[arg(long = "book", required = true)]
+        books: Vec<PathBuf>,
+        /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
+        #[arg(long)]
+        chat: PathBuf,
+        /// State from earlier turns (timed effects, match history): read if present, written back.
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Seed for probability rolls and group weights.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The active greeting (0 = first_mes, 1 = the first alternate greeting, ...).
+        #[arg(long)]
+        greeting: Option<usize>,
+        /// The character name for macros (default: the card's nickname, else its name).
+        #[arg(long = "char")]
+        char_name: Option<String>,
+        /// The user name for macros.
+        #[arg(long, default_value = "User")]
+        user: String,
+        /// Turn recursion on for books that do not say.
+        #[arg(long)]
+        recursive: bool,
+        /// The scan depth for books that do not say.
+        #[arg(long)]
+        scan_depth: Option<u64>,
+        /// How character and global books are merged: evenly, character-first or global-first.
+        #[arg(long, default_value = "character-first")]
+        strategy: String,
+        /// Tokenizer for budgets: o200k or cl100k.
+        #[arg(long, default_value = "o200k")]
+        tokenizer: String,
+        /// Add load, compile and scan times to the output.
+        #[arg(long)]
+        timing: bool,
+        /// Print {"activated":[...],"rejected":[...],"tokens":N}.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -39,20 +39,26 @@ pub fn run(args: Args) -> CmdResult {
     let strategy = Strategy::parse(&args.strategy).ok_or_else(|| {
         CliError::file(
             Path::new("--strategy"),
-            format!("unknown strategy {:?}: use evenly, character-first or global-first", args.strategy),
+            format!(
+                "unknown strategy {:?}: use evenly, character-first or global-first",
+                args.strategy
+            ),
         )
     })?;
     let kind: ccv3_tokens::TokenizerKind = args
         .tokenizer
         .parse()
         .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
-    let tokenizer = ccv3_tokens::load(&kind).map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
+    let tokenizer =
+        ccv3_tokens::load(&kind).map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
     let mut loaded = Vec::new();
     for path in &args.books {
         loaded.push(load_book(path)?);
     }
-    let chat_text = std::fs::read_to_string(&args.chat).map_err(|e| CliError::file(&args.chat, e))?;
-    let chat = ccv3_lore::chat::parse_chat(&chat_text).map_err(|e| CliError::file(&args.chat, e))?;
+    let chat_text =
+        std::fs::read_to_string(&args.chat).map_err(|e| CliError::file(&args.chat, e))?;
+    let chat =
+        ccv3_lore::chat::parse_chat(&chat_text).map_err(|e| CliError::file(&args.chat, e))?;
     let state = match &args.state {
         Some(p) if p.exists() => {
             let text = std::fs::read_to_string(p).map_err(|e| CliError::file(p, e))?;
@@ -76,7 +82,11 @@ pub fn run(args: Args) -> CmdResult {
             } else {
                 BookKind::Global
             };
-            BookInput { book: &l.book, kind, name: l.name.clone() }
+            BookInput {
+                book: &l.book,
+                kind,
+                name: l.name.clone(),
+            }
         })
         .collect();
     let load_ms = t0.elapsed().as_secs_f64() * 1000.0;
@@ -98,7 +108,11 @@ pub fn run(args: Args) -> CmdResult {
         write_atomic(p, out.result.state.to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
     }
     if args.json {
-        let timing = args.timing.then_some(Timing { load_ms, compile_ms: out.compile_ms, scan_ms: out.scan_ms });
+        let timing = args.timing.then_some(Timing {
+            load_ms,
+            compile_ms: out.compile_ms,
+            scan_ms: out.scan_ms,
+        });
         print(&format!("{}\n", to_cli_json(&out, timing)))?;
     } else {
         let mut text = render_table(&out);
@@ -117,7 +131,10 @@ pub fn run(args: Args) -> CmdResult {
 }
 
 fn load_book(path: &Path) -> Result<Loaded, CliError> {
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     match load(path)? {
         Document::Card(cf) => {
             let char_name = cf.card.data.char_name().to_string();
@@ -126,8 +143,18 @@ fn load_book(path: &Path) -> Result<Loaded, CliError> {
                 .data
                 .character_book
                 .ok_or_else(|| CliError::file(path, "the card has no character_book"))?;
-            Ok(Loaded { book, from_card: true, card_char_name: Some(char_name), name })
+            Ok(Loaded {
+                book,
+                from_card: true,
+                card_char_name: Some(char_name),
+                name,
+            })
         }
-        Document::Lorebook(bf) => Ok(Loaded { book: bf.book, from_card: false, card_char_name: None, name }),
+        Document::Lorebook(bf) => Ok(Loaded {
+            book: bf.book,
+            from_card: false,
+            card_char_name: None,
+            name,
+        }),
     }
 }

@@ -5,9 +5,10 @@ mod convert;
 mod debug;
 mod extract;
 mod inspect;
+mod lore;
 mod validate;
 
-use crate::args::{Cli, Command, DebugCommand};
+use crate::args::{Cli, Command, DebugCommand, LoreCommand};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -86,6 +87,38 @@ pub fn run(cli: Cli) -> CmdResult {
             chat,
             seed,
             display,
+        }),
+        Command::Lore {
+            what:
+                LoreCommand::Scan {
+                    books,
+                    chat,
+                    state,
+                    seed,
+                    greeting,
+                    char_name,
+                    user,
+                    recursive,
+                    scan_depth,
+                    strategy,
+                    tokenizer,
+                    timing,
+                    json,
+                },
+        } => lore::run(lore::Args {
+            books,
+            chat,
+            state,
+            seed,
+            greeting,
+            char_name,
+            user,
+            recursive,
+            scan_depth,
+            strategy,
+            tokenizer,
+            timing,
+            json,
         }),
         Command::Debug {
             what: DebugCommand::Chunks { file },
