@@ -21,7 +21,7 @@ use crate::charx::{self, CharxFile};
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
 use crate::lorebook::{self, BookFormat};
-use crate::model::{Asset, AssetUri, Card, Lorebook};
+use crate::model::{Asset, AssetUri, Card, Lorebook, Raw};
 use crate::{json, legacy, png};
 use base64::Engine as _;
 use serde_json::Value;
@@ -325,24 +325,48 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
         }
         other => other,
     };
-    // Cards take the fast path; anything else is parsed again as a `Value` for the lorebook
-    // readers (lorebooks are rarer and smaller).
-    let card = json::with_raw(bytes, |raw, mut diags| {
-        if !crate::model::raw_is_card(&raw) {
-            return Ok(None);
+    // Cards, `lorebook_v3` files and bare `character_book`s take the fast path; the other
+    // lorebook formats are parsed again as a `Value` for their readers.
+    let fast = json::with_raw(bytes, |raw, mut diags| {
+        if crate::model::raw_is_card(&raw) {
+            let card = Card::from_raw(raw, &mut diags)?;
+            return Ok(Some(Document::Card(CardFile {
+                card,
+                container: Container::Json,
+                files: Vec::new(),
+                image: None,
+                diagnostics: diags,
+            })));
         }
-        let card = Card::from_raw(raw, &mut diags)?;
-        Ok(Some((card, diags)))
+        let format = lorebook::detect_format(&skeleton(&raw, 0));
+        let book = match (format, raw) {
+            (Some(BookFormat::LorebookV3), Raw::Object(pairs))
+                if pairs.len() == 2
+                    && pairs.iter().any(|(k, v)| {
+                        k == "spec" && matches!(v, Raw::String(s) if s == "lorebook_v3")
+                    }) =>
+            {
+                let data = pairs.into_iter().find(|(k, _)| k == "data").map(|(_, v)| v);
+                data.and_then(|d| Lorebook::from_raw(d, "data", true, &mut diags))
+                    .map(|b| (b, BookFormat::LorebookV3))
+            }
+            (Some(BookFormat::CharacterBook), raw) => {
+                Lorebook::from_raw(raw, "", false, &mut diags)
+                    .map(|b| (b, BookFormat::CharacterBook))
+            }
+            _ => None,
+        };
+        Ok(book.map(|(book, format)| {
+            Document::Lorebook(BookFile {
+                book,
+                format,
+                diagnostics: diags,
+            })
+        }))
     })
     .map_err(not_json)?;
-    if let Some((card, diagnostics)) = card {
-        return Ok(Document::Card(CardFile {
-            card,
-            container: Container::Json,
-            files: Vec::new(),
-            image: None,
-            diagnostics,
-        }));
+    if let Some(doc) = fast {
+        return Ok(doc);
     }
     let (v, mut diags) = json::parse(bytes)?;
     if lorebook::looks_like_lorebook(&v) {
@@ -358,6 +382,31 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
     Err(Error::Unrecognized(
         "not a character card or lorebook".into(),
     ))
+}
+
+/// A small copy of a parsed JSON value for format detection: objects down to three levels, arrays
+/// cut to their first item, long strings emptied.
+fn skeleton(raw: &Raw, depth: usize) -> Value {
+    match raw {
+        Raw::Array(items) if depth < 3 => Value::Array(
+            items
+                .first()
+                .map(|i| skeleton(i, depth + 1))
+                .into_iter()
+                .collect(),
+        ),
+        Raw::Object(pairs) if depth < 3 => Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), skeleton(v, depth + 1)))
+                .collect(),
+        ),
+        Raw::Array(_) => Value::Array(Vec::new()),
+        Raw::Object(_) => Value::Object(serde_json::Map::new()),
+        // Markers (`spec`, `type`, `kind`) are short; long texts are not needed to detect.
+        Raw::String(s) if s.len() > 64 => Value::String(String::new()),
+        other => other.clone().into_value(),
+    }
 }
 
 /// Which card version to write.

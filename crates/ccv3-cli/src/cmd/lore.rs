@@ -49,8 +49,9 @@ pub fn run(args: Args) -> CmdResult {
         .tokenizer
         .parse()
         .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
-    let tokenizer =
-        ccv3_tokens::load(&kind).map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
+    // Building a BPE tokenizer takes a good part of a cold run: do it on the other core while
+    // the books are read.
+    let tokenizer_thread = std::thread::spawn(move || ccv3_tokens::load(&kind));
     let mut loaded = Vec::new();
     for path in &args.books {
         loaded.push(load_book(path)?);
@@ -89,6 +90,10 @@ pub fn run(args: Args) -> CmdResult {
             }
         })
         .collect();
+    let tokenizer = tokenizer_thread
+        .join()
+        .map_err(|_| CliError::file(Path::new("--tokenizer"), "the tokenizer failed to load"))?
+        .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
     let load_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let scan_args = LoreScanArgs {
         books,

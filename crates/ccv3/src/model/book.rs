@@ -313,6 +313,21 @@ impl Lorebook {
         Self::read(Raw::from_value(v), path, &mut r)
     }
 
+    /// [`Lorebook::from_json`] from the fast raw tree.
+    pub(crate) fn from_raw(
+        v: Raw,
+        path: &str,
+        strict_v3: bool,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<Lorebook> {
+        let must = if strict_v3 {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        Self::read(v, path, &mut Repairs { diags, must })
+    }
+
     pub(crate) fn read(v: Raw, path: &str, r: &mut Repairs) -> Option<Lorebook> {
         let path_d: &dyn fmt::Display = &path;
         if v.is_null() {
