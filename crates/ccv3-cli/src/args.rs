@@ -82,6 +82,50 @@ pub enum Command {
         #[arg(long)]
         display: bool,
     },
+    /// Build the messages a model receives from a card, its lorebooks and a chat.
+    Prompt {
+        /// The character card.
+        #[arg(long)]
+        card: PathBuf,
+        /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
+        #[arg(long)]
+        chat: PathBuf,
+        /// More lorebooks (global books): standalone lorebooks or cards; repeatable.
+        #[arg(long = "book")]
+        books: Vec<PathBuf>,
+        /// The user's name.
+        #[arg(long, default_value = "User")]
+        user: String,
+        /// The active greeting (0 = first_mes, then the alternate greetings).
+        #[arg(long, default_value_t = 0)]
+        greeting: usize,
+        /// Seed for lorebook probability, {{random}}, {{pick}} and {{roll}}.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// State from earlier turns (lorebook timed effects, CBS variables): read if present,
+        /// written back.
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// The application's own system prompt (what {{original}} stands for).
+        #[arg(long = "system-prompt")]
+        system_prompt: Option<String>,
+        /// Fit the prompt into this many tokens (oldest history first, then lorebook entries).
+        #[arg(long = "max-context")]
+        max_context: Option<usize>,
+        /// Tokenizer: o200k, cl100k, or a HuggingFace tokenizer.json path (feature `hf`).
+        #[arg(long, default_value = "o200k")]
+        tokenizer: String,
+        /// A prompt template: a JSON list of slot names.
+        #[arg(long)]
+        template: Option<PathBuf>,
+        /// Render as text through an instruct template: chatml, llama3, mistral, alpaca or a
+        /// JSON template file.
+        #[arg(long)]
+        instruct: Option<String>,
+        /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Lorebook engine commands.
     Lore {
         /// What to do.

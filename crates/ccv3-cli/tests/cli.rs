@@ -217,3 +217,129 @@ fn cli_cbs_display_shows_comments_prompt_hides_them() {
     let display = ccv3(&[&"cbs", &"x{{comment:note}}y", &"--display"]);
     assert!(stdout(&display).contains("note"));
 }
+
+#[test]
+fn cli_lore_scan_json_contract() {
+    let o = ccv3(&[
+        &"lore",
+        &"scan",
+        &"--book",
+        &example("ember.png"),
+        &"--book",
+        &example("world.json"),
+        &"--chat",
+        &example("chat.json"),
+        &"--json",
+        &"--timing",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let activated = v["activated"].as_array().unwrap();
+    assert!(!activated.is_empty());
+    for k in [
+        "book", "index", "name", "content", "position", "depth", "role", "reason",
+    ] {
+        assert!(activated[0].get(k).is_some(), "activated item lacks {k}");
+    }
+    assert!(v["rejected"].is_array());
+    assert!(v["tokens"].as_u64().unwrap() > 0);
+    for k in ["load_ms", "compile_ms", "scan_ms"] {
+        assert!(v["timing"][k].is_number(), "timing.{k}");
+    }
+    // The constant entry is there, with decorators removed from every content.
+    assert!(activated.iter().any(|a| a["reason"] == "constant"));
+    assert!(activated
+        .iter()
+        .all(|a| !a["content"].as_str().unwrap().contains("@@")));
+    // index is the entry's place in its book as read.
+    let teeth = activated.iter().find(|a| a["name"] == "The Teeth").unwrap();
+    assert_eq!(
+        (teeth["book"].as_str(), teeth["index"].as_u64()),
+        (Some("ember.png"), Some(0))
+    );
+}
+
+#[test]
+fn cli_lore_scan_state_file_is_written_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    for _ in 0..2 {
+        let o = ccv3(&[
+            &"lore",
+            &"scan",
+            &"--book",
+            &example("world.json"),
+            &"--chat",
+            &example("chat.json"),
+            &"--state",
+            &state,
+            &"--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let s: serde_json::Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
+        assert!(s.get("sticky").is_some(), "{s}");
+    }
+}
+
+#[test]
+fn cli_lore_scan_bad_strategy_is_one_clear_line() {
+    let o = ccv3(&[
+        &"lore",
+        &"scan",
+        &"--book",
+        &example("world.json"),
+        &"--chat",
+        &example("chat.json"),
+        &"--strategy",
+        &"sideways",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("sideways"));
+}
+
+#[test]
+fn cli_prompt_json_contract_and_fitting() {
+    let o = ccv3(&[
+        &"prompt",
+        &"--card",
+        &example("ember.png"),
+        &"--chat",
+        &example("chat.json"),
+        &"--book",
+        &example("world.json"),
+        &"--json",
+        &"--max-context",
+        &"250",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for k in ["messages", "tokens", "lore", "cut"] {
+        assert!(v.get(k).is_some(), "{k}");
+    }
+    assert!(v["tokens"].as_u64().unwrap() <= 250);
+    let first_cut = &v["cut"][0];
+    assert_eq!(
+        first_cut["kind"], "history",
+        "oldest history goes first: {first_cut}"
+    );
+    for m in v["messages"].as_array().unwrap() {
+        assert!(["system", "user", "assistant"].contains(&m["role"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn cli_prompt_instruct_chatml_renders_text() {
+    let o = ccv3(&[
+        &"prompt",
+        &"--card",
+        &example("ember.png"),
+        &"--chat",
+        &example("chat.json"),
+        &"--instruct",
+        &"chatml",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("<|im_start|>system"), "{text}");
+    assert!(text.contains("<|im_start|>user") && text.contains("<|im_end|>"));
+}

@@ -48,6 +48,14 @@ pub struct ScanState {
     /// Match history by entry identity (kept for entries with an after-match decorator only).
     #[serde(default)]
     pub matched: BTreeMap<String, MatchRecord>,
+    /// CBS variables (`{{setvar}}`, `{{getvar}}`, ...), kept with the lorebook state so one state
+    /// file carries a conversation.
+    #[serde(default, skip_serializing_if = "variables_empty")]
+    pub variables: ccv3_cbs::Variables,
+}
+
+fn variables_empty(v: &ccv3_cbs::Variables) -> bool {
+    *v == ccv3_cbs::Variables::default()
 }
 
 impl ScanState {

@@ -5,13 +5,7 @@
 //! - [`insert_from_decorators`] and [`decorator_facts`]: the pieces of a lorebook activation that
 //!   prompt assembly needs, from decorator values or straight from an entry's content.
 //!
-//! TODO(merge): `inserts_from_activations`, turning `ccv3_lore::Activation`s into
-//! [`LoreInsert`]s. Its shape, once the lorebook engine is on main: for each activation, `position`
-//! `AtDepth` + `depth` + `role` → [`InsertPosition::Depth`] (role default system), `Named(v)` →
-//! [`InsertPosition::from_position_value`] (`pt_*` and outlets have no slot here and fall back to
-//! `after_char`), the other positions one to one; `order` as is; `label` = `book/name`; and
-//! `priority`, `ignore_on_max_context` and `disable_ui_prompt` from [`decorator_facts`] of the
-//! entry's original content (the activation carries only the content without decorators).
+//! - [`inserts_from_activations`]: a lorebook scan's activations as [`LoreInsert`]s.
 
 use crate::chat::Role;
 use crate::lore::{InsertPosition, LoreInsert, UiPrompt};
@@ -116,6 +110,66 @@ pub fn insert_from_decorators(
         },
     };
     LoreInsert::new(label, content, position).with_order(order)
+}
+
+/// Turns the activations of a lorebook scan into prompt inserts, in the scan's prompt order.
+///
+/// `books` are the books the scan was compiled from (in the same order). Positions map one to
+/// one; an entry at a depth keeps its depth and role (system when it has none); `@@position`
+/// values without a slot here (`pt_*`) and SillyTavern outlets go after the character. Priority,
+/// `@@ignore_on_max_context` and `@@disable_ui_prompt` come from the entry's decorators (with
+/// fallbacks), `@@priority` over the entry's `priority`.
+pub fn inserts_from_activations(
+    result: &ccv3_lore::ScanResult<'_>,
+    books: &[ccv3_lore::BookInput<'_>],
+) -> Vec<LoreInsert> {
+    use ccv3_lore::Position;
+    result
+        .activated
+        .iter()
+        .map(|a| {
+            let book = books.get(a.entry.book);
+            let entry = book.and_then(|b| b.book.entries.get(a.entry.index));
+            let decorators = entry
+                .map(|e| ccv3::decorator::parse(&e.content).decorators)
+                .unwrap_or_default();
+            let role = match a.role {
+                Some(ccv3::decorator::DecoratorRole::User) => Role::User,
+                Some(ccv3::decorator::DecoratorRole::Assistant) => Role::Assistant,
+                _ => Role::System,
+            };
+            let position = match &a.position {
+                Position::BeforeChar => InsertPosition::BeforeChar,
+                Position::AfterChar => InsertPosition::AfterChar,
+                Position::AuthorsNoteTop => InsertPosition::AuthorsNoteTop,
+                Position::AuthorsNoteBottom => InsertPosition::AuthorsNoteBottom,
+                Position::ExamplesTop => InsertPosition::ExamplesTop,
+                Position::ExamplesBottom => InsertPosition::ExamplesBottom,
+                Position::AtDepth => InsertPosition::Depth {
+                    depth: u32::try_from(a.depth.unwrap_or(4)).unwrap_or(u32::MAX),
+                    role,
+                },
+                Position::Named(v) => {
+                    InsertPosition::from_position_value(v).unwrap_or(InsertPosition::AfterChar)
+                }
+                Position::Outlet(_) => InsertPosition::AfterChar,
+            };
+            let name = a
+                .name
+                .map_or_else(|| format!("#{}", a.entry.index), str::to_string);
+            let label = match book {
+                Some(b) => format!("{}/{name}", b.name),
+                None => name,
+            };
+            let mut insert = LoreInsert::new(label, a.content, position).with_order(a.order);
+            insert.priority = decorators
+                .priority
+                .or_else(|| entry.and_then(ccv3::Entry::priority_f64));
+            insert.ignore_on_max_context = decorators.ignore_on_max_context;
+            insert.disable_ui_prompt = ui_prompts(decorators.disable_ui_prompt.as_deref());
+            insert
+        })
+        .collect()
 }
 
 /// Reads `@@disable_ui_prompt` values, keeping the ones this crate knows.

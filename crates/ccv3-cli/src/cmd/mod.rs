@@ -6,6 +6,7 @@ mod debug;
 mod extract;
 mod inspect;
 mod lore;
+mod prompt;
 mod validate;
 
 use crate::args::{Cli, Command, DebugCommand, LoreCommand};
@@ -87,6 +88,35 @@ pub fn run(cli: Cli) -> CmdResult {
             chat,
             seed,
             display,
+        }),
+        Command::Prompt {
+            card,
+            chat,
+            books,
+            user,
+            greeting,
+            seed,
+            state,
+            system_prompt,
+            max_context,
+            tokenizer,
+            template,
+            instruct,
+            json,
+        } => prompt::run(prompt::Args {
+            card,
+            chat,
+            books,
+            user,
+            greeting,
+            seed,
+            state,
+            system_prompt,
+            max_context,
+            tokenizer,
+            template,
+            instruct,
+            json,
         }),
         Command::Lore {
             what:
