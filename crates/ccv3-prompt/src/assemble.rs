@@ -46,8 +46,9 @@
 //!
 //! Personality and scenario go through [`PromptOptions::personality_format`] and
 //! [`PromptOptions::scenario_format`] (SillyTavern's story-string wording by default). When the
-//! card has no personality (or scenario), entries at `@@position personality` (`scenario`) are
-//! dropped, as SPEC_V3 asks, and reported as cut with the reason `no_section`. `mes_example` is
+//! card has no personality (or scenario), the `@@position personality` (`scenario`) decorator is
+//! ignored, as SPEC_V3 asks, and the entry goes after the character like an entry without a
+//! position. `mes_example` is
 //! expanded, then split on `<START>` (ASCII case-insensitive); each non-blank block becomes one
 //! system part, preceded by [`PromptOptions::example_header`] on its own line.
 //!
@@ -236,17 +237,14 @@ pub enum CutReason {
     MaxContext,
     /// The template has no slot for it.
     NotInTemplate,
-    /// A personality or scenario entry for a card without that section.
-    NoSection,
 }
 
 impl CutReason {
-    /// `max_context`, `not_in_template` or `no_section`.
+    /// `max_context` or `not_in_template`.
     pub fn as_str(self) -> &'static str {
         match self {
             CutReason::MaxContext => "max_context",
             CutReason::NotInTemplate => "not_in_template",
-            CutReason::NoSection => "no_section",
         }
     }
 }
@@ -424,7 +422,18 @@ pub fn assemble(
     let mut sorted: Vec<usize> = (0..lore.len()).collect();
     sorted.sort_by(|a, b| cmp_f64(lore[*a].order, lore[*b].order).then(a.cmp(b)));
     for &i in &sorted {
-        let slot = slot_of(&lore[i].position, prefill_on);
+        // SPEC_V3 `@@position`: without a personality (scenario) section the decorator is
+        // ignored, so the entry goes where entries without a position go: after the character.
+        let position = match &lore[i].position {
+            InsertPosition::Personality if card.personality.trim().is_empty() => {
+                &InsertPosition::AfterChar
+            }
+            InsertPosition::Scenario if card.scenario.trim().is_empty() => {
+                &InsertPosition::AfterChar
+            }
+            p => p,
+        };
+        let slot = slot_of(position, prefill_on);
         if let Some((_, list)) = by_slot.iter_mut().find(|(s, _)| *s == slot) {
             list.push(i);
         }
@@ -510,17 +519,8 @@ pub fn assemble(
                         "{{scenario}}",
                     )
                 };
-                if field.trim().is_empty() {
-                    for i in entries {
-                        let tokens = counter.count(&lore[i].content);
-                        b.cut.push(Cut {
-                            kind: CutKind::Lore,
-                            label: lore[i].label.clone(),
-                            tokens,
-                            reason: CutReason::NoSection,
-                        });
-                    }
-                } else {
+                // Entries for an empty section were routed after the character above.
+                if !field.trim().is_empty() {
                     let line = format.replace(name, field);
                     let text = b.expand(&line, None, slot);
                     b.fixed(slot, kind, slot.as_str(), text);

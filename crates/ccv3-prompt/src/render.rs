@@ -27,7 +27,7 @@
 //! `messages` includes the prefill as the last assistant message; `tokens` is
 //! [`Assembled::tokens`]; `lore` lists the entries in the prompt in prompt order; `cut` what was
 //! left out in the order it was cut (`kind` is `history`, `lore` or `example`; `reason` is
-//! `max_context`, `not_in_template` or `no_section`).
+//! `max_context` or `not_in_template`).
 
 use crate::assemble::{Assembled, PartKind};
 use crate::chat::Role;

@@ -376,14 +376,22 @@ fn prompt_group_only_greetings_only_in_group_chats() {
 }
 
 #[test]
-fn prompt_position_entries_dropped_without_their_section() {
+fn spec_v3_position_decorator_ignored_without_its_section() {
     let mut c = card();
     c.personality.clear();
     let lore = [LoreInsert::new("pe", "PE", InsertPosition::Personality)];
     let a = run(&c, &[], &lore, &opts());
-    assert!(!contents(&a).contains(&"PE"));
-    assert_eq!(a.cut[0].reason, CutReason::NoSection);
-    assert_eq!(a.cut[0].label, "pe");
+    let part = a
+        .parts
+        .iter()
+        .find(|p| p.content == "PE")
+        .expect("entry kept");
+    assert_eq!(
+        part.slot,
+        Slot::LoreAfterChar,
+        "placed like an entry without a position"
+    );
+    assert!(a.cut.is_empty());
 }
 
 #[test]
