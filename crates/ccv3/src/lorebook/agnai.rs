@@ -93,13 +93,7 @@ fn entry(obj: Object, path: &str, r: &mut Repairs) -> Entry {
             }
         }
     }
-    match content {
-        Some(c) => e.content = c,
-        None => r.missing(&fields::join(path, "entry"), "used an empty string"),
-    }
-    if !ns.is_empty() {
-        e.extensions.insert(NAMESPACE.into(), Value::Object(ns));
-    }
+    super::finish_imported_entry(&mut e, content, ns, NAMESPACE, path, "entry", r);
     e
 }
 

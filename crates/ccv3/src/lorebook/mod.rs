@@ -27,6 +27,32 @@ pub mod worldinfo;
 
 pub use worldinfo::{from_worldinfo, to_worldinfo};
 
+use crate::model::fields::Repairs;
+
+/// Ends an entry read by an importer: sets its content (or reports the field `content_key` as
+/// missing) and keeps the fields that have no V3 meaning under `extensions[namespace]`.
+pub(crate) fn finish_imported_entry(
+    e: &mut crate::Entry,
+    content: Option<String>,
+    leftovers: Object,
+    namespace: &str,
+    path: &str,
+    content_key: &str,
+    r: &mut Repairs,
+) {
+    match content {
+        Some(c) => e.content = c,
+        None => r.missing(
+            &crate::model::fields::join(path, content_key),
+            "used an empty string",
+        ),
+    }
+    if !leftovers.is_empty() {
+        e.extensions
+            .insert(namespace.into(), Value::Object(leftovers));
+    }
+}
+
 use crate::model::fields::Object;
 use crate::{Diagnostic, Error, Lorebook, Result};
 use serde_json::Value;

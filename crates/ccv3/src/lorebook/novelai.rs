@@ -105,16 +105,10 @@ fn entry(obj: Object, path: &str, r: &mut Repairs) -> Entry {
             }
         }
     }
-    match content {
-        Some(c) => e.content = c,
-        None => r.missing(&fields::join(path, "text"), "used an empty string"),
-    }
     if e.priority.is_none() {
         e.insertion_order = Number::from(100);
     }
-    if !ns.is_empty() {
-        e.extensions.insert(NAMESPACE.into(), Value::Object(ns));
-    }
+    super::finish_imported_entry(&mut e, content, ns, NAMESPACE, path, "text", r);
     e
 }
 
