@@ -60,72 +60,9 @@ pub enum Command {
         output: PathBuf,
     },
     /// Expand curly-braced syntax (`{{char}}`, `{{random:a,b}}`, ...) as for a prompt.
-    Cbs {
-        /// The text to expand; `-` reads standard input.
-        text: String,
-        /// A card whose name and fields the macros use.
-        #[arg(long)]
-        card: Option<PathBuf>,
-        /// The character's name (default: the card's nickname, else its name).
-        #[arg(long = "char")]
-        char_name: Option<String>,
-        /// The user's name.
-        #[arg(long, default_value = "User")]
-        user: String,
-        /// A chat (JSON array of {role,name,content}, or a SillyTavern .jsonl) for the chat macros.
-        #[arg(long)]
-        chat: Option<PathBuf>,
-        /// Seed for `{{random}}`, `{{pick}}` and `{{roll}}` (default: derived from the chat).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Expand as for display (comments shown) instead of as for a prompt.
-        #[arg(long)]
-        display: bool,
-    },
+    Cbs(CbsArgs),
     /// Build the messages a model receives from a card, its lorebooks and a chat.
-    Prompt {
-        /// The character card.
-        #[arg(long)]
-        card: PathBuf,
-        /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
-        #[arg(long)]
-        chat: PathBuf,
-        /// More lorebooks (global books): standalone lorebooks or cards; repeatable.
-        #[arg(long = "book")]
-        books: Vec<PathBuf>,
-        /// The user's name.
-        #[arg(long, default_value = "User")]
-        user: String,
-        /// The active greeting (0 = first_mes, then the alternate greetings).
-        #[arg(long, default_value_t = 0)]
-        greeting: usize,
-        /// Seed for lorebook probability, {{random}}, {{pick}} and {{roll}}.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// State from earlier turns (lorebook timed effects, CBS variables): read if present,
-        /// written back.
-        #[arg(long)]
-        state: Option<PathBuf>,
-        /// The application's own system prompt (what {{original}} stands for).
-        #[arg(long = "system-prompt")]
-        system_prompt: Option<String>,
-        /// Fit the prompt into this many tokens (oldest history first, then lorebook entries).
-        #[arg(long = "max-context")]
-        max_context: Option<usize>,
-        /// Tokenizer: o200k, cl100k, or a HuggingFace tokenizer.json path (feature `hf`).
-        #[arg(long, default_value = "o200k")]
-        tokenizer: String,
-        /// A prompt template: a JSON list of slot names.
-        #[arg(long)]
-        template: Option<PathBuf>,
-        /// Render as text through an instruct template: chatml, llama3, mistral, alpaca or a
-        /// JSON template file.
-        #[arg(long)]
-        instruct: Option<String>,
-        /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
-        #[arg(long)]
-        json: bool,
-    },
+    Prompt(PromptArgs),
     /// Lorebook engine commands.
     Lore {
         /// What to do.
@@ -144,49 +81,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum LoreCommand {
     /// Scan a chat: which entries activate, in prompt order, and why the others did not.
-    Scan {
-        /// A card (its character book) or a standalone lorebook (lorebook_v3, a bare
-        /// character_book, World Info); repeat for more books. The first card's book is the
-        /// character book; the others are global books.
-        #[arg(long = "book", required = true)]
-        books: Vec<PathBuf>,
-        /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
-        #[arg(long)]
-        chat: PathBuf,
-        /// State from earlier turns (timed effects, match history): read if present, written back.
-        #[arg(long)]
-        state: Option<PathBuf>,
-        /// Seed for probability rolls and group weights.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// The active greeting (0 = first_mes, 1 = the first alternate greeting, ...).
-        #[arg(long)]
-        greeting: Option<usize>,
-        /// The character name for macros (default: the card's nickname, else its name).
-        #[arg(long = "char")]
-        char_name: Option<String>,
-        /// The user name for macros.
-        #[arg(long, default_value = "User")]
-        user: String,
-        /// Turn recursion on for books that do not say.
-        #[arg(long)]
-        recursive: bool,
-        /// The scan depth for books that do not say.
-        #[arg(long)]
-        scan_depth: Option<u64>,
-        /// How character and global books are merged: evenly, character-first or global-first.
-        #[arg(long, default_value = "character-first")]
-        strategy: String,
-        /// Tokenizer for budgets: o200k or cl100k.
-        #[arg(long, default_value = "o200k")]
-        tokenizer: String,
-        /// Add load, compile and scan times to the output.
-        #[arg(long)]
-        timing: bool,
-        /// Print {"activated":[...],"rejected":[...],"tokens":N}.
-        #[arg(long)]
-        json: bool,
-    },
+    Scan(LoreScanArgs),
 }
 
 /// `ccv3 debug` subcommands.
@@ -211,4 +106,121 @@ pub enum Target {
     LorebookV3,
     /// SillyTavern World Info JSON.
     Worldinfo,
+}
+
+/// Arguments of `ccv3 cbs`.
+#[derive(Debug, clap::Args)]
+pub struct CbsArgs {
+    /// The text to expand; `-` reads standard input.
+    pub text: String,
+    /// A card whose name and fields the macros use.
+    #[arg(long)]
+    pub card: Option<PathBuf>,
+    /// The character's name (default: the card's nickname, else its name).
+    #[arg(long = "char")]
+    pub char_name: Option<String>,
+    /// The user's name.
+    #[arg(long, default_value = "User")]
+    pub user: String,
+    /// A chat (JSON array of {role,name,content}, or a SillyTavern .jsonl) for the chat macros.
+    #[arg(long)]
+    pub chat: Option<PathBuf>,
+    /// Seed for `{{random}}`, `{{pick}}` and `{{roll}}` (default: derived from the chat).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Expand as for display (comments shown) instead of as for a prompt.
+    #[arg(long)]
+    pub display: bool,
+}
+
+/// Arguments of `ccv3 prompt`.
+#[derive(Debug, clap::Args)]
+pub struct PromptArgs {
+    /// The character card.
+    #[arg(long)]
+    pub card: PathBuf,
+    /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
+    #[arg(long)]
+    pub chat: PathBuf,
+    /// More lorebooks (global books): standalone lorebooks or cards; repeatable.
+    #[arg(long = "book")]
+    pub books: Vec<PathBuf>,
+    /// The user's name.
+    #[arg(long, default_value = "User")]
+    pub user: String,
+    /// The active greeting (0 = first_mes, then the alternate greetings).
+    #[arg(long, default_value_t = 0)]
+    pub greeting: usize,
+    /// Seed for lorebook probability, {{random}}, {{pick}} and {{roll}}.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// State from earlier turns (lorebook timed effects, CBS variables): read if present,
+    /// written back.
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// The application's own system prompt (what {{original}} stands for).
+    #[arg(long = "system-prompt")]
+    pub system_prompt: Option<String>,
+    /// Fit the prompt into this many tokens (oldest history first, then lorebook entries).
+    #[arg(long = "max-context")]
+    pub max_context: Option<usize>,
+    /// Tokenizer: o200k, cl100k, or a HuggingFace tokenizer.json path (feature `hf`).
+    #[arg(long, default_value = "o200k")]
+    pub tokenizer: String,
+    /// A prompt template: a JSON list of slot names.
+    #[arg(long)]
+    pub template: Option<PathBuf>,
+    /// Render as text through an instruct template: chatml, llama3, mistral, alpaca or a
+    /// JSON template file.
+    #[arg(long)]
+    pub instruct: Option<String>,
+    /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `ccv3 lore scan`.
+#[derive(Debug, clap::Args)]
+pub struct LoreScanArgs {
+    /// A card (its character book) or a standalone lorebook (lorebook_v3, a bare
+    /// character_book, World Info); repeat for more books. The first card's book is the
+    /// character book; the others are global books.
+    #[arg(long = "book", required = true)]
+    pub books: Vec<PathBuf>,
+    /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
+    #[arg(long)]
+    pub chat: PathBuf,
+    /// State from earlier turns (timed effects, match history): read if present, written back.
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// Seed for probability rolls and group weights.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The active greeting (0 = first_mes, 1 = the first alternate greeting, ...).
+    #[arg(long)]
+    pub greeting: Option<usize>,
+    /// The character name for macros (default: the card's nickname, else its name).
+    #[arg(long = "char")]
+    pub char_name: Option<String>,
+    /// The user name for macros.
+    #[arg(long, default_value = "User")]
+    pub user: String,
+    /// Turn recursion on for books that do not say.
+    #[arg(long)]
+    pub recursive: bool,
+    /// The scan depth for books that do not say.
+    #[arg(long)]
+    pub scan_depth: Option<u64>,
+    /// How character and global books are merged: evenly, character-first or global-first.
+    #[arg(long, default_value = "character-first")]
+    pub strategy: String,
+    /// Tokenizer for budgets: o200k or cl100k.
+    #[arg(long, default_value = "o200k")]
+    pub tokenizer: String,
+    /// Add load, compile and scan times to the output.
+    #[arg(long)]
+    pub timing: bool,
+    /// Print {"activated":[...],"rejected":[...],"tokens":N}.
+    #[arg(long)]
+    pub json: bool,
 }

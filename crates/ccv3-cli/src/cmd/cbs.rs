@@ -5,18 +5,9 @@ use ccv3_cbs::{Mode, Template, Variables};
 use ccv3_prompt::adapters::CbsExpander;
 use ccv3_prompt::{ChatMessage, PromptOptions};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The command's arguments.
-pub struct Args {
-    pub text: String,
-    pub card: Option<PathBuf>,
-    pub char_name: Option<String>,
-    pub user: String,
-    pub chat: Option<PathBuf>,
-    pub seed: Option<u64>,
-    pub display: bool,
-}
+pub use crate::args::CbsArgs as Args;
 
 /// Expands the text and prints it (no trailing newline is added beyond the text's own).
 pub fn run(args: Args) -> CmdResult {

@@ -5,25 +5,10 @@ use crate::output::write_atomic;
 use ccv3::{Document, Lorebook};
 use ccv3_lore::cli::{render_table, run_scan, to_cli_json, LoreScanArgs, Timing};
 use ccv3_lore::{BookInput, BookKind, ScanState, Strategy};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-/// The command's arguments (see `ccv3 lore scan --help`).
-pub struct Args {
-    pub books: Vec<PathBuf>,
-    pub chat: PathBuf,
-    pub state: Option<PathBuf>,
-    pub seed: u64,
-    pub greeting: Option<usize>,
-    pub char_name: Option<String>,
-    pub user: String,
-    pub recursive: bool,
-    pub scan_depth: Option<u64>,
-    pub strategy: String,
-    pub tokenizer: String,
-    pub timing: bool,
-    pub json: bool,
-}
+pub use crate::args::LoreScanArgs as Args;
 
 /// A loaded `--book`: its lorebook, whether it came from a card, and the card's name.
 struct Loaded {

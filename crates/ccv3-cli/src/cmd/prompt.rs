@@ -8,22 +8,7 @@ use ccv3_prompt::adapters::{inserts_from_activations, CbsExpander};
 use ccv3_prompt::{ChatMessage, InstructTemplate, PromptOptions, Role, Template, TokenCounter};
 use std::path::{Path, PathBuf};
 
-/// The command's arguments (see `ccv3 prompt --help`).
-pub struct Args {
-    pub card: PathBuf,
-    pub chat: PathBuf,
-    pub books: Vec<PathBuf>,
-    pub user: String,
-    pub greeting: usize,
-    pub seed: u64,
-    pub state: Option<PathBuf>,
-    pub system_prompt: Option<String>,
-    pub max_context: Option<usize>,
-    pub tokenizer: String,
-    pub template: Option<PathBuf>,
-    pub instruct: Option<String>,
-    pub json: bool,
-}
+pub use crate::args::PromptArgs as Args;
 
 /// Builds the prompt and prints it; with `--state`, writes the next state back.
 pub fn run(args: Args) -> CmdResult {
