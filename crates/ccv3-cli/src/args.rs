@@ -151,9 +151,10 @@ pub struct PromptArgs {
     /// The active greeting (0 = first_mes, then the alternate greetings).
     #[arg(long, default_value_t = 0)]
     pub greeting: usize,
-    /// Seed for lorebook probability, {{random}}, {{pick}} and {{roll}}.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Seed for lorebook probability, {{random}}, {{pick}} and {{roll}} (default: derived from the
+    /// chat, so the same chat gives the same prompt).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// State from earlier turns (lorebook timed effects, CBS variables): read if present,
     /// written back.
     #[arg(long)]

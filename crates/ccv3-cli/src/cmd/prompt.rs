@@ -53,6 +53,9 @@ pub fn run(args: Args) -> CmdResult {
             content: m.content.clone(),
         })
         .collect();
+    let seed = args
+        .seed
+        .unwrap_or_else(|| super::cbs::seed_from_chat(&chat));
     let state = match &args.state {
         Some(p) if p.exists() => {
             let text = std::fs::read_to_string(p).map_err(|e| CliError::file(p, e))?;
@@ -87,7 +90,7 @@ pub fn run(args: Args) -> CmdResult {
         .names(&char_name, &args.user)
         .compile(&books);
     let scan_opts = ScanOptions {
-        seed: args.seed,
+        seed,
         greeting: Some(args.greeting),
         char_name: char_name.clone(),
         user_name: args.user.clone(),
@@ -107,7 +110,7 @@ pub fn run(args: Args) -> CmdResult {
     let opts = PromptOptions {
         user_name: args.user.clone(),
         greeting: args.greeting,
-        seed: args.seed,
+        seed,
         system_prompt: args.system_prompt.clone(),
         max_context: args.max_context,
         template,
