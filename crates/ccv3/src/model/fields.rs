@@ -259,7 +259,7 @@ pub(crate) fn string_list(
         Value::Array(items) => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.into_iter().enumerate() {
-                let p = format!("{path}[{i}]");
+                let p = Idx(path, i);
                 match item {
                     Value::String(s) => out.push(s),
                     Value::Null => r.push(
