@@ -845,7 +845,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         hit
     }
 
-    fn find_key(&mut self, key: &CKey, whole: bool, depth: u32, rec_ok: bool) -> Found {
+    fn find_key(&mut self, key: &CKey<'_>, whole: bool, depth: u32, rec_ok: bool) -> Found {
         match key.kind {
             KeyKind::Plain { pat, multiword } => {
                 let Some(h) = self.hits.get(pat as usize) else {
@@ -883,7 +883,13 @@ impl<'s, 'a> Scan<'s, 'a> {
         }
     }
 
-    fn any_found(&mut self, keys: &[CKey], whole: bool, depth: u32, rec_ok: bool) -> Option<usize> {
+    fn any_found(
+        &mut self,
+        keys: &[CKey<'_>],
+        whole: bool,
+        depth: u32,
+        rec_ok: bool,
+    ) -> Option<usize> {
         (0..keys.len()).find(|&i| {
             matches!(
                 self.find_key(&keys[i], whole, depth, rec_ok),
@@ -977,6 +983,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         if e.primary.is_empty() {
             return Verdict::Reject(R::NoKeys);
         }
+        let primary = cb.keys_of(e.primary);
         let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
         let depth = self.window(e, skew);
         let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
@@ -984,8 +991,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         let mut first: Option<(usize, Found)> = None;
         let mut beyond = None;
         let mut score = 0u32;
-        for i in 0..e.primary.len() {
-            match self.find_key(&e.primary[i], whole, depth, rec_ok) {
+        for (i, key) in primary.iter().enumerate() {
+            match self.find_key(key, whole, depth, rec_ok) {
                 f @ (Found::Msg(_) | Found::Rec(_)) => {
                     score += 1;
                     if first.is_none() {
@@ -1004,27 +1011,32 @@ impl<'s, 'a> Scan<'s, 'a> {
         let Some((ki, found)) = first else {
             return Verdict::Reject(match beyond {
                 Some(i) => R::ScanDepth {
-                    key: e.primary[i].text.clone(),
+                    key: primary[i].arc(),
                 },
                 None => R::NoMatch,
             });
         };
-        for g in &e.additional {
-            if self.any_found(g, whole, depth, rec_ok).is_none() {
+        for &g in &e.additional {
+            if self
+                .any_found(cb.keys_of(g), whole, depth, rec_ok)
+                .is_none()
+            {
                 return Verdict::Reject(R::AdditionalKeys);
             }
         }
-        if let Some(i) = self.any_found(&e.exclude, whole, depth, rec_ok) {
+        let exclude = cb.keys_of(e.exclude);
+        if let Some(i) = self.any_found(exclude, whole, depth, rec_ok) {
             return Verdict::Reject(R::ExcludedKey {
-                key: e.exclude[i].text.clone(),
+                key: exclude[i].arc(),
             });
         }
         if e.selective && !e.secondary.is_empty() {
-            let total = e.secondary.len();
+            let secondary = cb.keys_of(e.secondary);
+            let total = secondary.len();
             let mut hit = 0usize;
-            for i in 0..total {
+            for key in secondary {
                 if matches!(
-                    self.find_key(&e.secondary[i], whole, depth, rec_ok),
+                    self.find_key(key, whole, depth, rec_ok),
                     Found::Msg(_) | Found::Rec(_)
                 ) {
                     hit += 1;
@@ -1491,9 +1503,9 @@ impl<'s, 'a> Scan<'s, 'a> {
             };
             let e: &CEntry<'a> = &cb.entries[rank as usize];
             let key_text = |ki: u32| {
-                e.primary
+                cb.keys_of(e.primary)
                     .get(ki as usize)
-                    .map(|k| k.text.clone())
+                    .map(|k| k.arc())
                     .unwrap_or_else(|| Arc::from(""))
             };
             let reason = match hit {
