@@ -178,6 +178,66 @@ impl CKey<'_> {
     }
 }
 
+/// An entry's stable identity: FNV-1a over its book's name, keys, secondary keys, content,
+/// comment and name, and how many earlier entries of the book hash the same, mixed. `Copy`, and
+/// computed when asked for ([`EntryId::get`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EntryId<'a> {
+    entry: &'a Entry,
+    /// The hash state after the book's name.
+    book: u64,
+    /// Earlier entries of the same book with the same hash.
+    dup: u64,
+}
+
+impl EntryId<'_> {
+    fn hash(entry: &Entry, book: u64) -> u64 {
+        let mut h = Fnv(book);
+        for k in &entry.keys {
+            h = h.str(k);
+        }
+        for k in entry.secondary_keys.as_deref().unwrap_or(&[]) {
+            h = h.str(k);
+        }
+        h.str(&entry.content)
+            .str(entry.comment.as_deref().unwrap_or(""))
+            .str(entry.name.as_deref().unwrap_or(""))
+            .0
+    }
+
+    /// The identity.
+    pub(crate) fn get(self) -> u64 {
+        crate::text::mix(Self::hash(self.entry, self.book) ^ self.dup)
+    }
+}
+
+impl From<EntryId<'_>> for u64 {
+    fn from(id: EntryId<'_>) -> u64 {
+        id.get()
+    }
+}
+
+/// A fast hash of what [`EntryId::hash`] hashes (equal inputs, equal hashes), to find the rare
+/// entries whose identities need a duplicate count.
+fn quick_hash(entry: &Entry) -> u64 {
+    use std::hash::Hasher;
+    let mut h = crate::scan::Fx::default();
+    let mut put = |s: &str| {
+        h.write(s.as_bytes());
+        h.write_u64(s.len() as u64);
+    };
+    for k in &entry.keys {
+        put(k);
+    }
+    for k in entry.secondary_keys.as_deref().unwrap_or(&[]) {
+        put(k);
+    }
+    put(&entry.content);
+    put(entry.comment.as_deref().unwrap_or(""));
+    put(entry.name.as_deref().unwrap_or(""));
+    h.finish()
+}
+
 /// A run of keys in [`CompiledBooks::keys`].
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct KeyRange {
@@ -220,7 +280,9 @@ pub(crate) struct CEntry<'a> {
     pub body: &'a str,
     pub body_empty: bool,
     pub dec: Dec,
-    pub id: u64,
+    /// The entry's identity in states (computed on demand: hashing every entry's content at
+    /// compile time would cost more than the rest of the compile).
+    pub id: EntryId<'a>,
     pub enabled: bool,
     pub constant: bool,
     pub primary: KeyRange,
@@ -346,7 +408,8 @@ pub struct CompiledBooks<'a> {
     pub(crate) regexes: Vec<RegexKey>,
     /// Every key of every entry; entries hold [`KeyRange`]s into it.
     pub(crate) keys: Vec<CKey<'a>>,
-    pub(crate) by_id: FxMap<u64, u32>,
+    /// From identity to rank, made on first use (scans with a state).
+    pub(crate) by_id: OnceLock<FxMap<u64, u32>>,
     pub(crate) max_depth: u64,
     pub(crate) levels: Vec<u64>,
     pub(crate) diagnostics: Vec<Diagnostic>,
@@ -361,6 +424,17 @@ impl<'a> CompiledBooks<'a> {
         self.keys
             .get(start..start + r.len as usize)
             .unwrap_or_default()
+    }
+
+    /// From identity to rank (made on first use).
+    pub(crate) fn by_id(&self) -> &FxMap<u64, u32> {
+        self.by_id.get_or_init(|| {
+            let mut m = FxMap::with_capacity_and_hasher(self.entries.len(), Default::default());
+            for (rank, e) in self.entries.iter().enumerate() {
+                m.insert(e.id.get(), rank as u32);
+            }
+            m
+        })
     }
 
     /// Diagnostics found while compiling (invalid or refused regex keys, decorator problems).
@@ -781,8 +855,26 @@ impl LorebookCompiler {
                     .filter(|f| *f > 0.0)
                     .map(|f| f.min(1e15) as usize),
             });
-            let mut dup: FxMap<u64, u64> = FxMap::default();
-            let book_hash = Fnv::new().str(&input.name);
+            let book_hash = Fnv::new().str(&input.name).0;
+            // Entries whose contents repeat in the book (same quick hash) get a duplicate count,
+            // in book order, by their exact hash.
+            let quick: Vec<u64> = book.entries.iter().map(quick_hash).collect();
+            let mut seen: FxMap<u64, u32> = FxMap::default();
+            for &q in &quick {
+                *seen.entry(q).or_insert(0) += 1;
+            }
+            let mut dups: Vec<u64> = vec![0; book.entries.len()];
+            if seen.len() < quick.len() {
+                let mut exact: FxMap<u64, u64> = FxMap::default();
+                for (ei, e) in book.entries.iter().enumerate() {
+                    if seen.get(&quick[ei]).is_some_and(|&c| c > 1) {
+                        let n = exact.entry(EntryId::hash(e, book_hash)).or_insert(0);
+                        dups[ei] = *n;
+                        *n += 1;
+                    }
+                }
+            }
+            drop((quick, seen));
             for (ei, e) in book.entries.iter().enumerate() {
                 let bn = input.name.as_str();
                 let parsed = decorator::parse(&e.content);
@@ -876,20 +968,11 @@ impl LorebookCompiler {
                     }
                     _ => None,
                 };
-                let mut h = book_hash;
-                for k in &e.keys {
-                    h = h.str(k);
-                }
-                for k in sec_raw {
-                    h = h.str(k);
-                }
-                h = h
-                    .str(&e.content)
-                    .str(e.comment.as_deref().unwrap_or(""))
-                    .str(e.name.as_deref().unwrap_or(""));
-                let n = dup.entry(h.0).or_insert(0);
-                let id = crate::text::mix(h.0 ^ *n);
-                *n += 1;
+                let id = EntryId {
+                    entry: e,
+                    book: book_hash,
+                    dup: dups.get(ei).copied().unwrap_or(0),
+                };
                 entries.push(CEntry {
                     at: EntryRef {
                         book: bi,
@@ -1062,11 +1145,9 @@ impl LorebookCompiler {
         };
         let ac_ci = build(&b.pats_ci, 0);
         let ac_cs = build(&b.pats_cs, 1 << 31);
-        let mut by_id = FxMap::with_capacity_and_hasher(entries.len(), Default::default());
         let mut levels = Vec::new();
         let mut any_late = false;
         for (rank, e) in entries.iter().enumerate() {
-            by_id.insert(e.id, rank as u32);
             if let Some(l) = e.delay_until_recursion {
                 levels.push(l);
             }
@@ -1128,11 +1209,70 @@ impl LorebookCompiler {
             always,
             regexes: b.regexes,
             keys: b.keys,
-            by_id,
+            by_id: OnceLock::new(),
             max_depth,
             levels,
             diagnostics: b.diags,
             meta,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::{mix, Fnv};
+
+    /// The identity as first defined: FNV-1a over book name, keys, secondary keys, content,
+    /// comment and name, xor the count of earlier entries of the book with the same hash, mixed.
+    fn reference_ids(name: &str, book: &Lorebook) -> Vec<u64> {
+        let mut dup: std::collections::HashMap<u64, u64> = Default::default();
+        book.entries
+            .iter()
+            .map(|e| {
+                let mut h = Fnv::new().str(name);
+                for k in e.keys.iter().chain(e.secondary_keys.iter().flatten()) {
+                    h = h.str(k);
+                }
+                h = h
+                    .str(&e.content)
+                    .str(e.comment.as_deref().unwrap_or(""))
+                    .str(e.name.as_deref().unwrap_or(""));
+                let n = dup.entry(h.0).or_insert(0);
+                let id = mix(h.0 ^ *n);
+                *n += 1;
+                id
+            })
+            .collect()
+    }
+
+    #[test]
+    fn entry_ids_are_stable_and_count_duplicates_in_book_order() {
+        let mut book = Lorebook::default();
+        for (keys, content) in [
+            (&["a", "b"][..], "x"),
+            (&["a"][..], "x"),
+            (&["a", "b"][..], "x"),
+            (&["c"][..], "y"),
+            (&["a", "b"][..], "x"),
+            (&["a"][..], "x"),
+        ] {
+            book.entries.push(Entry::new(keys, content));
+        }
+        book.entries[1].secondary_keys = Some(vec!["b".into()]);
+        let c = LorebookCompiler::new().compile(&[BookInput {
+            book: &book,
+            kind: BookKind::Global,
+            name: "w".into(),
+        }]);
+        let want = reference_ids("w", &book);
+        let mut got = vec![0u64; book.entries.len()];
+        for e in &c.entries {
+            got[e.at.index] = e.id.get();
+        }
+        assert_eq!(got, want);
+        for (rank, e) in c.entries.iter().enumerate() {
+            assert_eq!(c.by_id().get(&e.id.get()), Some(&(rank as u32)));
         }
     }
 }

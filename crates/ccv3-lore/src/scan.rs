@@ -550,7 +550,10 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
         }
         for (k, r) in &prev.sticky {
-            let Some(rank) = self.id_of(k).and_then(|id| self.cb.by_id.get(&id).copied()) else {
+            let Some(rank) = self
+                .id_of(k)
+                .and_then(|id| self.cb.by_id().get(&id).copied())
+            else {
                 continue;
             };
             if r.start >= l && !r.protected {
@@ -576,7 +579,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         for (k, r) in &prev.cooldown {
             if self
                 .id_of(k)
-                .and_then(|id| self.cb.by_id.get(&id))
+                .and_then(|id| self.cb.by_id().get(&id))
                 .is_none()
             {
                 continue;
@@ -603,7 +606,7 @@ impl<'s, 'a> Scan<'s, 'a> {
     fn id_of(&self, k: &str) -> Option<u64> {
         u64::from_str_radix(k, 16)
             .ok()
-            .filter(|id| self.cb.by_id.contains_key(id))
+            .filter(|id| self.cb.by_id().contains_key(id))
     }
 
     fn buffer_depth(&self) -> usize {
@@ -752,7 +755,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             .sticky
             .keys()
             .filter_map(|k| u64::from_str_radix(k, 16).ok())
-            .filter_map(|id| self.cb.by_id.get(&id).copied())
+            .filter_map(|id| self.cb.by_id().get(&id).copied())
             .collect();
         for r in sticky {
             if !self.cand_flag[r as usize] {
@@ -928,7 +931,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         if d.activate {
             return activate(Hit::Decorator("activate"), 0);
         }
-        let before = self.prev_matched.contains(&e.id);
+        let before = !self.prev_matched.is_empty() && self.prev_matched.contains(&e.id.get());
         if d.dont_activate_after_match && before {
             return Verdict::Reject(R::Decorator("dont_activate_after_match"));
         }
@@ -961,8 +964,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         if (self.len as u64) < e.delay {
             return Verdict::Reject(R::Delay);
         }
-        let sticky = self.sticky_ids.contains(&e.id);
-        if !sticky && self.cooldown_ids.contains(&e.id) {
+        let sticky = !self.sticky_ids.is_empty() && self.sticky_ids.contains(&e.id.get());
+        if !sticky && !self.cooldown_ids.is_empty() && self.cooldown_ids.contains(&e.id.get()) {
             return Verdict::Reject(R::Cooldown);
         }
         if let Some(lv) = e.delay_until_recursion {
@@ -1071,7 +1074,9 @@ impl<'s, 'a> Scan<'s, 'a> {
         match self.evaluate(rank, pass, level, skew) {
             Verdict::Activate(hit, score) => {
                 let sticky = !self.sticky_ids.is_empty()
-                    && self.sticky_ids.contains(&self.cb.entries[rank as usize].id);
+                    && self
+                        .sticky_ids
+                        .contains(&self.cb.entries[rank as usize].id.get());
                 Some(NewAct {
                     rank,
                     new_index: 0,
@@ -1095,7 +1100,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let e = &self.cb.entries[rank as usize];
         match e.probability {
             Some(p) if p < 100.0 => {
-                let r = text::roll(self.opts.seed, e.id, self.len, 1);
+                let r = text::roll(self.opts.seed, e.id.get(), self.len, 1);
                 if r >= p {
                     self.status[rank as usize] = ST_FAILED;
                     self.reasons.insert(
@@ -1185,7 +1190,9 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
             for &rank in &pending {
                 let sticky = !self.sticky_ids.is_empty()
-                    && self.sticky_ids.contains(&cb.entries[rank as usize].id);
+                    && self
+                        .sticky_ids
+                        .contains(&cb.entries[rank as usize].id.get());
                 items.push((order_of(rank, sticky), rank, u32::MAX));
             }
             items.sort_unstable();
