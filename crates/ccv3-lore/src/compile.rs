@@ -1147,7 +1147,7 @@ impl LorebookCompiler {
         let ac_cs = build(&b.pats_cs, 1 << 31);
         let mut levels = Vec::new();
         let mut any_late = false;
-        for (rank, e) in entries.iter().enumerate() {
+        for e in &entries {
             if let Some(l) = e.delay_until_recursion {
                 levels.push(l);
             }
