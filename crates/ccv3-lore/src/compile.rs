@@ -1135,8 +1135,10 @@ impl LorebookCompiler {
             }
             AhoCorasickBuilder::new()
                 .match_kind(MatchKind::Standard)
-                .kind(if map.len() > 1000 {
-                    Some(AhoCorasickKind::ContiguousNFA)
+                // Huge pattern sets: the noncontiguous NFA builds fastest (no conversion), and
+                // searching a chat with it costs a fraction of a millisecond more.
+                .kind(if map.len() > 10_000 {
+                    Some(AhoCorasickKind::NoncontiguousNFA)
                 } else {
                     None
                 })

@@ -1593,7 +1593,8 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
             rejected.push(r);
         }
-        rejected.sort_by_key(|r| r.entry);
+        // Entries are unique: an unstable sort gives the same order.
+        rejected.sort_unstable_by_key(|r| r.entry);
         ScanResult {
             activated,
             rejected,
