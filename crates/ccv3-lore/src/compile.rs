@@ -582,7 +582,16 @@ struct Builder<'a> {
     regex_ids: FxMap<(String, String), u32>,
     regexes: Vec<RegexKey>,
     keys: Vec<CKey<'a>>,
-    diags: Vec<Diagnostic>,
+    /// Diagnostics in the order met; a regex key's is known once its pattern is parsed.
+    diags: Vec<DiagSlot>,
+    /// Pattern and flags of each regex (by id), parsed after the entries are read.
+    pending: Vec<(String, String)>,
+}
+
+enum DiagSlot {
+    Ready(Diagnostic),
+    /// The regex with this id, first met at this path: a diagnostic when it is not usable.
+    Regex(u32, String),
 }
 
 /// `s` lower-cased, borrowed when it has no upper-case letter.
@@ -618,38 +627,69 @@ impl<'a> Builder<'a> {
         id
     }
 
+    /// Registers a regex key: its prefilter literals join the automata now; the pattern itself
+    /// is parsed later ([`Builder::parse_regexes`]), while the automata are built.
     fn regex(&mut self, pat: &str, flags: &str, path: &dyn Fn() -> String) -> u32 {
-        if let Some(&id) = self.regex_ids.get(&(pat.to_string(), flags.to_string())) {
+        let key = (pat.to_string(), flags.to_string());
+        if let Some(&id) = self.regex_ids.get(&key) {
             return id;
         }
-        let key = (pat.to_string(), flags.to_string());
-        let c = jsregex::compile(pat, flags);
-        if let Err(why) = &c.engine {
-            self.diags.push(Diagnostic::warning(
-                if why.contains("refused") {
-                    "lore-regex-refused"
-                } else {
-                    "lore-regex-invalid"
-                },
-                path(),
-                format!("{why}; the key never matches"),
-            ));
-        }
-        let lits = if c.engine.is_ok() {
-            c.literals
-                .into_iter()
-                .map(|l| self.pattern(c.icase, Cow::Owned(l)))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let (literals, icase) = jsregex::literals(pat, flags);
+        let lits = literals
+            .into_iter()
+            .map(|l| self.pattern(icase, Cow::Owned(l)))
+            .collect();
         let id = self.regexes.len() as u32;
         self.regexes.push(RegexKey {
-            engine: c.engine,
+            engine: Err(String::new()),
             lits,
         });
+        self.diags.push(DiagSlot::Regex(id, path()));
+        self.pending.push(key.clone());
         self.regex_ids.insert(key, id);
         id
+    }
+
+    /// Parses every registered regex; an unusable one loses its literals, its keys become
+    /// [`KeyKind::Invalid`] and it gets its diagnostic. (Its literals stay in the automata,
+    /// where nothing refers to them.)
+    fn parse_regexes(
+        regexes: &mut [RegexKey],
+        pending: &[(String, String)],
+        keys: &mut [CKey<'a>],
+        diags: Vec<DiagSlot>,
+    ) -> Vec<Diagnostic> {
+        for (r, (pat, flags)) in regexes.iter_mut().zip(pending) {
+            r.engine = jsregex::engine(pat, flags);
+            if r.engine.is_err() {
+                r.lits.clear();
+            }
+        }
+        for k in keys.iter_mut() {
+            if let KeyKind::Regex(id) = k.kind {
+                if regexes.get(id as usize).is_none_or(|r| r.engine.is_err()) {
+                    k.kind = KeyKind::Invalid;
+                }
+            }
+        }
+        diags
+            .into_iter()
+            .filter_map(|d| match d {
+                DiagSlot::Ready(d) => Some(d),
+                DiagSlot::Regex(id, path) => match &regexes.get(id as usize)?.engine {
+                    Ok(_) => None,
+                    Err(why) => Some(Diagnostic::warning(
+                        if why.contains("refused") {
+                            "lore-regex-refused"
+                        } else {
+                            "lore-regex-invalid"
+                        },
+                        path,
+                        format!("{why}; the key never matches"),
+                    )),
+                },
+            })
+            .collect()
     }
 
     /// Compiles the keys of a book entry (borrowed from the book when macros and trimming leave
@@ -719,10 +759,6 @@ impl<'a> Builder<'a> {
                     pat: self.pattern(!case_sensitive, text),
                     multiword,
                 }
-            };
-            let kind = match kind {
-                KeyKind::Regex(id) if self.regexes[id as usize].engine.is_err() => KeyKind::Invalid,
-                k => k,
             };
             self.keys.push(CKey {
                 text: k,
@@ -829,6 +865,7 @@ impl LorebookCompiler {
             regexes: Vec::new(),
             keys: Vec::with_capacity(total.saturating_mul(3).min(1 << 24)),
             diags: Vec::new(),
+            pending: Vec::new(),
         };
         let names = (self.char_name.as_str(), self.user_name.as_str());
         let mut infos = Vec::with_capacity(books.len());
@@ -879,11 +916,11 @@ impl LorebookCompiler {
                 let bn = input.name.as_str();
                 let parsed = decorator::parse(&e.content);
                 for p in &parsed.problems {
-                    b.diags.push(Diagnostic::info(
+                    b.diags.push(DiagSlot::Ready(Diagnostic::info(
                         "lore-decorator",
                         format!("{bn}: entries[{ei}].content"),
                         format!("line {}: {}", p.line, p.message),
-                    ));
+                    )));
                 }
                 // No decorator header: the body is the whole content and the decorators are none.
                 let has_dec = parsed.body.len() != e.content.len();
@@ -1015,114 +1052,15 @@ impl LorebookCompiler {
                 });
             }
         }
-        // Activation order: SillyTavern sorts by order, highest first (stable).
-        let kind_rank = |k: BookKind| match (self.strategy, k) {
-            (Strategy::Evenly, _) => 0,
-            (Strategy::CharacterFirst, BookKind::Character)
-            | (Strategy::GlobalFirst, BookKind::Global) => 0,
-            _ => 1,
-        };
-        for e in &mut entries {
-            e.kind_rank = kind_rank(infos[e.at.book].kind);
-        }
-        // Sort small keys, then move each entry in place along the permutation's cycles.
-        let mut order: Vec<(u8, u64, EntryRef, u32)> = entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.kind_rank, !total_key(e.order), e.at, i as u32))
-            .collect();
-        order.sort_unstable();
-        let perm: Vec<u32> = order.iter().map(|k| k.3).collect();
-        drop(order);
-        let mut done = vec![false; perm.len()];
-        for start in 0..perm.len() {
-            if done[start] {
-                continue;
-            }
-            let mut cur = start;
-            loop {
-                done[cur] = true;
-                let src = perm[cur] as usize;
-                if src == start {
-                    break;
-                }
-                entries.swap(cur, src);
-                cur = src;
-            }
-        }
-        // Renumber patterns: case-insensitive first, then case-sensitive.
-        let n_ci = b.pats_ci.len() as u32;
-        let fix = |p: u32| {
-            if p & (1 << 31) != 0 {
-                n_ci + (p & !(1 << 31))
-            } else {
-                p
-            }
-        };
-        for k in &mut b.keys {
-            if let KeyKind::Plain { pat, .. } = &mut k.kind {
-                *pat = fix(*pat);
-            }
-        }
-        for r in &mut b.regexes {
-            for l in &mut r.lits {
-                *l = fix(*l);
-            }
-        }
-        let n_pat = n_ci + b.pats_cs.len() as u32;
-        // Fan-out from patterns to the entries whose primary keys they can trigger: a counting
-        // sort by pattern (ranks ascending within a pattern, each once).
-        let mut always = Vec::new();
-        let mut fan_off = vec![0u32; n_pat as usize + 1];
-        let mut pats: Vec<u32> = Vec::new();
-        let mut spans: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
-        let mut flat: Vec<u32> = Vec::with_capacity(b.keys.len());
-        for (rank, e) in entries.iter().enumerate() {
-            let mut is_always = e.constant || e.dec.activate || e.dec.keep_activate_after_match;
-            pats.clear();
-            let start = e.primary.start as usize;
-            for k in b
-                .keys
-                .get(start..start + e.primary.len as usize)
-                .unwrap_or_default()
-            {
-                match k.kind {
-                    KeyKind::Plain { pat, .. } => pats.push(pat),
-                    KeyKind::Regex(r) => {
-                        let lits = &b.regexes[r as usize].lits;
-                        if lits.is_empty() {
-                            is_always = true;
-                        }
-                        pats.extend_from_slice(lits);
-                    }
-                    KeyKind::Invalid => {}
-                }
-            }
-            if is_always {
-                always.push(rank as u32);
-            }
-            pats.sort_unstable();
-            pats.dedup();
-            let s0 = flat.len() as u32;
-            for &p in &pats {
-                fan_off[p as usize + 1] += 1;
-            }
-            flat.extend_from_slice(&pats);
-            spans.push((s0, flat.len() as u32));
-        }
-        for i in 1..fan_off.len() {
-            fan_off[i] += fan_off[i - 1];
-        }
-        let mut cursor = fan_off.clone();
-        let mut fan = vec![0u32; flat.len()];
-        for (rank, &(s0, s1)) in spans.iter().enumerate() {
-            for &p in &flat[s0 as usize..s1 as usize] {
-                let c = &mut cursor[p as usize];
-                fan[*c as usize] = rank as u32;
-                *c += 1;
-            }
-        }
-        drop((flat, spans, cursor));
+        let Builder {
+            pats_ci,
+            pats_cs,
+            mut regexes,
+            mut keys,
+            diags,
+            pending,
+            ..
+        } = b;
         let build = |map: &FxMap<Cow<'a, str>, u32>, base: u32| -> Option<AhoCorasick> {
             if map.is_empty() {
                 return None;
@@ -1145,78 +1083,198 @@ impl LorebookCompiler {
                 .build(pats)
                 .ok()
         };
-        let ac_ci = build(&b.pats_ci, 0);
-        let ac_cs = build(&b.pats_cs, 1 << 31);
-        let mut levels = Vec::new();
-        let mut any_late = false;
-        for e in &entries {
-            if let Some(l) = e.delay_until_recursion {
-                levels.push(l);
+        // The automata are built on a second thread while this one parses the regex keys and
+        // orders the entries (a single thread does both when no thread can be had).
+        std::thread::scope(|scope| {
+            let (pci, pcs) = (&pats_ci, &pats_cs);
+            let worker = std::thread::Builder::new()
+                .name("ccv3-lore-automata".into())
+                .spawn_scoped(scope, move || (build(pci, 0), build(pcs, 1 << 31)))
+                .ok();
+            let diagnostics = Builder::parse_regexes(&mut regexes, &pending, &mut keys, diags);
+            // Activation order: SillyTavern sorts by order, highest first (stable).
+            let kind_rank = |k: BookKind| match (self.strategy, k) {
+                (Strategy::Evenly, _) => 0,
+                (Strategy::CharacterFirst, BookKind::Character)
+                | (Strategy::GlobalFirst, BookKind::Global) => 0,
+                _ => 1,
+            };
+            for e in &mut entries {
+                e.kind_rank = kind_rank(infos[e.at.book].kind);
             }
-            any_late |= e.dec.ignore_on_max_context;
-        }
-        levels.sort_unstable();
-        levels.dedup();
-        let mut meta: Vec<Meta> = entries
-            .iter()
-            .map(|e| Meta {
-                book: e.at.book as u32,
-                budget_pos: 0,
-                budget_pos_late: 0,
-                flags: (if e.groups.is_empty() { 0 } else { META_GROUP })
-                    | (if e.ignore_budget {
-                        META_IGNORE_BUDGET
-                    } else {
-                        0
-                    }),
-            })
-            .collect();
-        for late in [false, true] {
-            if late && !any_late {
-                for m in &mut meta {
-                    m.budget_pos_late = m.budget_pos;
-                }
-                break;
-            }
-            // (late last, constant first, strategy, priority highest first, rank).
-            let mut order: Vec<(u8, u64, u32)> = entries
+            // Sort small keys, then move each entry in place along the permutation's cycles.
+            let mut order: Vec<(u8, u64, EntryRef, u32)> = entries
                 .iter()
                 .enumerate()
-                .map(|(i, e)| {
-                    let l = late && e.dec.ignore_on_max_context;
-                    (
-                        (u8::from(l) << 2) | (u8::from(!e.constant) << 1) | e.kind_rank.min(1),
-                        !total_key(e.priority),
-                        i as u32,
-                    )
-                })
+                .map(|(i, e)| (e.kind_rank, !total_key(e.order), e.at, i as u32))
                 .collect();
             order.sort_unstable();
-            for (pos, &(_, _, i)) in order.iter().enumerate() {
-                if late {
-                    meta[i as usize].budget_pos_late = pos as u32;
-                } else {
-                    meta[i as usize].budget_pos = pos as u32;
+            let perm: Vec<u32> = order.iter().map(|k| k.3).collect();
+            drop(order);
+            let mut done = vec![false; perm.len()];
+            for start in 0..perm.len() {
+                if done[start] {
+                    continue;
+                }
+                let mut cur = start;
+                loop {
+                    done[cur] = true;
+                    let src = perm[cur] as usize;
+                    if src == start {
+                        break;
+                    }
+                    entries.swap(cur, src);
+                    cur = src;
                 }
             }
-        }
-        CompiledBooks {
-            books: infos,
-            entries,
-            ac_ci,
-            ac_cs,
-            n_ci,
-            fan_off,
-            fan,
-            always,
-            regexes: b.regexes,
-            keys: b.keys,
-            by_id: OnceLock::new(),
-            max_depth,
-            levels,
-            diagnostics: b.diags,
-            meta,
-        }
+            // Renumber patterns: case-insensitive first, then case-sensitive.
+            let n_ci = pats_ci.len() as u32;
+            let fix = |p: u32| {
+                if p & (1 << 31) != 0 {
+                    n_ci + (p & !(1 << 31))
+                } else {
+                    p
+                }
+            };
+            for k in &mut keys {
+                if let KeyKind::Plain { pat, .. } = &mut k.kind {
+                    *pat = fix(*pat);
+                }
+            }
+            for r in &mut regexes {
+                for l in &mut r.lits {
+                    *l = fix(*l);
+                }
+            }
+            let n_pat = n_ci + pats_cs.len() as u32;
+            // Fan-out from patterns to the entries whose primary keys they can trigger: a counting
+            // sort by pattern (ranks ascending within a pattern, each once).
+            let mut always = Vec::new();
+            let mut fan_off = vec![0u32; n_pat as usize + 1];
+            let mut pats: Vec<u32> = Vec::new();
+            let mut spans: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
+            let mut flat: Vec<u32> = Vec::with_capacity(keys.len());
+            for (rank, e) in entries.iter().enumerate() {
+                let mut is_always = e.constant || e.dec.activate || e.dec.keep_activate_after_match;
+                pats.clear();
+                let start = e.primary.start as usize;
+                for k in keys
+                    .get(start..start + e.primary.len as usize)
+                    .unwrap_or_default()
+                {
+                    match k.kind {
+                        KeyKind::Plain { pat, .. } => pats.push(pat),
+                        KeyKind::Regex(r) => {
+                            let lits = &regexes[r as usize].lits;
+                            if lits.is_empty() {
+                                is_always = true;
+                            }
+                            pats.extend_from_slice(lits);
+                        }
+                        KeyKind::Invalid => {}
+                    }
+                }
+                if is_always {
+                    always.push(rank as u32);
+                }
+                pats.sort_unstable();
+                pats.dedup();
+                let s0 = flat.len() as u32;
+                for &p in &pats {
+                    fan_off[p as usize + 1] += 1;
+                }
+                flat.extend_from_slice(&pats);
+                spans.push((s0, flat.len() as u32));
+            }
+            for i in 1..fan_off.len() {
+                fan_off[i] += fan_off[i - 1];
+            }
+            let mut cursor = fan_off.clone();
+            let mut fan = vec![0u32; flat.len()];
+            for (rank, &(s0, s1)) in spans.iter().enumerate() {
+                for &p in &flat[s0 as usize..s1 as usize] {
+                    let c = &mut cursor[p as usize];
+                    fan[*c as usize] = rank as u32;
+                    *c += 1;
+                }
+            }
+            drop((flat, spans, cursor));
+            let mut levels = Vec::new();
+            let mut any_late = false;
+            for e in &entries {
+                if let Some(l) = e.delay_until_recursion {
+                    levels.push(l);
+                }
+                any_late |= e.dec.ignore_on_max_context;
+            }
+            levels.sort_unstable();
+            levels.dedup();
+            let mut meta: Vec<Meta> = entries
+                .iter()
+                .map(|e| Meta {
+                    book: e.at.book as u32,
+                    budget_pos: 0,
+                    budget_pos_late: 0,
+                    flags: (if e.groups.is_empty() { 0 } else { META_GROUP })
+                        | (if e.ignore_budget {
+                            META_IGNORE_BUDGET
+                        } else {
+                            0
+                        }),
+                })
+                .collect();
+            for late in [false, true] {
+                if late && !any_late {
+                    for m in &mut meta {
+                        m.budget_pos_late = m.budget_pos;
+                    }
+                    break;
+                }
+                // (late last, constant first, strategy, priority highest first, rank).
+                let mut order: Vec<(u8, u64, u32)> = entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        let l = late && e.dec.ignore_on_max_context;
+                        (
+                            (u8::from(l) << 2) | (u8::from(!e.constant) << 1) | e.kind_rank.min(1),
+                            !total_key(e.priority),
+                            i as u32,
+                        )
+                    })
+                    .collect();
+                order.sort_unstable();
+                for (pos, &(_, _, i)) in order.iter().enumerate() {
+                    if late {
+                        meta[i as usize].budget_pos_late = pos as u32;
+                    } else {
+                        meta[i as usize].budget_pos = pos as u32;
+                    }
+                }
+            }
+
+            let (ac_ci, ac_cs) = match worker.map(|w| w.join()) {
+                Some(Ok(built)) => built,
+                _ => (build(&pats_ci, 0), build(&pats_cs, 1 << 31)),
+            };
+            CompiledBooks {
+                books: infos,
+                entries,
+                ac_ci,
+                ac_cs,
+                n_ci,
+                fan_off,
+                fan,
+                always,
+                regexes,
+                keys,
+                by_id: OnceLock::new(),
+                max_depth,
+                levels,
+                diagnostics,
+                meta,
+            }
+        })
     }
 }
 

@@ -120,7 +120,10 @@ fn has_unescaped_slash(pat: &str) -> bool {
     false
 }
 
-/// A compiled regex key, or why it is not usable.
+/// A compiled regex key, or why it is not usable (the books' compiler uses [`literals`] and
+/// [`engine`] at separate times).
+#[cfg(test)]
+#[allow(dead_code)]
 pub(crate) struct Compiled {
     pub engine: Result<Engine, String>,
     /// Literals of which every match contains one (lowercased when `icase`); empty: no prefilter.
@@ -130,35 +133,54 @@ pub(crate) struct Compiled {
 }
 
 /// Compiles `pattern` with JavaScript `flags`.
+#[cfg(test)]
 pub(crate) fn compile(pattern: &str, flags: &str) -> Compiled {
-    let f = Flags::from(flags);
+    let (literals, icase) = literals(pattern, flags);
+    Compiled {
+        engine: engine(pattern, flags),
+        literals,
+        icase,
+    }
+}
+
+/// The first repeated flag, if any (such flags make the pattern invalid).
+fn repeated_flag(flags: &str) -> Option<char> {
     let mut seen = String::new();
     for c in flags.chars() {
         if seen.contains(c) {
-            return Compiled {
-                engine: Err(format!("flag {c:?} is repeated")),
-                literals: Vec::new(),
-                icase: f.icase,
-            };
+            return Some(c);
         }
         seen.push(c);
     }
-    let literals = required_literals(pattern, f.icase, f.unicode);
+    None
+}
+
+/// The prefilter literals of [`compile`] (none when the flags are invalid), and whether they are
+/// matched case-insensitively. Cheap: no parse.
+pub(crate) fn literals(pattern: &str, flags: &str) -> (Vec<String>, bool) {
+    let f = Flags::from(flags);
+    if repeated_flag(flags).is_some() {
+        return (Vec::new(), f.icase);
+    }
+    (required_literals(pattern, f.icase, f.unicode), f.icase)
+}
+
+/// The engine of [`compile`], or why the pattern is not usable.
+pub(crate) fn engine(pattern: &str, flags: &str) -> Result<Engine, String> {
+    let f = Flags::from(flags);
+    if let Some(c) = repeated_flag(flags) {
+        return Err(format!("flag {c:?} is repeated"));
+    }
     let parsed = translate(pattern, &f).and_then(|t| {
         // The parser `regex` uses, with its default settings.
         regex_syntax::ParserBuilder::new().build().parse(&t).ok()
     });
-    let engine = match parsed {
+    match parsed {
         Some(hir) => Ok(Engine::Linear {
             hir: Box::new(hir),
             built: OnceLock::new(),
         }),
         None => backtrack(pattern, f),
-    };
-    Compiled {
-        engine,
-        literals,
-        icase: f.icase,
     }
 }
 
