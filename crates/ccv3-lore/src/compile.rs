@@ -1335,4 +1335,39 @@ mod tests {
             assert_eq!(c.by_id().get(&e.id.get()), Some(&(rank as u32)));
         }
     }
+
+    #[test]
+    fn diagnostics_keep_book_order_and_invalid_regex_keys_never_match() {
+        let mut book = Lorebook::default();
+        book.entries
+            .push(Entry::new(&["a"], "@@nonsense_decorator\nA"));
+        book.entries
+            .push(Entry::new(&["/(unclosed/i", "/ok+/"], "B"));
+        book.entries
+            .push(Entry::new(&["/(unclosed/i"], "@@other_nonsense\nC"));
+        let c = LorebookCompiler::new().compile(&[BookInput {
+            book: &book,
+            kind: BookKind::Global,
+            name: "w".into(),
+        }]);
+        let codes: Vec<(&str, &str)> = c
+            .diagnostics()
+            .iter()
+            .map(|d| (d.code.as_str(), d.path.as_str()))
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                ("lore-decorator", "w: entries[0].content"),
+                ("lore-regex-invalid", "w: entries[1].keys[0]"),
+                ("lore-decorator", "w: entries[2].content"),
+            ]
+        );
+        let kinds: Vec<bool> = c
+            .keys
+            .iter()
+            .map(|k| matches!(k.kind, KeyKind::Invalid))
+            .collect();
+        assert_eq!(kinds, [false, true, false, true]);
+    }
 }
