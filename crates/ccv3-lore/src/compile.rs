@@ -163,15 +163,14 @@ pub(crate) enum KeyKind {
 }
 
 #[derive(Debug)]
-pub(crate) struct CKey<'a> {
+pub(crate) struct KeyText<'a> {
     /// The key as resolved (macros expanded, trimmed); borrowed from the book when unchanged.
     pub text: Cow<'a, str>,
     /// The same as an `Arc`, made on first use (explanations hand it out).
     arc: OnceLock<Arc<str>>,
-    pub kind: KeyKind,
 }
 
-impl CKey<'_> {
+impl KeyText<'_> {
     /// The key text as an `Arc` (made once, then shared).
     pub(crate) fn arc(&self) -> Arc<str> {
         self.arc.get_or_init(|| Arc::from(&*self.text)).clone()
@@ -407,7 +406,9 @@ pub struct CompiledBooks<'a> {
     pub(crate) always: Vec<u32>,
     pub(crate) regexes: Vec<RegexKey>,
     /// Every key of every entry; entries hold [`KeyRange`]s into it.
-    pub(crate) keys: Vec<CKey<'a>>,
+    pub(crate) keys: Vec<KeyKind>,
+    /// The text of each key in `keys` (apart: scans look at kinds, explanations at texts).
+    pub(crate) key_text: Vec<KeyText<'a>>,
     /// From identity to rank, made on first use (scans with a state).
     pub(crate) by_id: OnceLock<FxMap<u64, u32>>,
     pub(crate) max_depth: u64,
@@ -418,8 +419,16 @@ pub struct CompiledBooks<'a> {
 }
 
 impl<'a> CompiledBooks<'a> {
+    /// The text of the `i`th key of a range, as an `Arc` (empty when out of range).
+    pub(crate) fn key_arc(&self, r: KeyRange, i: usize) -> Arc<str> {
+        self.key_text
+            .get(r.start as usize + i)
+            .map(|t| t.arc())
+            .unwrap_or_else(|| Arc::from(""))
+    }
+
     /// The keys of a range.
-    pub(crate) fn keys_of(&self, r: KeyRange) -> &[CKey<'a>] {
+    pub(crate) fn keys_of(&self, r: KeyRange) -> &[KeyKind] {
         let start = r.start as usize;
         self.keys
             .get(start..start + r.len as usize)
@@ -581,7 +590,8 @@ struct Builder<'a> {
     pats_cs: FxMap<Cow<'a, str>, u32>,
     regex_ids: FxMap<(String, String), u32>,
     regexes: Vec<RegexKey>,
-    keys: Vec<CKey<'a>>,
+    keys: Vec<KeyKind>,
+    texts: Vec<KeyText<'a>>,
     /// Diagnostics in the order met; a regex key's is known once its pattern is parsed.
     diags: Vec<DiagSlot>,
     /// Pattern and flags of each regex (by id), parsed after the entries are read.
@@ -656,7 +666,7 @@ impl<'a> Builder<'a> {
     fn parse_regexes(
         regexes: &mut [RegexKey],
         pending: &[(String, String)],
-        keys: &mut [CKey<'a>],
+        keys: &mut [KeyKind],
         diags: Vec<DiagSlot>,
     ) -> Vec<Diagnostic> {
         for (r, (pat, flags)) in regexes.iter_mut().zip(pending) {
@@ -666,9 +676,9 @@ impl<'a> Builder<'a> {
             }
         }
         for k in keys.iter_mut() {
-            if let KeyKind::Regex(id) = k.kind {
+            if let KeyKind::Regex(id) = *k {
                 if regexes.get(id as usize).is_none_or(|r| r.engine.is_err()) {
-                    k.kind = KeyKind::Invalid;
+                    *k = KeyKind::Invalid;
                 }
             }
         }
@@ -760,10 +770,10 @@ impl<'a> Builder<'a> {
                     multiword,
                 }
             };
-            self.keys.push(CKey {
+            self.keys.push(kind);
+            self.texts.push(KeyText {
                 text: k,
                 arc: OnceLock::new(),
-                kind,
             });
         }
         KeyRange {
@@ -864,6 +874,7 @@ impl LorebookCompiler {
             regex_ids: FxMap::default(),
             regexes: Vec::new(),
             keys: Vec::with_capacity(total.saturating_mul(3).min(1 << 24)),
+            texts: Vec::with_capacity(total.saturating_mul(3).min(1 << 24)),
             diags: Vec::new(),
             pending: Vec::new(),
         };
@@ -1057,6 +1068,7 @@ impl LorebookCompiler {
             pats_cs,
             mut regexes,
             mut keys,
+            texts,
             diags,
             pending,
             ..
@@ -1137,7 +1149,7 @@ impl LorebookCompiler {
                 }
             };
             for k in &mut keys {
-                if let KeyKind::Plain { pat, .. } = &mut k.kind {
+                if let KeyKind::Plain { pat, .. } = k {
                     *pat = fix(*pat);
                 }
             }
@@ -1162,7 +1174,7 @@ impl LorebookCompiler {
                     .get(start..start + e.primary.len as usize)
                     .unwrap_or_default()
                 {
-                    match k.kind {
+                    match *k {
                         KeyKind::Plain { pat, .. } => pats.push(pat),
                         KeyKind::Regex(r) => {
                             let lits = &regexes[r as usize].lits;
@@ -1268,6 +1280,7 @@ impl LorebookCompiler {
                 always,
                 regexes,
                 keys,
+                key_text: texts,
                 by_id: OnceLock::new(),
                 max_depth,
                 levels,
@@ -1366,7 +1379,7 @@ mod tests {
         let kinds: Vec<bool> = c
             .keys
             .iter()
-            .map(|k| matches!(k.kind, KeyKind::Invalid))
+            .map(|k| matches!(k, KeyKind::Invalid))
             .collect();
         assert_eq!(kinds, [false, true, false, true]);
     }

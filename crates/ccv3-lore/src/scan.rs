@@ -46,7 +46,7 @@
 
 use crate::chat::{Chat, Role};
 use crate::compile::{
-    CEntry, CKey, CompiledBooks, DepthSpec, EntryRef, KeyKind, Position, SelectiveLogic,
+    CEntry, CompiledBooks, DepthSpec, EntryRef, KeyKind, Position, SelectiveLogic,
 };
 use crate::state::{self, MatchRecord, ScanState, TimedRecord};
 use crate::text::{self, clean_scan_text, whole_word_at};
@@ -848,8 +848,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         hit
     }
 
-    fn find_key(&mut self, key: &CKey<'_>, whole: bool, depth: u32, rec_ok: bool) -> Found {
-        match key.kind {
+    fn find_key(&mut self, key: KeyKind, whole: bool, depth: u32, rec_ok: bool) -> Found {
+        match key {
             KeyKind::Plain { pat, multiword } => {
                 let Some(h) = self.hits.get(pat as usize) else {
                     return Found::No;
@@ -888,14 +888,14 @@ impl<'s, 'a> Scan<'s, 'a> {
 
     fn any_found(
         &mut self,
-        keys: &[CKey<'_>],
+        keys: &[KeyKind],
         whole: bool,
         depth: u32,
         rec_ok: bool,
     ) -> Option<usize> {
         (0..keys.len()).find(|&i| {
             matches!(
-                self.find_key(&keys[i], whole, depth, rec_ok),
+                self.find_key(keys[i], whole, depth, rec_ok),
                 Found::Msg(_) | Found::Rec(_)
             )
         })
@@ -995,7 +995,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let mut beyond = None;
         let mut score = 0u32;
         for (i, key) in primary.iter().enumerate() {
-            match self.find_key(key, whole, depth, rec_ok) {
+            match self.find_key(*key, whole, depth, rec_ok) {
                 f @ (Found::Msg(_) | Found::Rec(_)) => {
                     score += 1;
                     if first.is_none() {
@@ -1014,7 +1014,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let Some((ki, found)) = first else {
             return Verdict::Reject(match beyond {
                 Some(i) => R::ScanDepth {
-                    key: primary[i].arc(),
+                    key: cb.key_arc(e.primary, i),
                 },
                 None => R::NoMatch,
             });
@@ -1030,7 +1030,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let exclude = cb.keys_of(e.exclude);
         if let Some(i) = self.any_found(exclude, whole, depth, rec_ok) {
             return Verdict::Reject(R::ExcludedKey {
-                key: exclude[i].arc(),
+                key: cb.key_arc(e.exclude, i),
             });
         }
         if e.selective && !e.secondary.is_empty() {
@@ -1039,7 +1039,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let mut hit = 0usize;
             for key in secondary {
                 if matches!(
-                    self.find_key(key, whole, depth, rec_ok),
+                    self.find_key(*key, whole, depth, rec_ok),
                     Found::Msg(_) | Found::Rec(_)
                 ) {
                     hit += 1;
@@ -1510,10 +1510,11 @@ impl<'s, 'a> Scan<'s, 'a> {
             };
             let e: &CEntry<'a> = &cb.entries[rank as usize];
             let key_text = |ki: u32| {
-                cb.keys_of(e.primary)
-                    .get(ki as usize)
-                    .map(|k| k.arc())
-                    .unwrap_or_else(|| Arc::from(""))
+                if ki < e.primary.len {
+                    cb.key_arc(e.primary, ki as usize)
+                } else {
+                    Arc::from("")
+                }
             };
             let reason = match hit {
                 Hit::Key { ki, msg } => ActivationReason::Key {
