@@ -1,7 +1,8 @@
 //! Measures the lorebook engine: compiling books of 1,000 / 10,000 / 100,000 entries, and
 //! scanning them (compiled once) against chats of 2, 10 and 100 messages with the scan depth set
 //! to the whole chat; plus 50,000 entries x 100 messages, the case the issue compares with a
-//! model of SillyTavern's scan loop (about 3.1 s per scan there).
+//! model of SillyTavern's scan loop (about 3.1 s per scan there); the same without a budget;
+//! and the `ccv3 lore scan` case (budget, every entry explained) at 10,000 and 50,000 entries.
 //!
 //! Books are generated in code with a fixed seed, in the shape of the peers harness
 //! (`shared/peers/gen.py`): 1-5 keys per entry (invented names, common words, two-word phrases),
@@ -392,7 +393,7 @@ fn bench(c: &mut Criterion) {
     let all = make_entries(100_000);
     let mut g = c.benchmark_group("compile");
     g.sample_size(10);
-    for n in [1_000, 10_000, 100_000] {
+    for n in [1_000, 10_000, 50_000, 100_000] {
         let book = make_book(&all[..n], true);
         g.bench_with_input(BenchmarkId::from_parameter(n), &book, |b, book| {
             b.iter(|| {
@@ -489,6 +490,39 @@ fn bench(c: &mut Criterion) {
                 },
             );
         }
+    }
+    g.finish();
+    // What `ccv3 lore scan` does: the book's budget, and every entry explained (`explain_all`).
+    let mut g = c.benchmark_group("scan_explain_all");
+    g.sample_size(10);
+    for n in [10_000, 50_000] {
+        let book = make_book(&all[..n], true);
+        let compiled = LorebookCompiler::new()
+            .names("Seraphine Vael", "User")
+            .compile(&[BookInput {
+                book: &book,
+                kind: BookKind::Character,
+                name: "b".into(),
+            }]);
+        let chat = make_chat(&all, 100);
+        let opts = ScanOptions {
+            scan_depth: 100,
+            explain_all: true,
+            ..Default::default()
+        };
+        g.bench_function(
+            BenchmarkId::new(format!("{n}_entries"), "100_messages"),
+            |b| {
+                b.iter(|| {
+                    black_box(compiled.scan(
+                        &chat,
+                        &Default::default(),
+                        &opts,
+                        &ccv3_tokens::Estimate,
+                    ))
+                })
+            },
+        );
     }
     g.finish();
 }

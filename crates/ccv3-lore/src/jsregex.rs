@@ -28,11 +28,12 @@ pub const BACKTRACK_HAYSTACK_CAP: usize = 32 * 1024;
 /// The compiled form of one regex key.
 #[derive(Debug)]
 pub(crate) enum Engine {
-    /// Linear time (`regex` crate): the pattern is checked when the books are compiled and built
-    /// on its first use, so books with thousands of regex keys compile fast.
+    /// Linear time (`regex` crate's engine): the pattern is parsed when the books are compiled
+    /// (that checks it), and the matcher is built from the parsed form on its first use, so books
+    /// with thousands of regex keys compile fast and each pattern is parsed once.
     Linear {
-        translated: String,
-        built: OnceLock<Option<regex::Regex>>,
+        hir: Box<regex_syntax::hir::Hir>,
+        built: OnceLock<Option<regex_automata::meta::Regex>>,
     },
     /// Backtracking (`regress`), on a capped haystack.
     Backtrack(regress::Regex),
@@ -44,16 +45,26 @@ impl Engine {
     /// first character of its match.
     pub(crate) fn find(&self, hay: &str) -> Option<usize> {
         match self {
-            Engine::Linear { translated, built } => built
+            Engine::Linear { hir, built } => built
                 .get_or_init(|| {
-                    regex::RegexBuilder::new(translated)
-                        .size_limit(4 << 20)
-                        .dfa_size_limit(2 << 20)
-                        .build()
+                    // What `regex::RegexBuilder` sets up (leftmost-first, no empty match inside
+                    // a UTF-8 character), with our size limits.
+                    let config = regex_automata::meta::Config::new()
+                        .match_kind(regex_automata::MatchKind::LeftmostFirst)
+                        .utf8_empty(true)
+                        .nfa_size_limit(Some(4 << 20))
+                        .hybrid_cache_capacity(2 << 20);
+                    regex_automata::meta::Builder::new()
+                        .configure(config)
+                        .build_from_hir(hir)
                         .ok()
                 })
                 .as_ref()
-                .and_then(|r| r.shortest_match(hay))
+                .and_then(|r| {
+                    // `shortest_match`: the end of the earliest match found.
+                    r.search_half(&regex_automata::Input::new(hay).earliest(true))
+                        .map(|m| m.offset())
+                })
                 .map(|end| end.saturating_sub(1)),
             Engine::Backtrack(r) => {
                 if hay.len() <= BACKTRACK_HAYSTACK_CAP {
@@ -109,7 +120,10 @@ fn has_unescaped_slash(pat: &str) -> bool {
     false
 }
 
-/// A compiled regex key, or why it is not usable.
+/// A compiled regex key, or why it is not usable (the books' compiler uses [`literals`] and
+/// [`engine`] at separate times).
+#[cfg(test)]
+#[allow(dead_code)]
 pub(crate) struct Compiled {
     pub engine: Result<Engine, String>,
     /// Literals of which every match contains one (lowercased when `icase`); empty: no prefilter.
@@ -119,33 +133,54 @@ pub(crate) struct Compiled {
 }
 
 /// Compiles `pattern` with JavaScript `flags`.
+#[cfg(test)]
 pub(crate) fn compile(pattern: &str, flags: &str) -> Compiled {
-    let f = Flags::from(flags);
+    let (literals, icase) = literals(pattern, flags);
+    Compiled {
+        engine: engine(pattern, flags),
+        literals,
+        icase,
+    }
+}
+
+/// The first repeated flag, if any (such flags make the pattern invalid).
+fn repeated_flag(flags: &str) -> Option<char> {
     let mut seen = String::new();
     for c in flags.chars() {
         if seen.contains(c) {
-            return Compiled {
-                engine: Err(format!("flag {c:?} is repeated")),
-                literals: Vec::new(),
-                icase: f.icase,
-            };
+            return Some(c);
         }
         seen.push(c);
     }
-    let literals = required_literals(pattern, f.icase, f.unicode);
-    let engine = match translate(pattern, &f) {
-        Some(t) if regex_syntax::ParserBuilder::new().build().parse(&t).is_ok() => {
-            Ok(Engine::Linear {
-                translated: t,
-                built: OnceLock::new(),
-            })
-        }
-        _ => backtrack(pattern, f),
-    };
-    Compiled {
-        engine,
-        literals,
-        icase: f.icase,
+    None
+}
+
+/// The prefilter literals of [`compile`] (none when the flags are invalid), and whether they are
+/// matched case-insensitively. Cheap: no parse.
+pub(crate) fn literals(pattern: &str, flags: &str) -> (Vec<String>, bool) {
+    let f = Flags::from(flags);
+    if repeated_flag(flags).is_some() {
+        return (Vec::new(), f.icase);
+    }
+    (required_literals(pattern, f.icase, f.unicode), f.icase)
+}
+
+/// The engine of [`compile`], or why the pattern is not usable.
+pub(crate) fn engine(pattern: &str, flags: &str) -> Result<Engine, String> {
+    let f = Flags::from(flags);
+    if let Some(c) = repeated_flag(flags) {
+        return Err(format!("flag {c:?} is repeated"));
+    }
+    let parsed = translate(pattern, &f).and_then(|t| {
+        // The parser `regex` uses, with its default settings.
+        regex_syntax::ParserBuilder::new().build().parse(&t).ok()
+    });
+    match parsed {
+        Some(hir) => Ok(Engine::Linear {
+            hir: Box::new(hir),
+            built: OnceLock::new(),
+        }),
+        None => backtrack(pattern, f),
     }
 }
 

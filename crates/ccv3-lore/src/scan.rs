@@ -46,7 +46,7 @@
 
 use crate::chat::{Chat, Role};
 use crate::compile::{
-    CEntry, CKey, CompiledBooks, DepthSpec, EntryRef, KeyKind, Position, SelectiveLogic,
+    CEntry, CompiledBooks, DepthSpec, EntryRef, KeyKind, Position, SelectiveLogic,
 };
 use crate::state::{self, MatchRecord, ScanState, TimedRecord};
 use crate::text::{self, clean_scan_text, whole_word_at};
@@ -550,7 +550,10 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
         }
         for (k, r) in &prev.sticky {
-            let Some(rank) = self.id_of(k).and_then(|id| self.cb.by_id.get(&id).copied()) else {
+            let Some(rank) = self
+                .id_of(k)
+                .and_then(|id| self.cb.by_id().get(&id).copied())
+            else {
                 continue;
             };
             if r.start >= l && !r.protected {
@@ -576,7 +579,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         for (k, r) in &prev.cooldown {
             if self
                 .id_of(k)
-                .and_then(|id| self.cb.by_id.get(&id))
+                .and_then(|id| self.cb.by_id().get(&id))
                 .is_none()
             {
                 continue;
@@ -603,7 +606,7 @@ impl<'s, 'a> Scan<'s, 'a> {
     fn id_of(&self, k: &str) -> Option<u64> {
         u64::from_str_radix(k, 16)
             .ok()
-            .filter(|id| self.cb.by_id.contains_key(id))
+            .filter(|id| self.cb.by_id().contains_key(id))
     }
 
     fn buffer_depth(&self) -> usize {
@@ -752,7 +755,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             .sticky
             .keys()
             .filter_map(|k| u64::from_str_radix(k, 16).ok())
-            .filter_map(|id| self.cb.by_id.get(&id).copied())
+            .filter_map(|id| self.cb.by_id().get(&id).copied())
             .collect();
         for r in sticky {
             if !self.cand_flag[r as usize] {
@@ -845,8 +848,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         hit
     }
 
-    fn find_key(&mut self, key: &CKey, whole: bool, depth: u32, rec_ok: bool) -> Found {
-        match key.kind {
+    fn find_key(&mut self, key: KeyKind, whole: bool, depth: u32, rec_ok: bool) -> Found {
+        match key {
             KeyKind::Plain { pat, multiword } => {
                 let Some(h) = self.hits.get(pat as usize) else {
                     return Found::No;
@@ -883,10 +886,16 @@ impl<'s, 'a> Scan<'s, 'a> {
         }
     }
 
-    fn any_found(&mut self, keys: &[CKey], whole: bool, depth: u32, rec_ok: bool) -> Option<usize> {
+    fn any_found(
+        &mut self,
+        keys: &[KeyKind],
+        whole: bool,
+        depth: u32,
+        rec_ok: bool,
+    ) -> Option<usize> {
         (0..keys.len()).find(|&i| {
             matches!(
-                self.find_key(&keys[i], whole, depth, rec_ok),
+                self.find_key(keys[i], whole, depth, rec_ok),
                 Found::Msg(_) | Found::Rec(_)
             )
         })
@@ -922,7 +931,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         if d.activate {
             return activate(Hit::Decorator("activate"), 0);
         }
-        let before = self.prev_matched.contains(&e.id);
+        let before = !self.prev_matched.is_empty() && self.prev_matched.contains(&e.id.get());
         if d.dont_activate_after_match && before {
             return Verdict::Reject(R::Decorator("dont_activate_after_match"));
         }
@@ -955,8 +964,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         if (self.len as u64) < e.delay {
             return Verdict::Reject(R::Delay);
         }
-        let sticky = self.sticky_ids.contains(&e.id);
-        if !sticky && self.cooldown_ids.contains(&e.id) {
+        let sticky = !self.sticky_ids.is_empty() && self.sticky_ids.contains(&e.id.get());
+        if !sticky && !self.cooldown_ids.is_empty() && self.cooldown_ids.contains(&e.id.get()) {
             return Verdict::Reject(R::Cooldown);
         }
         if let Some(lv) = e.delay_until_recursion {
@@ -977,6 +986,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         if e.primary.is_empty() {
             return Verdict::Reject(R::NoKeys);
         }
+        let primary = cb.keys_of(e.primary);
         let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
         let depth = self.window(e, skew);
         let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
@@ -984,8 +994,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         let mut first: Option<(usize, Found)> = None;
         let mut beyond = None;
         let mut score = 0u32;
-        for i in 0..e.primary.len() {
-            match self.find_key(&e.primary[i], whole, depth, rec_ok) {
+        for (i, key) in primary.iter().enumerate() {
+            match self.find_key(*key, whole, depth, rec_ok) {
                 f @ (Found::Msg(_) | Found::Rec(_)) => {
                     score += 1;
                     if first.is_none() {
@@ -1004,27 +1014,32 @@ impl<'s, 'a> Scan<'s, 'a> {
         let Some((ki, found)) = first else {
             return Verdict::Reject(match beyond {
                 Some(i) => R::ScanDepth {
-                    key: e.primary[i].text.clone(),
+                    key: cb.key_arc(e.primary, i),
                 },
                 None => R::NoMatch,
             });
         };
-        for g in &e.additional {
-            if self.any_found(g, whole, depth, rec_ok).is_none() {
+        for &g in &e.additional {
+            if self
+                .any_found(cb.keys_of(g), whole, depth, rec_ok)
+                .is_none()
+            {
                 return Verdict::Reject(R::AdditionalKeys);
             }
         }
-        if let Some(i) = self.any_found(&e.exclude, whole, depth, rec_ok) {
+        let exclude = cb.keys_of(e.exclude);
+        if let Some(i) = self.any_found(exclude, whole, depth, rec_ok) {
             return Verdict::Reject(R::ExcludedKey {
-                key: e.exclude[i].text.clone(),
+                key: cb.key_arc(e.exclude, i),
             });
         }
         if e.selective && !e.secondary.is_empty() {
-            let total = e.secondary.len();
+            let secondary = cb.keys_of(e.secondary);
+            let total = secondary.len();
             let mut hit = 0usize;
-            for i in 0..total {
+            for key in secondary {
                 if matches!(
-                    self.find_key(&e.secondary[i], whole, depth, rec_ok),
+                    self.find_key(*key, whole, depth, rec_ok),
                     Found::Msg(_) | Found::Rec(_)
                 ) {
                     hit += 1;
@@ -1059,7 +1074,9 @@ impl<'s, 'a> Scan<'s, 'a> {
         match self.evaluate(rank, pass, level, skew) {
             Verdict::Activate(hit, score) => {
                 let sticky = !self.sticky_ids.is_empty()
-                    && self.sticky_ids.contains(&self.cb.entries[rank as usize].id);
+                    && self
+                        .sticky_ids
+                        .contains(&self.cb.entries[rank as usize].id.get());
                 Some(NewAct {
                     rank,
                     new_index: 0,
@@ -1083,7 +1100,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let e = &self.cb.entries[rank as usize];
         match e.probability {
             Some(p) if p < 100.0 => {
-                let r = text::roll(self.opts.seed, e.id, self.len, 1);
+                let r = text::roll(self.opts.seed, e.id.get(), self.len, 1);
                 if r >= p {
                     self.status[rank as usize] = ST_FAILED;
                     self.reasons.insert(
@@ -1173,7 +1190,9 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
             for &rank in &pending {
                 let sticky = !self.sticky_ids.is_empty()
-                    && self.sticky_ids.contains(&cb.entries[rank as usize].id);
+                    && self
+                        .sticky_ids
+                        .contains(&cb.entries[rank as usize].id.get());
                 items.push((order_of(rank, sticky), rank, u32::MAX));
             }
             items.sort_unstable();
@@ -1491,10 +1510,11 @@ impl<'s, 'a> Scan<'s, 'a> {
             };
             let e: &CEntry<'a> = &cb.entries[rank as usize];
             let key_text = |ki: u32| {
-                e.primary
-                    .get(ki as usize)
-                    .map(|k| k.text.clone())
-                    .unwrap_or_else(|| Arc::from(""))
+                if ki < e.primary.len {
+                    cb.key_arc(e.primary, ki as usize)
+                } else {
+                    Arc::from("")
+                }
             };
             let reason = match hit {
                 Hit::Key { ki, msg } => ActivationReason::Key {
@@ -1574,7 +1594,8 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
             rejected.push(r);
         }
-        rejected.sort_by_key(|r| r.entry);
+        // Entries are unique: an unstable sort gives the same order.
+        rejected.sort_unstable_by_key(|r| r.entry);
         ScanResult {
             activated,
             rejected,

@@ -74,6 +74,6 @@ impl ScanState {
 }
 
 /// The identity key of an entry in a state.
-pub(crate) fn key(id: u64) -> String {
-    format!("{id:016x}")
+pub(crate) fn key(id: impl Into<u64>) -> String {
+    format!("{:016x}", id.into())
 }

@@ -7,8 +7,17 @@
 /// assert_eq!(ccv3_lore::resolve_key_macros("{{Char}} and <USER>", "Aqua", "Kazuma"), "Aqua and Kazuma");
 /// ```
 pub fn resolve_key_macros(key: &str, char_name: &str, user_name: &str) -> String {
+    resolve_key_macros_cow(key, char_name, user_name).into_owned()
+}
+
+/// [`resolve_key_macros`], borrowing the key when it has no macro.
+pub(crate) fn resolve_key_macros_cow<'k>(
+    key: &'k str,
+    char_name: &str,
+    user_name: &str,
+) -> std::borrow::Cow<'k, str> {
     if !key.contains(['{', '<']) {
-        return key.to_string();
+        return std::borrow::Cow::Borrowed(key);
     }
     const MACROS: [(&str, bool); 5] = [
         ("{{char}}", true),
@@ -36,7 +45,7 @@ pub fn resolve_key_macros(key: &str, char_name: &str, user_name: &str) -> String
         }
         rest = it.as_str();
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// Cleans text for scanning: `{{// ...}}` and `{{comment:...}}` are removed; `{{hidden_key:X}}`
