@@ -19,33 +19,17 @@ pub(crate) fn resolve_key_macros_cow<'k>(
     if !key.contains(['{', '<']) {
         return std::borrow::Cow::Borrowed(key);
     }
-    const MACROS: [(&str, bool); 5] = [
-        ("{{char}}", true),
-        ("{{user}}", false),
-        ("<char>", true),
-        ("<bot>", true),
-        ("<user>", false),
-    ];
-    let mut out = String::with_capacity(key.len());
-    let mut rest = key;
-    'outer: while !rest.is_empty() {
-        for (m, is_char) in MACROS {
-            if rest.len() >= m.len()
-                && rest.is_char_boundary(m.len())
-                && rest[..m.len()].eq_ignore_ascii_case(m)
-            {
-                out.push_str(if is_char { char_name } else { user_name });
-                rest = &rest[m.len()..];
-                continue 'outer;
-            }
-        }
-        let mut it = rest.chars();
-        if let Some(c) = it.next() {
-            out.push(c);
-        }
-        rest = it.as_str();
-    }
-    std::borrow::Cow::Owned(out)
+    // The same CBS engine as prompts (`ccv3-cbs`): `{{char}}`, `{{user}}`, `<char>`, `<bot>`,
+    // `<user>` and the rest of the standard set, with a fixed seed so keys stay the same.
+    let ctx = ccv3_cbs::Context::new()
+        .with_char_name(char_name.to_string())
+        .with_user_name(user_name.to_string());
+    let expanded = ccv3_cbs::Template::parse(key).expand(
+        &ctx,
+        &mut ccv3_cbs::Variables::new(),
+        ccv3_cbs::Mode::Prompt,
+    );
+    std::borrow::Cow::Owned(expanded.text)
 }
 
 /// Cleans text for scanning: `{{// ...}}` and `{{comment:...}}` are removed; `{{hidden_key:X}}`
