@@ -5,7 +5,8 @@
 //! - [`insert_from_decorators`] and [`decorator_facts`]: the pieces of a lorebook activation that
 //!   prompt assembly needs, from decorator values or straight from an entry's content.
 //!
-//! - [`inserts_from_activations`]: a lorebook scan's activations as [`LoreInsert`]s.
+//! - [`inserts_from_activations`]: a lorebook scan's activations as [`LoreInsert`]s, and
+//!   [`chat_from_lore`]: a chat read by the engine's reader as prompt messages.
 
 use crate::chat::Role;
 use crate::lore::{InsertPosition, LoreInsert, UiPrompt};
@@ -110,6 +111,23 @@ pub fn insert_from_decorators(
         },
     };
     LoreInsert::new(label, content, position).with_order(order)
+}
+
+/// The messages of a chat read by the lorebook engine's reader (`ccv3_lore::chat::parse_chat`,
+/// which also takes SillyTavern `.jsonl` and leaves hidden messages out), as prompt messages.
+pub fn chat_from_lore(chat: &ccv3_lore::chat::Chat) -> Vec<crate::ChatMessage> {
+    chat.messages
+        .iter()
+        .map(|m| crate::ChatMessage {
+            role: match m.role {
+                ccv3_lore::chat::Role::User => Role::User,
+                ccv3_lore::chat::Role::Assistant => Role::Assistant,
+                ccv3_lore::chat::Role::System => Role::System,
+            },
+            name: m.name.clone(),
+            content: m.content.clone(),
+        })
+        .collect()
 }
 
 /// Turns the activations of a lorebook scan into prompt inserts, in the scan's prompt order.

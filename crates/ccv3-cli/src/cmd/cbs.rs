@@ -56,7 +56,8 @@ pub fn run(args: Args) -> CmdResult {
 /// Reads a chat file, naming it on failure.
 pub fn load_chat(path: &Path) -> Result<Vec<ChatMessage>, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| CliError::file(path, e))?;
-    ccv3_prompt::parse_chat(&text).map_err(|e| CliError::file(path, e))
+    let chat = ccv3_lore::chat::parse_chat(&text).map_err(|e| CliError::file(path, e))?;
+    Ok(ccv3_prompt::adapters::chat_from_lore(&chat))
 }
 
 /// A seed that is the same for the same chat (FNV-1a over the messages), so `{{pick}}` gives

@@ -4,8 +4,8 @@ use super::{load, print, CliError, CmdResult};
 use crate::output::write_atomic;
 use ccv3::{Document, Lorebook};
 use ccv3_lore::{BookInput, BookKind, LorebookCompiler, ScanOptions, ScanState};
-use ccv3_prompt::adapters::{inserts_from_activations, CbsExpander};
-use ccv3_prompt::{ChatMessage, InstructTemplate, PromptOptions, Role, Template, TokenCounter};
+use ccv3_prompt::adapters::{chat_from_lore, inserts_from_activations, CbsExpander};
+use ccv3_prompt::{InstructTemplate, PromptOptions, Template, TokenCounter};
 use std::path::{Path, PathBuf};
 
 pub use crate::args::PromptArgs as Args;
@@ -40,19 +40,7 @@ pub fn run(args: Args) -> CmdResult {
         std::fs::read_to_string(&args.chat).map_err(|e| CliError::file(&args.chat, e))?;
     let lore_chat =
         ccv3_lore::chat::parse_chat(&chat_text).map_err(|e| CliError::file(&args.chat, e))?;
-    let chat: Vec<ChatMessage> = lore_chat
-        .messages
-        .iter()
-        .map(|m| ChatMessage {
-            role: match m.role {
-                ccv3_lore::chat::Role::User => Role::User,
-                ccv3_lore::chat::Role::Assistant => Role::Assistant,
-                ccv3_lore::chat::Role::System => Role::System,
-            },
-            name: m.name.clone(),
-            content: m.content.clone(),
-        })
-        .collect();
+    let chat = chat_from_lore(&lore_chat);
     let seed = args
         .seed
         .unwrap_or_else(|| super::cbs::seed_from_chat(&chat));
