@@ -221,3 +221,45 @@ fn entry_position_that_is_not_a_string_is_kept_as_is() {
         json!(4)
     );
 }
+
+#[test]
+fn big_books_read_in_order_with_diagnostics_in_order() {
+    // Books of 512+ entries are read on two threads; the result must not show it.
+    let entries: Vec<serde_json::Value> = (0..700)
+        .map(|i| {
+            let order = if i == 10 || i == 650 {
+                json!("7")
+            } else {
+                json!(i)
+            };
+            json!({"keys": [format!("k{i}")], "content": format!("c{i}"), "extensions": {},
+                   "enabled": true, "insertion_order": order, "use_regex": false})
+        })
+        .collect();
+    let text = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "A",
+        "character_book": {"extensions": {}, "entries": entries}}})
+    .to_string();
+    let ccv3::Document::Card(cf) = ccv3::read_bytes(text.as_bytes()).unwrap() else {
+        panic!()
+    };
+    let book = cf.card.data.character_book.unwrap();
+    assert_eq!(book.entries.len(), 700);
+    assert!(book
+        .entries
+        .iter()
+        .enumerate()
+        .all(|(i, e)| e.content == format!("c{i}")));
+    let paths: Vec<&str> = cf
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "wrong-type")
+        .map(|d| d.path.as_str())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "data.character_book.entries[10].insertion_order",
+            "data.character_book.entries[650].insertion_order"
+        ]
+    );
+}

@@ -92,6 +92,54 @@ impl Default for Entry {
     }
 }
 
+/// Books with at least this many entries are read on two threads.
+const PARALLEL_ENTRIES: usize = 512;
+
+/// Reads an `entries` array in order. Big books are split in two halves read on two threads
+/// (each with its own diagnostics, appended in order), so a large card's entries are built on
+/// both cores once its JSON is parsed.
+fn read_entries(mut items: Vec<Raw<'_>>, path: &str, r: &mut Repairs) -> Vec<Entry> {
+    let read = |items: Vec<Raw<'_>>, first: usize, r: &mut Repairs| -> Vec<Entry> {
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            if let Some(e) = Entry::read(item, &Idx(&path, first + i), r) {
+                out.push(e);
+            }
+        }
+        out
+    };
+    if items.len() < PARALLEL_ENTRIES {
+        return read(items, 0, r);
+    }
+    let mid = items.len() / 2;
+    let second = items.split_off(mid);
+    let must = r.must;
+    let (mut entries, (tail, tail_diags)) = std::thread::scope(|s| {
+        let handle = s.spawn(move || {
+            let mut diags = Vec::new();
+            let tail = read(
+                second,
+                mid,
+                &mut Repairs {
+                    diags: &mut diags,
+                    must,
+                },
+            );
+            (tail, diags)
+        });
+        let head = read(items, 0, r);
+        // The other half cannot panic on input; if it did, that bug surfaces here as it would
+        // have on this thread.
+        let tail = handle
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (head, tail)
+    });
+    entries.extend(tail);
+    r.diags.extend(tail_diags);
+    entries
+}
+
 /// The entry fields the spec names, in spec order.
 const ENTRY_FIELDS: [&str; 15] = [
     "keys",
@@ -360,14 +408,7 @@ impl Lorebook {
         let ep = join(path, "entries");
         match entries {
             None => r.missing(&ep, "used an empty array"),
-            Some(Raw::Array(items)) => {
-                b.entries.reserve(items.len());
-                for (i, item) in items.into_iter().enumerate() {
-                    if let Some(e) = Entry::read(item, &Idx(&ep, i), r) {
-                        b.entries.push(e);
-                    }
-                }
-            }
+            Some(Raw::Array(items)) => b.entries = read_entries(items, &ep, r),
             Some(Raw::Object(map)) => {
                 // Some exporters write entries keyed by id, like World Info.
                 r.push(
