@@ -62,9 +62,7 @@ pub fn from_agnai(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
             }
         }
     }
-    if !ns.is_empty() {
-        book.extensions.insert(NAMESPACE.into(), Value::Object(ns));
-    }
+    super::stash_leftovers(&mut book.extensions, ns, NAMESPACE);
     book
 }
 

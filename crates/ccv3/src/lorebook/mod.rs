@@ -47,9 +47,14 @@ pub(crate) fn finish_imported_entry(
             "used an empty string",
         ),
     }
+    stash_leftovers(&mut e.extensions, leftovers, namespace);
+}
+
+/// Keeps an importer's fields that have no V3 meaning under `extensions[namespace]` (book or
+/// entry), unless there are none.
+pub(crate) fn stash_leftovers(extensions: &mut Object, leftovers: Object, namespace: &str) {
     if !leftovers.is_empty() {
-        e.extensions
-            .insert(namespace.into(), Value::Object(leftovers));
+        extensions.insert(namespace.into(), Value::Object(leftovers));
     }
 }
 

@@ -66,9 +66,7 @@ pub fn from_novelai(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
             ns.insert(k, v);
         }
     }
-    if !ns.is_empty() {
-        book.extensions.insert(NAMESPACE.into(), Value::Object(ns));
-    }
+    super::stash_leftovers(&mut book.extensions, ns, NAMESPACE);
     book
 }
 

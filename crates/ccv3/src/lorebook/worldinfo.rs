@@ -843,28 +843,8 @@ mod tests {
 
     fn any_v3_entry(stash: bool) -> impl proptest::strategy::Strategy<Value = Value> {
         use proptest::prelude::*;
-        let mut names: Vec<&'static str> = vec![
-            "keys",
-            "content",
-            "extensions",
-            "enabled",
-            "insertion_order",
-            "case_sensitive",
-            "use_regex",
-            "constant",
-            "name",
-            "priority",
-            "id",
-            "comment",
-            "selective",
-            "secondary_keys",
-            "position",
-            "sticky",
-            "uid",
-            "key",
-            "ccv3_extra",
-            "x_app",
-        ];
+        let mut names: Vec<&'static str> = crate::model::ENTRY_FIELDS.to_vec();
+        names.extend(["sticky", "uid", "key", "ccv3_extra", "x_app"]);
         if stash {
             names.push(STASH_KEY);
         }

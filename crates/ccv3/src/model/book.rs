@@ -141,7 +141,7 @@ fn read_entries(mut items: Vec<Raw<'_>>, path: &str, r: &mut Repairs) -> Vec<Ent
 }
 
 /// The entry fields the spec names, in spec order.
-const ENTRY_FIELDS: [&str; 15] = [
+pub(crate) const ENTRY_FIELDS: [&str; 15] = [
     "keys",
     "content",
     "extensions",

@@ -159,8 +159,10 @@ impl CardData {
             order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
         };
-        let mut req: Vec<(&'static str, Option<Value>)> =
-            REQUIRED.iter().map(|k| (*k, None)).collect();
+        let mut req: Vec<(&'static str, Option<Value>)> = DATA_FIELDS[..REQUIRED_COUNT]
+            .iter()
+            .map(|k| (*k, None))
+            .collect();
         for (k, v) in pairs {
             let p = At(path_d, &k);
             let Some(name) = d.order.note(&k, &DATA_FIELDS) else {
@@ -315,7 +317,8 @@ impl CardData {
     }
 }
 
-/// Every `data` field the spec names.
+/// Every `data` field the spec names; the first [`REQUIRED_COUNT`] are the required ones
+/// (SPEC_V3 "CharacterCard Object"), the rest are optional.
 const DATA_FIELDS: [&str; 22] = [
     "name",
     "description",
@@ -341,24 +344,8 @@ const DATA_FIELDS: [&str; 22] = [
     "modification_date",
 ];
 
-/// Required `data` fields of a V3 card (SPEC_V3 "CharacterCard Object").
-const REQUIRED: [&str; 15] = [
-    "name",
-    "description",
-    "tags",
-    "creator",
-    "character_version",
-    "mes_example",
-    "extensions",
-    "system_prompt",
-    "post_history_instructions",
-    "first_mes",
-    "alternate_greetings",
-    "personality",
-    "scenario",
-    "creator_notes",
-    "group_only_greetings",
-];
+/// How many of [`DATA_FIELDS`] (the first ones) a V3 card must have.
+const REQUIRED_COUNT: usize = 15;
 
 impl Card {
     /// A new, empty V3 card with a name, its `creation_date` and `modification_date` set to now

@@ -9,6 +9,8 @@ pub(crate) mod raw;
 
 pub use asset::{Asset, AssetUri};
 pub(crate) use book::BOOK_FIELDS;
+#[cfg(test)]
+pub(crate) use book::ENTRY_FIELDS;
 pub use book::{Entry, Lorebook};
 pub(crate) use card::raw_is_card;
 pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
