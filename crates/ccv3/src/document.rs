@@ -272,7 +272,7 @@ fn png_err(keyword: &str, e: Error) -> Error {
 
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
 fn card_from_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    json::with_raw(text, |raw, d| {
+    json::with_raw(text, false, |raw, d| {
         diags.extend(d);
         Card::from_raw(raw, diags)
     })
@@ -327,18 +327,64 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
     };
     // Cards, `lorebook_v3` files and bare `character_book`s take the fast path; the other
     // lorebook formats are parsed again as a `Value` for their readers.
-    let fast = json::with_raw(bytes, |raw, mut diags| {
-        if crate::model::raw_is_card(&raw) {
+    let fast = match fast_json_document(bytes, true).map_err(not_json)? {
+        // The bare-book guess did not hold: parse again without it.
+        FastJson::Retry => fast_json_document(bytes, false).map_err(not_json)?,
+        other => other,
+    };
+    if let FastJson::Done(doc) = fast {
+        return Ok(*doc);
+    }
+    let (v, mut diags) = json::parse(bytes)?;
+    if lorebook::looks_like_lorebook(&v) {
+        let (book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
+        return Ok(Document::Lorebook(BookFile {
+            book,
+            format,
+            diagnostics: diags,
+        }));
+    }
+    // Not a lorebook either: the card reader's error says what a card needs.
+    Card::from_json(v, &mut diags)?;
+    Err(Error::Unrecognized(
+        "not a character card or lorebook".into(),
+    ))
+}
+
+/// What the fast path made of a JSON document.
+enum FastJson {
+    /// A card, a `lorebook_v3` file or a bare `character_book`.
+    Done(Box<Document>),
+    /// Another lorebook format, or nothing: the slow path decides.
+    Slow,
+    /// The document's top-level `entries` were streamed as a character book's, and it is not one.
+    Retry,
+}
+
+/// The fast path of [`read_json_document`].
+fn fast_json_document(bytes: &[u8], bare_books: bool) -> Result<FastJson> {
+    json::with_raw(bytes, bare_books, |raw, mut diags| {
+        let card = crate::model::raw_is_card(&raw);
+        let format = if card {
+            None
+        } else {
+            lorebook::detect_format(&skeleton(&raw, 0))
+        };
+        if crate::model::stream::streamed_bare_entries(&raw)
+            && (card || format != Some(BookFormat::CharacterBook))
+        {
+            return Ok(FastJson::Retry);
+        }
+        if card {
             let card = Card::from_raw(raw, &mut diags)?;
-            return Ok(Some(Document::Card(CardFile {
+            return Ok(FastJson::Done(Box::new(Document::Card(CardFile {
                 card,
                 container: Container::Json,
                 files: Vec::new(),
                 image: None,
                 diagnostics: diags,
-            })));
+            }))));
         }
-        let format = lorebook::detect_format(&skeleton(&raw, 0));
         let book = match (format, raw) {
             (Some(BookFormat::LorebookV3), Raw::Object(pairs))
                 if pairs.len() == 2
@@ -356,32 +402,15 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
             }
             _ => None,
         };
-        Ok(book.map(|(book, format)| {
-            Document::Lorebook(BookFile {
+        Ok(match book {
+            Some((book, format)) => FastJson::Done(Box::new(Document::Lorebook(BookFile {
                 book,
                 format,
                 diagnostics: diags,
-            })
-        }))
+            }))),
+            None => FastJson::Slow,
+        })
     })
-    .map_err(not_json)?;
-    if let Some(doc) = fast {
-        return Ok(doc);
-    }
-    let (v, mut diags) = json::parse(bytes)?;
-    if lorebook::looks_like_lorebook(&v) {
-        let (book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
-        return Ok(Document::Lorebook(BookFile {
-            book,
-            format,
-            diagnostics: diags,
-        }));
-    }
-    // Not a lorebook either: the card reader's error says what a card needs.
-    Card::from_json(v, &mut diags)?;
-    Err(Error::Unrecognized(
-        "not a character card or lorebook".into(),
-    ))
 }
 
 /// A small copy of a parsed JSON value for format detection: objects down to three levels, arrays
@@ -403,6 +432,10 @@ fn skeleton(raw: &Raw, depth: usize) -> Value {
         ),
         Raw::Array(_) => Value::Array(Vec::new()),
         Raw::Object(_) => Value::Object(serde_json::Map::new()),
+        // Streamed only when the first item is a character book entry: an object without the
+        // fields that mark other formats' entries.
+        Raw::Entries(_) if depth < 3 => Value::Array(vec![Value::Object(serde_json::Map::new())]),
+        Raw::Entries(_) => Value::Array(Vec::new()),
         // Markers (`spec`, `type`, `kind`) are short; long texts are not needed to detect.
         Raw::String(s) if s.len() > 64 => Value::String(String::new()),
         other => other.clone().into_value(),

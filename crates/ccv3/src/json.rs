@@ -27,13 +27,17 @@ pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<Diagnostic>)> {
 }
 
 /// Parses JSON text into the model's fast raw tree and hands it to `f` (the tree borrows the
-/// text, which may have been decoded from UTF-16 here).
+/// text, which may have been decoded from UTF-16 here). Lorebook entries are converted while
+/// parsing where their place is known (see `model::stream`); `bare_books` adds the guess for a
+/// top-level `entries` array.
 pub(crate) fn with_raw<T>(
     bytes: &[u8],
+    bare_books: bool,
     f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
 ) -> Result<T> {
     with_text(bytes, |text, diags| {
-        let raw: Raw = serde_json::from_slice(text).map_err(|e| Error::from_json(&e))?;
+        let raw =
+            crate::model::stream::parse(text, bare_books).map_err(|e| Error::from_json(&e))?;
         f(raw, diags)
     })
 }

@@ -409,6 +409,11 @@ impl Lorebook {
         match entries {
             None => r.missing(&ep, "used an empty array"),
             Some(Raw::Array(items)) => b.entries = read_entries(items, &ep, r),
+            Some(Raw::Entries(streamed)) => {
+                let streamed = *streamed;
+                b.entries = streamed.entries;
+                r.diags.extend(streamed.diags);
+            }
             Some(Raw::Object(map)) => {
                 // Some exporters write entries keyed by id, like World Info.
                 r.push(

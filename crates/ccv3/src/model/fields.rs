@@ -26,13 +26,21 @@ pub(crate) enum Slot {
 
 /// The key order of an object as read, used to write keys back in the same order.
 ///
-/// Known fields are recorded by their static name and unknown ones as "the next extra", so
-/// remembering the order allocates no strings.
+/// Known fields are recorded by their place in the level's list of spec fields and unknown ones
+/// as "the next extra": one byte per key, no strings.
 ///
 /// Key order is presentation, not meaning: two `KeyOrder`s always compare equal, so values read
 /// from differently ordered JSON compare by their content.
 #[derive(Debug, Clone, Default)]
-pub struct KeyOrder(pub(crate) Vec<Slot>);
+pub struct KeyOrder {
+    /// The level's spec fields, which the codes index.
+    known: &'static [&'static str],
+    /// One code per key as read: [`EXTRA`] or a place in `known`.
+    codes: Vec<u8>,
+}
+
+/// The code of an unknown key (a level has far fewer than 255 spec fields).
+const EXTRA: u8 = u8::MAX;
 
 impl PartialEq for KeyOrder {
     fn eq(&self, _: &Self) -> bool {
@@ -45,11 +53,14 @@ impl Eq for KeyOrder {}
 impl KeyOrder {
     /// An empty order with room for `n` keys.
     pub(crate) fn with_capacity(n: usize) -> Self {
-        KeyOrder(Vec::with_capacity(n))
+        KeyOrder {
+            known: &[],
+            codes: Vec::with_capacity(n),
+        }
     }
 
     /// The order of an existing object's keys, `known` naming the level's spec fields.
-    pub(crate) fn of(obj: &Object, known: &[&'static str]) -> Self {
+    pub(crate) fn of(obj: &Object, known: &'static [&'static str]) -> Self {
         let mut order = KeyOrder::with_capacity(obj.len());
         for k in obj.keys() {
             order.note(k, known);
@@ -57,15 +68,21 @@ impl KeyOrder {
         order
     }
 
-    /// Records `key`: returns its static name when it is one of `known`, else records an extra.
-    pub(crate) fn note(&mut self, key: &str, known: &[&'static str]) -> Option<&'static str> {
-        match known.iter().find(|k| **k == key) {
-            Some(k) => {
-                self.0.push(Slot::Known(k));
-                Some(k)
+    /// Records `key`: returns its static name when it is one of `known` (the same list at every
+    /// call), else records an extra.
+    pub(crate) fn note(
+        &mut self,
+        key: &str,
+        known: &'static [&'static str],
+    ) -> Option<&'static str> {
+        self.known = known;
+        match known.iter().position(|k| *k == key) {
+            Some(i) if i < usize::from(EXTRA) => {
+                self.codes.push(i as u8);
+                known.get(i).copied()
             }
-            None => {
-                self.0.push(Slot::Extra);
+            _ => {
+                self.codes.push(EXTRA);
                 None
             }
         }
@@ -73,16 +90,25 @@ impl KeyOrder {
 
     /// Turns the last recorded key into an extra (a known field kept raw in `extra`).
     pub(crate) fn keep_last_as_extra(&mut self) {
-        if let Some(last) = self.0.last_mut() {
-            *last = Slot::Extra;
+        if let Some(last) = self.codes.last_mut() {
+            *last = EXTRA;
         }
     }
 
     /// True when `key` was among the known keys read.
     pub(crate) fn has(&self, key: &str) -> bool {
-        self.0
+        self.slots()
+            .any(|s| matches!(s, Slot::Known(k) if k == key))
+    }
+
+    /// The keys as read, in order.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.codes
             .iter()
-            .any(|s| matches!(s, Slot::Known(k) if *k == key))
+            .map(|&c| match self.known.get(usize::from(c)) {
+                Some(k) if c != EXTRA => Slot::Known(k),
+                _ => Slot::Extra,
+            })
     }
 }
 
@@ -461,12 +487,12 @@ pub(crate) fn arrange(
     let mut out = Object::with_capacity(fields.len() + extra.len());
     let mut known: Vec<(&'static str, Option<Value>)> = fields;
     let mut extras = extra.iter();
-    for slot in &order.0 {
+    for slot in order.slots() {
         match slot {
             Slot::Known(key) => {
-                if let Some(field) = known.iter_mut().find(|(k, _)| k == key) {
+                if let Some(field) = known.iter_mut().find(|(k, _)| *k == key) {
                     if let Some(v) = field.1.take() {
-                        out.insert((*key).to_string(), v);
+                        out.insert(key.to_string(), v);
                     }
                 }
             }

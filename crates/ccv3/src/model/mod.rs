@@ -6,6 +6,7 @@ mod book;
 mod card;
 pub(crate) mod fields;
 pub(crate) mod raw;
+pub(crate) mod stream;
 
 pub use asset::{Asset, AssetUri};
 pub(crate) use book::BOOK_FIELDS;

@@ -6,6 +6,7 @@
 //! can dispatch known keys without hashing or allocating; only the values the model keeps as JSON
 //! (unknown fields, `extensions`) are turned into `Value`s.
 
+use super::stream::StreamedEntries;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
@@ -20,6 +21,8 @@ pub(crate) enum Raw<'a> {
     String(String),
     Array(Vec<Raw<'a>>),
     Object(Vec<(Cow<'a, str>, Raw<'a>)>),
+    /// A lorebook's `entries`, already converted while parsing (see [`super::stream`]).
+    Entries(Box<StreamedEntries>),
 }
 
 impl<'a> Raw<'a> {
@@ -38,6 +41,9 @@ impl<'a> Raw<'a> {
                 }
                 Value::Object(m)
             }
+            // Streamed arrays are only made where the lorebook reader takes them; written back
+            // as entries should that ever change.
+            Raw::Entries(s) => Value::Array(s.entries.iter().map(|e| e.to_json()).collect()),
         }
     }
 
@@ -64,7 +70,7 @@ impl<'a> Raw<'a> {
 }
 
 /// An object key: borrowed from the input when it has no escapes.
-struct Key<'a>(Cow<'a, str>);
+pub(crate) struct Key<'a>(pub Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -85,6 +91,31 @@ impl<'de> Deserialize<'de> for Key<'de> {
             }
         }
         d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Raw<'de> {
+    /// A float as a number (`null` when it is not finite, as JSON cannot say it).
+    pub(crate) fn from_f64(n: f64) -> Raw<'de> {
+        Number::from_f64(n).map_or(Raw::Null, Raw::Number)
+    }
+
+    /// Collects the rest of an array after `items`.
+    pub(crate) fn collect_seq<A: SeqAccess<'de>>(
+        mut seq: A,
+        mut items: Vec<Raw<'de>>,
+    ) -> Result<Raw<'de>, A::Error> {
+        // Cap the pre-allocation: the size hint comes from the input.
+        items.reserve(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Raw::Array(items))
+    }
+
+    /// Parses any JSON value into the plain tree.
+    pub(crate) fn deserialize_plain<D: Deserializer<'de>>(d: D) -> Result<Raw<'de>, D::Error> {
+        Self::deserialize(d)
     }
 }
 
@@ -112,7 +143,7 @@ impl<'de> Deserialize<'de> for Raw<'de> {
                 Ok(Raw::Number(n.into()))
             }
             fn visit_f64<E>(self, n: f64) -> Result<Raw<'de>, E> {
-                Ok(Number::from_f64(n).map_or(Raw::Null, Raw::Number))
+                Ok(Raw::from_f64(n))
             }
             fn visit_str<E>(self, s: &str) -> Result<Raw<'de>, E> {
                 Ok(Raw::String(s.to_owned()))
@@ -120,13 +151,8 @@ impl<'de> Deserialize<'de> for Raw<'de> {
             fn visit_string<E>(self, s: String) -> Result<Raw<'de>, E> {
                 Ok(Raw::String(s))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw<'de>, A::Error> {
-                // Cap the pre-allocation: the size hint comes from the input.
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Raw::Array(items))
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Raw<'de>, A::Error> {
+                Raw::collect_seq(seq, Vec::new())
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw<'de>, A::Error> {
                 let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));

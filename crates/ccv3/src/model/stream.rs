@@ -1,0 +1,463 @@
+//! Parsing with a plan: a lorebook's `entries` become model entries while the rest of the text is
+//! still being parsed.
+//!
+//! A card's lorebook is most of its text. Parsing all of it into a [`Raw`] tree and converting
+//! the tree afterwards holds every entry's tree in memory at once and does the two steps one after
+//! the other. Here the parse knows where a lorebook's `entries` array can stand, and parses that
+//! array one entry at a time: each entry's small tree is converted to an [`Entry`] on a second
+//! thread while this one parses the next (on this thread alone for small books), and the trees
+//! are dropped as soon as they are converted. The array becomes [`Raw::Entries`], which the
+//! lorebook reader takes as it is.
+//!
+//! Converting needs the strictness of the document (a V3 card's missing field is an error, a V2
+//! card's a warning), so only arrays whose strictness is already known when they are met are
+//! streamed:
+//! - `data.character_book.entries` of a card whose first `spec` key, before `data`, says
+//!   `chara_card_v3` or `chara_card_v2`;
+//! - `data.entries` of a file whose first `spec`, before `data`, says `lorebook_v3`;
+//! - the top-level `entries` of a bare `character_book` (no `spec` before it), when its first
+//!   item is an object that is not shaped like a NovelAI or Agnai entry. The document may still
+//!   turn out to be something else once all its keys are read (a V1 card with an `entries` field,
+//!   say): [`streamed_bare_entries`] lets the reader notice and parse again without the plan.
+//!
+//! Everywhere else the plain tree is built, exactly as [`Raw`]'s own `Deserialize` does.
+
+use super::book::Entry;
+use super::fields::{Idx, Repairs};
+use super::raw::{Key, Raw};
+use crate::diag::{Diagnostic, Severity};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+
+/// Entries converted while parsing, with their conversion's diagnostics in entry order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StreamedEntries {
+    /// The entries, in array order (items that are not objects are left out, as the reader does).
+    pub entries: Vec<Entry>,
+    /// What converting them repaired or reported.
+    pub diags: Vec<Diagnostic>,
+    /// Where the array stood.
+    pub place: Place,
+}
+
+/// Where a streamed `entries` array stood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// `data.character_book.entries` of a V2/V3 card.
+    CardBook,
+    /// `data.entries` of a `lorebook_v3` file.
+    LorebookData,
+    /// `entries` at the top of the document (a bare `character_book`, if the guess holds).
+    Bare,
+}
+
+/// Entries converted on the parsing thread before a second thread is worth starting.
+const INLINE_ENTRIES: usize = 128;
+
+/// Entries sent to the converting thread at a time.
+const BATCH: usize = 32;
+
+/// Batches in flight between the threads (bounds the memory of parsed, unconverted entries).
+const IN_FLIGHT: usize = 8;
+
+/// Parses a whole JSON document into a [`Raw`] tree, streaming lorebook entries where the module
+/// docs say. `bare_books` enables the guess for top-level `entries` arrays.
+pub(crate) fn parse(text: &[u8], bare_books: bool) -> serde_json::Result<Raw<'_>> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let v = Plan(Ctx::Top { bare_books }).deserialize(&mut de)?;
+    de.end()?;
+    Ok(v)
+}
+
+/// True when `raw` is an object with a top-level `entries` array streamed on the bare-book guess.
+pub(crate) fn streamed_bare_entries(raw: &Raw) -> bool {
+    match raw {
+        Raw::Object(pairs) => pairs
+            .iter()
+            .any(|(_, v)| matches!(v, Raw::Entries(s) if s.place == Place::Bare)),
+        _ => false,
+    }
+}
+
+/// Where a value stands, as far as the plan cares.
+#[derive(Clone, Copy)]
+enum Ctx {
+    /// The document itself.
+    Top { bare_books: bool },
+    /// The `data` of a card, with the card's strictness.
+    CardData(Severity),
+    /// A lorebook object at `path`.
+    Book(&'static str, Severity, Place),
+    /// An `entries` array at `path`.
+    Entries(&'static str, Severity, Place),
+    /// Anywhere else: the plain tree.
+    Plain,
+}
+
+/// What the first `spec` key of the document said.
+#[derive(Clone, Copy, PartialEq)]
+enum Spec {
+    Unseen,
+    CardV3,
+    CardV2,
+    LorebookV3,
+    Other,
+}
+
+struct Plan(Ctx);
+
+impl<'de> DeserializeSeed<'de> for Plan {
+    type Value = Raw<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Raw<'de>, D::Error> {
+        match self.0 {
+            Ctx::Plain => Raw::deserialize_plain(d),
+            ctx => d.deserialize_any(PlanVisitor(ctx)),
+        }
+    }
+}
+
+struct PlanVisitor(Ctx);
+
+impl<'de> Visitor<'de> for PlanVisitor {
+    type Value = Raw<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Raw<'de>, E> {
+        Ok(Raw::Null)
+    }
+    fn visit_none<E>(self) -> Result<Raw<'de>, E> {
+        Ok(Raw::Null)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Raw<'de>, E> {
+        Ok(Raw::Bool(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Raw<'de>, E> {
+        Ok(Raw::Number(n.into()))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Raw<'de>, E> {
+        Ok(Raw::Number(n.into()))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Raw<'de>, E> {
+        Ok(Raw::from_f64(n))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Raw<'de>, E> {
+        Ok(Raw::String(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Raw<'de>, E> {
+        Ok(Raw::String(s))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Raw<'de>, A::Error> {
+        match self.0 {
+            Ctx::Entries(path, must, place) => stream_entries(seq, path, must, place),
+            _ => Raw::collect_seq(seq, Vec::new()),
+        }
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw<'de>, A::Error> {
+        let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+        let mut spec = Spec::Unseen;
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            let child = match (self.0, &*k) {
+                (Ctx::Top { .. }, "data") => match spec {
+                    Spec::CardV3 => Ctx::CardData(Severity::Error),
+                    Spec::CardV2 => Ctx::CardData(Severity::Warning),
+                    Spec::LorebookV3 => Ctx::Book("data", Severity::Error, Place::LorebookData),
+                    _ => Ctx::Plain,
+                },
+                (Ctx::Top { bare_books: true }, "entries") if spec == Spec::Unseen => {
+                    Ctx::Entries("entries", Severity::Warning, Place::Bare)
+                }
+                (Ctx::CardData(must), "character_book") => {
+                    Ctx::Book("data.character_book", must, Place::CardBook)
+                }
+                (Ctx::Book(path, must, place), "entries") => {
+                    Ctx::Entries(entries_path(path), must, place)
+                }
+                _ => Ctx::Plain,
+            };
+            let v = map.next_value_seed(Plan(child))?;
+            if matches!(self.0, Ctx::Top { .. }) && k == "spec" && spec == Spec::Unseen {
+                spec = match &v {
+                    Raw::String(s) if s == "chara_card_v3" => Spec::CardV3,
+                    Raw::String(s) if s == "chara_card_v2" => Spec::CardV2,
+                    Raw::String(s) if s == "lorebook_v3" => Spec::LorebookV3,
+                    _ => Spec::Other,
+                };
+            }
+            pairs.push((k, v));
+        }
+        Ok(Raw::Object(pairs))
+    }
+}
+
+/// The path of a book's `entries`, for diagnostics.
+fn entries_path(book: &'static str) -> &'static str {
+    match book {
+        "data.character_book" => "data.character_book.entries",
+        "data" => "data.entries",
+        _ => "entries",
+    }
+}
+
+/// A plain element parser (for `next_element_seed`).
+struct PlainSeed;
+
+impl<'de> DeserializeSeed<'de> for PlainSeed {
+    type Value = Raw<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Raw<'de>, D::Error> {
+        Raw::deserialize_plain(d)
+    }
+}
+
+/// True when an entry object looks like an Agnai or NovelAI entry (the lorebook format detector's
+/// rule for unmarked exports), so a bare `entries` array is not a character book's.
+fn foreign_entry(pairs: &[(std::borrow::Cow<'_, str>, Raw<'_>)]) -> bool {
+    let has = |key: &str| pairs.iter().any(|(k, _)| k == key);
+    (has("entry") && has("keywords")) || (has("text") && !has("content"))
+}
+
+/// Parses an `entries` array, converting each item as it comes.
+fn stream_entries<'de, A: SeqAccess<'de>>(
+    mut seq: A,
+    path: &'static str,
+    must: Severity,
+    place: Place,
+) -> Result<Raw<'de>, A::Error> {
+    let mut out = StreamedEntries {
+        entries: Vec::new(),
+        diags: Vec::new(),
+        place,
+    };
+    let mut i = 0usize;
+    if place == Place::Bare {
+        // Only a character book's entries are streamed: look at the first item before deciding.
+        match seq.next_element_seed(PlainSeed)? {
+            None => return Ok(Raw::Entries(Box::new(out))),
+            Some(first) => {
+                let ours = matches!(&first, Raw::Object(pairs) if !foreign_entry(pairs));
+                if !ours {
+                    return Raw::collect_seq(seq, vec![first]);
+                }
+                convert(first, path, i, must, &mut out);
+                i += 1;
+            }
+        }
+    }
+    while i < INLINE_ENTRIES {
+        match seq.next_element_seed(PlainSeed)? {
+            None => return Ok(Raw::Entries(Box::new(out))),
+            Some(item) => {
+                convert(item, path, i, must, &mut out);
+                i += 1;
+            }
+        }
+    }
+    // A big book: convert on a second thread while this one parses.
+    let first_threaded = i;
+    let parsed = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Raw<'de>>>(IN_FLIGHT);
+        let worker = std::thread::Builder::new()
+            .name("ccv3-entries".into())
+            .spawn_scoped(scope, move || {
+                let mut part = StreamedEntries {
+                    entries: Vec::new(),
+                    diags: Vec::new(),
+                    place,
+                };
+                let mut at = first_threaded;
+                for batch in rx {
+                    for item in batch {
+                        convert(item, path, at, must, &mut part);
+                        at += 1;
+                    }
+                }
+                part
+            });
+        let Ok(worker) = worker else {
+            // No thread to be had (the receiver went with the failed spawn): convert here.
+            while let Some(item) = seq.next_element_seed(PlainSeed)? {
+                convert(item, path, i, must, &mut out);
+                i += 1;
+            }
+            return Ok(None);
+        };
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut result = Ok(());
+        loop {
+            match seq.next_element_seed(PlainSeed) {
+                Ok(Some(item)) => {
+                    batch.push(item);
+                    if batch.len() == BATCH
+                        && tx
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_err()
+                    {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            let _ = tx.send(batch);
+        }
+        drop(tx);
+        // Converting cannot panic on input; if it did, that bug surfaces here as it would have
+        // on this thread.
+        let part = worker
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        result.map(|()| Some(part))
+    })?;
+    if let Some(part) = parsed {
+        out.entries.extend(part.entries);
+        out.diags.extend(part.diags);
+    }
+    Ok(Raw::Entries(Box::new(out)))
+}
+
+/// Converts one parsed item into an entry (items that are not objects get a diagnostic only).
+fn convert(item: Raw<'_>, path: &str, i: usize, must: Severity, out: &mut StreamedEntries) {
+    let mut r = Repairs {
+        diags: &mut out.diags,
+        must,
+    };
+    if let Some(e) = Entry::read(item, &Idx(&path, i), &mut r) {
+        out.entries.push(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{read_bytes, Card, Diagnostic, Document, Lorebook};
+    use serde_json::{json, Value};
+
+    /// Entries with every kind of repair the reader makes, and items that are not objects.
+    fn entries(n: usize) -> Vec<Value> {
+        (0..n)
+            .map(|i| match i % 7 {
+                0 => json!({"keys": ["k"], "content": format!("c{i}"), "extensions": {"depth": 4},
+                    "enabled": true, "insertion_order": i, "use_regex": false, "x_extra": [1, 2]}),
+                1 => json!({"keys": "one key", "content": "c", "extensions": {}, "enabled": "true",
+                    "insertion_order": "5"}),
+                2 => json!("not an entry"),
+                3 => json!({"content": 7, "position": 0, "id": [1]}),
+                4 => json!({"keys": ["a", 1, null], "content": "c", "extensions": null,
+                    "enabled": false, "insertion_order": 1.5, "use_regex": true,
+                    "secondary_keys": "b", "case_sensitive": "yes"}),
+                5 => json!({"insertion_order": 3, "keys": [], "content": "", "extensions": {},
+                    "enabled": true, "use_regex": false, "name": "n", "comment": null}),
+                _ => json!(null),
+            })
+            .collect()
+    }
+
+    fn card_of(doc: Document) -> (Card, Vec<Diagnostic>) {
+        match doc {
+            Document::Card(cf) => (cf.card, cf.diagnostics),
+            Document::Lorebook(_) => panic!("expected a card"),
+        }
+    }
+
+    fn book_of(doc: Document) -> (Lorebook, Vec<Diagnostic>) {
+        match doc {
+            Document::Lorebook(bf) => (bf.book, bf.diagnostics),
+            Document::Card(_) => panic!("expected a lorebook"),
+        }
+    }
+
+    /// The card as the plain (`Value`) reader reads it.
+    fn plain_card(v: &Value) -> (Card, Vec<Diagnostic>) {
+        let mut diags = Vec::new();
+        let card = Card::from_json(v.clone(), &mut diags).unwrap();
+        (card, diags)
+    }
+
+    #[test]
+    fn streamed_card_book_entries_read_exactly_as_the_plain_reader_for_v3_and_v2() {
+        // Below and above the point where a second thread converts entries.
+        for n in [0, 5, super::INLINE_ENTRIES + 1, 1000] {
+            for spec in ["chara_card_v3", "chara_card_v2"] {
+                let v = json!({"spec": spec, "spec_version": "3.0", "data": {
+                    "name": "A", "character_book": {"name": "B", "entries": entries(n),
+                    "extensions": {}}}});
+                let text = serde_json::to_vec(&v).unwrap();
+                let (card, diags) = card_of(read_bytes(&text).unwrap());
+                let (plain, plain_diags) = plain_card(&v);
+                assert_eq!(card, plain, "{spec} with {n} entries");
+                assert_eq!(diags, plain_diags, "{spec} with {n} entries");
+                assert_eq!(card.to_v3_json(), plain.to_v3_json());
+            }
+        }
+    }
+
+    #[test]
+    fn spec_after_data_reads_the_same_without_streaming() {
+        let v = json!({"data": {"name": "A", "character_book": {"entries": entries(300)}},
+            "spec": "chara_card_v3", "spec_version": "3.0"});
+        let (card, diags) = card_of(read_bytes(&serde_json::to_vec(&v).unwrap()).unwrap());
+        assert_eq!((card, diags), plain_card(&v));
+    }
+
+    #[test]
+    fn streamed_lorebook_v3_and_bare_book_entries_read_exactly_as_the_plain_reader() {
+        let data = json!({"name": "B", "extensions": {}, "entries": entries(400)});
+        let v3 = json!({"spec": "lorebook_v3", "data": data});
+        let (book, diags) = book_of(read_bytes(&serde_json::to_vec(&v3).unwrap()).unwrap());
+        let mut plain_diags = Vec::new();
+        let plain = Lorebook::from_json(data.clone(), "data", true, &mut plain_diags).unwrap();
+        assert_eq!((book, diags), (plain, plain_diags));
+
+        let bare = json!({"entries": entries(400), "name": "B"});
+        let (book, diags) = book_of(read_bytes(&serde_json::to_vec(&bare).unwrap()).unwrap());
+        let mut plain_diags = Vec::new();
+        let plain = Lorebook::from_json(bare, "", false, &mut plain_diags).unwrap();
+        assert_eq!((book, diags), (plain, plain_diags));
+    }
+
+    #[test]
+    fn top_level_entries_of_a_v1_card_are_kept_as_written() {
+        // The bare-book guess is wrong here: the document is a V1 card with an `entries` field.
+        let items = entries(300);
+        let v = json!({"entries": items, "name": "Aqua", "first_mes": "Hi"});
+        let read = card_of(read_bytes(&serde_json::to_vec(&v).unwrap()).unwrap());
+        assert!(read == plain_card(&v), "differs from the plain reader");
+        let written = read.0.to_v3_json().to_string();
+        assert!(written.contains("\"x_extra\":[1,2]"), "entries lost");
+    }
+
+    #[test]
+    fn top_level_entries_shaped_like_novelai_or_agnai_are_read_by_their_importers() {
+        let novel = json!({"entries": [{"text": "t", "keys": ["k"], "displayName": "d"}]});
+        let (book, _) = book_of(read_bytes(&serde_json::to_vec(&novel).unwrap()).unwrap());
+        assert_eq!(book.entries[0].content, "t");
+        let agnai = json!({"entries": [{"entry": "e", "keywords": ["k"], "name": "n"}]});
+        let (book, _) = book_of(read_bytes(&serde_json::to_vec(&agnai).unwrap()).unwrap());
+        assert_eq!(book.entries[0].content, "e");
+        // A marker after the entries decides too.
+        let marked = json!({"entries": [{"entry": "e", "keywords": ["k"], "content": "c"}],
+            "kind": "memory"});
+        let (book, _) = book_of(read_bytes(&serde_json::to_vec(&marked).unwrap()).unwrap());
+        assert_eq!(book.entries[0].content, "e");
+    }
+
+    #[test]
+    fn broken_json_inside_streamed_entries_is_an_error_with_its_place() {
+        let v = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+            "name": "A", "character_book": {"entries": entries(500)}}});
+        let mut text = serde_json::to_string(&v).unwrap();
+        // Cut the text in the middle of the entries.
+        text.truncate(text.len() * 3 / 4);
+        let err = read_bytes(text.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("EOF") || err.contains("end of"), "{err}");
+        let text = serde_json::to_string(&v)
+            .unwrap()
+            .replacen("\"c7\"", "\"c7\" nope", 1);
+        let err = read_bytes(text.as_bytes()).unwrap_err().to_string();
+        assert!(err.contains("line 1"), "{err}");
+    }
+}
