@@ -19,12 +19,40 @@
 
 use std::sync::OnceLock;
 
-use tiktoken_rs::CoreBPE;
+use fancy_regex::Regex;
 
+use crate::bpe::Vocab;
 use crate::{Error, Tokenizer};
 
 /// Longest run of whitespace characters counted in one piece; longer runs are cut.
 pub const MAX_WHITESPACE_RUN: usize = 65_536;
+
+/// The split pattern of `o200k_base`, as tiktoken publishes it.
+const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+
+/// The split pattern of `cl100k_base`, as tiktoken publishes it.
+const CL100K_PATTERN: &str = concat!(
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+",
+    r"| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
+);
+
+/// Text handed to the merge alone, in pieces of at most this many bytes, if the split pattern
+/// gives up (see the module docs).
+const FALLBACK_PIECE: usize = 4096;
 
 /// A bundled tiktoken encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,6 +61,12 @@ pub enum Encoding {
     O200k,
     /// `cl100k_base`: GPT-3.5-turbo, GPT-4.
     Cl100k,
+}
+
+/// One built encoding: its vocabulary and its compiled split pattern.
+pub(crate) struct Core {
+    vocab: Vocab,
+    split: Regex,
 }
 
 impl Encoding {
@@ -44,17 +78,43 @@ impl Encoding {
         }
     }
 
+    /// Builds the encoder from the vocabulary compiled into the binary: no caching.
+    pub(crate) fn build(self) -> Result<Core, String> {
+        macro_rules! blob {
+            ($name:literal, $part:literal) => {
+                include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".", $part))
+            };
+        }
+        let (vocab, pattern) = match self {
+            Encoding::O200k => (
+                Vocab::new(
+                    blob!("o200k_base", "bytes"),
+                    blob!("o200k_base", "offsets"),
+                    blob!("o200k_base", "slots"),
+                ),
+                O200K_PATTERN,
+            ),
+            Encoding::Cl100k => (
+                Vocab::new(
+                    blob!("cl100k_base", "bytes"),
+                    blob!("cl100k_base", "offsets"),
+                    blob!("cl100k_base", "slots"),
+                ),
+                CL100K_PATTERN,
+            ),
+        };
+        let vocab = vocab?;
+        let split = Regex::new(pattern).map_err(|e| format!("split pattern: {e}"))?;
+        Ok(Core { vocab, split })
+    }
+
     /// Returns the shared encoder, building it on first use.
-    fn core(self) -> Result<&'static CoreBPE, Error> {
-        static O200K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
-        static CL100K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
+    fn core(self) -> Result<&'static Core, Error> {
+        static O200K: OnceLock<Result<Core, String>> = OnceLock::new();
+        static CL100K: OnceLock<Result<Core, String>> = OnceLock::new();
         let cell = match self {
-            Encoding::O200k => {
-                O200K.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string()))
-            }
-            Encoding::Cl100k => {
-                CL100K.get_or_init(|| tiktoken_rs::cl100k_base().map_err(|e| e.to_string()))
-            }
+            Encoding::O200k => O200K.get_or_init(|| Encoding::O200k.build()),
+            Encoding::Cl100k => CL100K.get_or_init(|| Encoding::Cl100k.build()),
         };
         cell.as_ref().map_err(|problem| Error::Encoding {
             encoding: self.name(),
@@ -63,11 +123,39 @@ impl Encoding {
     }
 }
 
+impl Core {
+    /// Appends the tokens of `text` (one piece from [`Pieces`]) to `out`.
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) {
+        let mut done = 0;
+        for found in self.split.find_iter(text) {
+            match found {
+                Ok(m) => {
+                    self.vocab.encode_piece(m.as_str().as_bytes(), out);
+                    done = m.end();
+                }
+                Err(_) => {
+                    let rest = text.get(done..).unwrap_or_default();
+                    for chunk in CharChunks::new(rest, FALLBACK_PIECE) {
+                        self.vocab.encode_piece(chunk.as_bytes(), out);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Builds an encoding from scratch, skipping the per-process cache; for the build benchmark.
+#[doc(hidden)]
+pub fn build_uncached(encoding: Encoding) -> bool {
+    encoding.build().is_ok()
+}
+
 /// A tiktoken encoding as a [`Tokenizer`]. Cheap to clone: the encoder is shared.
 #[derive(Clone)]
 pub struct Tiktoken {
     encoding: Encoding,
-    core: &'static CoreBPE,
+    core: &'static Core,
 }
 
 impl std::fmt::Debug for Tiktoken {
@@ -82,7 +170,7 @@ impl Tiktoken {
     /// Returns a tokenizer for `encoding`, building the shared encoder if this is the first use.
     ///
     /// # Errors
-    /// [`Error::Encoding`] if the bundled vocabulary cannot be built (a broken `tiktoken-rs`).
+    /// [`Error::Encoding`] if the bundled vocabulary cannot be built (a broken build).
     pub fn new(encoding: Encoding) -> Result<Self, Error> {
         Ok(Tiktoken {
             encoding,
@@ -115,7 +203,7 @@ impl Tiktoken {
     pub fn encode_ids(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
         for piece in Pieces::new(text) {
-            ids.extend(self.core.encode_ordinary(piece));
+            self.core.encode_into(piece, &mut ids);
         }
         ids
     }
@@ -123,9 +211,14 @@ impl Tiktoken {
 
 impl Tokenizer for Tiktoken {
     fn count(&self, text: &str) -> usize {
-        Pieces::new(text)
-            .map(|piece| self.core.encode_ordinary(piece).len())
-            .sum()
+        let mut ids = Vec::new();
+        let mut total = 0usize;
+        for piece in Pieces::new(text) {
+            ids.clear();
+            self.core.encode_into(piece, &mut ids);
+            total = total.saturating_add(ids.len());
+        }
+        total
     }
 
     fn name(&self) -> &str {
@@ -134,6 +227,43 @@ impl Tokenizer for Tiktoken {
 
     fn encode(&self, text: &str) -> Option<Vec<u32>> {
         Some(self.encode_ids(text))
+    }
+}
+
+/// Cuts text into pieces of at most `max` bytes (more only for a single wider char), at char
+/// boundaries.
+struct CharChunks<'a> {
+    rest: &'a str,
+    max: usize,
+}
+
+impl<'a> CharChunks<'a> {
+    fn new(text: &'a str, max: usize) -> Self {
+        CharChunks { rest: text, max }
+    }
+}
+
+impl<'a> Iterator for CharChunks<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let mut cut = self.max.min(self.rest.len());
+        while !self.rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut == 0 {
+            cut = self
+                .rest
+                .chars()
+                .next()
+                .map_or(self.rest.len(), char::len_utf8);
+        }
+        let (chunk, rest) = self.rest.split_at(cut);
+        self.rest = rest;
+        Some(chunk)
     }
 }
 
@@ -255,6 +385,159 @@ mod tests {
         assert_eq!(pieces.len(), 3);
         assert_eq!(pieces.concat(), text);
         assert!(pieces.iter().all(|p| p.len() <= MAX_WHITESPACE_RUN + 1));
+    }
+
+    /// Texts chosen to reach every branch of both split patterns and both merge paths.
+    fn varied_texts() -> Vec<String> {
+        let mut texts: Vec<String> = [
+            "hello world",
+            "The quick brown fox jumps over the lazy dog.",
+            "It's John's; we'll see, they've gone, you're late, I'm here, he'd go. IT'S LOUD 'S 'Ll",
+            "don't can't won't shouldn't y'all o'clock rock'n'roll",
+            "fn main() {\n    let x: Vec<u32> = (0..10).map(|i| i * 2).collect();\n    println!(\"{x:?}\");\n}\n",
+            "def f(a, b):\r\n\treturn a ** b  # comment\r\n\r\n",
+            "<div class=\"card\">{{char}} &amp; {{user}}</div>\n<!-- note -->",
+            "SELECT * FROM entries WHERE uid >= 42 AND key LIKE '%森%';",
+            "こんにちは世界。吾輩は猫である。名前はまだ無い。カタカナとひらがな、漢字。",
+            "我能吞下玻璃而不伤身体。繁體中文測試，標點符號！",
+            "한국어 텍스트입니다. 안녕하세요!",
+            "Привет, мир! Съешь же ещё этих мягких французских булок.",
+            "مرحبا بالعالم، هذا نص عربي.",
+            "नमस्ते दुनिया, यह हिंदी है। क्षत्रिय",
+            "e\u{301}le\u{300}ve cafe\u{301} na\u{308}ive Å\u{30a}",
+            "emoji 😀😃😄 flags 🇯🇵🇺🇸 family 👨‍👩‍👧‍👦 skin 👍🏽 heart ❤️‍🔥 keycap 1️⃣",
+            "🧑🏿‍🤝‍🧑🏻 🏳️‍🌈 🐈‍⬛",
+            "1234567890 3.14159 1,000,000 2026-11-21 0x1F600 ١٢٣ ४५६ ⅫⅢ",
+            "12345678901234567890123456789012345678901234567890",
+            "mixed: Tokyo東京Paris파리Москва2024年🎉done",
+            "   leading spaces and trailing   ",
+            "tabs\t\t\tand\n\n\nnewlines\r\n\r\n  \n \t \n",
+            "a  b   c    d     e",
+            "!!!??? ... --- *** ___ ~~~ /// \\\\\\ |||",
+            "'s 's 'S 'll 'LL 've 're 'd 'm 't",
+            "\u{0}\u{1}\u{7f}\u{80}\u{ffff}\u{10ffff}\u{feff}",
+            "<|endoftext|><|fim_prefix|><|im_start|>system",
+            "",
+            " ",
+            "\n",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        texts.push(" ".repeat(10_000) + "x");
+        texts.push(format!("a{}b", "\n".repeat(3000)));
+        texts.push(format!("word{}word", " \t".repeat(2000)));
+        texts.push("a".repeat(1000));
+        texts.push("ab".repeat(700));
+        texts.push("supercalifragilistic".repeat(40));
+        texts.push("8".repeat(500));
+        texts.push("日本語".repeat(200));
+        texts.push("😀".repeat(300));
+        texts.push("👨‍👩‍👧‍👦".repeat(60));
+        texts.push("=".repeat(400) + "\n" + &"-".repeat(400));
+        texts.push("xyzzyqwfpgjluy".repeat(30));
+        texts
+    }
+
+    fn assert_same_as_tiktoken_rs(ours: &Tiktoken, reference: &tiktoken_rs::CoreBPE, text: &str) {
+        let want = reference.encode_ordinary(text);
+        assert_eq!(ours.encode_ids(text), want, "ids of {text:?}");
+        assert_eq!(ours.count(text), want.len(), "count of {text:?}");
+    }
+
+    #[test]
+    fn o200k_counts_and_ids_equal_tiktoken_rs() {
+        let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
+        let ours = o200k();
+        for text in varied_texts() {
+            assert_same_as_tiktoken_rs(&ours, &reference, &text);
+        }
+    }
+
+    #[test]
+    fn cl100k_counts_and_ids_equal_tiktoken_rs() {
+        let reference = tiktoken_rs::cl100k_base().expect("tiktoken-rs builds cl100k_base");
+        let ours = cl100k();
+        for text in varied_texts() {
+            assert_same_as_tiktoken_rs(&ours, &reference, &text);
+        }
+    }
+
+    #[test]
+    fn split_patterns_equal_tiktoken_rs() {
+        assert_eq!(O200K_PATTERN, tiktoken_rs::O200K_BASE_PAT_STR);
+        // tiktoken-rs does not export the cl100k pattern; the equivalence tests cover it.
+        assert!(CL100K_PATTERN.starts_with("'(?i:[sdmt]|ll|ve|re)|"));
+    }
+
+    #[test]
+    fn long_and_short_merges_give_the_same_tokens() {
+        let core = Encoding::O200k.core().expect("o200k builds");
+        for text in varied_texts() {
+            for piece in CharChunks::new(&text, 120) {
+                let bytes = piece.as_bytes();
+                let (mut short, mut long) = (Vec::new(), Vec::new());
+                assert_eq!(core.vocab.merge_short(bytes, &mut short), Some(()));
+                assert_eq!(core.vocab.merge_long(bytes, &mut long), Some(()));
+                assert_eq!(short, long, "{piece:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_byte_is_one_token() {
+        for encoding in [Encoding::O200k, Encoding::Cl100k] {
+            let core = encoding.core().expect("bundled encoding builds");
+            for b in 0..=255u8 {
+                let mut out = Vec::new();
+                core.vocab.encode_piece(&[b], &mut out);
+                assert_eq!(out.len(), 1, "{} byte {b}", encoding.name());
+            }
+        }
+    }
+
+    #[test]
+    fn char_chunks_cut_at_char_boundaries() {
+        let text = "aé日😀".repeat(50);
+        let chunks: Vec<&str> = CharChunks::new(&text, 5).collect();
+        assert_eq!(chunks.concat(), text);
+        assert!(chunks.iter().all(|c| !c.is_empty() && c.len() <= 5));
+        let wide: Vec<&str> = CharChunks::new("😀😀", 2).collect();
+        assert_eq!(wide, vec!["😀", "😀"]);
+        assert_eq!(CharChunks::new("", 4).count(), 0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn o200k_equals_tiktoken_rs_on_arbitrary_strings(text in "\\PC{0,200}|[ a-z'A-Z0-9\\n\\t.,😀é日]{0,300}") {
+            static REFERENCE: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+            let reference = REFERENCE.get_or_init(|| tiktoken_rs::o200k_base().expect("builds"));
+            let ours = o200k();
+            let want = reference.encode_ordinary(&text);
+            proptest::prop_assert_eq!(ours.encode_ids(&text), want.clone());
+            proptest::prop_assert_eq!(ours.count(&text), want.len());
+        }
+
+        #[test]
+        fn cl100k_equals_tiktoken_rs_on_arbitrary_strings(text in "\\PC{0,200}|[ a-z'A-Z0-9\\n\\t.,😀é日]{0,300}") {
+            static REFERENCE: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+            let reference = REFERENCE.get_or_init(|| tiktoken_rs::cl100k_base().expect("builds"));
+            let ours = cl100k();
+            let want = reference.encode_ordinary(&text);
+            proptest::prop_assert_eq!(ours.encode_ids(&text), want.clone());
+            proptest::prop_assert_eq!(ours.count(&text), want.len());
+        }
+
+        #[test]
+        fn arbitrary_bytes_as_one_piece_merge_alike(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let core = Encoding::Cl100k.core().expect("cl100k builds");
+            let (mut short, mut long) = (Vec::new(), Vec::new());
+            proptest::prop_assert_eq!(core.vocab.merge_short(&bytes, &mut short), Some(()));
+            proptest::prop_assert_eq!(core.vocab.merge_long(&bytes, &mut long), Some(()));
+            proptest::prop_assert_eq!(short, long);
+        }
     }
 
     #[test]
