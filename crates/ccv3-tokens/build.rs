@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 #[allow(dead_code)]
 mod vocab_layout;
 
-use vocab_layout::{hash, tag, EMPTY, RANK_BITS, RANK_MASK};
+use vocab_layout::{hash, pack, unpack, EMPTY, MAX_TOKEN_LEN, OFFSET_BITS, RANK_BITS};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -40,35 +40,41 @@ fn compile(name: &str, text: &str, out: &Path) {
     }
     let n = offsets.len() - 1;
     assert!(
-        n < RANK_MASK as usize,
+        n < (1 << RANK_BITS) - 1,
         "{name}: too many tokens for the slot layout"
+    );
+    assert!(
+        bytes.len() < (1 << OFFSET_BITS),
+        "{name}: tokens too long for the slot layout"
     );
     let len = (2 * n).next_power_of_two();
     let mask = len - 1;
     let mut slots = vec![EMPTY; len];
     for rank in 0..n {
-        let token = &bytes[offsets[rank] as usize..offsets[rank + 1] as usize];
+        let (start, end) = (offsets[rank] as usize, offsets[rank + 1] as usize);
+        let token = &bytes[start..end];
+        assert!(
+            token.len() <= MAX_TOKEN_LEN,
+            "{name}: token {rank} too long"
+        );
         let h = hash(token);
         let mut i = h as usize & mask;
         while slots[i] != EMPTY {
-            let other = (slots[i] & RANK_MASK) as usize;
-            let other = &bytes[offsets[other] as usize..offsets[other + 1] as usize];
+            let (_, other_start, other_len, _) = unpack(slots[i]);
+            let other = &bytes[other_start..other_start + other_len];
             assert_ne!(other, token, "{name}: duplicate token at rank {rank}");
             i = (i + 1) & mask;
         }
-        slots[i] = (tag(h) << RANK_BITS) | rank as u32;
+        slots[i] = pack(rank as u32, start, token.len(), h);
+        assert_ne!(slots[i], EMPTY);
     }
     let write = |suffix: &str, data: &[u8]| {
         let path = out.join(format!("{name}.{suffix}"));
         fs::write(&path, data).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     };
     write("bytes", &bytes);
-    write("offsets", &le_bytes(&offsets));
-    write("slots", &le_bytes(&slots));
-}
-
-fn le_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    let slots: Vec<u8> = slots.iter().flat_map(|w| w.to_le_bytes()).collect();
+    write("slots", &slots);
 }
 
 /// Decodes standard base64 with `=` padding, appending to `out`; `None` on a bad character.

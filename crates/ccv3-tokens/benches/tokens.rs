@@ -35,6 +35,15 @@ fn counting(c: &mut Criterion) {
         let t = Tiktoken::new(encoding).expect("bundled encoding builds");
         group.bench_function(encoding.name(), |b| b.iter(|| t.count(black_box(&text))));
     }
+    // The reference implementation on the same text, for comparison.
+    let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
+    group.bench_function("tiktoken_rs_o200k_base", |b| {
+        b.iter(|| reference.encode_ordinary(black_box(&text)).len())
+    });
+    let reference = tiktoken_rs::cl100k_base().expect("tiktoken-rs builds cl100k_base");
+    group.bench_function("tiktoken_rs_cl100k_base", |b| {
+        b.iter(|| reference.encode_ordinary(black_box(&text)).len())
+    });
     let cached = CachedTokenizer::new(Tiktoken::new(Encoding::O200k).expect("o200k builds"));
     cached.count(&text);
     group.bench_function("o200k_base_cached_recount", |b| {

@@ -18,7 +18,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::vocab_layout::{hash, tag, EMPTY, RANK_BITS, RANK_MASK};
+use crate::vocab_layout::{hash, tag, unpack, EMPTY, MAX_TOKEN_LEN};
 
 /// Pieces shorter than this many bytes are merged by rescanning; longer ones through a heap.
 pub(crate) const SHORT_PIECE: usize = 128;
@@ -29,38 +29,30 @@ const NONE: u32 = u32::MAX;
 /// A compiled vocabulary, borrowed from the blobs built by `build.rs` into the binary.
 pub(crate) struct Vocab {
     bytes: &'static [u8],
-    offsets: &'static [u8],
     slots: &'static [u8],
     mask: usize,
     byte_ranks: [u32; 256],
 }
 
-/// Reads the little-endian `u32` number `i` of `words`.
-#[inline]
-fn word(words: &[u8], i: usize) -> Option<u32> {
-    let at = i.checked_mul(4)?;
-    let w = words.get(at..at.checked_add(4)?)?;
-    Some(u32::from_le_bytes(<[u8; 4]>::try_from(w).ok()?))
+/// One part of a short piece while merging: where it starts, its token, and the rank of it
+/// merged with the next part ([`NONE`] if that is no token).
+#[derive(Clone, Copy)]
+struct Part {
+    start: usize,
+    rank: u32,
+    pair: u32,
 }
 
 impl Vocab {
-    /// Wraps the three blobs of one vocabulary, checking their shape and that every single byte
+    /// Wraps the two blobs of one vocabulary, checking their shape and that every single byte
     /// is a token. The error names the problem.
-    pub(crate) fn new(
-        bytes: &'static [u8],
-        offsets: &'static [u8],
-        slots: &'static [u8],
-    ) -> Result<Vocab, String> {
-        let slot_count = slots.len() / 4;
-        if !slots.len().is_multiple_of(4) || !slot_count.is_power_of_two() {
+    pub(crate) fn new(bytes: &'static [u8], slots: &'static [u8]) -> Result<Vocab, String> {
+        let slot_count = slots.len() / 8;
+        if !slots.len().is_multiple_of(8) || !slot_count.is_power_of_two() {
             return Err("hash table length is not a power of two".to_string());
-        }
-        if !offsets.len().is_multiple_of(4) || offsets.len() < 8 {
-            return Err("token offsets are truncated".to_string());
         }
         let mut vocab = Vocab {
             bytes,
-            offsets,
             slots,
             mask: slot_count - 1,
             byte_ranks: [0; 256],
@@ -76,32 +68,35 @@ impl Vocab {
         Ok(vocab)
     }
 
-    /// Returns the bytes of token `rank`, if there is such a token.
+    /// Reads slot `i`.
     #[inline]
-    fn token(&self, rank: u32) -> Option<&'static [u8]> {
-        let r = rank as usize;
-        let start = word(self.offsets, r)? as usize;
-        let end = word(self.offsets, r.checked_add(1)?)? as usize;
-        self.bytes.get(start..end)
+    fn slot(&self, i: usize) -> Option<u64> {
+        let at = i.checked_mul(8)?;
+        let w = self.slots.get(at..at.checked_add(8)?)?;
+        Some(u64::from_le_bytes(<[u8; 8]>::try_from(w).ok()?))
     }
 
     /// Returns the rank of the token `bytes`, if they are one.
     #[inline]
     pub(crate) fn rank(&self, bytes: &[u8]) -> Option<u32> {
+        if bytes.len() > MAX_TOKEN_LEN {
+            return None;
+        }
         let h = hash(bytes);
         let want = tag(h);
         let mut i = h as usize & self.mask;
         // The table is at most half full, so a probe meets an empty slot long before this bound.
         for _ in 0..=self.mask {
-            let slot = word(self.slots, i)?;
+            let slot = self.slot(i)?;
             if slot == EMPTY {
                 return None;
             }
-            if slot >> RANK_BITS == want {
-                let rank = slot & RANK_MASK;
-                if self.token(rank) == Some(bytes) {
-                    return Some(rank);
-                }
+            let (rank, offset, len, tag) = unpack(slot);
+            if tag == want
+                && len == bytes.len()
+                && self.bytes.get(offset..offset.saturating_add(len)) == Some(bytes)
+            {
+                return Some(rank);
             }
             i = (i + 1) & self.mask;
         }
@@ -112,6 +107,12 @@ impl Vocab {
     #[inline]
     fn merge_rank(&self, bytes: Option<&[u8]>) -> u32 {
         bytes.and_then(|b| self.rank(b)).unwrap_or(NONE)
+    }
+
+    /// Returns the token of one byte.
+    #[inline]
+    fn byte_rank(&self, b: u8) -> u32 {
+        self.byte_ranks[usize::from(b)]
     }
 
     /// Appends the tokens of one piece to `out`.
@@ -127,51 +128,63 @@ impl Vocab {
         };
         if done.is_none() {
             // Unreachable with a consistent vocabulary; one token per byte rather than a panic.
-            out.extend(piece.iter().map(|&b| self.byte_ranks[usize::from(b)]));
+            out.extend(piece.iter().map(|&b| self.byte_rank(b)));
         }
     }
 
-    /// The merge for short pieces: `starts[i]` is where part `i` begins (with the piece's end
-    /// last), `ranks[i]` its token, `pairs[i]` the rank of part `i` merged with part `i + 1`.
+    /// The merge for short pieces, in a fixed array of parts on the stack (no allocation); the
+    /// piece's end is a last, empty part so that every part knows where it ends.
     pub(crate) fn merge_short(&self, piece: &[u8], out: &mut Vec<u32>) -> Option<()> {
         let n = piece.len();
-        let mut starts: Vec<usize> = (0..=n).collect();
-        let mut ranks: Vec<u32> = piece
-            .iter()
-            .map(|&b| self.byte_ranks[usize::from(b)])
-            .collect();
-        let mut pairs: Vec<u32> = (0..n.saturating_sub(1))
-            .map(|i| self.merge_rank(piece.get(i..i + 2)))
-            .collect();
+        if n >= SHORT_PIECE {
+            return None;
+        }
+        let mut parts = [Part {
+            start: n,
+            rank: NONE,
+            pair: NONE,
+        }; SHORT_PIECE + 1];
+        for (i, (part, &b)) in parts.iter_mut().zip(piece).enumerate() {
+            part.start = i;
+            part.rank = self.byte_rank(b);
+            part.pair = self.merge_rank(piece.get(i..i + 2));
+        }
+        // Parts 0..count are real; parts[count] marks the end.
+        let mut count = n;
         // Each pass merges two parts into one, so there are fewer than n passes.
         for _ in 0..n {
             let mut best = (NONE, 0usize);
-            for (i, &rank) in pairs.iter().enumerate() {
-                if rank < best.0 {
-                    best = (rank, i);
+            for (i, part) in parts.iter().take(count).enumerate() {
+                if part.pair < best.0 {
+                    best = (part.pair, i);
                 }
             }
             let (rank, i) = best;
             if rank == NONE {
                 break;
             }
-            // Part i absorbs part i + 1.
-            *ranks.get_mut(i)? = rank;
-            ranks.remove(i.checked_add(1).filter(|&j| j < ranks.len())?);
-            starts.remove(i + 1);
-            pairs.remove(i);
-            // The pairs that touched the merged parts: (i - 1, i) and (i, i + 1).
-            let start = *starts.get(i)?;
-            if let Some(next_end) = starts.get(i + 2) {
-                *pairs.get_mut(i)? = self.merge_rank(piece.get(start..*next_end));
+            // Part i absorbs part i + 1: drop it by rotating it past the end marker.
+            parts.get_mut(i)?.rank = rank;
+            let tail = parts.get_mut(i + 1..=count)?;
+            if !tail.is_empty() {
+                tail.rotate_left(1);
             }
+            count -= 1;
+            // The pairs that touched the merged parts: (i - 1, i) and (i, i + 1).
+            let start = parts.get(i)?.start;
+            let next_end = parts.get(i + 2).map_or(n, |p| p.start);
+            parts.get_mut(i)?.pair = if i + 1 < count {
+                self.merge_rank(piece.get(start..next_end))
+            } else {
+                NONE
+            };
             if let Some(prev) = i.checked_sub(1) {
-                let prev_start = *starts.get(prev)?;
-                let end = *starts.get(i + 1)?;
-                *pairs.get_mut(prev)? = self.merge_rank(piece.get(prev_start..end));
+                let prev_start = parts.get(prev)?.start;
+                let end = parts.get(i + 1)?.start;
+                parts.get_mut(prev)?.pair = self.merge_rank(piece.get(prev_start..end));
             }
         }
-        out.extend_from_slice(&ranks);
+        out.extend(parts.iter().take(count).map(|p| p.rank));
         Some(())
     }
 
@@ -183,10 +196,7 @@ impl Vocab {
         let n = piece.len();
         let mut end: Vec<usize> = (1..=n).collect();
         let mut prev: Vec<usize> = (0..n).map(|s| s.wrapping_sub(1)).collect();
-        let mut rank: Vec<u32> = piece
-            .iter()
-            .map(|&b| self.byte_ranks[usize::from(b)])
-            .collect();
+        let mut rank: Vec<u32> = piece.iter().map(|&b| self.byte_rank(b)).collect();
         let mut pair: Vec<u32> = vec![NONE; n];
         let mut heap: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::with_capacity(n);
         for s in 0..n.saturating_sub(1) {
