@@ -38,9 +38,16 @@ pub(crate) struct Vocab {
 /// merged with the next part ([`NONE`] if that is no token).
 #[derive(Clone, Copy)]
 struct Part {
-    start: usize,
+    start: u32,
     rank: u32,
     pair: u32,
+}
+
+/// Compares two short byte strings of the same length; a plain loop beats a call to `memcmp`
+/// for the few bytes of a token.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 impl Vocab {
@@ -94,7 +101,10 @@ impl Vocab {
             let (rank, offset, len, tag) = unpack(slot);
             if tag == want
                 && len == bytes.len()
-                && self.bytes.get(offset..offset.saturating_add(len)) == Some(bytes)
+                && self
+                    .bytes
+                    .get(offset..offset.saturating_add(len))
+                    .is_some_and(|token| same_bytes(token, bytes))
             {
                 return Some(rank);
             }
@@ -139,13 +149,14 @@ impl Vocab {
         if n >= SHORT_PIECE {
             return None;
         }
+        let end = n as u32;
         let mut parts = [Part {
-            start: n,
+            start: end,
             rank: NONE,
             pair: NONE,
         }; SHORT_PIECE + 1];
         for (i, (part, &b)) in parts.iter_mut().zip(piece).enumerate() {
-            part.start = i;
+            part.start = i as u32;
             part.rank = self.byte_rank(b);
             part.pair = self.merge_rank(piece.get(i..i + 2));
         }
@@ -171,16 +182,16 @@ impl Vocab {
             }
             count -= 1;
             // The pairs that touched the merged parts: (i - 1, i) and (i, i + 1).
-            let start = parts.get(i)?.start;
-            let next_end = parts.get(i + 2).map_or(n, |p| p.start);
+            let start = parts.get(i)?.start as usize;
+            let next_end = parts.get(i + 2).map_or(n, |p| p.start as usize);
             parts.get_mut(i)?.pair = if i + 1 < count {
                 self.merge_rank(piece.get(start..next_end))
             } else {
                 NONE
             };
             if let Some(prev) = i.checked_sub(1) {
-                let prev_start = parts.get(prev)?.start;
-                let end = parts.get(i + 1)?.start;
+                let prev_start = parts.get(prev)?.start as usize;
+                let end = parts.get(i + 1)?.start as usize;
                 parts.get_mut(prev)?.pair = self.merge_rank(piece.get(prev_start..end));
             }
         }
