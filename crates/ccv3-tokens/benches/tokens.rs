@@ -1,5 +1,6 @@
 //! Measures token counting throughput (bytes of text per second) on a ~1 MB mix of English prose
-//! and CJK text with the bundled o200k_base and cl100k_base encodings, the cost of a cached
+//! and CJK text with the bundled o200k_base and cl100k_base encodings (and with `tiktoken-rs`'s
+//! `encode_ordinary` for comparison), the cost of a cached
 //! re-count of the same text (hash lookup only), and the one-time cost of building each encoding
 //! (ours, and `tiktoken-rs`'s for comparison).
 //!

@@ -18,11 +18,11 @@
 //!   pieces.
 //! - Cost: building an encoding is compiling its split pattern and checking that the 256 single
 //!   bytes are tokens: about 3 ms for o200k and 1.5 ms for cl100k in a fresh release process,
-//!   with 5.5 and 3.7 MB of peak memory (`tiktoken-rs` took 130 to 150 ms and 50 MB, 55 ms and
+//!   with 5 to 7 MB and 4 MB of peak memory (`tiktoken-rs` took 130 to 150 ms and 50 MB, 55 ms and
 //!   26 MB: `examples/cold_build.rs`). Each encoding is still built at most once per process, on
-//!   first use, and shared by every [`Tiktoken`] through a `OnceLock`. Counting runs at about 30
-//!   MiB/s (o200k) and 24 MiB/s (cl100k) of mixed English and Japanese on a busy 2-core machine,
-//!   as fast as `tiktoken-rs` (`benches/tokens.rs`).
+//!   first use, and shared by every [`Tiktoken`] through a `OnceLock`. Counting runs at 20 to 33
+//!   MiB/s (o200k) and 17 to 25 MiB/s (cl100k) of mixed English and Japanese on a busy 2-core
+//!   machine, as fast as `tiktoken-rs` measured in the same run (`benches/tokens.rs`).
 //! - The equivalence with `tiktoken-rs` is tested on a varied text set and on arbitrary strings
 //!   (`o200k_counts_and_ids_equal_tiktoken_rs` and its neighbours in this module).
 //!
