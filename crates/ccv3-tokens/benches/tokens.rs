@@ -1,6 +1,8 @@
 //! Measures token counting throughput (bytes of text per second) on a ~1 MB mix of English prose
-//! and CJK text with the bundled o200k_base and cl100k_base encodings, the cost of a cached
-//! re-count of the same text (hash lookup only), and the one-time cost of building each encoding.
+//! and CJK text with the bundled o200k_base and cl100k_base encodings (and with `tiktoken-rs`'s
+//! `encode_ordinary` for comparison), the cost of a cached
+//! re-count of the same text (hash lookup only), and the one-time cost of building each encoding
+//! (ours, and `tiktoken-rs`'s for comparison).
 //!
 //! Run: `cargo bench -p ccv3-tokens -- --warm-up-time 1 --measurement-time 3`
 
@@ -34,6 +36,15 @@ fn counting(c: &mut Criterion) {
         let t = Tiktoken::new(encoding).expect("bundled encoding builds");
         group.bench_function(encoding.name(), |b| b.iter(|| t.count(black_box(&text))));
     }
+    // The reference implementation on the same text, for comparison.
+    let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
+    group.bench_function("tiktoken_rs_o200k_base", |b| {
+        b.iter(|| reference.encode_ordinary(black_box(&text)).len())
+    });
+    let reference = tiktoken_rs::cl100k_base().expect("tiktoken-rs builds cl100k_base");
+    group.bench_function("tiktoken_rs_cl100k_base", |b| {
+        b.iter(|| reference.encode_ordinary(black_box(&text)).len())
+    });
     let cached = CachedTokenizer::new(Tiktoken::new(Encoding::O200k).expect("o200k builds"));
     cached.count(&text);
     group.bench_function("o200k_base_cached_recount", |b| {
@@ -45,10 +56,16 @@ fn counting(c: &mut Criterion) {
 fn loading(c: &mut Criterion) {
     let mut group = c.benchmark_group("build_encoding_once");
     group.sample_size(10);
-    group.bench_function("o200k_base", |b| {
+    for encoding in [Encoding::O200k, Encoding::Cl100k] {
+        group.bench_function(encoding.name(), |b| {
+            b.iter(|| ccv3_tokens::build_uncached(black_box(encoding)))
+        });
+    }
+    // The reference implementation, for comparison.
+    group.bench_function("tiktoken_rs_o200k_base", |b| {
         b.iter(|| tiktoken_rs::o200k_base().is_ok())
     });
-    group.bench_function("cl100k_base", |b| {
+    group.bench_function("tiktoken_rs_cl100k_base", |b| {
         b.iter(|| tiktoken_rs::cl100k_base().is_ok())
     });
     group.finish();

@@ -37,12 +37,14 @@
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+mod bpe;
 mod cache;
 mod error;
 mod estimate;
 mod hf;
 mod kind;
 mod tiktoken;
+mod vocab_layout;
 
 use std::sync::Arc;
 
@@ -51,6 +53,8 @@ pub use error::Error;
 pub use estimate::Estimate;
 pub use hf::{HfTokenizer, MAX_FILE_SIZE};
 pub use kind::{load, TokenizerKind};
+#[doc(hidden)]
+pub use tiktoken::build_uncached;
 pub use tiktoken::{Encoding, Tiktoken, MAX_WHITESPACE_RUN};
 
 /// Counts the tokens of a text for one model's tokenizer.

@@ -1,30 +1,78 @@
-//! OpenAI's BPE encodings through `tiktoken-rs`: `o200k_base` (GPT-4o and later) and
-//! `cl100k_base` (GPT-3.5/GPT-4).
+//! OpenAI's BPE encodings `o200k_base` (GPT-4o and later) and `cl100k_base` (GPT-3.5/GPT-4),
+//! giving the same ids as `tiktoken`'s `encode_ordinary` (and `tiktoken-rs` 0.12) without its
+//! start-up cost.
 //!
-//! The vocabularies ship inside the `tiktoken-rs` crate (`include_str!` of its `assets/`), so
-//! nothing is fetched at build or run time. Building an encoding parses its vocabulary into a hash
-//! map: 0.1 to 0.6 s for o200k and 0.05 to 0.2 s for cl100k in release builds on a busy 2-core
-//! machine (debug builds are several times slower). So each encoding is built at most once per
-//! process, on first use, and shared by every [`Tiktoken`] through a `OnceLock`. Counting then
-//! runs at about 8 to 10 MiB/s of mixed English and CJK text (`benches/tokens.rs`).
+//! # How it works
+//!
+//! - Vocabularies: `data/o200k_base.tiktoken` and `data/cl100k_base.tiktoken` (one
+//!   `base64(token) rank` line per token; see `data/NOTICE`) are compiled by `build.rs` into two
+//!   blobs each that the binary embeds with `include_bytes!`: every token's bytes end to end, and
+//!   an open-addressing hash table of `u64` slots packing rank, offset, length and a hash tag
+//!   (layout in `src/vocab_layout.rs`). Nothing is decoded or allocated per token at run time and
+//!   nothing is fetched at build or run time. The blobs add about 5.6 MB (o200k) and 2.7 MB
+//!   (cl100k) to a binary that uses them; the OS pages in only what lookups touch.
+//! - Splitting: the text is cut into pieces by the encoding's published pattern, compiled with
+//!   `fancy-regex` 0.19 (the version `tiktoken-rs` uses, so the splits are the same).
+//! - Merging: a piece that is a token is one token; otherwise byte pair merges as described in
+//!   `src/bpe.rs` (lowest-rank adjacent pair first, leftmost on ties), in O(n log n) for long
+//!   pieces.
+//! - Cost: building an encoding is compiling its split pattern and checking that the 256 single
+//!   bytes are tokens: about 3 ms for o200k and 1.5 ms for cl100k in a fresh release process,
+//!   with 5 to 7 MB and 4 MB of peak memory (`tiktoken-rs` took 130 to 150 ms and 50 MB, 55 ms and
+//!   26 MB: `examples/cold_build.rs`). Each encoding is still built at most once per process, on
+//!   first use, and shared by every [`Tiktoken`] through a `OnceLock`. Counting runs at 20 to 33
+//!   MiB/s (o200k) and 17 to 25 MiB/s (cl100k) of mixed English and Japanese on a busy 2-core
+//!   machine, as fast as `tiktoken-rs` measured in the same run (`benches/tokens.rs`).
+//! - The equivalence with `tiktoken-rs` is tested on a varied text set and on arbitrary strings
+//!   (`o200k_counts_and_ids_equal_tiktoken_rs` and its neighbours in this module).
 //!
 //! Choices:
 //! - Special tokens such as `<|endoftext|>` are counted as ordinary text (`encode_ordinary`):
 //!   card and chat text is data, and SillyTavern does not let it open special tokens either.
-//! - `tiktoken-rs` panics when its regex gives up on a run of about a million whitespace characters
-//!   without a line break. To never panic on hostile input, runs of whitespace longer than
-//!   [`MAX_WHITESPACE_RUN`] characters are cut into pieces of that many characters and the
-//!   pieces are counted one after the other. Text without such a run is counted exactly; text with
-//!   one may be off by a token or two per cut.
+//! - The split pattern's engine gives up (a backtracking limit) on a run of about a million
+//!   whitespace characters without a line break; `tiktoken-rs` panics there. To stay exact as far
+//!   as possible, runs of whitespace longer than [`MAX_WHITESPACE_RUN`] characters are cut into
+//!   pieces of that many characters and the pieces are counted one after the other. Text without
+//!   such a run is counted exactly; text with one may be off by a token or two per cut. Should the
+//!   engine still give up on some other text, the rest of that piece is merged without splitting,
+//!   in chunks of 4096 bytes: a count a little off, never a panic.
 
 use std::sync::OnceLock;
 
-use tiktoken_rs::CoreBPE;
+use fancy_regex::Regex;
 
+use crate::bpe::Vocab;
 use crate::{Error, Tokenizer};
 
 /// Longest run of whitespace characters counted in one piece; longer runs are cut.
 pub const MAX_WHITESPACE_RUN: usize = 65_536;
+
+/// The split pattern of `o200k_base`, as tiktoken publishes it.
+const O200K_PATTERN: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    "|",
+    r"\p{N}{1,3}",
+    "|",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    "|",
+    r"\s*[\r\n]+",
+    "|",
+    r"\s+(?!\S)",
+    "|",
+    r"\s+",
+);
+
+/// The split pattern of `cl100k_base`, as tiktoken publishes it.
+const CL100K_PATTERN: &str = concat!(
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+",
+    r"| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
+);
+
+/// Text handed to the merge alone, in pieces of at most this many bytes, if the split pattern
+/// gives up (see the module docs).
+const FALLBACK_PIECE: usize = 4096;
 
 /// A bundled tiktoken encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,6 +81,12 @@ pub enum Encoding {
     O200k,
     /// `cl100k_base`: GPT-3.5-turbo, GPT-4.
     Cl100k,
+}
+
+/// One built encoding: its vocabulary and its compiled split pattern.
+pub(crate) struct Core {
+    vocab: Vocab,
+    split: Regex,
 }
 
 impl Encoding {
@@ -44,17 +98,35 @@ impl Encoding {
         }
     }
 
+    /// Builds the encoder from the vocabulary compiled into the binary: no caching.
+    pub(crate) fn build(self) -> Result<Core, String> {
+        macro_rules! blob {
+            ($name:literal, $part:literal) => {
+                include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".", $part))
+            };
+        }
+        let (vocab, pattern) = match self {
+            Encoding::O200k => (
+                Vocab::new(blob!("o200k_base", "bytes"), blob!("o200k_base", "slots")),
+                O200K_PATTERN,
+            ),
+            Encoding::Cl100k => (
+                Vocab::new(blob!("cl100k_base", "bytes"), blob!("cl100k_base", "slots")),
+                CL100K_PATTERN,
+            ),
+        };
+        let vocab = vocab?;
+        let split = Regex::new(pattern).map_err(|e| format!("split pattern: {e}"))?;
+        Ok(Core { vocab, split })
+    }
+
     /// Returns the shared encoder, building it on first use.
-    fn core(self) -> Result<&'static CoreBPE, Error> {
-        static O200K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
-        static CL100K: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
+    fn core(self) -> Result<&'static Core, Error> {
+        static O200K: OnceLock<Result<Core, String>> = OnceLock::new();
+        static CL100K: OnceLock<Result<Core, String>> = OnceLock::new();
         let cell = match self {
-            Encoding::O200k => {
-                O200K.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string()))
-            }
-            Encoding::Cl100k => {
-                CL100K.get_or_init(|| tiktoken_rs::cl100k_base().map_err(|e| e.to_string()))
-            }
+            Encoding::O200k => O200K.get_or_init(|| Encoding::O200k.build()),
+            Encoding::Cl100k => CL100K.get_or_init(|| Encoding::Cl100k.build()),
         };
         cell.as_ref().map_err(|problem| Error::Encoding {
             encoding: self.name(),
@@ -63,11 +135,39 @@ impl Encoding {
     }
 }
 
+impl Core {
+    /// Appends the tokens of `text` (one piece from [`Pieces`]) to `out`.
+    fn encode_into(&self, text: &str, out: &mut Vec<u32>) {
+        let mut done = 0;
+        for found in self.split.find_iter(text) {
+            match found {
+                Ok(m) => {
+                    self.vocab.encode_piece(m.as_str().as_bytes(), out);
+                    done = m.end();
+                }
+                Err(_) => {
+                    let rest = text.get(done..).unwrap_or_default();
+                    for chunk in CharChunks::new(rest, FALLBACK_PIECE) {
+                        self.vocab.encode_piece(chunk.as_bytes(), out);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Builds an encoding from scratch, skipping the per-process cache; for the build benchmark.
+#[doc(hidden)]
+pub fn build_uncached(encoding: Encoding) -> bool {
+    encoding.build().is_ok()
+}
+
 /// A tiktoken encoding as a [`Tokenizer`]. Cheap to clone: the encoder is shared.
 #[derive(Clone)]
 pub struct Tiktoken {
     encoding: Encoding,
-    core: &'static CoreBPE,
+    core: &'static Core,
 }
 
 impl std::fmt::Debug for Tiktoken {
@@ -82,7 +182,7 @@ impl Tiktoken {
     /// Returns a tokenizer for `encoding`, building the shared encoder if this is the first use.
     ///
     /// # Errors
-    /// [`Error::Encoding`] if the bundled vocabulary cannot be built (a broken `tiktoken-rs`).
+    /// [`Error::Encoding`] if the bundled vocabulary cannot be built (a broken build).
     pub fn new(encoding: Encoding) -> Result<Self, Error> {
         Ok(Tiktoken {
             encoding,
@@ -115,7 +215,7 @@ impl Tiktoken {
     pub fn encode_ids(&self, text: &str) -> Vec<u32> {
         let mut ids = Vec::new();
         for piece in Pieces::new(text) {
-            ids.extend(self.core.encode_ordinary(piece));
+            self.core.encode_into(piece, &mut ids);
         }
         ids
     }
@@ -123,9 +223,14 @@ impl Tiktoken {
 
 impl Tokenizer for Tiktoken {
     fn count(&self, text: &str) -> usize {
-        Pieces::new(text)
-            .map(|piece| self.core.encode_ordinary(piece).len())
-            .sum()
+        let mut ids = Vec::new();
+        let mut total = 0usize;
+        for piece in Pieces::new(text) {
+            ids.clear();
+            self.core.encode_into(piece, &mut ids);
+            total = total.saturating_add(ids.len());
+        }
+        total
     }
 
     fn name(&self) -> &str {
@@ -134,6 +239,43 @@ impl Tokenizer for Tiktoken {
 
     fn encode(&self, text: &str) -> Option<Vec<u32>> {
         Some(self.encode_ids(text))
+    }
+}
+
+/// Cuts text into pieces of at most `max` bytes (more only for a single wider char), at char
+/// boundaries.
+struct CharChunks<'a> {
+    rest: &'a str,
+    max: usize,
+}
+
+impl<'a> CharChunks<'a> {
+    fn new(text: &'a str, max: usize) -> Self {
+        CharChunks { rest: text, max }
+    }
+}
+
+impl<'a> Iterator for CharChunks<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let mut cut = self.max.min(self.rest.len());
+        while !self.rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if cut == 0 {
+            cut = self
+                .rest
+                .chars()
+                .next()
+                .map_or(self.rest.len(), char::len_utf8);
+        }
+        let (chunk, rest) = self.rest.split_at(cut);
+        self.rest = rest;
+        Some(chunk)
     }
 }
 
@@ -255,6 +397,159 @@ mod tests {
         assert_eq!(pieces.len(), 3);
         assert_eq!(pieces.concat(), text);
         assert!(pieces.iter().all(|p| p.len() <= MAX_WHITESPACE_RUN + 1));
+    }
+
+    /// Texts chosen to reach every branch of both split patterns and both merge paths.
+    fn varied_texts() -> Vec<String> {
+        let mut texts: Vec<String> = [
+            "hello world",
+            "The quick brown fox jumps over the lazy dog.",
+            "It's John's; we'll see, they've gone, you're late, I'm here, he'd go. IT'S LOUD 'S 'Ll",
+            "don't can't won't shouldn't y'all o'clock rock'n'roll",
+            "fn main() {\n    let x: Vec<u32> = (0..10).map(|i| i * 2).collect();\n    println!(\"{x:?}\");\n}\n",
+            "def f(a, b):\r\n\treturn a ** b  # comment\r\n\r\n",
+            "<div class=\"card\">{{char}} &amp; {{user}}</div>\n<!-- note -->",
+            "SELECT * FROM entries WHERE uid >= 42 AND key LIKE '%森%';",
+            "こんにちは世界。吾輩は猫である。名前はまだ無い。カタカナとひらがな、漢字。",
+            "我能吞下玻璃而不伤身体。繁體中文測試，標點符號！",
+            "한국어 텍스트입니다. 안녕하세요!",
+            "Привет, мир! Съешь же ещё этих мягких французских булок.",
+            "مرحبا بالعالم، هذا نص عربي.",
+            "नमस्ते दुनिया, यह हिंदी है। क्षत्रिय",
+            "e\u{301}le\u{300}ve cafe\u{301} na\u{308}ive Å\u{30a}",
+            "emoji 😀😃😄 flags 🇯🇵🇺🇸 family 👨‍👩‍👧‍👦 skin 👍🏽 heart ❤️‍🔥 keycap 1️⃣",
+            "🧑🏿‍🤝‍🧑🏻 🏳️‍🌈 🐈‍⬛",
+            "1234567890 3.14159 1,000,000 2026-11-21 0x1F600 ١٢٣ ४५६ ⅫⅢ",
+            "12345678901234567890123456789012345678901234567890",
+            "mixed: Tokyo東京Paris파리Москва2024年🎉done",
+            "   leading spaces and trailing   ",
+            "tabs\t\t\tand\n\n\nnewlines\r\n\r\n  \n \t \n",
+            "a  b   c    d     e",
+            "!!!??? ... --- *** ___ ~~~ /// \\\\\\ |||",
+            "'s 's 'S 'll 'LL 've 're 'd 'm 't",
+            "\u{0}\u{1}\u{7f}\u{80}\u{ffff}\u{10ffff}\u{feff}",
+            "<|endoftext|><|fim_prefix|><|im_start|>system",
+            "",
+            " ",
+            "\n",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        texts.push(" ".repeat(10_000) + "x");
+        texts.push(format!("a{}b", "\n".repeat(3000)));
+        texts.push(format!("word{}word", " \t".repeat(2000)));
+        texts.push("a".repeat(1000));
+        texts.push("ab".repeat(700));
+        texts.push("supercalifragilistic".repeat(40));
+        texts.push("8".repeat(500));
+        texts.push("日本語".repeat(200));
+        texts.push("😀".repeat(300));
+        texts.push("👨‍👩‍👧‍👦".repeat(60));
+        texts.push("=".repeat(400) + "\n" + &"-".repeat(400));
+        texts.push("xyzzyqwfpgjluy".repeat(30));
+        texts
+    }
+
+    fn assert_same_as_tiktoken_rs(ours: &Tiktoken, reference: &tiktoken_rs::CoreBPE, text: &str) {
+        let want = reference.encode_ordinary(text);
+        assert_eq!(ours.encode_ids(text), want, "ids of {text:?}");
+        assert_eq!(ours.count(text), want.len(), "count of {text:?}");
+    }
+
+    #[test]
+    fn o200k_counts_and_ids_equal_tiktoken_rs() {
+        let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
+        let ours = o200k();
+        for text in varied_texts() {
+            assert_same_as_tiktoken_rs(&ours, &reference, &text);
+        }
+    }
+
+    #[test]
+    fn cl100k_counts_and_ids_equal_tiktoken_rs() {
+        let reference = tiktoken_rs::cl100k_base().expect("tiktoken-rs builds cl100k_base");
+        let ours = cl100k();
+        for text in varied_texts() {
+            assert_same_as_tiktoken_rs(&ours, &reference, &text);
+        }
+    }
+
+    #[test]
+    fn split_patterns_equal_tiktoken_rs() {
+        assert_eq!(O200K_PATTERN, tiktoken_rs::O200K_BASE_PAT_STR);
+        // tiktoken-rs does not export the cl100k pattern; the equivalence tests cover it.
+        assert!(CL100K_PATTERN.starts_with("'(?i:[sdmt]|ll|ve|re)|"));
+    }
+
+    #[test]
+    fn long_and_short_merges_give_the_same_tokens() {
+        let core = Encoding::O200k.core().expect("o200k builds");
+        for text in varied_texts() {
+            for piece in CharChunks::new(&text, 120) {
+                let bytes = piece.as_bytes();
+                let (mut short, mut long) = (Vec::new(), Vec::new());
+                assert_eq!(core.vocab.merge_short(bytes, &mut short), Some(()));
+                assert_eq!(core.vocab.merge_long(bytes, &mut long), Some(()));
+                assert_eq!(short, long, "{piece:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_byte_is_one_token() {
+        for encoding in [Encoding::O200k, Encoding::Cl100k] {
+            let core = encoding.core().expect("bundled encoding builds");
+            for b in 0..=255u8 {
+                let mut out = Vec::new();
+                core.vocab.encode_piece(&[b], &mut out);
+                assert_eq!(out.len(), 1, "{} byte {b}", encoding.name());
+            }
+        }
+    }
+
+    #[test]
+    fn char_chunks_cut_at_char_boundaries() {
+        let text = "aé日😀".repeat(50);
+        let chunks: Vec<&str> = CharChunks::new(&text, 5).collect();
+        assert_eq!(chunks.concat(), text);
+        assert!(chunks.iter().all(|c| !c.is_empty() && c.len() <= 5));
+        let wide: Vec<&str> = CharChunks::new("😀😀", 2).collect();
+        assert_eq!(wide, vec!["😀", "😀"]);
+        assert_eq!(CharChunks::new("", 4).count(), 0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn o200k_equals_tiktoken_rs_on_arbitrary_strings(text in "\\PC{0,200}|[ a-z'A-Z0-9\\n\\t.,😀é日]{0,300}") {
+            static REFERENCE: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+            let reference = REFERENCE.get_or_init(|| tiktoken_rs::o200k_base().expect("builds"));
+            let ours = o200k();
+            let want = reference.encode_ordinary(&text);
+            proptest::prop_assert_eq!(ours.encode_ids(&text), want.clone());
+            proptest::prop_assert_eq!(ours.count(&text), want.len());
+        }
+
+        #[test]
+        fn cl100k_equals_tiktoken_rs_on_arbitrary_strings(text in "\\PC{0,200}|[ a-z'A-Z0-9\\n\\t.,😀é日]{0,300}") {
+            static REFERENCE: OnceLock<tiktoken_rs::CoreBPE> = OnceLock::new();
+            let reference = REFERENCE.get_or_init(|| tiktoken_rs::cl100k_base().expect("builds"));
+            let ours = cl100k();
+            let want = reference.encode_ordinary(&text);
+            proptest::prop_assert_eq!(ours.encode_ids(&text), want.clone());
+            proptest::prop_assert_eq!(ours.count(&text), want.len());
+        }
+
+        #[test]
+        fn arbitrary_bytes_as_one_piece_merge_alike(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..crate::bpe::SHORT_PIECE)) {
+            let core = Encoding::Cl100k.core().expect("cl100k builds");
+            let (mut short, mut long) = (Vec::new(), Vec::new());
+            proptest::prop_assert_eq!(core.vocab.merge_short(&bytes, &mut short), Some(()));
+            proptest::prop_assert_eq!(core.vocab.merge_long(&bytes, &mut long), Some(()));
+            proptest::prop_assert_eq!(short, long);
+        }
     }
 
     #[test]
