@@ -27,6 +27,7 @@ use super::fields::{Idx, Repairs};
 use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use std::fmt;
 
 /// Entries converted while parsing, with their conversion's diagnostics in entry order.
@@ -51,14 +52,9 @@ pub(crate) enum Place {
     Bare,
 }
 
-/// Entries converted on the parsing thread before a second thread is worth starting.
-const INLINE_ENTRIES: usize = 128;
-
-/// Entries sent to the converting thread at a time.
-const BATCH: usize = 32;
-
-/// Batches in flight between the threads (bounds the memory of parsed, unconverted entries).
-const IN_FLIGHT: usize = 8;
+/// Entries parsed and converted one by one before the rest of a big book is split between two
+/// threads.
+const INLINE_ENTRIES: usize = 256;
 
 /// Parses a whole JSON document into a [`Raw`] tree, streaming lorebook entries where the module
 /// docs say. `bare_books` enables the guess for top-level `entries` arrays.
@@ -252,72 +248,68 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
             }
         }
     }
-    // A big book: convert on a second thread while this one parses.
-    let first_threaded = i;
-    let parsed = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Raw<'de>>>(IN_FLIGHT);
+    // A big book: the rest of the array is only checked and cut into items here (a fraction of
+    // the cost of parsing them), then the items are parsed and converted in two halves, one on
+    // each thread.
+    let mut rest: Vec<&'de RawValue> = Vec::new();
+    while let Some(item) = seq.next_element::<&'de RawValue>()? {
+        rest.push(item);
+    }
+    let mid = rest.len() / 2;
+    let (head, tail) = rest.split_at(mid);
+    let tail_start = i + mid;
+    let tail_part = std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("ccv3-entries".into())
             .spawn_scoped(scope, move || {
                 let mut part = StreamedEntries {
-                    entries: Vec::new(),
+                    entries: Vec::with_capacity(tail.len()),
                     diags: Vec::new(),
                     place,
                 };
-                let mut at = first_threaded;
-                for batch in rx {
-                    for item in batch {
-                        convert(item, path, at, must, &mut part);
-                        at += 1;
-                    }
-                }
-                part
+                convert_all(tail, path, tail_start, must, &mut part).map(|()| part)
             });
-        let Ok(worker) = worker else {
-            // No thread to be had (the receiver went with the failed spawn): convert here.
-            while let Some(item) = seq.next_element_seed(PlainSeed)? {
-                convert(item, path, i, must, &mut out);
-                i += 1;
+        out.entries.reserve(head.len());
+        let head_done = convert_all(head, path, i, must, &mut out);
+        match worker {
+            Ok(worker) => {
+                // Converting cannot panic on input; if it did, that bug surfaces here as it
+                // would have on this thread.
+                let tail_done = worker
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                head_done.and(tail_done).map(Some)
             }
-            return Ok(None);
-        };
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut result = Ok(());
-        loop {
-            match seq.next_element_seed(PlainSeed) {
-                Ok(Some(item)) => {
-                    batch.push(item);
-                    if batch.len() == BATCH
-                        && tx
-                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                            .is_err()
-                    {
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
+            // No thread to be had: the tail is converted here too.
+            Err(_) => head_done.map(|()| None),
         }
-        if !batch.is_empty() {
-            let _ = tx.send(batch);
+    })
+    .map_err(serde::de::Error::custom)?;
+    match tail_part {
+        Some(part) => {
+            out.entries.extend(part.entries);
+            out.diags.extend(part.diags);
         }
-        drop(tx);
-        // Converting cannot panic on input; if it did, that bug surfaces here as it would have
-        // on this thread.
-        let part = worker
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        result.map(|()| Some(part))
-    })?;
-    if let Some(part) = parsed {
-        out.entries.extend(part.entries);
-        out.diags.extend(part.diags);
+        None => convert_all(tail, path, tail_start, must, &mut out)
+            .map_err(serde::de::Error::custom)?,
     }
     Ok(Raw::Entries(Box::new(out)))
+}
+
+/// Parses and converts items already checked by the first pass, numbering them from `first`.
+fn convert_all(
+    items: &[&RawValue],
+    path: &str,
+    first: usize,
+    must: Severity,
+    out: &mut StreamedEntries,
+) -> serde_json::Result<()> {
+    for (k, item) in items.iter().enumerate() {
+        // The text was checked as JSON by the first pass, so this parse does not fail.
+        let raw: Raw = serde_json::from_str(item.get())?;
+        convert(raw, path, first + k, must, out);
+    }
+    Ok(())
 }
 
 /// Converts one parsed item into an entry (items that are not objects get a diagnostic only).
