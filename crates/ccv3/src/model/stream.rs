@@ -290,8 +290,9 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
             out.entries.extend(part.entries);
             out.diags.extend(part.diags);
         }
-        None => convert_all(tail, path, tail_start, must, &mut out)
-            .map_err(serde::de::Error::custom)?,
+        None => {
+            convert_all(tail, path, tail_start, must, &mut out).map_err(serde::de::Error::custom)?
+        }
     }
     Ok(Raw::Entries(Box::new(out)))
 }
