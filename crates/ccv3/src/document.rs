@@ -165,8 +165,7 @@ pub fn read_file(path: &Path) -> Result<Document> {
             "file of {len} bytes is over the {MAX_FILE_LEN}-byte limit"
         )));
     }
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_FILE_LEN).read_to_end(&mut bytes)?;
+    let bytes = crate::mapped::whole_file(&mut file, len, MAX_FILE_LEN)?;
     read_bytes(&bytes)
 }
 

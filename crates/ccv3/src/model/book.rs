@@ -195,8 +195,25 @@ impl Entry {
     /// Reads an entry from JSON (V2 or V3 shape), repairing what it can.
     pub(crate) fn read(v: Raw, path: &dyn fmt::Display, r: &mut Repairs) -> Option<Entry> {
         let pairs = fields::expect_object(v, path, "entry", r)?;
+        let n = pairs.len();
+        Some(Entry::from_pairs(
+            n,
+            pairs.into_iter().map(|(k, v)| (k, v.into_value())),
+            path,
+            r,
+        ))
+    }
+
+    /// Reads an entry from the `n` pairs of its object, in order (what [`Entry::read`] does once
+    /// it has an object; the streaming reader parses entry objects straight into pairs).
+    pub(crate) fn from_pairs<'a>(
+        n: usize,
+        pairs: impl IntoIterator<Item = (std::borrow::Cow<'a, str>, Value)>,
+        path: &dyn fmt::Display,
+        r: &mut Repairs,
+    ) -> Entry {
         let mut e = Entry {
-            order: KeyOrder::with_capacity(pairs.len()),
+            order: KeyOrder::with_capacity(n),
             ..Default::default()
         };
         let (mut keys, mut content, mut ext, mut enabled, mut order, mut use_regex) =
@@ -204,10 +221,9 @@ impl Entry {
         for (k, v) in pairs {
             let p = At(path, &k);
             let Some(name) = e.order.note(&k, &ENTRY_FIELDS) else {
-                e.extra.insert(k.into_owned(), v.into_value());
+                e.extra.insert(k.into_owned(), v);
                 continue;
             };
-            let v = v.into_value();
             match name {
                 "keys" => keys = Some(v),
                 "content" => content = Some(v),
@@ -295,7 +311,7 @@ impl Entry {
             }
             Some(v) => fields::boolean(v, &At(path, "use_regex"), r).unwrap_or(false),
         };
-        Some(e)
+        e
     }
 
     /// This entry as a V3 JSON object, keys in their original order.

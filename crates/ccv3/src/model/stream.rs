@@ -28,6 +28,7 @@ use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Entries converted while parsing, with their conversion's diagnostics in entry order.
@@ -234,16 +235,17 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
                 if !ours {
                     return Raw::collect_seq(seq, vec![first]);
                 }
-                convert(first, path, i, must, &mut out);
+                convert_raw(first, path, i, must, &mut out);
                 i += 1;
             }
         }
     }
+    let mut pairs = Vec::new();
     while i < INLINE_ENTRIES {
-        match seq.next_element_seed(PlainSeed)? {
+        match seq.next_element_seed(ItemSeed(&mut pairs))? {
             None => return Ok(Raw::Entries(Box::new(out))),
             Some(item) => {
-                convert(item, path, i, must, &mut out);
+                convert(item, &mut pairs, path, i, must, &mut out);
                 i += 1;
             }
         }
@@ -305,16 +307,109 @@ fn convert_all(
     must: Severity,
     out: &mut StreamedEntries,
 ) -> serde_json::Result<()> {
+    let mut pairs = Vec::new();
     for (k, item) in items.iter().enumerate() {
         // The text was checked as JSON by the first pass, so this parse does not fail.
-        let raw: Raw = serde_json::from_str(item.get())?;
-        convert(raw, path, first + k, must, out);
+        let mut de = serde_json::Deserializer::from_str(item.get());
+        let parsed = ItemSeed(&mut pairs).deserialize(&mut de)?;
+        convert(parsed, &mut pairs, path, first + k, must, out);
     }
     Ok(())
 }
 
+/// One item of an `entries` array: an object parsed straight into its pairs (left in the
+/// caller's buffer), or anything else as a plain tree.
+enum Item<'de> {
+    /// An object; its pairs are in the buffer given to [`ItemSeed`].
+    Object,
+    /// Not an object.
+    Other(Raw<'de>),
+}
+
+/// Parses an entry object into `(key, Value)` pairs, skipping the plain tree and its second
+/// conversion; keys are borrowed from the text where it has no escapes. The pairs go into a
+/// buffer the caller reuses from entry to entry.
+struct ItemSeed<'b, 'de>(&'b mut Vec<(Cow<'de, str>, serde_json::Value)>);
+
+impl<'de> DeserializeSeed<'de> for ItemSeed<'_, 'de> {
+    type Value = Item<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Item<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
+    type Value = Item<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::Null))
+    }
+    fn visit_none<E>(self) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::Null))
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::Bool(b)))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::Number(n.into())))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::Number(n.into())))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::from_f64(n)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::String(s.to_owned())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Item<'de>, E> {
+        Ok(Item::Other(Raw::String(s)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Item<'de>, A::Error> {
+        Raw::collect_seq(seq, Vec::new()).map(Item::Other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'de>, A::Error> {
+        self.0.clear();
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            let v = map.next_value::<serde_json::Value>()?;
+            self.0.push((k, v));
+        }
+        Ok(Item::Object)
+    }
+}
+
 /// Converts one parsed item into an entry (items that are not objects get a diagnostic only).
-fn convert(item: Raw<'_>, path: &str, i: usize, must: Severity, out: &mut StreamedEntries) {
+fn convert<'de>(
+    item: Item<'de>,
+    pairs: &mut Vec<(Cow<'de, str>, serde_json::Value)>,
+    path: &str,
+    i: usize,
+    must: Severity,
+    out: &mut StreamedEntries,
+) {
+    let mut r = Repairs {
+        diags: &mut out.diags,
+        must,
+    };
+    let at = Idx(&path, i);
+    match item {
+        Item::Object => {
+            let n = pairs.len();
+            out.entries
+                .push(Entry::from_pairs(n, pairs.drain(..), &at, &mut r));
+        }
+        Item::Other(raw) => {
+            if let Some(e) = Entry::read(raw, &at, &mut r) {
+                out.entries.push(e);
+            }
+        }
+    }
+}
+
+/// Converts a plain tree (the first item of a bare book, looked at before deciding).
+fn convert_raw(item: Raw<'_>, path: &str, i: usize, must: Severity, out: &mut StreamedEntries) {
     let mut r = Repairs {
         diags: &mut out.diags,
         must,
