@@ -4,10 +4,11 @@
 //! A card's lorebook is most of its text. Parsing all of it into a [`Raw`] tree and converting
 //! the tree afterwards holds every entry's tree in memory at once and does the two steps one after
 //! the other. Here the parse knows where a lorebook's `entries` array can stand, and parses that
-//! array one entry at a time: each entry's small tree is converted to an [`Entry`] on a second
-//! thread while this one parses the next (on this thread alone for small books), and the trees
-//! are dropped as soon as they are converted. The array becomes [`Raw::Entries`], which the
-//! lorebook reader takes as it is.
+//! array one entry at a time, straight into the entry's `(key, Value)` pairs (no plain tree).
+//! Past the first [`INLINE_ENTRIES`], this thread only checks and cuts the rest of the array into
+//! items and hands them over in batches to a second thread that parses and converts them as they
+//! come; once the array is cut, this thread converts batches too. The array becomes
+//! [`Raw::Entries`], which the lorebook reader takes as it is.
 //!
 //! Converting needs the strictness of the document (a V3 card's missing field is an error, a V2
 //! card's a warning), so only arrays whose strictness is already known when they are met are
@@ -53,9 +54,9 @@ pub(crate) enum Place {
     Bare,
 }
 
-/// Entries parsed and converted one by one before the rest of a big book is split between two
-/// threads.
-const INLINE_ENTRIES: usize = 256;
+/// Entries parsed and converted one by one before the rest of a big book is cut into batches
+/// that two threads convert (smaller books never start a thread).
+const INLINE_ENTRIES: usize = 64;
 
 /// Parses a whole JSON document into a [`Raw`] tree, streaming lorebook entries where the module
 /// docs say. `bare_books` enables the guess for top-level `entries` arrays.
@@ -251,52 +252,133 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
         }
     }
     // A big book: the rest of the array is only checked and cut into items here (a fraction of
-    // the cost of parsing them), then the items are parsed and converted in two halves, one on
-    // each thread.
-    let mut rest: Vec<&'de RawValue> = Vec::new();
-    while let Some(item) = seq.next_element::<&'de RawValue>()? {
-        rest.push(item);
-    }
-    let mid = rest.len() / 2;
-    let (head, tail) = rest.split_at(mid);
-    let tail_start = i + mid;
-    let tail_part = std::thread::scope(|scope| {
+    // the cost of parsing them) and handed over in batches; a second thread parses and converts
+    // batches as they come, and this one joins it once the array is cut.
+    let mut first_error = None;
+    let work = Work::default();
+    let parts = std::thread::scope(|scope| {
+        let work = &work;
         let worker = std::thread::Builder::new()
             .name("ccv3-entries".into())
-            .spawn_scoped(scope, move || {
-                let mut part = StreamedEntries {
-                    entries: Vec::with_capacity(tail.len()),
-                    diags: Vec::new(),
-                    place,
-                };
-                convert_all(tail, path, tail_start, must, &mut part).map(|()| part)
-            });
-        out.entries.reserve(head.len());
-        let head_done = convert_all(head, path, i, must, &mut out);
-        match worker {
-            Ok(worker) => {
-                // Converting cannot panic on input; if it did, that bug surfaces here as it
-                // would have on this thread.
-                let tail_done = worker
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
-                head_done.and(tail_done).map(Some)
+            .spawn_scoped(scope, move || work.convert_batches(path, must, place))
+            .ok();
+        let mut batch = Vec::with_capacity(BATCH);
+        let mut batch_start = i;
+        let cut = loop {
+            match seq.next_element::<&'de RawValue>() {
+                Ok(Some(item)) => {
+                    batch.push(item);
+                    i += 1;
+                    if batch.len() == BATCH {
+                        work.push(
+                            batch_start,
+                            std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
+                        );
+                        batch_start = i;
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
             }
-            // No thread to be had: the tail is converted here too.
-            Err(_) => head_done.map(|()| None),
+        };
+        if !batch.is_empty() {
+            work.push(batch_start, batch);
         }
-    })
-    .map_err(serde::de::Error::custom)?;
-    match tail_part {
-        Some(part) => {
-            out.entries.extend(part.entries);
-            out.diags.extend(part.diags);
+        work.close();
+        // This thread converts what is left (all of it when no thread could be had).
+        let mut parts = work.convert_batches(path, must, place);
+        if let Some(worker) = worker {
+            // Converting cannot panic on input; if it did, that bug surfaces here as it would
+            // have on this thread.
+            let theirs = worker
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            parts = parts.and_then(|mut ours| {
+                ours.extend(theirs?);
+                Ok(ours)
+            });
         }
-        None => {
-            convert_all(tail, path, tail_start, must, &mut out).map_err(serde::de::Error::custom)?
+        if let Err(e) = cut {
+            first_error = Some(e);
         }
+        parts
+    });
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let mut parts = parts.map_err(serde::de::Error::custom)?;
+    parts.sort_unstable_by_key(|p| p.0);
+    out.entries
+        .reserve(parts.iter().map(|p| p.1.entries.len()).sum());
+    for (_, part) in parts {
+        out.entries.extend(part.entries);
+        out.diags.extend(part.diags);
     }
     Ok(Raw::Entries(Box::new(out)))
+}
+
+/// Items cut from an `entries` array per batch handed to the converting threads.
+const BATCH: usize = 32;
+
+/// Batches of cut items waiting to be converted, shared by the cutting thread and the converting
+/// ones: each batch with the index of its first item.
+#[derive(Default)]
+struct Work<'de> {
+    queue: std::sync::Mutex<Queue<'de>>,
+    ready: std::sync::Condvar,
+}
+
+/// The batches not yet taken, and whether the cutting is over.
+type Queue<'de> = (
+    std::collections::VecDeque<(usize, Vec<&'de RawValue>)>,
+    bool,
+);
+
+/// Converted batches: the index of each one's first item and its entries and diagnostics.
+type Parts = serde_json::Result<Vec<(usize, StreamedEntries)>>;
+
+impl<'de> Work<'de> {
+    fn push(&self, start: usize, items: Vec<&'de RawValue>) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        q.0.push_back((start, items));
+        drop(q);
+        self.ready.notify_one();
+    }
+
+    /// No more batches will come.
+    fn close(&self) {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.ready.notify_all();
+    }
+
+    /// The next batch, waiting for one while the array is still being cut; `None` at the end.
+    fn next(&self) -> Option<(usize, Vec<&'de RawValue>)> {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(b) = q.0.pop_front() {
+                return Some(b);
+            }
+            if q.1 {
+                return None;
+            }
+            q = self.ready.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Converts batches until there are none left.
+    fn convert_batches(&self, path: &'static str, must: Severity, place: Place) -> Parts {
+        let mut parts = Vec::new();
+        while let Some((start, items)) = self.next() {
+            let mut part = StreamedEntries {
+                entries: Vec::with_capacity(items.len()),
+                diags: Vec::new(),
+                place,
+            };
+            convert_all(&items, path, start, must, &mut part)?;
+            parts.push((start, part));
+        }
+        Ok(parts)
+    }
 }
 
 /// Parses and converts items already checked by the first pass, numbering them from `first`.
