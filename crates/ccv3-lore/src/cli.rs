@@ -167,6 +167,78 @@ pub fn to_cli_json(out: &LoreScanOutput<'_>, timing: Option<Timing>) -> Value {
     v
 }
 
+/// Writes the `--json` output (the same document as [`to_cli_json`], byte for byte) straight to
+/// `w`, without building a tree of it first: with every entry explained, that tree is most of
+/// the memory a cold scan of a big book touches.
+pub fn write_cli_json<W: std::io::Write>(
+    out: &LoreScanOutput<'_>,
+    timing: Option<Timing>,
+    w: &mut W,
+) -> std::io::Result<()> {
+    use std::fmt::Write as _;
+    let book = |b: usize| out.book_names.get(b).map(String::as_str).unwrap_or("");
+    let mut reason = String::new();
+    let text = |w: &mut W, s: &str| serde_json::to_writer(&mut *w, s).map_err(std::io::Error::from);
+    w.write_all(b"{\"activated\":[")?;
+    for (i, a) in out.result.activated.iter().enumerate() {
+        w.write_all(if i == 0 {
+            b"{\"book\":"
+        } else {
+            b",{\"book\":"
+        })?;
+        text(w, book(a.entry.book))?;
+        write!(w, ",\"index\":{},\"name\":", a.entry.index)?;
+        match a.name {
+            Some(n) => text(w, n)?,
+            None => w.write_all(b"null")?,
+        }
+        w.write_all(b",\"content\":")?;
+        text(w, a.content)?;
+        w.write_all(b",\"position\":")?;
+        text(w, a.position.as_str())?;
+        match a.depth {
+            Some(d) => write!(w, ",\"depth\":{d}")?,
+            None => w.write_all(b",\"depth\":null")?,
+        }
+        w.write_all(b",\"role\":")?;
+        match a.role {
+            Some(r) => text(w, r.as_str())?,
+            None => w.write_all(b"null")?,
+        }
+        w.write_all(b",\"reason\":")?;
+        reason.clear();
+        let _ = write!(reason, "{}", a.reason);
+        text(w, &reason)?;
+        w.write_all(b"}")?;
+    }
+    w.write_all(b"],\"rejected\":[")?;
+    for (i, r) in out.result.rejected.iter().enumerate() {
+        w.write_all(if i == 0 {
+            b"{\"book\":"
+        } else {
+            b",{\"book\":"
+        })?;
+        text(w, book(r.entry.book))?;
+        write!(w, ",\"index\":{},\"name\":", r.entry.index)?;
+        match r.name {
+            Some(n) => text(w, n)?,
+            None => w.write_all(b"null")?,
+        }
+        w.write_all(b",\"reason\":")?;
+        reason.clear();
+        let _ = write!(reason, "{}", r.reason);
+        text(w, &reason)?;
+        w.write_all(b"}")?;
+    }
+    write!(w, "],\"tokens\":{}", out.result.tokens)?;
+    if let Some(t) = timing {
+        w.write_all(b",\"timing\":")?;
+        let v = json!({"load_ms": num(round3(t.load_ms)), "compile_ms": num(round3(t.compile_ms)), "scan_ms": num(round3(t.scan_ms))});
+        serde_json::to_writer(&mut *w, &v)?;
+    }
+    w.write_all(b"}")
+}
+
 fn round3(f: f64) -> f64 {
     (f * 1000.0).round() / 1000.0
 }

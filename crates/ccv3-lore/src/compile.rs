@@ -875,13 +875,20 @@ impl LorebookCompiler {
     /// Compiles `books` (in the given order; the order names them in [`EntryRef::book`]).
     pub fn compile<'a>(&self, books: &[BookInput<'a>]) -> CompiledBooks<'a> {
         let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
+        // Sized up front: growing tables of this size copies them and touches fresh memory
+        // twice, which costs more than the counting.
+        let n_keys: usize = books
+            .iter()
+            .flat_map(|b| &b.book.entries)
+            .map(|e| e.keys.len() + e.secondary_keys.as_ref().map_or(0, Vec::len))
+            .sum();
         let mut b = Builder {
-            pats_ci: FxMap::default(),
+            pats_ci: FxMap::with_capacity_and_hasher(n_keys / 2, Default::default()),
             pats_cs: FxMap::default(),
             regex_ids: FxMap::default(),
             regexes: Vec::new(),
-            keys: Vec::with_capacity(total.saturating_mul(3).min(1 << 24)),
-            texts: Vec::with_capacity(total.saturating_mul(3).min(1 << 24)),
+            keys: Vec::with_capacity(n_keys),
+            texts: Vec::with_capacity(n_keys),
             diags: Vec::new(),
             pending: Vec::new(),
         };

@@ -48,10 +48,17 @@ impl Engine {
             Engine::Linear { hir, built } => built
                 .get_or_init(|| {
                     // What `regex::RegexBuilder` sets up (leftmost-first, no empty match inside
-                    // a UTF-8 character), with our size limits.
+                    // a UTF-8 character), with our size limits, minus what a key's few searches
+                    // never repay: no prefilter (the books' automata already found one of the
+                    // pattern's literals), no full DFA or one-pass DFA, no capture groups (only
+                    // where a match ends is asked); the lazy DFA does the searching.
                     let config = regex_automata::meta::Config::new()
                         .match_kind(regex_automata::MatchKind::LeftmostFirst)
                         .utf8_empty(true)
+                        .auto_prefilter(false)
+                        .dfa(false)
+                        .onepass(false)
+                        .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
                         .nfa_size_limit(Some(4 << 20))
                         .hybrid_cache_capacity(2 << 20);
                     regex_automata::meta::Builder::new()

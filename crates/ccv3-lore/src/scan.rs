@@ -1550,12 +1550,12 @@ impl<'s, 'a> Scan<'s, 'a> {
         for a in &activated {
             sink.on_activated(a);
         }
-        let mut rejected = Vec::new();
         let ranks: Vec<u32> = if self.opts.explain_all {
             (0..cb.entries.len() as u32).collect()
         } else {
             self.cands.clone()
         };
+        let mut rejected = Vec::with_capacity(ranks.len());
         let mut unchecked = 0usize;
         for rank in ranks {
             match self.status[rank as usize] {

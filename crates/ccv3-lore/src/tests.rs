@@ -1268,6 +1268,49 @@ fn cli_json_shape_and_empty_content_in_rejected() {
     );
 }
 
+#[test]
+fn cli_json_streamed_is_byte_for_byte_the_tree() {
+    // Quotes, control characters, non-ASCII, unnamed entries, entries with and without depth.
+    let b = book(vec![
+        with(entry(&["a"], "@@depth 2\nSay \"hi\"\t\u{1}é"), json!({"name": "Ünï \"q\""})),
+        with(entry(&["a"], "plain"), json!({"comment": "from the comment"})),
+        entry(&["a"], ""),
+        entry(&["zz"], "Z"),
+        with(entry(&["b"], "off"), json!({"enabled": false})),
+    ]);
+    let args = cli::LoreScanArgs {
+        books: vec![BookInput {
+            book: &b,
+            kind: BookKind::Character,
+            name: "card \"1\".json".into(),
+        }],
+        chat: user("a b"),
+        state: Default::default(),
+        seed: 1,
+        greeting: Some(0),
+        char_name: "Aqua".into(),
+        user_name: "Kazuma".into(),
+        recursive: false,
+        scan_depth: None,
+        strategy: Strategy::CharacterFirst,
+        tokenizer: &ccv3_tokens::Estimate,
+    };
+    let out = cli::run_scan(&args);
+    for timing in [
+        None,
+        Some(cli::Timing {
+            load_ms: 1.0,
+            compile_ms: 2.25,
+            scan_ms: 3.0004,
+        }),
+    ] {
+        let mut streamed = Vec::new();
+        cli::write_cli_json(&out, timing, &mut streamed).unwrap();
+        let tree = cli::to_cli_json(&out, timing).to_string();
+        assert_eq!(String::from_utf8(streamed).unwrap(), tree);
+    }
+}
+
 // ---- properties ----
 
 mod props {

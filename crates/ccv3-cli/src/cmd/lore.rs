@@ -3,8 +3,9 @@
 use super::{load, print, CliError, CmdResult};
 use crate::output::write_atomic;
 use ccv3::{Document, Lorebook};
-use ccv3_lore::cli::{render_table, run_scan, to_cli_json, LoreScanArgs, Timing};
+use ccv3_lore::cli::{render_table, run_scan, write_cli_json, LoreScanArgs, Timing};
 use ccv3_lore::{BookInput, BookKind, ScanState, Strategy};
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -103,7 +104,11 @@ pub fn run(args: Args) -> CmdResult {
             compile_ms: out.compile_ms,
             scan_ms: out.scan_ms,
         });
-        print(&format!("{}\n", to_cli_json(&out, timing)))?;
+        let stdout = std::io::stdout().lock();
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
+        write_cli_json(&out, timing, &mut w)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush())?;
     } else {
         let mut text = render_table(&out);
         if args.timing {
