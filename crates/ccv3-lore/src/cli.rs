@@ -80,9 +80,12 @@ pub struct Timing {
 /// Compiles the books and scans the chat, explaining every entry.
 pub fn run_scan<'a>(args: &LoreScanArgs<'a>) -> LoreScanOutput<'a> {
     let t0 = Instant::now();
+    // One scan per call: no automata over every key of the books, only over those that can
+    // occur in the chat.
     let compiled = LorebookCompiler::new()
         .names(&args.char_name, &args.user_name)
         .strategy(args.strategy)
+        .for_single_scan(true)
         .compile(&args.books);
     let compile_ms = t0.elapsed().as_secs_f64() * 1000.0;
     let mut opts = ScanOptions {

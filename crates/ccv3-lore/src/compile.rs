@@ -386,6 +386,10 @@ pub struct LorebookCompiler {
     pub case_sensitive: bool,
     /// How character and global books merge.
     pub strategy: Strategy,
+    /// The books will be scanned once (a command-line call): the key automata are not built at
+    /// compile time, and a scan that cannot recurse builds them from only the keys that can
+    /// occur in its text. Scans give the same results either way.
+    pub single_scan: bool,
 }
 
 impl Default for LorebookCompiler {
@@ -395,6 +399,7 @@ impl Default for LorebookCompiler {
             user_name: "User".into(),
             case_sensitive: false,
             strategy: Strategy::CharacterFirst,
+            single_scan: false,
         }
     }
 }
@@ -405,8 +410,12 @@ pub struct CompiledBooks<'a> {
     pub(crate) books: Vec<BookInfo>,
     /// In activation order (rank).
     pub(crate) entries: Vec<CEntry<'a>>,
-    pub(crate) ac_ci: Option<AhoCorasick>,
-    pub(crate) ac_cs: Option<AhoCorasick>,
+    /// Every plain key and regex literal, by pattern id.
+    pub(crate) patterns: Patterns<'a>,
+    /// The automata of every pattern (built at compile time, or on first need for a single scan).
+    pub(crate) automata: OnceLock<Automata>,
+    /// Compiled for a single scan: a scan that cannot recurse builds automata for its own text.
+    pub(crate) single_scan: bool,
     pub(crate) n_ci: u32,
     pub(crate) fan_off: Vec<u32>,
     pub(crate) fan: Vec<u32>,
@@ -425,7 +434,74 @@ pub struct CompiledBooks<'a> {
     pub(crate) meta: Vec<Meta>,
 }
 
+/// The patterns of the automata: lowercased keys (and regex literals) matched against the
+/// lowercased scan text, and case-sensitive ones matched against the text as written.
+#[derive(Debug)]
+pub(crate) struct Patterns<'a> {
+    pub ci: Vec<Cow<'a, str>>,
+    pub cs: Vec<Cow<'a, str>>,
+}
+
+/// Aho-Corasick automata over [`Patterns`] (or over the part of them that can occur in a text),
+/// each with the pattern id of every automaton pattern (empty: the same numbers).
+#[derive(Debug)]
+pub(crate) struct Automata {
+    pub ci: Option<AhoCorasick>,
+    pub ci_ids: Vec<u32>,
+    pub cs: Option<AhoCorasick>,
+    pub cs_ids: Vec<u32>,
+}
+
+impl Automata {
+    /// Builds the automata of every pattern, or with `texts` (lowercased, as written), of the
+    /// patterns that can occur in them.
+    pub(crate) fn build(p: &Patterns<'_>, texts: Option<(&str, &str)>) -> Automata {
+        let one = |pats: &[Cow<'_, str>], text: Option<&str>| -> (Option<AhoCorasick>, Vec<u32>) {
+            let (list, ids): (Vec<&[u8]>, Vec<u32>) = match text {
+                None => (pats.iter().map(|t| t.as_bytes()).collect(), Vec::new()),
+                Some(text) => {
+                    let grams = crate::grams::Grams::of(&[text.as_bytes()]);
+                    pats.iter()
+                        .enumerate()
+                        .filter(|(_, t)| grams.may_contain(t.as_bytes()))
+                        .map(|(i, t)| (t.as_bytes(), i as u32))
+                        .unzip()
+                }
+            };
+            if list.is_empty() {
+                return (None, Vec::new());
+            }
+            let ac = AhoCorasickBuilder::new()
+                .match_kind(MatchKind::Standard)
+                // Huge pattern sets: the noncontiguous NFA builds fastest (no conversion), and
+                // searching a chat with it costs a fraction of a millisecond more.
+                .kind(if list.len() > 10_000 {
+                    Some(AhoCorasickKind::NoncontiguousNFA)
+                } else {
+                    None
+                })
+                .build(list)
+                .ok();
+            (ac, ids)
+        };
+        let (ci, ci_ids) = one(&p.ci, texts.map(|t| t.0));
+        let (cs, cs_ids) = one(&p.cs, texts.map(|t| t.1));
+        Automata {
+            ci,
+            ci_ids,
+            cs,
+            cs_ids,
+        }
+    }
+}
+
 impl<'a> CompiledBooks<'a> {
+    /// The automata of every pattern (built on first use when compiled for a single scan).
+    pub(crate) fn automata(&self) -> &Automata {
+        self.automata
+            .get_or_init(|| Automata::build(&self.patterns, None))
+    }
+
     /// The text of the `i`th key of a range, as an `Arc` (empty when out of range).
     pub(crate) fn key_arc(&self, r: KeyRange, i: usize) -> Arc<str> {
         self.key_text
@@ -670,18 +746,22 @@ impl<'a> Builder<'a> {
     /// Parses every registered regex; an unusable one loses its literals, its keys become
     /// [`KeyKind::Invalid`] and it gets its diagnostic. (Its literals stay in the automata,
     /// where nothing refers to them.)
-    fn parse_regexes(
-        regexes: &mut [RegexKey],
-        pending: &[(String, String)],
-        keys: &mut [KeyKind],
-        diags: Vec<DiagSlot>,
-    ) -> Vec<Diagnostic> {
+    /// Parses the regex keys (`pending` holds each one's pattern and flags).
+    fn parse_regexes(regexes: &mut [RegexKey], pending: &[(String, String)]) {
         for (r, (pat, flags)) in regexes.iter_mut().zip(pending) {
             r.engine = jsregex::engine(pat, flags);
             if r.engine.is_err() {
                 r.lits.clear();
             }
         }
+    }
+
+    /// Marks the keys whose regex did not parse and turns the regex diagnostics into warnings.
+    fn finish_regexes(
+        regexes: &[RegexKey],
+        keys: &mut [KeyKind],
+        diags: Vec<DiagSlot>,
+    ) -> Vec<Diagnostic> {
         for k in keys.iter_mut() {
             if let KeyKind::Regex(id) = *k {
                 if regexes.get(id as usize).is_none_or(|r| r.engine.is_err()) {
@@ -869,6 +949,12 @@ impl LorebookCompiler {
     /// Sets the default case sensitivity.
     pub fn case_sensitive(mut self, yes: bool) -> Self {
         self.case_sensitive = yes;
+        self
+    }
+
+    /// Compiles for a single scan (see [`LorebookCompiler::single_scan`]).
+    pub fn for_single_scan(mut self, yes: bool) -> Self {
+        self.single_scan = yes;
         self
     }
 
@@ -1087,37 +1173,41 @@ impl LorebookCompiler {
             pending,
             ..
         } = b;
-        let build = |map: &FxMap<Cow<'a, str>, u32>, base: u32| -> Option<AhoCorasick> {
-            if map.is_empty() {
-                return None;
-            }
-            let mut pats: Vec<&[u8]> = vec![&[]; map.len()];
-            for (text, &id) in map {
+        // The patterns by id, case-insensitive ones and case-sensitive ones.
+        let by_id = |map: FxMap<Cow<'a, str>, u32>, base: u32| -> Vec<Cow<'a, str>> {
+            let mut pats: Vec<Cow<'a, str>> = vec![Cow::Borrowed(""); map.len()];
+            for (text, id) in map {
                 if let Some(slot) = pats.get_mut((id & !base) as usize) {
-                    *slot = text.as_bytes();
+                    *slot = text;
                 }
             }
-            AhoCorasickBuilder::new()
-                .match_kind(MatchKind::Standard)
-                // Huge pattern sets: the noncontiguous NFA builds fastest (no conversion), and
-                // searching a chat with it costs a fraction of a millisecond more.
-                .kind(if map.len() > 10_000 {
-                    Some(AhoCorasickKind::NoncontiguousNFA)
-                } else {
-                    None
-                })
-                .build(pats)
-                .ok()
+            pats
         };
-        // The automata are built on a second thread while this one parses the regex keys and
-        // orders the entries (a single thread does both when no thread can be had).
-        std::thread::scope(|scope| {
-            let (pci, pcs) = (&pats_ci, &pats_cs);
+        let patterns = Patterns {
+            ci: by_id(pats_ci, 0),
+            cs: by_id(pats_cs, 1 << 31),
+        };
+        let single_scan = self.single_scan;
+        // A second thread builds the automata (or, for a single scan, which builds its own,
+        // parses half of the regex keys) while this one parses the regex keys and orders the
+        // entries; a single thread does all of it when no thread can be had.
+        let (automata, half_done, levels, meta) = std::thread::scope(|scope| {
+            let half = if single_scan {
+                regexes.len() / 2
+            } else {
+                regexes.len()
+            };
+            let (mine, theirs) = regexes.split_at_mut(half);
+            let (my_src, their_src) = pending.split_at(half.min(pending.len()));
+            let pats = &patterns;
             let worker = std::thread::Builder::new()
-                .name("ccv3-lore-automata".into())
-                .spawn_scoped(scope, move || (build(pci, 0), build(pcs, 1 << 31)))
+                .name("ccv3-lore-compile".into())
+                .spawn_scoped(scope, move || {
+                    Builder::parse_regexes(theirs, their_src);
+                    (!single_scan).then(|| Automata::build(pats, None))
+                })
                 .ok();
-            let diagnostics = Builder::parse_regexes(&mut regexes, &pending, &mut keys, diags);
+            Builder::parse_regexes(mine, my_src);
             // Activation order: SillyTavern sorts by order, highest first (stable).
             let kind_rank = |k: BookKind| match (self.strategy, k) {
                 (Strategy::Evenly, _) => 0,
@@ -1153,78 +1243,6 @@ impl LorebookCompiler {
                     cur = src;
                 }
             }
-            // Renumber patterns: case-insensitive first, then case-sensitive.
-            let n_ci = pats_ci.len() as u32;
-            let fix = |p: u32| {
-                if p & (1 << 31) != 0 {
-                    n_ci + (p & !(1 << 31))
-                } else {
-                    p
-                }
-            };
-            for k in &mut keys {
-                if let KeyKind::Plain { pat, .. } = k {
-                    *pat = fix(*pat);
-                }
-            }
-            for r in &mut regexes {
-                for l in &mut r.lits {
-                    *l = fix(*l);
-                }
-            }
-            let n_pat = n_ci + pats_cs.len() as u32;
-            // Fan-out from patterns to the entries whose primary keys they can trigger: a counting
-            // sort by pattern (ranks ascending within a pattern, each once).
-            let mut always = Vec::new();
-            let mut fan_off = vec![0u32; n_pat as usize + 1];
-            let mut pats: Vec<u32> = Vec::new();
-            let mut spans: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
-            let mut flat: Vec<u32> = Vec::with_capacity(keys.len());
-            for (rank, e) in entries.iter().enumerate() {
-                let mut is_always = e.constant || e.dec.activate || e.dec.keep_activate_after_match;
-                pats.clear();
-                let start = e.primary.start as usize;
-                for k in keys
-                    .get(start..start + e.primary.len as usize)
-                    .unwrap_or_default()
-                {
-                    match *k {
-                        KeyKind::Plain { pat, .. } => pats.push(pat),
-                        KeyKind::Regex(r) => {
-                            let lits = &regexes[r as usize].lits;
-                            if lits.is_empty() {
-                                is_always = true;
-                            }
-                            pats.extend_from_slice(lits);
-                        }
-                        KeyKind::Invalid => {}
-                    }
-                }
-                if is_always {
-                    always.push(rank as u32);
-                }
-                pats.sort_unstable();
-                pats.dedup();
-                let s0 = flat.len() as u32;
-                for &p in &pats {
-                    fan_off[p as usize + 1] += 1;
-                }
-                flat.extend_from_slice(&pats);
-                spans.push((s0, flat.len() as u32));
-            }
-            for i in 1..fan_off.len() {
-                fan_off[i] += fan_off[i - 1];
-            }
-            let mut cursor = fan_off.clone();
-            let mut fan = vec![0u32; flat.len()];
-            for (rank, &(s0, s1)) in spans.iter().enumerate() {
-                for &p in &flat[s0 as usize..s1 as usize] {
-                    let c = &mut cursor[p as usize];
-                    fan[*c as usize] = rank as u32;
-                    *c += 1;
-                }
-            }
-            drop((flat, spans, cursor));
             let mut levels = Vec::new();
             let mut any_late = false;
             for e in &entries {
@@ -1279,29 +1297,122 @@ impl LorebookCompiler {
                 }
             }
 
-            let (ac_ci, ac_cs) = match worker.map(|w| w.join()) {
-                Some(Ok(built)) => built,
-                _ => (build(&pats_ci, 0), build(&pats_cs, 1 << 31)),
-            };
-            CompiledBooks {
-                books: infos,
-                entries,
-                ac_ci,
-                ac_cs,
-                n_ci,
-                fan_off,
-                fan,
-                always,
-                regexes,
-                keys,
-                key_text: texts,
-                by_id: OnceLock::new(),
-                max_depth,
-                levels,
-                diagnostics,
-                meta,
+            let joined = worker.map(|w| w.join());
+            match joined {
+                Some(Ok(built)) => (built, true, levels, meta),
+                Some(Err(e)) => std::panic::resume_unwind(e),
+                None => (None, false, levels, meta),
             }
-        })
+        });
+        // No second thread could be had: this one does its share.
+        if !half_done {
+            let half = if single_scan {
+                regexes.len() / 2
+            } else {
+                regexes.len()
+            };
+            Builder::parse_regexes(
+                &mut regexes[half..],
+                pending.get(half..).unwrap_or_default(),
+            );
+        }
+        let automata = match automata {
+            Some(a) => OnceLock::from(a),
+            None if !single_scan => OnceLock::from(Automata::build(&patterns, None)),
+            None => OnceLock::new(),
+        };
+        let diagnostics = Builder::finish_regexes(&regexes, &mut keys, diags);
+        // Renumber patterns: case-insensitive first, then case-sensitive.
+        let n_ci = patterns.ci.len() as u32;
+        let fix = |p: u32| {
+            if p & (1 << 31) != 0 {
+                n_ci + (p & !(1 << 31))
+            } else {
+                p
+            }
+        };
+        for k in &mut keys {
+            if let KeyKind::Plain { pat, .. } = k {
+                *pat = fix(*pat);
+            }
+        }
+        for r in &mut regexes {
+            for l in &mut r.lits {
+                *l = fix(*l);
+            }
+        }
+        let n_pat = n_ci + patterns.cs.len() as u32;
+        // Fan-out from patterns to the entries whose primary keys they can trigger: a counting
+        // sort by pattern (ranks ascending within a pattern, each once).
+        let mut always = Vec::new();
+        let mut fan_off = vec![0u32; n_pat as usize + 1];
+        let mut pats: Vec<u32> = Vec::new();
+        let mut spans: Vec<(u32, u32)> = Vec::with_capacity(entries.len());
+        let mut flat: Vec<u32> = Vec::with_capacity(keys.len());
+        for (rank, e) in entries.iter().enumerate() {
+            let mut is_always = e.constant || e.dec.activate || e.dec.keep_activate_after_match;
+            pats.clear();
+            let start = e.primary.start as usize;
+            for k in keys
+                .get(start..start + e.primary.len as usize)
+                .unwrap_or_default()
+            {
+                match *k {
+                    KeyKind::Plain { pat, .. } => pats.push(pat),
+                    KeyKind::Regex(r) => {
+                        let lits = &regexes[r as usize].lits;
+                        if lits.is_empty() {
+                            is_always = true;
+                        }
+                        pats.extend_from_slice(lits);
+                    }
+                    KeyKind::Invalid => {}
+                }
+            }
+            if is_always {
+                always.push(rank as u32);
+            }
+            pats.sort_unstable();
+            pats.dedup();
+            let s0 = flat.len() as u32;
+            for &p in &pats {
+                fan_off[p as usize + 1] += 1;
+            }
+            flat.extend_from_slice(&pats);
+            spans.push((s0, flat.len() as u32));
+        }
+        for i in 1..fan_off.len() {
+            fan_off[i] += fan_off[i - 1];
+        }
+        let mut cursor = fan_off.clone();
+        let mut fan = vec![0u32; flat.len()];
+        for (rank, &(s0, s1)) in spans.iter().enumerate() {
+            for &p in &flat[s0 as usize..s1 as usize] {
+                let c = &mut cursor[p as usize];
+                fan[*c as usize] = rank as u32;
+                *c += 1;
+            }
+        }
+        drop((flat, spans, cursor));
+        CompiledBooks {
+            books: infos,
+            entries,
+            patterns,
+            automata,
+            single_scan,
+            n_ci,
+            fan_off,
+            fan,
+            always,
+            regexes,
+            keys,
+            key_text: texts,
+            by_id: OnceLock::new(),
+            max_depth,
+            levels,
+            diagnostics,
+            meta,
+        }
     }
 }
 

@@ -109,6 +109,7 @@
 pub mod chat;
 pub mod cli;
 mod compile;
+mod grams;
 pub mod jsregex;
 pub mod scan;
 mod state;

@@ -46,7 +46,7 @@
 
 use crate::chat::{Chat, Role};
 use crate::compile::{
-    CEntry, CompiledBooks, DepthSpec, EntryRef, KeyKind, Position, SelectiveLogic,
+    Automata, CEntry, CompiledBooks, DepthSpec, EntryRef, KeyKind, Position, SelectiveLogic,
 };
 use crate::state::{self, MatchRecord, ScanState, TimedRecord};
 use crate::text::{self, clean_scan_text, whole_word_at};
@@ -470,6 +470,8 @@ struct Scan<'s, 'a> {
     diags: Vec<Diagnostic>,
     capped_warned: bool,
     last_pass: (Pass, Option<u64>, u64),
+    /// Automata built for this scan's text alone (see [`crate::LorebookCompiler::single_scan`]).
+    own_automata: Option<Automata>,
 }
 
 struct NewAct {
@@ -531,6 +533,7 @@ impl<'a> CompiledBooks<'a> {
             diags: Vec::new(),
             capped_warned: false,
             last_pass: (Pass::Initial, None, 0),
+            own_automata: None,
         };
         s.advance_state(state);
         s.build_buffer(chat);
@@ -708,22 +711,27 @@ impl<'s, 'a> Scan<'s, 'a> {
         rec: Option<u32>,
     ) {
         let cb = self.cb;
+        let aut = match &self.own_automata {
+            Some(a) => a,
+            None => cb.automata(),
+        };
+        let id = |ids: &[u32], p: u32| ids.get(p as usize).copied().unwrap_or(p);
         let mut found: Vec<(u32, Option<u32>, bool)> = Vec::new();
-        if let Some(ac) = &cb.ac_ci {
+        if let Some(ac) = &aut.ci {
             for m in ac.find_overlapping_iter(lower) {
                 let k = ends.map(|(_, el)| Self::msg_of(el, m.end()));
                 found.push((
-                    m.pattern().as_u32(),
+                    id(&aut.ci_ids, m.pattern().as_u32()),
                     k,
                     whole_word_at(lower, m.start(), m.end()),
                 ));
             }
         }
-        if let Some(ac) = &cb.ac_cs {
+        if let Some(ac) = &aut.cs {
             for m in ac.find_overlapping_iter(orig) {
                 let k = ends.map(|(eo, _)| Self::msg_of(eo, m.end()));
                 found.push((
-                    cb.n_ci + m.pattern().as_u32(),
+                    cb.n_ci + id(&aut.cs_ids, m.pattern().as_u32()),
                     k,
                     whole_word_at(orig, m.start(), m.end()),
                 ));
@@ -737,6 +745,13 @@ impl<'s, 'a> Scan<'s, 'a> {
     fn search_chat(&mut self) {
         let lower = std::mem::take(&mut self.lower);
         let orig = std::mem::take(&mut self.orig);
+        // Compiled for a single scan: when no entry content can be scanned (no recursion), the
+        // chat is all this scan searches, and only the keys that can occur in it are needed.
+        let recursion =
+            (0..self.cb.books.len()).any(|b| self.book_recursive(b)) || !self.cb.levels.is_empty();
+        if self.cb.single_scan && !recursion && self.cb.automata.get().is_none() {
+            self.own_automata = Some(Automata::build(&self.cb.patterns, Some((&lower, &orig))));
+        }
         let eo = std::mem::take(&mut self.ends_o);
         let el = std::mem::take(&mut self.ends_l);
         self.search_text(&lower, &orig, Some((&eo, &el)), None);

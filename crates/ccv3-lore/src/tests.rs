@@ -1272,8 +1272,14 @@ fn cli_json_shape_and_empty_content_in_rejected() {
 fn cli_json_streamed_is_byte_for_byte_the_tree() {
     // Quotes, control characters, non-ASCII, unnamed entries, entries with and without depth.
     let b = book(vec![
-        with(entry(&["a"], "@@depth 2\nSay \"hi\"\t\u{1}é"), json!({"name": "Ünï \"q\""})),
-        with(entry(&["a"], "plain"), json!({"comment": "from the comment"})),
+        with(
+            entry(&["a"], "@@depth 2\nSay \"hi\"\t\u{1}é"),
+            json!({"name": "Ünï \"q\""}),
+        ),
+        with(
+            entry(&["a"], "plain"),
+            json!({"comment": "from the comment"}),
+        ),
         entry(&["a"], ""),
         entry(&["zz"], "Z"),
         with(entry(&["b"], "off"), json!({"enabled": false})),
@@ -1353,6 +1359,32 @@ mod props {
             c1.sort();
             c2.sort();
             prop_assert_eq!(c1, c2);
+        }
+
+        #[test]
+        fn single_scan_compile_gives_the_same_result(
+            keys in proptest::collection::vec(words(), 1..12),
+            cased in proptest::collection::vec(proptest::bool::ANY, 12),
+            text in "(Alpha|beta|gamma|delta|omegazeta|x| |\\n){0,30}",
+            recursive in proptest::bool::ANY,
+        ) {
+            // Plain keys of every length (short ones too), case-sensitive ones, regex keys with
+            // and without literals, and entries whose content triggers others by recursion.
+            let mut entries: Vec<Value> = keys.iter().enumerate().map(|(i, k)| {
+                let ks: Vec<&str> = k.iter().map(String::as_str).collect();
+                let e = entry(&ks, &format!("content {i} {}", k[0]));
+                if cased[i % cased.len()] { with(e, json!({"case_sensitive": true})) } else { e }
+            }).collect();
+            entries.push(entry(&["/gam+a|zz/i", "/\\d+/", "a", "ze"], "regex"));
+            let b = book(entries);
+            let o = ScanOptions { recursive, explain_all: true, ..Default::default() };
+            let c = user(&text);
+            let input = [BookInput { book: &b, kind: BookKind::Global, name: "b".into() }];
+            let eager = LorebookCompiler::new().compile(&input);
+            let single = LorebookCompiler::new().for_single_scan(true).compile(&input);
+            let r1 = eager.scan(&c, &Default::default(), &o, &ccv3_tokens::Estimate);
+            let r2 = single.scan(&c, &Default::default(), &o, &ccv3_tokens::Estimate);
+            prop_assert_eq!(format!("{:?}", r1), format!("{:?}", r2));
         }
 
         #[test]
