@@ -64,6 +64,8 @@ pub struct LoreScanOutput<'a> {
     pub compile_ms: f64,
     /// Milliseconds spent scanning.
     pub scan_ms: f64,
+    /// The compiled books (kept so that a caller about to exit need not free them).
+    pub compiled: crate::CompiledBooks<'a>,
 }
 
 /// `--timing` figures.
@@ -112,6 +114,7 @@ pub fn run_scan<'a>(args: &LoreScanArgs<'a>) -> LoreScanOutput<'a> {
         diagnostics: compiled.diagnostics().to_vec(),
         compile_ms,
         scan_ms,
+        compiled,
     }
 }
 

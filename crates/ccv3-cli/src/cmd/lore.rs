@@ -122,6 +122,11 @@ pub fn run(args: Args) -> CmdResult {
     for d in &out.diagnostics {
         eprintln!("ccv3: warning: {d}");
     }
+    // The process ends next: handing a big book's million allocations back one by one would
+    // cost more than the scan did, so they are left to the end of the process.
+    std::mem::forget(out);
+    std::mem::forget(scan_args);
+    std::mem::forget(loaded);
     Ok(0)
 }
 
