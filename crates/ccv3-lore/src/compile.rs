@@ -687,6 +687,9 @@ enum DiagSlot {
     Regex(u32, String),
 }
 
+/// Books with at least this many entries are compiled on two threads.
+const PARALLEL_COMPILE: usize = 2048;
+
 /// `s` lower-cased, borrowed when it has no upper-case letter.
 fn lower<'a>(s: Cow<'a, str>) -> Cow<'a, str> {
     if s.is_ascii() {
@@ -701,6 +704,113 @@ fn lower<'a>(s: Cow<'a, str>) -> Cow<'a, str> {
 }
 
 impl<'a> Builder<'a> {
+    /// An empty builder with room for `n_keys` keys.
+    fn with_capacity(n_keys: usize) -> Self {
+        Builder {
+            pats_ci: FxMap::with_capacity_and_hasher(n_keys / 2, Default::default()),
+            pats_cs: FxMap::default(),
+            regex_ids: FxMap::default(),
+            regexes: Vec::new(),
+            keys: Vec::with_capacity(n_keys),
+            texts: Vec::with_capacity(n_keys),
+            diags: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Takes in the builder `other` that compiled the entries right after this one's, and
+    /// `entries`, the entries it compiled: its patterns and regexes get this builder's ids
+    /// (new ones in the order `other` met them, as if this builder had gone on alone), its keys
+    /// and diagnostics follow this builder's, and the entries' key ranges are moved to match.
+    fn absorb(&mut self, other: Builder<'a>, entries: &mut [CEntry<'a>]) {
+        let key_base = self.keys.len() as u32;
+        let remap = |from: FxMap<Cow<'a, str>, u32>,
+                     into: &mut FxMap<Cow<'a, str>, u32>,
+                     base: u32|
+         -> Vec<u32> {
+            let mut list: Vec<(u32, Cow<'a, str>)> =
+                from.into_iter().map(|(t, id)| (id & !base, t)).collect();
+            list.sort_unstable_by_key(|x| x.0);
+            let mut ids = vec![0u32; list.len()];
+            for (old, text) in list {
+                let id = match into.get(&*text) {
+                    Some(&id) => id,
+                    None => {
+                        let id = base | into.len() as u32;
+                        into.insert(text, id);
+                        id
+                    }
+                };
+                if let Some(slot) = ids.get_mut(old as usize) {
+                    *slot = id;
+                }
+            }
+            ids
+        };
+        let ci = remap(other.pats_ci, &mut self.pats_ci, 0);
+        let cs = remap(other.pats_cs, &mut self.pats_cs, 1 << 31);
+        let fix = |p: u32| -> u32 {
+            if p & (1 << 31) != 0 {
+                cs.get((p & !(1 << 31)) as usize).copied().unwrap_or(p)
+            } else {
+                ci.get(p as usize).copied().unwrap_or(p)
+            }
+        };
+        let mut rx = Vec::with_capacity(other.regexes.len());
+        let mut fresh = Vec::with_capacity(other.regexes.len());
+        for (key, mut r) in other.pending.into_iter().zip(other.regexes) {
+            match self.regex_ids.get(&key) {
+                Some(&id) => {
+                    rx.push(id);
+                    fresh.push(false);
+                }
+                None => {
+                    let id = self.regexes.len() as u32;
+                    for l in &mut r.lits {
+                        *l = fix(*l);
+                    }
+                    self.regexes.push(r);
+                    self.pending.push(key.clone());
+                    self.regex_ids.insert(key, id);
+                    rx.push(id);
+                    fresh.push(true);
+                }
+            }
+        }
+        for d in other.diags {
+            match d {
+                DiagSlot::Ready(d) => self.diags.push(DiagSlot::Ready(d)),
+                // A regex this builder had met already has its diagnostic here.
+                DiagSlot::Regex(id, path) => {
+                    if fresh.get(id as usize) == Some(&true) {
+                        self.diags.push(DiagSlot::Regex(rx[id as usize], path));
+                    }
+                }
+            }
+        }
+        self.keys.extend(other.keys.into_iter().map(|k| match k {
+            KeyKind::Plain { pat, multiword } => KeyKind::Plain {
+                pat: fix(pat),
+                multiword,
+            },
+            KeyKind::Regex(id) => KeyKind::Regex(rx.get(id as usize).copied().unwrap_or(id)),
+            KeyKind::Invalid => KeyKind::Invalid,
+        }));
+        self.texts.extend(other.texts);
+        // Empty ranges point nowhere; the unset ones (0, 0) are left as they are.
+        let shift = |r: &mut KeyRange| {
+            if r.start > 0 || r.len > 0 {
+                r.start += key_base;
+            }
+        };
+        for e in entries {
+            shift(&mut e.primary);
+            shift(&mut e.secondary);
+            shift(&mut e.exclude);
+            e.additional.iter_mut().for_each(shift);
+        }
+    }
+
     fn pattern(&mut self, ci: bool, text: Cow<'a, str>) -> u32 {
         let map = if ci {
             &mut self.pats_ci
@@ -743,10 +853,8 @@ impl<'a> Builder<'a> {
         id
     }
 
-    /// Parses every registered regex; an unusable one loses its literals, its keys become
-    /// [`KeyKind::Invalid`] and it gets its diagnostic. (Its literals stay in the automata,
-    /// where nothing refers to them.)
-    /// Parses the regex keys (`pending` holds each one's pattern and flags).
+    /// Parses the regex keys (`pending` holds each one's pattern and flags); an unusable one
+    /// loses its literals. (They stay in the automata, where nothing refers to them.)
     fn parse_regexes(regexes: &mut [RegexKey], pending: &[(String, String)]) {
         for (r, (pat, flags)) in regexes.iter_mut().zip(pending) {
             r.engine = jsregex::engine(pat, flags);
@@ -756,7 +864,8 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Marks the keys whose regex did not parse and turns the regex diagnostics into warnings.
+    /// Marks the keys whose regex did not parse as [`KeyKind::Invalid`] and turns the regex
+    /// diagnostics into warnings.
     fn finish_regexes(
         regexes: &[RegexKey],
         keys: &mut [KeyKind],
@@ -961,6 +1070,12 @@ impl LorebookCompiler {
     /// Compiles `books` (in the given order; the order names them in [`EntryRef::book`]).
     pub fn compile<'a>(&self, books: &[BookInput<'a>]) -> CompiledBooks<'a> {
         let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
+        self.compile_with(books, total >= PARALLEL_COMPILE)
+    }
+
+    /// [`LorebookCompiler::compile`], with the entries compiled on two threads or on one.
+    fn compile_with<'a>(&self, books: &[BookInput<'a>], two_threads: bool) -> CompiledBooks<'a> {
+        let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
         // Sized up front: growing tables of this size copies them and touches fresh memory
         // twice, which costs more than the counting.
         let n_keys: usize = books
@@ -968,21 +1083,14 @@ impl LorebookCompiler {
             .flat_map(|b| &b.book.entries)
             .map(|e| e.keys.len() + e.secondary_keys.as_ref().map_or(0, Vec::len))
             .sum();
-        let mut b = Builder {
-            pats_ci: FxMap::with_capacity_and_hasher(n_keys / 2, Default::default()),
-            pats_cs: FxMap::default(),
-            regex_ids: FxMap::default(),
-            regexes: Vec::new(),
-            keys: Vec::with_capacity(n_keys),
-            texts: Vec::with_capacity(n_keys),
-            diags: Vec::new(),
-            pending: Vec::new(),
-        };
+        let mut b = Builder::with_capacity(n_keys);
         let names = (self.char_name.as_str(), self.user_name.as_str());
         let mut infos = Vec::with_capacity(books.len());
         let mut entries: Vec<CEntry<'a>> = Vec::with_capacity(total);
         let mut max_depth = 0u64;
-        for (bi, input) in books.iter().enumerate() {
+        // Per book: its facts, and the duplicate count of each entry (for identities).
+        let mut preps: Vec<(u64, Vec<u64>)> = Vec::with_capacity(books.len());
+        for input in books.iter() {
             let book = input.book;
             let scan_depth = book
                 .scan_depth
@@ -1023,145 +1131,66 @@ impl LorebookCompiler {
                 }
             }
             drop((quick, seen));
-            for (ei, e) in book.entries.iter().enumerate() {
-                let bn = input.name.as_str();
-                let parsed = decorator::parse(&e.content);
-                for p in &parsed.problems {
-                    b.diags.push(DiagSlot::Ready(Diagnostic::info(
-                        "lore-decorator",
-                        format!("{bn}: entries[{ei}].content"),
-                        format!("line {}: {}", p.line, p.message),
-                    )));
+            preps.push((book_hash, dups));
+        }
+        // Every entry as (book, index); big books are compiled in two halves on two threads,
+        // the second half with a builder of its own that is then merged into this one (ids
+        // assigned as if one builder had met every entry in order).
+        let work = |b: &mut Builder<'a>, range: std::ops::Range<usize>, max_depth: &mut u64| {
+            let mut out = Vec::with_capacity(range.len());
+            let mut first = 0usize;
+            for (bi, input) in books.iter().enumerate() {
+                let n = input.book.entries.len();
+                let (lo, hi) = (range.start.max(first), range.end.min(first + n));
+                for flat in lo..hi {
+                    let ei = flat - first;
+                    let (book_hash, dups) = &preps[bi];
+                    out.push(self.compile_entry(
+                        b,
+                        (bi, ei, input.name.as_str()),
+                        &input.book.entries[ei],
+                        *book_hash,
+                        dups.get(ei).copied().unwrap_or(0),
+                        names,
+                        max_depth,
+                    ));
                 }
-                // No decorator header: the body is the whole content and the decorators are none.
-                let has_dec = parsed.body.len() != e.content.len();
-                let dec = Dec(if has_dec {
-                    Some(Box::new(parsed.decorators))
-                } else {
-                    None
-                });
-                let kn = Knobs::read(&e.extensions);
-                let regex_mode = e.use_regex && !kn.st_marked;
-                let case_sensitive = e
-                    .case_sensitive
-                    .or_else(|| val_bool(kn.case_sensitive))
-                    .unwrap_or(self.case_sensitive);
-                let primary = b.keys(&e.keys, regex_mode, case_sensitive, names, (bn, ei, "keys"));
-                let sec_raw: &'a [String] = e.secondary_keys.as_deref().unwrap_or(&[]);
-                let secondary = if regex_mode {
-                    KeyRange::default()
-                } else {
-                    b.keys(
-                        sec_raw,
-                        false,
-                        case_sensitive,
-                        names,
-                        (bn, ei, "secondary_keys"),
-                    )
-                };
-                let additional = match &dec.0 {
-                    Some(d) if !d.additional_keys.is_empty() => d
-                        .additional_keys
-                        .iter()
-                        .map(|g| {
-                            b.keys_owned(
-                                g,
-                                regex_mode,
-                                case_sensitive,
-                                names,
-                                (bn, ei, "@@additional_keys"),
-                            )
-                        })
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                let exclude = match &dec.0 {
-                    Some(d) if !regex_mode && !d.exclude_keys.is_empty() => b.keys_owned(
-                        &d.exclude_keys,
-                        false,
-                        case_sensitive,
-                        names,
-                        (bn, ei, "@@exclude_keys"),
-                    ),
-                    _ => KeyRange::default(),
-                };
-                let logic = match val_f64(kn.selective_logic).map(|f| f as i64) {
-                    Some(1) => SelectiveLogic::NotAll,
-                    Some(2) => SelectiveLogic::NotAny,
-                    Some(3) => SelectiveLogic::AndAll,
-                    _ => SelectiveLogic::AndAny,
-                };
-                let entry_depth = dec.scan_depth.or_else(|| val_u64(kn.scan_depth));
-                max_depth = max_depth.max(entry_depth.unwrap_or(0));
-                let order = dec.order.unwrap_or_else(|| e.insertion_order_f64());
-                let priority = dec.priority.or_else(|| e.priority_f64()).unwrap_or(order);
-                let (position, depth) = position_of(e, &dec, &kn);
-                let role = dec.role.or(match val_f64(kn.role).map(|f| f as i64) {
-                    Some(0) => Some(DecoratorRole::System),
-                    Some(1) => Some(DecoratorRole::User),
-                    Some(2) => Some(DecoratorRole::Assistant),
-                    _ => None,
-                });
-                let probability = dec.probability.or_else(|| {
-                    if val_bool(kn.use_probability).unwrap_or(true) {
-                        val_f64(kn.probability).map(|p| p.clamp(0.0, 100.0))
-                    } else {
-                        None
-                    }
-                });
-                let delay_until_recursion = match kn.delay_until_recursion {
-                    Some(Value::Bool(true)) => Some(1),
-                    Some(v) if !v.is_boolean() => {
-                        val_u64(kn.delay_until_recursion).filter(|n| *n > 0)
-                    }
-                    _ => None,
-                };
-                let id = EntryId {
-                    entry: e,
-                    book: book_hash,
-                    dup: dups.get(ei).copied().unwrap_or(0),
-                };
-                entries.push(CEntry {
-                    at: EntryRef {
-                        book: bi,
-                        index: ei,
-                    },
-                    entry: e,
-                    body: parsed.body,
-                    body_empty: parsed.body.trim().is_empty(),
-                    enabled: e.enabled,
-                    constant: e.constant.unwrap_or(false) && !regex_mode,
-                    primary,
-                    secondary,
-                    additional,
-                    exclude,
-                    selective: e.selective.unwrap_or(false),
-                    logic,
-                    whole_words: val_bool(kn.match_whole_words),
-                    scan_depth: entry_depth,
-                    order,
-                    priority,
-                    position,
-                    depth,
-                    role,
-                    probability,
-                    groups: val_strings(kn.group),
-                    group_override: val_bool(kn.group_override).unwrap_or(false),
-                    group_weight: val_f64(kn.group_weight).unwrap_or(100.0).max(0.0),
-                    group_scoring: val_bool(kn.use_group_scoring),
-                    sticky: val_u64(kn.sticky).unwrap_or(0),
-                    cooldown: val_u64(kn.cooldown).unwrap_or(0),
-                    delay: val_u64(kn.delay).unwrap_or(0),
-                    exclude_recursion: val_bool(kn.exclude_recursion).unwrap_or(false),
-                    prevent_recursion: val_bool(kn.prevent_recursion).unwrap_or(false),
-                    delay_until_recursion,
-                    ignore_budget: val_bool(kn.ignore_budget).unwrap_or(false),
-                    triggers: val_strings(kn.triggers),
-                    kind_rank: 0,
-                    id,
-                    dec,
-                });
+                first += n;
             }
+            out
+        };
+        if two_threads && total > 1 {
+            let mid = total / 2;
+            let (mine, theirs) = std::thread::scope(|scope| {
+                let worker = std::thread::Builder::new()
+                    .name("ccv3-lore-compile".into())
+                    .spawn_scoped(scope, || {
+                        let mut b2 = Builder::with_capacity(n_keys / 2);
+                        let mut depth = 0u64;
+                        let out = work(&mut b2, mid..total, &mut depth);
+                        (b2, out, depth)
+                    })
+                    .ok();
+                let mine = work(&mut b, 0..mid, &mut max_depth);
+                let theirs = match worker.map(|w| w.join()) {
+                    Some(Ok(done)) => done,
+                    Some(Err(e)) => std::panic::resume_unwind(e),
+                    None => {
+                        let mut b2 = Builder::with_capacity(n_keys / 2);
+                        let mut depth = 0u64;
+                        let out = work(&mut b2, mid..total, &mut depth);
+                        (b2, out, depth)
+                    }
+                };
+                (mine, theirs)
+            });
+            entries.extend(mine);
+            let (b2, mut second, depth) = theirs;
+            max_depth = max_depth.max(depth);
+            b.absorb(b2, &mut second);
+            entries.extend(second);
+        } else {
+            entries.extend(work(&mut b, 0..total, &mut max_depth));
         }
         let Builder {
             pats_ci,
@@ -1416,10 +1445,215 @@ impl LorebookCompiler {
     }
 }
 
+impl LorebookCompiler {
+    /// Compiles one entry (`ei` of book `bi`, named `bn`) with the builder `b`, raising
+    /// `max_depth` to the entry's own scan depth.
+    #[allow(clippy::too_many_arguments)]
+    fn compile_entry<'a>(
+        &self,
+        b: &mut Builder<'a>,
+        (bi, ei, bn): (usize, usize, &str),
+        e: &'a Entry,
+        book_hash: u64,
+        dup: u64,
+        names: (&str, &str),
+        max_depth: &mut u64,
+    ) -> CEntry<'a> {
+        let parsed = decorator::parse(&e.content);
+        for p in &parsed.problems {
+            b.diags.push(DiagSlot::Ready(Diagnostic::info(
+                "lore-decorator",
+                format!("{bn}: entries[{ei}].content"),
+                format!("line {}: {}", p.line, p.message),
+            )));
+        }
+        // No decorator header: the body is the whole content and the decorators are none.
+        let has_dec = parsed.body.len() != e.content.len();
+        let dec = Dec(if has_dec {
+            Some(Box::new(parsed.decorators))
+        } else {
+            None
+        });
+        let kn = Knobs::read(&e.extensions);
+        let regex_mode = e.use_regex && !kn.st_marked;
+        let case_sensitive = e
+            .case_sensitive
+            .or_else(|| val_bool(kn.case_sensitive))
+            .unwrap_or(self.case_sensitive);
+        let primary = b.keys(&e.keys, regex_mode, case_sensitive, names, (bn, ei, "keys"));
+        let sec_raw: &'a [String] = e.secondary_keys.as_deref().unwrap_or(&[]);
+        let secondary = if regex_mode {
+            KeyRange::default()
+        } else {
+            b.keys(
+                sec_raw,
+                false,
+                case_sensitive,
+                names,
+                (bn, ei, "secondary_keys"),
+            )
+        };
+        let additional = match &dec.0 {
+            Some(d) if !d.additional_keys.is_empty() => d
+                .additional_keys
+                .iter()
+                .map(|g| {
+                    b.keys_owned(
+                        g,
+                        regex_mode,
+                        case_sensitive,
+                        names,
+                        (bn, ei, "@@additional_keys"),
+                    )
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let exclude = match &dec.0 {
+            Some(d) if !regex_mode && !d.exclude_keys.is_empty() => b.keys_owned(
+                &d.exclude_keys,
+                false,
+                case_sensitive,
+                names,
+                (bn, ei, "@@exclude_keys"),
+            ),
+            _ => KeyRange::default(),
+        };
+        let logic = match val_f64(kn.selective_logic).map(|f| f as i64) {
+            Some(1) => SelectiveLogic::NotAll,
+            Some(2) => SelectiveLogic::NotAny,
+            Some(3) => SelectiveLogic::AndAll,
+            _ => SelectiveLogic::AndAny,
+        };
+        let entry_depth = dec.scan_depth.or_else(|| val_u64(kn.scan_depth));
+        *max_depth = (*max_depth).max(entry_depth.unwrap_or(0));
+        let order = dec.order.unwrap_or_else(|| e.insertion_order_f64());
+        let priority = dec.priority.or_else(|| e.priority_f64()).unwrap_or(order);
+        let (position, depth) = position_of(e, &dec, &kn);
+        let role = dec.role.or(match val_f64(kn.role).map(|f| f as i64) {
+            Some(0) => Some(DecoratorRole::System),
+            Some(1) => Some(DecoratorRole::User),
+            Some(2) => Some(DecoratorRole::Assistant),
+            _ => None,
+        });
+        let probability = dec.probability.or_else(|| {
+            if val_bool(kn.use_probability).unwrap_or(true) {
+                val_f64(kn.probability).map(|p| p.clamp(0.0, 100.0))
+            } else {
+                None
+            }
+        });
+        let delay_until_recursion = match kn.delay_until_recursion {
+            Some(Value::Bool(true)) => Some(1),
+            Some(v) if !v.is_boolean() => val_u64(kn.delay_until_recursion).filter(|n| *n > 0),
+            _ => None,
+        };
+        let id = EntryId {
+            entry: e,
+            book: book_hash,
+            dup,
+        };
+        CEntry {
+            at: EntryRef {
+                book: bi,
+                index: ei,
+            },
+            entry: e,
+            body: parsed.body,
+            body_empty: parsed.body.trim().is_empty(),
+            enabled: e.enabled,
+            constant: e.constant.unwrap_or(false) && !regex_mode,
+            primary,
+            secondary,
+            additional,
+            exclude,
+            selective: e.selective.unwrap_or(false),
+            logic,
+            whole_words: val_bool(kn.match_whole_words),
+            scan_depth: entry_depth,
+            order,
+            priority,
+            position,
+            depth,
+            role,
+            probability,
+            groups: val_strings(kn.group),
+            group_override: val_bool(kn.group_override).unwrap_or(false),
+            group_weight: val_f64(kn.group_weight).unwrap_or(100.0).max(0.0),
+            group_scoring: val_bool(kn.use_group_scoring),
+            sticky: val_u64(kn.sticky).unwrap_or(0),
+            cooldown: val_u64(kn.cooldown).unwrap_or(0),
+            delay: val_u64(kn.delay).unwrap_or(0),
+            exclude_recursion: val_bool(kn.exclude_recursion).unwrap_or(false),
+            prevent_recursion: val_bool(kn.prevent_recursion).unwrap_or(false),
+            delay_until_recursion,
+            ignore_budget: val_bool(kn.ignore_budget).unwrap_or(false),
+            triggers: val_strings(kn.triggers),
+            kind_rank: 0,
+            id,
+            dec,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::text::{mix, Fnv};
+
+    #[test]
+    fn two_thread_compile_is_the_one_thread_compile() {
+        // Keys and regexes met in both halves, in one only, case-sensitive ones, invalid and
+        // refused regexes, decorators with extra keys and problems, duplicate entries.
+        let mut entries = Vec::new();
+        for i in 0..600 {
+            let k = |n: usize| format!("Key{}", n % 97);
+            let mut e =
+                ccv3::Entry::new(&[&k(i), &k(i * 7 + 3), "shared"], &format!("c{}", i % 50));
+            match i % 6 {
+                0 => e.keys.push(format!("/w{}+/i", i % 13)),
+                1 => e.keys.push("/(a+)+$/".into()),
+                2 => e.keys.push("/[unclosed/".into()),
+                3 => e.case_sensitive = Some(true),
+                4 => e.content = format!("@@additional_keys extra{}\n@@bogus x\nbody {i}", i % 5),
+                _ => e.secondary_keys = Some(vec![k(i + 1), "second".into()]),
+            }
+            entries.push(e);
+        }
+        let book = ccv3::Lorebook {
+            entries,
+            ..Default::default()
+        };
+        let input = [BookInput {
+            book: &book,
+            kind: BookKind::Global,
+            name: "b".into(),
+        }];
+        let c = LorebookCompiler::new();
+        let one = c.compile_with(&input, false);
+        let two = c.compile_with(&input, true);
+        let facts = |cb: &CompiledBooks| {
+            format!(
+                "{:?}",
+                (
+                    &cb.keys,
+                    &cb.key_text,
+                    &cb.patterns,
+                    &cb.diagnostics,
+                    &cb.entries,
+                    &cb.fan,
+                    &cb.fan_off,
+                    &cb.always,
+                    cb.regexes
+                        .iter()
+                        .map(|r| (&r.lits, r.engine.is_ok()))
+                        .collect::<Vec<_>>(),
+                    cb.max_depth,
+                )
+            )
+        };
+        assert_eq!(facts(&one), facts(&two));
+    }
 
     /// The identity as first defined: FNV-1a over book name, keys, secondary keys, content,
     /// comment and name, xor the count of earlier entries of the book with the same hash, mixed.
