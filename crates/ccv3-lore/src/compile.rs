@@ -1136,8 +1136,10 @@ impl LorebookCompiler {
         // Every entry as (book, index); big books are compiled in two halves on two threads,
         // the second half with a builder of its own that is then merged into this one (ids
         // assigned as if one builder had met every entry in order).
-        let work = |b: &mut Builder<'a>, range: std::ops::Range<usize>, max_depth: &mut u64| {
-            let mut out = Vec::with_capacity(range.len());
+        let work = |b: &mut Builder<'a>,
+                    range: std::ops::Range<usize>,
+                    max_depth: &mut u64,
+                    out: &mut Vec<CEntry<'a>>| {
             let mut first = 0usize;
             for (bi, input) in books.iter().enumerate() {
                 let n = input.book.entries.len();
@@ -1157,40 +1159,39 @@ impl LorebookCompiler {
                 }
                 first += n;
             }
-            out
         };
         if two_threads && total > 1 {
             let mid = total / 2;
-            let (mine, theirs) = std::thread::scope(|scope| {
+            let theirs = std::thread::scope(|scope| {
                 let worker = std::thread::Builder::new()
                     .name("ccv3-lore-compile".into())
                     .spawn_scoped(scope, || {
                         let mut b2 = Builder::with_capacity(n_keys / 2);
                         let mut depth = 0u64;
-                        let out = work(&mut b2, mid..total, &mut depth);
+                        let mut out = Vec::with_capacity(total - mid);
+                        work(&mut b2, mid..total, &mut depth, &mut out);
                         (b2, out, depth)
                     })
                     .ok();
-                let mine = work(&mut b, 0..mid, &mut max_depth);
-                let theirs = match worker.map(|w| w.join()) {
+                work(&mut b, 0..mid, &mut max_depth, &mut entries);
+                match worker.map(|w| w.join()) {
                     Some(Ok(done)) => done,
                     Some(Err(e)) => std::panic::resume_unwind(e),
                     None => {
                         let mut b2 = Builder::with_capacity(n_keys / 2);
                         let mut depth = 0u64;
-                        let out = work(&mut b2, mid..total, &mut depth);
+                        let mut out = Vec::with_capacity(total - mid);
+                        work(&mut b2, mid..total, &mut depth, &mut out);
                         (b2, out, depth)
                     }
-                };
-                (mine, theirs)
+                }
             });
-            entries.extend(mine);
             let (b2, mut second, depth) = theirs;
             max_depth = max_depth.max(depth);
             b.absorb(b2, &mut second);
             entries.extend(second);
         } else {
-            entries.extend(work(&mut b, 0..total, &mut max_depth));
+            work(&mut b, 0..total, &mut max_depth, &mut entries);
         }
         let Builder {
             pats_ci,
