@@ -4,7 +4,10 @@
 //! # Tour
 //! - [`LorebookCompiler`] compiles books ([`BookInput`]: a `ccv3::Lorebook`, its kind and a
 //!   name) into [`CompiledBooks`]: decorators parsed, key macros resolved, every plain key in one
-//!   Aho-Corasick automaton per case mode, regex keys compiled once ([`jsregex`]).
+//!   Aho-Corasick automaton per case mode, regex keys compiled once ([`jsregex`]). Books of
+//!   thousands of entries are compiled on two threads. Compiled with
+//!   [`LorebookCompiler::for_single_scan`] (the CLI), no automata are built at compile time: a
+//!   scan that cannot recurse builds small ones from the keys that can occur in its text.
 //! - [`CompiledBooks::scan`] is a pure function of (books, [`chat::Chat`], [`ScanState`],
 //!   [`ScanOptions`] with its seed, tokenizer) returning a [`ScanResult`]: activations in prompt
 //!   order, every rejection with the rule that stopped it, tokens and the next state. The scan
