@@ -759,18 +759,20 @@ fn leniency_diagnostic(how: Leniency, what: &str) -> Option<Diagnostic> {
     }
 }
 
-/// Extracts the text of a `tEXt`, `zTXt` or `iTXt` chunk's data (keyword included).
-fn text_of_chunk(
+/// Extracts the text of a `tEXt`, `zTXt` or `iTXt` chunk's data (keyword included): borrowed
+/// from the data unless it had to be inflated (card chunks run to megabytes).
+fn text_of_chunk<'d>(
     kind: &[u8; 4],
-    data: &[u8],
+    data: &'d [u8],
     limits: &Limits,
-) -> std::result::Result<Vec<u8>, String> {
+) -> std::result::Result<std::borrow::Cow<'d, [u8]>, String> {
+    use std::borrow::Cow;
     let nul = memchr::memchr(0, data).ok_or("no NUL after the keyword")?;
     let after = data.get(nul + 1..).unwrap_or_default();
     match kind {
-        b"tEXt" => Ok(after.to_vec()),
+        b"tEXt" => Ok(Cow::Borrowed(after)),
         b"zTXt" => match after.split_first() {
-            Some((0, stream)) => inflate(stream, limits),
+            Some((0, stream)) => inflate(stream, limits).map(Cow::Owned),
             Some((m, _)) => Err(format!("unknown compression method {m}")),
             None => Err("missing compression method".into()),
         },
@@ -783,8 +785,8 @@ fn text_of_chunk(
                 memchr::memchr(0, rest).ok_or("missing NUL after the translated keyword")?;
             let text = rest.get(tk_end + 1..).unwrap_or_default();
             match (flag, method) {
-                (0, _) => Ok(text.to_vec()),
-                (1, 0) => inflate(text, limits),
+                (0, _) => Ok(Cow::Borrowed(text)),
+                (1, 0) => inflate(text, limits).map(Cow::Owned),
                 (1, m) => Err(format!("unknown compression method {m}")),
                 (f, _) => Err(format!("invalid compression flag {f}")),
             }
