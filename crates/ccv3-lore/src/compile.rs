@@ -1219,11 +1219,11 @@ impl LorebookCompiler {
         };
         let single_scan = self.single_scan;
         // A second thread builds the automata (or, for a single scan, which builds its own,
-        // parses half of the regex keys) while this one parses the regex keys and orders the
-        // entries; a single thread does all of it when no thread can be had.
+        // parses three fifths of the regex keys) while this one parses the (other) regex keys
+        // and orders the entries; a single thread does all of it when no thread can be had.
         let (automata, half_done, levels, meta) = std::thread::scope(|scope| {
             let half = if single_scan {
-                regexes.len() / 2
+                regexes.len() * 2 / 5
             } else {
                 regexes.len()
             };
@@ -1337,7 +1337,7 @@ impl LorebookCompiler {
         // No second thread could be had: this one does its share.
         if !half_done {
             let half = if single_scan {
-                regexes.len() / 2
+                regexes.len() * 2 / 5
             } else {
                 regexes.len()
             };
