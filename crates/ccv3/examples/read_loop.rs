@@ -12,7 +12,11 @@ fn main() {
         eprintln!("usage: read_loop FILE [N]");
         std::process::exit(2);
     };
-    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(200).max(1);
+    let n: usize = args
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200)
+        .max(1);
     let mut times = Vec::with_capacity(n);
     for _ in 0..n {
         let t = std::time::Instant::now();
@@ -31,6 +35,7 @@ fn main() {
     times.sort_by(f64::total_cmp);
     println!(
         "{path}: first {first:.2} ms, median {:.3} ms, min {:.3} ms over {n} reads",
-        times[n / 2], times[0]
+        times[n / 2],
+        times[0]
     );
 }
