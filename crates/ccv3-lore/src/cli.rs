@@ -18,7 +18,7 @@
 //! `budget (...)`, `empty content`, ...).
 
 use crate::chat::Chat;
-use crate::{BookInput, LorebookCompiler, ScanOptions, ScanResult, ScanState, Strategy};
+use crate::{BookInput, EntryRef, LorebookCompiler, ScanOptions, ScanResult, ScanState, Strategy};
 use ccv3::Diagnostic;
 use ccv3_tokens::Tokenizer;
 use serde_json::{json, Value};
@@ -183,21 +183,29 @@ pub fn write_cli_json<W: std::io::Write>(
 ) -> std::io::Result<()> {
     use std::fmt::Write as _;
     let book = |b: usize| out.book_names.get(b).map(String::as_str).unwrap_or("");
-    let mut reason = String::new();
     let text = |w: &mut W, s: &str| serde_json::to_writer(&mut *w, s).map_err(std::io::Error::from);
+    // `{"book":B,"index":I,"name":N` (with a comma before all but the first item).
+    let head = |w: &mut W, first: bool, at: EntryRef, name: Option<&str>| {
+        w.write_all(if first { b"{\"book\":" } else { b",{\"book\":" })?;
+        text(w, book(at.book))?;
+        write!(w, ",\"index\":{},\"name\":", at.index)?;
+        match name {
+            Some(n) => text(w, n),
+            None => w.write_all(b"null"),
+        }
+    };
+    // `,"reason":R}`
+    let mut reason = String::new();
+    let mut tail = |w: &mut W, why: &dyn std::fmt::Display| {
+        reason.clear();
+        let _ = write!(reason, "{why}");
+        w.write_all(b",\"reason\":")?;
+        text(w, &reason)?;
+        w.write_all(b"}")
+    };
     w.write_all(b"{\"activated\":[")?;
     for (i, a) in out.result.activated.iter().enumerate() {
-        w.write_all(if i == 0 {
-            b"{\"book\":"
-        } else {
-            b",{\"book\":"
-        })?;
-        text(w, book(a.entry.book))?;
-        write!(w, ",\"index\":{},\"name\":", a.entry.index)?;
-        match a.name {
-            Some(n) => text(w, n)?,
-            None => w.write_all(b"null")?,
-        }
+        head(w, i == 0, a.entry, a.name)?;
         w.write_all(b",\"content\":")?;
         text(w, a.content)?;
         w.write_all(b",\"position\":")?;
@@ -211,30 +219,12 @@ pub fn write_cli_json<W: std::io::Write>(
             Some(r) => text(w, r.as_str())?,
             None => w.write_all(b"null")?,
         }
-        w.write_all(b",\"reason\":")?;
-        reason.clear();
-        let _ = write!(reason, "{}", a.reason);
-        text(w, &reason)?;
-        w.write_all(b"}")?;
+        tail(w, &a.reason)?;
     }
     w.write_all(b"],\"rejected\":[")?;
     for (i, r) in out.result.rejected.iter().enumerate() {
-        w.write_all(if i == 0 {
-            b"{\"book\":"
-        } else {
-            b",{\"book\":"
-        })?;
-        text(w, book(r.entry.book))?;
-        write!(w, ",\"index\":{},\"name\":", r.entry.index)?;
-        match r.name {
-            Some(n) => text(w, n)?,
-            None => w.write_all(b"null")?,
-        }
-        w.write_all(b",\"reason\":")?;
-        reason.clear();
-        let _ = write!(reason, "{}", r.reason);
-        text(w, &reason)?;
-        w.write_all(b"}")?;
+        head(w, i == 0, r.entry, r.name)?;
+        tail(w, &r.reason)?;
     }
     write!(w, "],\"tokens\":{}", out.result.tokens)?;
     if let Some(t) = timing {

@@ -1218,20 +1218,15 @@ fn st_strategies_merge_character_and_global_books() {
 
 // ---- CLI output ----
 
-#[test]
-fn cli_json_shape_and_empty_content_in_rejected() {
-    let b = book(vec![
-        entry(&["a"], "@@depth 2\nHello"),
-        entry(&["a"], ""),
-        entry(&["zz"], "Z"),
-    ]);
-    let args = cli::LoreScanArgs {
+/// `ccv3 lore scan` options for one character book named `name`.
+fn cli_args<'a>(b: &'a Lorebook, name: &str, chat: Chat) -> cli::LoreScanArgs<'a> {
+    cli::LoreScanArgs {
         books: vec![BookInput {
-            book: &b,
+            book: b,
             kind: BookKind::Character,
-            name: "card".into(),
+            name: name.into(),
         }],
-        chat: user("a"),
+        chat,
         state: Default::default(),
         seed: 1,
         greeting: Some(0),
@@ -1241,7 +1236,17 @@ fn cli_json_shape_and_empty_content_in_rejected() {
         scan_depth: None,
         strategy: Strategy::CharacterFirst,
         tokenizer: &ccv3_tokens::Estimate,
-    };
+    }
+}
+
+#[test]
+fn cli_json_shape_and_empty_content_in_rejected() {
+    let b = book(vec![
+        entry(&["a"], "@@depth 2\nHello"),
+        entry(&["a"], ""),
+        entry(&["zz"], "Z"),
+    ]);
+    let args = cli_args(&b, "card", user("a"));
     let out = cli::run_scan(&args);
     let v = cli::to_cli_json(
         &out,
@@ -1284,23 +1289,7 @@ fn cli_json_streamed_is_byte_for_byte_the_tree() {
         entry(&["zz"], "Z"),
         with(entry(&["b"], "off"), json!({"enabled": false})),
     ]);
-    let args = cli::LoreScanArgs {
-        books: vec![BookInput {
-            book: &b,
-            kind: BookKind::Character,
-            name: "card \"1\".json".into(),
-        }],
-        chat: user("a b"),
-        state: Default::default(),
-        seed: 1,
-        greeting: Some(0),
-        char_name: "Aqua".into(),
-        user_name: "Kazuma".into(),
-        recursive: false,
-        scan_depth: None,
-        strategy: Strategy::CharacterFirst,
-        tokenizer: &ccv3_tokens::Estimate,
-    };
+    let args = cli_args(&b, "card \"1\".json", user("a b"));
     let out = cli::run_scan(&args);
     for timing in [
         None,
