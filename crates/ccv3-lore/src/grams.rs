@@ -47,6 +47,20 @@ impl Grams {
 #[cfg(test)]
 mod tests {
     use super::Grams;
+    use proptest::prelude::{prop_assert, proptest};
+
+    proptest! {
+        #[test]
+        fn a_key_that_occurs_is_never_dropped(text in "\\PC{0,200}", from in 0usize..200, len in 0usize..40) {
+            // Any substring of the text (on character boundaries) passes the check.
+            let chars: Vec<char> = text.chars().collect();
+            let from = from.min(chars.len());
+            let to = (from + len).min(chars.len());
+            let key: String = chars[from..to].iter().collect();
+            let g = Grams::of(&[text.as_bytes()]);
+            prop_assert!(g.may_contain(key.as_bytes()));
+        }
+    }
 
     #[test]
     fn keys_that_occur_always_pass_and_most_others_do_not() {

@@ -1365,6 +1365,8 @@ mod props {
                 if cased[i % cased.len()] { with(e, json!({"case_sensitive": true})) } else { e }
             }).collect();
             entries.push(entry(&["/gam+a|zz/i", "/\\d+/", "a", "ze"], "regex"));
+            // Keys that never match: an invalid regex, a refused one, one without literals.
+            entries.push(entry(&["/(alpha/", "/(a+)+$/", "/[0-9]{3}/"], "bad regex"));
             let b = book(entries);
             let o = ScanOptions { recursive, explain_all: true, ..Default::default() };
             let c = user(&text);
