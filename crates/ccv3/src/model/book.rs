@@ -159,6 +159,29 @@ pub(crate) const ENTRY_FIELDS: [&str; 15] = [
     "position",
 ];
 
+/// The place of `key` in [`ENTRY_FIELDS`] (one branch on the length, then a compare, for the
+/// fifteen keys every entry repeats).
+fn entry_field(key: &str) -> Option<usize> {
+    Some(match key {
+        "keys" => 0,
+        "content" => 1,
+        "extensions" => 2,
+        "enabled" => 3,
+        "insertion_order" => 4,
+        "case_sensitive" => 5,
+        "use_regex" => 6,
+        "constant" => 7,
+        "name" => 8,
+        "priority" => 9,
+        "id" => 10,
+        "comment" => 11,
+        "selective" => 12,
+        "secondary_keys" => 13,
+        "position" => 14,
+        _ => return None,
+    })
+}
+
 /// The book fields the spec names, in spec order.
 pub(crate) const BOOK_FIELDS: [&str; 7] = [
     "name",
@@ -220,7 +243,7 @@ impl Entry {
             (None, None, None, None, None, None);
         for (k, v) in pairs {
             let p = At(path, &k);
-            let Some(name) = e.order.note(&k, &ENTRY_FIELDS) else {
+            let Some(name) = e.order.note_at(entry_field(&k), &ENTRY_FIELDS) else {
                 e.extra.insert(k.into_owned(), v);
                 continue;
             };
@@ -501,5 +524,17 @@ impl Lorebook {
         m.insert("spec".into(), Value::String("lorebook_v3".into()));
         m.insert("data".into(), self.to_json());
         Value::Object(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn entry_field_places_match_the_field_list() {
+        for (i, k) in super::ENTRY_FIELDS.iter().enumerate() {
+            assert_eq!(super::entry_field(k), Some(i), "{k}");
+        }
+        assert_eq!(super::entry_field("Keys"), None);
+        assert_eq!(super::entry_field("extra"), None);
     }
 }

@@ -88,6 +88,25 @@ impl KeyOrder {
         }
     }
 
+    /// [`KeyOrder::note`] with the key's place in `known` already found (`None`: not there).
+    pub(crate) fn note_at(
+        &mut self,
+        place: Option<usize>,
+        known: &'static [&'static str],
+    ) -> Option<&'static str> {
+        self.known = known;
+        match place.and_then(|i| known.get(i).map(|k| (i, *k))) {
+            Some((i, k)) if i < usize::from(EXTRA) => {
+                self.codes.push(i as u8);
+                Some(k)
+            }
+            _ => {
+                self.codes.push(EXTRA);
+                None
+            }
+        }
+    }
+
     /// Turns the last recorded key into an extra (a known field kept raw in `extra`).
     pub(crate) fn keep_last_as_extra(&mut self) {
         if let Some(last) = self.codes.last_mut() {
