@@ -7,8 +7,10 @@
 //! array one entry at a time, straight into the entry's `(key, Value)` pairs (no plain tree).
 //! Past the first [`INLINE_ENTRIES`], this thread only checks and cuts the rest of the array into
 //! items and hands them over in batches to a second thread that parses and converts them as they
-//! come; once the array is cut, this thread converts batches too. The array becomes
-//! [`Raw::Entries`], which the lorebook reader takes as it is.
+//! come; once the array is cut, this thread converts batches too. Each converted batch joins
+//! the entries in array order as soon as the batches before it are in (into room reserved from
+//! the first batch's size and the text left), so the book is never held twice. The array
+//! becomes [`Raw::Entries`], which the lorebook reader takes as it is.
 //!
 //! Converting needs the strictness of the document (a V3 card's missing field is an error, a V2
 //! card's a warning), so only arrays whose strictness is already known when they are met are
@@ -62,7 +64,8 @@ const INLINE_ENTRIES: usize = 64;
 /// docs say. `bare_books` enables the guess for top-level `entries` arrays.
 pub(crate) fn parse(text: &[u8], bare_books: bool) -> serde_json::Result<Raw<'_>> {
     let mut de = serde_json::Deserializer::from_slice(text);
-    let v = Plan(Ctx::Top { bare_books }).deserialize(&mut de)?;
+    let end = text.as_ptr() as usize + text.len();
+    let v = Plan(Ctx::Top { bare_books }, end).deserialize(&mut de)?;
     de.end()?;
     Ok(v)
 }
@@ -102,19 +105,21 @@ enum Spec {
     Other,
 }
 
-struct Plan(Ctx);
+/// Where a value stands, and the address just past the document's last byte (to tell how much
+/// text is left after a place).
+struct Plan(Ctx, usize);
 
 impl<'de> DeserializeSeed<'de> for Plan {
     type Value = Raw<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Raw<'de>, D::Error> {
         match self.0 {
             Ctx::Plain => Raw::deserialize_plain(d),
-            ctx => d.deserialize_any(PlanVisitor(ctx)),
+            ctx => d.deserialize_any(PlanVisitor(ctx, self.1)),
         }
     }
 }
 
-struct PlanVisitor(Ctx);
+struct PlanVisitor(Ctx, usize);
 
 impl<'de> Visitor<'de> for PlanVisitor {
     type Value = Raw<'de>;
@@ -147,7 +152,7 @@ impl<'de> Visitor<'de> for PlanVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Raw<'de>, A::Error> {
         match self.0 {
-            Ctx::Entries(path, must, place) => stream_entries(seq, path, must, place),
+            Ctx::Entries(path, must, place) => stream_entries(seq, path, must, place, self.1),
             _ => Raw::collect_seq(seq, Vec::new()),
         }
     }
@@ -173,7 +178,7 @@ impl<'de> Visitor<'de> for PlanVisitor {
                 }
                 _ => Ctx::Plain,
             };
-            let v = map.next_value_seed(Plan(child))?;
+            let v = map.next_value_seed(Plan(child, self.1))?;
             if matches!(self.0, Ctx::Top { .. }) && k == "spec" && spec == Spec::Unseen {
                 spec = match &v {
                     Raw::String(s) if s == "chara_card_v3" => Spec::CardV3,
@@ -220,6 +225,7 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
     path: &'static str,
     must: Severity,
     place: Place,
+    text_end: usize,
 ) -> Result<Raw<'de>, A::Error> {
     let mut out = StreamedEntries {
         entries: Vec::new(),
@@ -253,23 +259,38 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
     }
     // A big book: the rest of the array is only checked and cut into items here (a fraction of
     // the cost of parsing them) and handed over in batches; a second thread parses and converts
-    // batches as they come, and this one joins it once the array is cut.
-    let mut first_error = None;
-    let work = Work::default();
-    let parts = std::thread::scope(|scope| {
+    // batches as they come, and this one joins it once the array is cut. Converted batches join
+    // the entries in order as soon as the ones before them are in, so the book is never held
+    // twice.
+    let work = Work {
+        queue: Default::default(),
+        ready: Default::default(),
+        done: std::sync::Mutex::new(Assembly {
+            next: i,
+            waiting: std::collections::BTreeMap::new(),
+            out,
+            failed: None,
+        }),
+    };
+    let cut = std::thread::scope(|scope| {
         let work = &work;
         let worker = std::thread::Builder::new()
             .name("ccv3-entries".into())
-            .spawn_scoped(scope, move || work.convert_batches(path, must, place))
+            .spawn_scoped(scope, move || work.convert_batches(path, must))
             .ok();
         let mut batch = Vec::with_capacity(BATCH);
         let mut batch_start = i;
+        let mut sized = false;
         let cut = loop {
             match seq.next_element::<&'de RawValue>() {
                 Ok(Some(item)) => {
                     batch.push(item);
                     i += 1;
                     if batch.len() == BATCH {
+                        if !sized {
+                            sized = true;
+                            work.reserve_for(&batch, text_end);
+                        }
                         work.push(
                             batch_start,
                             std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
@@ -286,46 +307,33 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
         }
         work.close();
         // This thread converts what is left (all of it when no thread could be had).
-        let mut parts = work.convert_batches(path, must, place);
+        work.convert_batches(path, must);
         if let Some(worker) = worker {
             // Converting cannot panic on input; if it did, that bug surfaces here as it would
             // have on this thread.
-            let theirs = worker
+            worker
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            parts = parts.and_then(|mut ours| {
-                ours.extend(theirs?);
-                Ok(ours)
-            });
         }
-        if let Err(e) = cut {
-            first_error = Some(e);
-        }
-        parts
+        cut
     });
-    if let Some(e) = first_error {
-        return Err(e);
+    cut?;
+    let done = work.done.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = done.failed {
+        return Err(serde::de::Error::custom(e));
     }
-    let mut parts = parts.map_err(serde::de::Error::custom)?;
-    parts.sort_unstable_by_key(|p| p.0);
-    out.entries
-        .reserve(parts.iter().map(|p| p.1.entries.len()).sum());
-    for (_, part) in parts {
-        out.entries.extend(part.entries);
-        out.diags.extend(part.diags);
-    }
-    Ok(Raw::Entries(Box::new(out)))
+    Ok(Raw::Entries(Box::new(done.out)))
 }
 
 /// Items cut from an `entries` array per batch handed to the converting threads.
 const BATCH: usize = 32;
 
 /// Batches of cut items waiting to be converted, shared by the cutting thread and the converting
-/// ones: each batch with the index of its first item.
-#[derive(Default)]
+/// ones (each batch with the index of its first item), and the entries converted so far.
 struct Work<'de> {
     queue: std::sync::Mutex<Queue<'de>>,
     ready: std::sync::Condvar,
+    done: std::sync::Mutex<Assembly>,
 }
 
 /// The batches not yet taken, and whether the cutting is over.
@@ -334,8 +342,32 @@ type Queue<'de> = (
     bool,
 );
 
-/// Converted batches: the index of each one's first item and its entries and diagnostics.
-type Parts = serde_json::Result<Vec<(usize, StreamedEntries)>>;
+/// The converted entries in array order: `out` holds every batch before item `next`; batches
+/// converted ahead of their turn wait (by first item, with their item count).
+struct Assembly {
+    next: usize,
+    waiting: std::collections::BTreeMap<usize, (usize, StreamedEntries)>,
+    out: StreamedEntries,
+    failed: Option<serde_json::Error>,
+}
+
+impl Assembly {
+    /// Takes in a converted batch of `n` items from item `start`, and every waiting batch that
+    /// can follow it.
+    fn add(&mut self, start: usize, n: usize, part: StreamedEntries) {
+        if start != self.next {
+            self.waiting.insert(start, (n, part));
+            return;
+        }
+        let mut part = Some((n, part));
+        while let Some((n, p)) = part.take() {
+            self.out.entries.extend(p.entries);
+            self.out.diags.extend(p.diags);
+            self.next += n;
+            part = self.waiting.remove(&self.next);
+        }
+    }
+}
 
 impl<'de> Work<'de> {
     fn push(&self, start: usize, items: Vec<&'de RawValue>) {
@@ -343,6 +375,22 @@ impl<'de> Work<'de> {
         q.0.push_back((start, items));
         drop(q);
         self.ready.notify_one();
+    }
+
+    /// Reserves room for the entries still to come, estimated from the size of the first batch
+    /// and the text left after it (what follows the array in a document is small).
+    fn reserve_for(&self, batch: &[&'de RawValue], text_end: usize) {
+        let (Some(first), bytes) = (
+            batch.first(),
+            batch.iter().map(|r| r.get().len() + 1).sum::<usize>(),
+        ) else {
+            return;
+        };
+        let left = text_end.saturating_sub(first.get().as_ptr() as usize);
+        let items = left / bytes.max(1) * batch.len();
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        // Never more than the text could hold (an entry takes at least two bytes).
+        done.out.entries.reserve(items.min(left / 2) + items / 16);
     }
 
     /// No more batches will come.
@@ -365,19 +413,23 @@ impl<'de> Work<'de> {
         }
     }
 
-    /// Converts batches until there are none left.
-    fn convert_batches(&self, path: &'static str, must: Severity, place: Place) -> Parts {
-        let mut parts = Vec::new();
+    /// Converts batches until there are none left, adding each to the entries in order.
+    fn convert_batches(&self, path: &'static str, must: Severity) {
         while let Some((start, items)) = self.next() {
             let mut part = StreamedEntries {
                 entries: Vec::with_capacity(items.len()),
                 diags: Vec::new(),
-                place,
+                place: Place::Bare,
             };
-            convert_all(&items, path, start, must, &mut part)?;
-            parts.push((start, part));
+            let converted = convert_all(&items, path, start, must, &mut part);
+            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+            match converted {
+                Ok(()) => done.add(start, items.len(), part),
+                Err(e) => {
+                    done.failed.get_or_insert(e);
+                }
+            }
         }
-        Ok(parts)
     }
 }
 
@@ -563,6 +615,41 @@ mod tests {
                 assert_eq!(card.to_v3_json(), plain.to_v3_json());
             }
         }
+    }
+
+    #[test]
+    fn batches_converted_out_of_order_join_in_array_order() {
+        use super::{Assembly, Place, StreamedEntries};
+        let part = |from: usize, n: usize| StreamedEntries {
+            entries: (from..from + n)
+                .map(|i| crate::Entry::new(&["k"], &i.to_string()))
+                .collect(),
+            diags: Vec::new(),
+            place: Place::Bare,
+        };
+        let mut a = Assembly {
+            next: 2,
+            waiting: Default::default(),
+            out: part(0, 2),
+            failed: None,
+        };
+        // Batches of 3 items from item 2; the one at 8 holds a non-object (2 entries only).
+        a.add(11, 3, part(10, 3));
+        a.add(5, 3, part(5, 3));
+        assert_eq!(
+            a.out.entries.len(),
+            2,
+            "nothing can join before item 2 is in"
+        );
+        a.add(8, 3, part(8, 2));
+        a.add(2, 3, part(2, 3));
+        assert_eq!(a.next, 14);
+        assert!(a.waiting.is_empty());
+        let contents: Vec<&str> = a.out.entries.iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(
+            contents,
+            ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"]
+        );
     }
 
     #[test]
