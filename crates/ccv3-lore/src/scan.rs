@@ -440,6 +440,23 @@ enum Verdict {
     Reject(RejectReason),
 }
 
+/// Budget-cut entries are explained on two threads from this many.
+const PARALLEL_EXPLAIN: usize = 2048;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to explain on one thread, to compare with two.
+    pub(crate) static EXPLAIN_ON_ONE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True when a test asked for explanations on one thread.
+fn one_thread_for_tests() -> bool {
+    #[cfg(test)]
+    return EXPLAIN_ON_ONE_THREAD.with(|c| c.get());
+    #[cfg(not(test))]
+    false
+}
+
 const ST_NEW: u8 = 0;
 const ST_ACTIVE: u8 = 1;
 const ST_FAILED: u8 = 2;
@@ -460,18 +477,27 @@ struct Scan<'s, 'a> {
     cands: Vec<u32>,
     status: Vec<u8>,
     reasons: FxMap<u32, RejectReason>,
-    regex_chat: FxMap<(u32, u32), u32>,
-    regex_rec: FxMap<u32, (usize, u32)>,
+    /// What regex keys found, by window and in recursion text.
+    memo: RegexMemo,
     rec_chunks: Vec<(u32, String)>,
     state: ScanState,
     prev_matched: FxSet<u64>,
     sticky_ids: FxSet<u64>,
     cooldown_ids: FxSet<u64>,
-    diags: Vec<Diagnostic>,
-    capped_warned: bool,
     last_pass: (Pass, Option<u64>, u64),
     /// Automata built for this scan's text alone (see [`crate::LorebookCompiler::single_scan`]).
     own_automata: Option<Automata>,
+}
+
+/// Where regex keys matched (each is run once per window and once per new recursion text),
+/// and the one diagnostic their runs can give. Kept apart from the scan so that entries can be
+/// checked on two threads, each with its own memo.
+#[derive(Default)]
+struct RegexMemo {
+    chat: FxMap<(u32, u32), u32>,
+    rec: FxMap<u32, (usize, u32)>,
+    capped_warned: bool,
+    diags: Vec<Diagnostic>,
 }
 
 struct NewAct {
@@ -523,15 +549,12 @@ impl<'a> CompiledBooks<'a> {
             cands: Vec::new(),
             status: vec![ST_NEW; n],
             reasons: FxMap::default(),
-            regex_chat: FxMap::default(),
-            regex_rec: FxMap::default(),
+            memo: RegexMemo::default(),
             rec_chunks: Vec::new(),
             state: ScanState::default(),
             prev_matched: FxSet::default(),
             sticky_ids: FxSet::default(),
             cooldown_ids: FxSet::default(),
-            diags: Vec::new(),
-            capped_warned: false,
             last_pass: (Pass::Initial, None, 0),
             own_automata: None,
         };
@@ -799,11 +822,11 @@ impl<'s, 'a> Scan<'s, 'a> {
         d.min(self.ends_o.len() as u64) as u32
     }
 
-    fn regex_window(&mut self, rx: u32, depth: u32) -> u32 {
+    fn regex_window(&self, m: &mut RegexMemo, rx: u32, depth: u32) -> u32 {
         if depth == 0 {
             return NONE;
         }
-        if let Some(&k) = self.regex_chat.get(&(rx, depth)) {
+        if let Some(&k) = m.chat.get(&(rx, depth)) {
             return k;
         }
         let r = &self.cb.regexes[rx as usize];
@@ -818,10 +841,10 @@ impl<'s, 'a> Scan<'s, 'a> {
                 let hay = &self.orig[..end];
                 if engine.is_backtracking()
                     && hay.len() > crate::jsregex::BACKTRACK_HAYSTACK_CAP
-                    && !self.capped_warned
+                    && !m.capped_warned
                 {
-                    self.capped_warned = true;
-                    self.diags.push(Diagnostic::warning(
+                    m.capped_warned = true;
+                    m.diags.push(Diagnostic::warning(
                         "lore-regex-capped",
                         "",
                         format!(
@@ -835,12 +858,12 @@ impl<'s, 'a> Scan<'s, 'a> {
                 }
             }
         }
-        self.regex_chat.insert((rx, depth), k);
+        m.chat.insert((rx, depth), k);
         k
     }
 
-    fn regex_recursion(&mut self, rx: u32) -> u32 {
-        let (mut checked, mut hit) = self.regex_rec.get(&rx).copied().unwrap_or((0, NONE));
+    fn regex_recursion(&self, m: &mut RegexMemo, rx: u32) -> u32 {
+        let (mut checked, mut hit) = m.rec.get(&rx).copied().unwrap_or((0, NONE));
         if hit == NONE && checked < self.rec_chunks.len() {
             let r = &self.cb.regexes[rx as usize];
             let pre_ok = r.lits.is_empty()
@@ -858,12 +881,19 @@ impl<'s, 'a> Scan<'s, 'a> {
                 }
             }
             checked = self.rec_chunks.len();
-            self.regex_rec.insert(rx, (checked, hit));
+            m.rec.insert(rx, (checked, hit));
         }
         hit
     }
 
-    fn find_key(&mut self, key: KeyKind, whole: bool, depth: u32, rec_ok: bool) -> Found {
+    fn find_key(
+        &self,
+        m: &mut RegexMemo,
+        key: KeyKind,
+        whole: bool,
+        depth: u32,
+        rec_ok: bool,
+    ) -> Found {
         match key {
             KeyKind::Plain { pat, multiword } => {
                 let Some(h) = self.hits.get(pat as usize) else {
@@ -885,12 +915,12 @@ impl<'s, 'a> Scan<'s, 'a> {
                 }
             }
             KeyKind::Regex(rx) => {
-                let k = self.regex_window(rx, depth);
+                let k = self.regex_window(m, rx, depth);
                 if k != NONE {
                     return Found::Msg(k);
                 }
                 if rec_ok && !self.rec_chunks.is_empty() {
-                    let r = self.regex_recursion(rx);
+                    let r = self.regex_recursion(m, rx);
                     if r != NONE {
                         return Found::Rec(r);
                     }
@@ -902,7 +932,8 @@ impl<'s, 'a> Scan<'s, 'a> {
     }
 
     fn any_found(
-        &mut self,
+        &self,
+        m: &mut RegexMemo,
         keys: &[KeyKind],
         whole: bool,
         depth: u32,
@@ -910,7 +941,7 @@ impl<'s, 'a> Scan<'s, 'a> {
     ) -> Option<usize> {
         (0..keys.len()).find(|&i| {
             matches!(
-                self.find_key(keys[i], whole, depth, rec_ok),
+                self.find_key(m, keys[i], whole, depth, rec_ok),
                 Found::Msg(_) | Found::Rec(_)
             )
         })
@@ -920,7 +951,14 @@ impl<'s, 'a> Scan<'s, 'a> {
         self.cb.books[book].recursive.unwrap_or(self.opts.recursive)
     }
 
-    fn evaluate(&mut self, rank: u32, pass: Pass, level: Option<u64>, skew: u64) -> Verdict {
+    fn evaluate(
+        &self,
+        m: &mut RegexMemo,
+        rank: u32,
+        pass: Pass,
+        level: Option<u64>,
+        skew: u64,
+    ) -> Verdict {
         use RejectReason as R;
         let cb = self.cb;
         let e = &cb.entries[rank as usize];
@@ -1010,7 +1048,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let mut beyond = None;
         let mut score = 0u32;
         for (i, key) in primary.iter().enumerate() {
-            match self.find_key(*key, whole, depth, rec_ok) {
+            match self.find_key(m, *key, whole, depth, rec_ok) {
                 f @ (Found::Msg(_) | Found::Rec(_)) => {
                     score += 1;
                     if first.is_none() {
@@ -1036,14 +1074,14 @@ impl<'s, 'a> Scan<'s, 'a> {
         };
         for &g in &e.additional {
             if self
-                .any_found(cb.keys_of(g), whole, depth, rec_ok)
+                .any_found(m, cb.keys_of(g), whole, depth, rec_ok)
                 .is_none()
             {
                 return Verdict::Reject(R::AdditionalKeys);
             }
         }
         let exclude = cb.keys_of(e.exclude);
-        if let Some(i) = self.any_found(exclude, whole, depth, rec_ok) {
+        if let Some(i) = self.any_found(m, exclude, whole, depth, rec_ok) {
             return Verdict::Reject(R::ExcludedKey {
                 key: cb.key_arc(e.exclude, i),
             });
@@ -1054,7 +1092,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let mut hit = 0usize;
             for key in secondary {
                 if matches!(
-                    self.find_key(*key, whole, depth, rec_ok),
+                    self.find_key(m, *key, whole, depth, rec_ok),
                     Found::Msg(_) | Found::Rec(_)
                 ) {
                     hit += 1;
@@ -1084,9 +1122,79 @@ impl<'s, 'a> Scan<'s, 'a> {
         activate(reason, score)
     }
 
+    /// Finds why each entry the budget cut without checking it would not have been activated
+    /// (`explain_all`), as the last pass would have checked it. Many such entries are checked on
+    /// two threads, each half with its own [`RegexMemo`]; the results are the same.
+    fn explain_unchecked(&mut self, ranks: &[u32]) {
+        let todo: Vec<u32> = ranks
+            .iter()
+            .copied()
+            .filter(|&r| self.status[r as usize] == ST_UNCHECKED)
+            .collect();
+        let (pass, level, skew) = self.last_pass;
+        let why = |v: Verdict| match v {
+            Verdict::Activate(..) => RejectReason::Budget { tokens: None },
+            Verdict::Reject(r) => r,
+        };
+        let mut mine = std::mem::take(&mut self.memo);
+        let half = if todo.len() >= PARALLEL_EXPLAIN && !one_thread_for_tests() {
+            todo.len() / 2
+        } else {
+            todo.len()
+        };
+        let (head, tail) = todo.split_at(half);
+        let this = &*self;
+        let (first, (second, theirs)) = std::thread::scope(|scope| {
+            let worker = if tail.is_empty() {
+                None
+            } else {
+                std::thread::Builder::new()
+                    .name("ccv3-lore-explain".into())
+                    .spawn_scoped(scope, || {
+                        let mut theirs = RegexMemo::default();
+                        let out: Vec<RejectReason> = tail
+                            .iter()
+                            .map(|&r| why(this.evaluate(&mut theirs, r, pass, level, skew)))
+                            .collect();
+                        (out, theirs)
+                    })
+                    .ok()
+            };
+            let first: Vec<RejectReason> = head
+                .iter()
+                .map(|&r| why(this.evaluate(&mut mine, r, pass, level, skew)))
+                .collect();
+            let second = match worker.map(|w| w.join()) {
+                Some(Ok(done)) => done,
+                Some(Err(e)) => std::panic::resume_unwind(e),
+                // No second thread: this one checks the rest too.
+                None => {
+                    let out = tail
+                        .iter()
+                        .map(|&r| why(this.evaluate(&mut mine, r, pass, level, skew)))
+                        .collect();
+                    (out, RegexMemo::default())
+                }
+            };
+            (first, second)
+        });
+        // The capped-regex warning is given once per scan, by whichever half met it first.
+        if !mine.capped_warned && theirs.capped_warned {
+            mine.capped_warned = true;
+            mine.diags.extend(theirs.diags);
+        }
+        self.memo = mine;
+        for (&rank, r) in todo.iter().zip(first.into_iter().chain(second)) {
+            self.reasons.insert(rank, r);
+        }
+    }
+
     /// Checks one entry; a match becomes a [`NewAct`], a rejection is recorded.
     fn check(&mut self, rank: u32, pass: Pass, level: Option<u64>, skew: u64) -> Option<NewAct> {
-        match self.evaluate(rank, pass, level, skew) {
+        let mut m = std::mem::take(&mut self.memo);
+        let verdict = self.evaluate(&mut m, rank, pass, level, skew);
+        self.memo = m;
+        match verdict {
             Verdict::Activate(hit, score) => {
                 let sticky = !self.sticky_ids.is_empty()
                     && self
@@ -1570,6 +1678,9 @@ impl<'s, 'a> Scan<'s, 'a> {
         } else {
             self.cands.clone()
         };
+        if self.opts.explain_all {
+            self.explain_unchecked(&ranks);
+        }
         let mut rejected = Vec::with_capacity(ranks.len());
         let mut unchecked = 0usize;
         for rank in ranks {
@@ -1578,14 +1689,6 @@ impl<'s, 'a> Scan<'s, 'a> {
                 ST_UNCHECKED if !self.opts.explain_all => {
                     unchecked += 1;
                     continue;
-                }
-                ST_UNCHECKED => {
-                    let (pass, level, skew) = self.last_pass;
-                    let r = match self.evaluate(rank, pass, level, skew) {
-                        Verdict::Activate(..) => RejectReason::Budget { tokens: None },
-                        Verdict::Reject(r) => r,
-                    };
-                    self.reasons.insert(rank, r);
                 }
                 _ => {}
             }
@@ -1618,7 +1721,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             tokens,
             state: self.state,
             disabled_ui_prompts: disabled,
-            diagnostics: self.diags,
+            diagnostics: self.memo.diags,
         }
     }
 }

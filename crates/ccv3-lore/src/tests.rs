@@ -1306,6 +1306,46 @@ fn cli_json_streamed_is_byte_for_byte_the_tree() {
     }
 }
 
+#[test]
+fn explaining_budget_cut_entries_on_two_threads_gives_the_one_thread_reasons() {
+    // 3,000 entries that all match; a budget that fits a few; the rest are explained after the
+    // scan, with reasons of every kind (secondary logic, decorators, regex keys, budget).
+    let entries: Vec<Value> = (0..3000)
+        .map(|i| {
+            let e = entry(&["alpha", &format!("k{i}")], &format!("content {i} alpha"));
+            match i % 5 {
+                0 => with(e, json!({"selective": true, "secondary_keys": ["nope"]})),
+                1 => with(e, json!({"content": format!("@@dont_activate\nc{i}")})),
+                2 => with(
+                    e,
+                    json!({"keys": ["/alph[a-z]/i", format!("/zz{}/", i % 7)]}),
+                ),
+                3 => with(e, json!({"content": ""})),
+                _ => e,
+            }
+        })
+        .collect();
+    let b = book_with(json!({"token_budget": 50}), entries);
+    let o = ScanOptions {
+        explain_all: true,
+        ..Default::default()
+    };
+    let c = user("alpha and alphabet");
+    let two = run(&b, &c, &Default::default(), &o);
+    crate::scan::EXPLAIN_ON_ONE_THREAD.with(|f| f.set(true));
+    let one = run(&b, &c, &Default::default(), &o);
+    crate::scan::EXPLAIN_ON_ONE_THREAD.with(|f| f.set(false));
+    assert_eq!(two.act, one.act);
+    assert_eq!(two.rej, one.rej);
+    assert!(two.rej.len() > 2900);
+    let kinds: std::collections::BTreeSet<&str> = two
+        .rej
+        .iter()
+        .map(|(_, r)| r.split(' ').next().unwrap_or(""))
+        .collect();
+    assert!(kinds.len() >= 4, "{kinds:?}");
+}
+
 // ---- properties ----
 
 mod props {
