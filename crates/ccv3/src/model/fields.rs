@@ -75,17 +75,7 @@ impl KeyOrder {
         key: &str,
         known: &'static [&'static str],
     ) -> Option<&'static str> {
-        self.known = known;
-        match known.iter().position(|k| *k == key) {
-            Some(i) if i < usize::from(EXTRA) => {
-                self.codes.push(i as u8);
-                known.get(i).copied()
-            }
-            _ => {
-                self.codes.push(EXTRA);
-                None
-            }
-        }
+        self.note_at(known.iter().position(|k| *k == key), known)
     }
 
     /// [`KeyOrder::note`] with the key's place in `known` already found (`None`: not there).

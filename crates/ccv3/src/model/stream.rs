@@ -233,6 +233,7 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
         place,
     };
     let mut i = 0usize;
+    let mut pairs = Vec::new();
     if place == Place::Bare {
         // Only a character book's entries are streamed: look at the first item before deciding.
         match seq.next_element_seed(PlainSeed)? {
@@ -242,12 +243,11 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
                 if !ours {
                     return Raw::collect_seq(seq, vec![first]);
                 }
-                convert_raw(first, path, i, must, &mut out);
+                convert(Item::Other(first), &mut pairs, path, i, must, &mut out);
                 i += 1;
             }
         }
     }
-    let mut pairs = Vec::new();
     while i < INLINE_ENTRIES {
         match seq.next_element_seed(ItemSeed(&mut pairs))? {
             None => return Ok(Raw::Entries(Box::new(out))),
@@ -539,17 +539,6 @@ fn convert<'de>(
                 out.entries.push(e);
             }
         }
-    }
-}
-
-/// Converts a plain tree (the first item of a bare book, looked at before deciding).
-fn convert_raw(item: Raw<'_>, path: &str, i: usize, must: Severity, out: &mut StreamedEntries) {
-    let mut r = Repairs {
-        diags: &mut out.diags,
-        must,
-    };
-    if let Some(e) = Entry::read(item, &Idx(&path, i), &mut r) {
-        out.entries.push(e);
     }
 }
 
