@@ -126,56 +126,19 @@ fn num(f: f64) -> Value {
     }
 }
 
-/// The `--json` output (see the module docs).
+/// The `--json` output (see the module docs) as a tree: what [`write_cli_json`] writes, read
+/// back (one encoder of the contract, not two).
 pub fn to_cli_json(out: &LoreScanOutput<'_>, timing: Option<Timing>) -> Value {
-    let book = |b: usize| out.book_names.get(b).cloned().unwrap_or_default();
-    let activated: Vec<Value> = out
-        .result
-        .activated
-        .iter()
-        .map(|a| {
-            json!({
-                "book": book(a.entry.book),
-                "index": a.entry.index,
-                "name": a.name,
-                "content": a.content,
-                "position": a.position.as_str(),
-                "depth": a.depth,
-                "role": a.role.map(|r| r.as_str()),
-                "reason": a.reason.to_string(),
-            })
-        })
-        .collect();
-    let rejected: Vec<Value> = out
-        .result
-        .rejected
-        .iter()
-        .map(|r| {
-            json!({
-                "book": book(r.entry.book),
-                "index": r.entry.index,
-                "name": r.name,
-                "reason": r.reason.to_string(),
-            })
-        })
-        .collect();
-    let mut v = json!({
-        "activated": activated,
-        "rejected": rejected,
-        "tokens": out.result.tokens,
-    });
-    if let (Some(t), Some(obj)) = (timing, v.as_object_mut()) {
-        obj.insert(
-            "timing".into(),
-            json!({"load_ms": num(round3(t.load_ms)), "compile_ms": num(round3(t.compile_ms)), "scan_ms": num(round3(t.scan_ms))}),
-        );
+    let mut text = Vec::new();
+    // Writing to memory cannot fail, and the text is JSON of our own making.
+    if write_cli_json(out, timing, &mut text).is_err() {
+        return Value::Null;
     }
-    v
+    serde_json::from_slice(&text).unwrap_or(Value::Null)
 }
 
-/// Writes the `--json` output (the same document as [`to_cli_json`], byte for byte) straight to
-/// `w`, without building a tree of it first: with every entry explained, that tree is most of
-/// the memory a cold scan of a big book touches.
+/// Writes the `--json` output straight to `w`, without building a tree of it first: with every
+/// entry explained, that tree is most of the memory a cold scan of a big book touches.
 pub fn write_cli_json<W: std::io::Write>(
     out: &LoreScanOutput<'_>,
     timing: Option<Timing>,

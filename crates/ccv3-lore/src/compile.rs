@@ -1162,28 +1162,24 @@ impl LorebookCompiler {
         };
         if two_threads && total > 1 {
             let mid = total / 2;
+            let second_half = || {
+                let mut b2 = Builder::with_capacity(n_keys / 2);
+                let mut depth = 0u64;
+                let mut out = Vec::with_capacity(total - mid);
+                work(&mut b2, mid..total, &mut depth, &mut out);
+                (b2, out, depth)
+            };
             let theirs = std::thread::scope(|scope| {
                 let worker = std::thread::Builder::new()
                     .name("ccv3-lore-compile".into())
-                    .spawn_scoped(scope, || {
-                        let mut b2 = Builder::with_capacity(n_keys / 2);
-                        let mut depth = 0u64;
-                        let mut out = Vec::with_capacity(total - mid);
-                        work(&mut b2, mid..total, &mut depth, &mut out);
-                        (b2, out, depth)
-                    })
+                    .spawn_scoped(scope, second_half)
                     .ok();
                 work(&mut b, 0..mid, &mut max_depth, &mut entries);
                 match worker.map(|w| w.join()) {
                     Some(Ok(done)) => done,
                     Some(Err(e)) => std::panic::resume_unwind(e),
-                    None => {
-                        let mut b2 = Builder::with_capacity(n_keys / 2);
-                        let mut depth = 0u64;
-                        let mut out = Vec::with_capacity(total - mid);
-                        work(&mut b2, mid..total, &mut depth, &mut out);
-                        (b2, out, depth)
-                    }
+                    // No second thread: this one compiles the second half too.
+                    None => second_half(),
                 }
             });
             let (b2, mut second, depth) = theirs;
@@ -1221,12 +1217,12 @@ impl LorebookCompiler {
         // A second thread builds the automata (or, for a single scan, which builds its own,
         // parses three fifths of the regex keys) while this one parses the (other) regex keys
         // and orders the entries; a single thread does all of it when no thread can be had.
+        let half = if single_scan {
+            regexes.len() * 2 / 5
+        } else {
+            regexes.len()
+        };
         let (automata, half_done, levels, meta) = std::thread::scope(|scope| {
-            let half = if single_scan {
-                regexes.len() * 2 / 5
-            } else {
-                regexes.len()
-            };
             let (mine, theirs) = regexes.split_at_mut(half);
             let (my_src, their_src) = pending.split_at(half.min(pending.len()));
             let pats = &patterns;
@@ -1336,11 +1332,6 @@ impl LorebookCompiler {
         });
         // No second thread could be had: this one does its share.
         if !half_done {
-            let half = if single_scan {
-                regexes.len() * 2 / 5
-            } else {
-                regexes.len()
-            };
             Builder::parse_regexes(
                 &mut regexes[half..],
                 pending.get(half..).unwrap_or_default(),

@@ -770,8 +770,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let orig = std::mem::take(&mut self.orig);
         // Compiled for a single scan: when no entry content can be scanned (no recursion), the
         // chat is all this scan searches, and only the keys that can occur in it are needed.
-        let recursion =
-            (0..self.cb.books.len()).any(|b| self.book_recursive(b)) || !self.cb.levels.is_empty();
+        let recursion = self.any_book_recursive() || !self.cb.levels.is_empty();
         if self.cb.single_scan && !recursion && self.cb.automata.get().is_none() {
             self.own_automata = Some(Automata::build(&self.cb.patterns, Some((&lower, &orig))));
         }
@@ -945,6 +944,11 @@ impl<'s, 'a> Scan<'s, 'a> {
                 Found::Msg(_) | Found::Rec(_)
             )
         })
+    }
+
+    /// True when some book's entries are scanned for keys once activated.
+    fn any_book_recursive(&self) -> bool {
+        (0..self.cb.books.len()).any(|b| self.book_recursive(b))
     }
 
     fn book_recursive(&self, book: usize) -> bool {
@@ -1144,6 +1148,12 @@ impl<'s, 'a> Scan<'s, 'a> {
         };
         let (head, tail) = todo.split_at(half);
         let this = &*self;
+        let check = |ranks: &[u32], m: &mut RegexMemo| -> Vec<RejectReason> {
+            ranks
+                .iter()
+                .map(|&r| why(this.evaluate(m, r, pass, level, skew)))
+                .collect()
+        };
         let (first, (second, theirs)) = std::thread::scope(|scope| {
             let worker = if tail.is_empty() {
                 None
@@ -1152,29 +1162,16 @@ impl<'s, 'a> Scan<'s, 'a> {
                     .name("ccv3-lore-explain".into())
                     .spawn_scoped(scope, || {
                         let mut theirs = RegexMemo::default();
-                        let out: Vec<RejectReason> = tail
-                            .iter()
-                            .map(|&r| why(this.evaluate(&mut theirs, r, pass, level, skew)))
-                            .collect();
-                        (out, theirs)
+                        (check(tail, &mut theirs), theirs)
                     })
                     .ok()
             };
-            let first: Vec<RejectReason> = head
-                .iter()
-                .map(|&r| why(this.evaluate(&mut mine, r, pass, level, skew)))
-                .collect();
+            let first = check(head, &mut mine);
             let second = match worker.map(|w| w.join()) {
                 Some(Ok(done)) => done,
                 Some(Err(e)) => std::panic::resume_unwind(e),
                 // No second thread: this one checks the rest too.
-                None => {
-                    let out = tail
-                        .iter()
-                        .map(|&r| why(this.evaluate(&mut mine, r, pass, level, skew)))
-                        .collect();
-                    (out, RegexMemo::default())
-                }
+                None => (check(tail, &mut mine), RegexMemo::default()),
             };
             (first, second)
         });
@@ -1245,7 +1242,7 @@ impl<'s, 'a> Scan<'s, 'a> {
     fn run(mut self, tok: &dyn Tokenizer, sink: &mut dyn ExplainSink) -> ScanResult<'a> {
         let cb = self.cb;
         let opts = self.opts;
-        let any_recursive = (0..cb.books.len()).any(|b| self.book_recursive(b));
+        let any_recursive = self.any_book_recursive();
         let mut pass = Pass::Initial;
         let mut skew = 0u64;
         let mut level_idx = 0usize;
