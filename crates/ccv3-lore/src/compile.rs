@@ -13,7 +13,7 @@ use crate::scan::FxMap;
 use crate::text::Fnv;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use ccv3::decorator::{self, DecoratorRole, Decorators};
-use ccv3::{Diagnostic, Entry, Lorebook, Object};
+use ccv3::{Diagnostic, Entry, Lorebook};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock, OnceLock};
@@ -592,77 +592,108 @@ fn val_strings(v: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// The SillyTavern knobs of an entry's `extensions`, found in one pass over the object (a
-/// lookup per knob would hash every name once per entry).
-#[derive(Default)]
+/// A SillyTavern knob of an entry's `extensions`.
+#[derive(Debug, Clone, Copy)]
+enum Knob {
+    SelectiveLogic,
+    DisplayIndex,
+    UseProbability,
+    ExcludeRecursion,
+    CaseSensitive,
+    ScanDepth,
+    Role,
+    Probability,
+    DelayUntilRecursion,
+    MatchWholeWords,
+    Group,
+    GroupOverride,
+    GroupWeight,
+    UseGroupScoring,
+    Sticky,
+    Cooldown,
+    Delay,
+    PreventRecursion,
+    IgnoreBudget,
+    Triggers,
+    Position,
+    Depth,
+    OutletName,
+}
+
+impl Knob {
+    /// How many knobs there are.
+    const COUNT: usize = 23;
+
+    /// The knob an `extensions` key names.
+    fn of(name: &str) -> Option<Knob> {
+        Some(match name {
+            "selectiveLogic" => Knob::SelectiveLogic,
+            "display_index" => Knob::DisplayIndex,
+            "useProbability" => Knob::UseProbability,
+            "exclude_recursion" => Knob::ExcludeRecursion,
+            "case_sensitive" => Knob::CaseSensitive,
+            "scan_depth" => Knob::ScanDepth,
+            "role" => Knob::Role,
+            "probability" => Knob::Probability,
+            "delay_until_recursion" => Knob::DelayUntilRecursion,
+            "match_whole_words" => Knob::MatchWholeWords,
+            "group" => Knob::Group,
+            "group_override" => Knob::GroupOverride,
+            "group_weight" => Knob::GroupWeight,
+            "use_group_scoring" => Knob::UseGroupScoring,
+            "sticky" => Knob::Sticky,
+            "cooldown" => Knob::Cooldown,
+            "delay" => Knob::Delay,
+            "prevent_recursion" => Knob::PreventRecursion,
+            "ignore_budget" => Knob::IgnoreBudget,
+            "triggers" => Knob::Triggers,
+            "position" => Knob::Position,
+            "depth" => Knob::Depth,
+            "outlet_name" => Knob::OutletName,
+            _ => return None,
+        })
+    }
+}
+
+/// The SillyTavern knobs of an entry's `extensions`, found in one pass over the object, read
+/// straight from its text when it is still the text of the file.
 struct Knobs<'o> {
     /// Whether the entry carries SillyTavern's World Info knobs (it came from SillyTavern, which
     /// writes `use_regex: true` on every exported entry and ignores it on import):
     /// `selectiveLogic`, `display_index`, `useProbability` or `exclude_recursion` is present.
     st_marked: bool,
-    selective_logic: Option<&'o Value>,
-    use_probability: Option<&'o Value>,
-    exclude_recursion: Option<&'o Value>,
-    case_sensitive: Option<&'o Value>,
-    scan_depth: Option<&'o Value>,
-    role: Option<&'o Value>,
-    probability: Option<&'o Value>,
-    delay_until_recursion: Option<&'o Value>,
-    match_whole_words: Option<&'o Value>,
-    group: Option<&'o Value>,
-    group_override: Option<&'o Value>,
-    group_weight: Option<&'o Value>,
-    use_group_scoring: Option<&'o Value>,
-    sticky: Option<&'o Value>,
-    cooldown: Option<&'o Value>,
-    delay: Option<&'o Value>,
-    prevent_recursion: Option<&'o Value>,
-    ignore_budget: Option<&'o Value>,
-    triggers: Option<&'o Value>,
-    position: Option<&'o Value>,
-    depth: Option<&'o Value>,
-    outlet_name: Option<&'o Value>,
+    values: [Option<Cow<'o, Value>>; Knob::COUNT],
 }
 
 impl<'o> Knobs<'o> {
-    fn read(ext: &'o Object) -> Self {
-        let mut k = Knobs::default();
-        for (name, v) in ext {
-            let slot = match name.as_str() {
-                "selectiveLogic" => &mut k.selective_logic,
-                "display_index" => {
-                    k.st_marked = true;
-                    continue;
+    fn read(ext: &'o ccv3::Extensions) -> Self {
+        let mut values = [const { None }; Knob::COUNT];
+        ext.visit(
+            |name| Knob::of(name).is_some(),
+            |name, v| {
+                if let Some(k) = Knob::of(name) {
+                    values[k as usize] = Some(v);
                 }
-                "useProbability" => &mut k.use_probability,
-                "exclude_recursion" => &mut k.exclude_recursion,
-                "case_sensitive" => &mut k.case_sensitive,
-                "scan_depth" => &mut k.scan_depth,
-                "role" => &mut k.role,
-                "probability" => &mut k.probability,
-                "delay_until_recursion" => &mut k.delay_until_recursion,
-                "match_whole_words" => &mut k.match_whole_words,
-                "group" => &mut k.group,
-                "group_override" => &mut k.group_override,
-                "group_weight" => &mut k.group_weight,
-                "use_group_scoring" => &mut k.use_group_scoring,
-                "sticky" => &mut k.sticky,
-                "cooldown" => &mut k.cooldown,
-                "delay" => &mut k.delay,
-                "prevent_recursion" => &mut k.prevent_recursion,
-                "ignore_budget" => &mut k.ignore_budget,
-                "triggers" => &mut k.triggers,
-                "position" => &mut k.position,
-                "depth" => &mut k.depth,
-                "outlet_name" => &mut k.outlet_name,
-                _ => continue,
-            };
-            *slot = Some(v);
-        }
-        k.st_marked |= k.selective_logic.is_some()
-            || k.use_probability.is_some()
-            || k.exclude_recursion.is_some();
+            },
+        );
+        let mut k = Knobs {
+            st_marked: false,
+            values,
+        };
+        k.st_marked = [
+            Knob::SelectiveLogic,
+            Knob::DisplayIndex,
+            Knob::UseProbability,
+            Knob::ExcludeRecursion,
+        ]
+        .iter()
+        .any(|&n| k.get(n).is_some());
         k
+    }
+
+    /// The knob's value, when the entry has it.
+    fn get(&self, k: Knob) -> Option<&Value> {
+        self.values[k as usize].as_deref()
     }
 }
 
@@ -994,7 +1025,7 @@ fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpe
     if let Some(r) = d.reverse_depth {
         return (Position::AtDepth, DepthSpec::Reverse(r));
     }
-    let st = val_f64(kn.position).or_else(|| match e.extra.get("position") {
+    let st = val_f64(kn.get(Knob::Position)).or_else(|| match e.extra.get("position") {
         Some(Value::Number(n)) => n.as_f64(),
         _ => None,
     });
@@ -1005,13 +1036,13 @@ fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpe
             2 => Position::AuthorsNoteTop,
             3 => Position::AuthorsNoteBottom,
             4 => {
-                let depth = val_u64(kn.depth).unwrap_or(4);
+                let depth = val_u64(kn.get(Knob::Depth)).unwrap_or(4);
                 return (Position::AtDepth, DepthSpec::Fixed(depth));
             }
             5 => Position::ExamplesTop,
             6 => Position::ExamplesBottom,
             7 => Position::Outlet(
-                kn.outlet_name
+                kn.get(Knob::OutletName)
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string(),
@@ -1470,7 +1501,7 @@ impl LorebookCompiler {
         let regex_mode = e.use_regex && !kn.st_marked;
         let case_sensitive = e
             .case_sensitive
-            .or_else(|| val_bool(kn.case_sensitive))
+            .or_else(|| val_bool(kn.get(Knob::CaseSensitive)))
             .unwrap_or(self.case_sensitive);
         let primary = b.keys(&e.keys, regex_mode, case_sensitive, names, (bn, ei, "keys"));
         let sec_raw: &'a [String] = e.secondary_keys.as_deref().unwrap_or(&[]);
@@ -1511,33 +1542,37 @@ impl LorebookCompiler {
             ),
             _ => KeyRange::default(),
         };
-        let logic = match val_f64(kn.selective_logic).map(|f| f as i64) {
+        let logic = match val_f64(kn.get(Knob::SelectiveLogic)).map(|f| f as i64) {
             Some(1) => SelectiveLogic::NotAll,
             Some(2) => SelectiveLogic::NotAny,
             Some(3) => SelectiveLogic::AndAll,
             _ => SelectiveLogic::AndAny,
         };
-        let entry_depth = dec.scan_depth.or_else(|| val_u64(kn.scan_depth));
+        let entry_depth = dec.scan_depth.or_else(|| val_u64(kn.get(Knob::ScanDepth)));
         *max_depth = (*max_depth).max(entry_depth.unwrap_or(0));
         let order = dec.order.unwrap_or_else(|| e.insertion_order_f64());
         let priority = dec.priority.or_else(|| e.priority_f64()).unwrap_or(order);
         let (position, depth) = position_of(e, &dec, &kn);
-        let role = dec.role.or(match val_f64(kn.role).map(|f| f as i64) {
-            Some(0) => Some(DecoratorRole::System),
-            Some(1) => Some(DecoratorRole::User),
-            Some(2) => Some(DecoratorRole::Assistant),
-            _ => None,
-        });
+        let role = dec
+            .role
+            .or(match val_f64(kn.get(Knob::Role)).map(|f| f as i64) {
+                Some(0) => Some(DecoratorRole::System),
+                Some(1) => Some(DecoratorRole::User),
+                Some(2) => Some(DecoratorRole::Assistant),
+                _ => None,
+            });
         let probability = dec.probability.or_else(|| {
-            if val_bool(kn.use_probability).unwrap_or(true) {
-                val_f64(kn.probability).map(|p| p.clamp(0.0, 100.0))
+            if val_bool(kn.get(Knob::UseProbability)).unwrap_or(true) {
+                val_f64(kn.get(Knob::Probability)).map(|p| p.clamp(0.0, 100.0))
             } else {
                 None
             }
         });
-        let delay_until_recursion = match kn.delay_until_recursion {
+        let delay_until_recursion = match kn.get(Knob::DelayUntilRecursion) {
             Some(Value::Bool(true)) => Some(1),
-            Some(v) if !v.is_boolean() => val_u64(kn.delay_until_recursion).filter(|n| *n > 0),
+            Some(v) if !v.is_boolean() => {
+                val_u64(kn.get(Knob::DelayUntilRecursion)).filter(|n| *n > 0)
+            }
             _ => None,
         };
         let id = EntryId {
@@ -1561,7 +1596,7 @@ impl LorebookCompiler {
             exclude,
             selective: e.selective.unwrap_or(false),
             logic,
-            whole_words: val_bool(kn.match_whole_words),
+            whole_words: val_bool(kn.get(Knob::MatchWholeWords)),
             scan_depth: entry_depth,
             order,
             priority,
@@ -1569,18 +1604,18 @@ impl LorebookCompiler {
             depth,
             role,
             probability,
-            groups: val_strings(kn.group),
-            group_override: val_bool(kn.group_override).unwrap_or(false),
-            group_weight: val_f64(kn.group_weight).unwrap_or(100.0).max(0.0),
-            group_scoring: val_bool(kn.use_group_scoring),
-            sticky: val_u64(kn.sticky).unwrap_or(0),
-            cooldown: val_u64(kn.cooldown).unwrap_or(0),
-            delay: val_u64(kn.delay).unwrap_or(0),
-            exclude_recursion: val_bool(kn.exclude_recursion).unwrap_or(false),
-            prevent_recursion: val_bool(kn.prevent_recursion).unwrap_or(false),
+            groups: val_strings(kn.get(Knob::Group)),
+            group_override: val_bool(kn.get(Knob::GroupOverride)).unwrap_or(false),
+            group_weight: val_f64(kn.get(Knob::GroupWeight)).unwrap_or(100.0).max(0.0),
+            group_scoring: val_bool(kn.get(Knob::UseGroupScoring)),
+            sticky: val_u64(kn.get(Knob::Sticky)).unwrap_or(0),
+            cooldown: val_u64(kn.get(Knob::Cooldown)).unwrap_or(0),
+            delay: val_u64(kn.get(Knob::Delay)).unwrap_or(0),
+            exclude_recursion: val_bool(kn.get(Knob::ExcludeRecursion)).unwrap_or(false),
+            prevent_recursion: val_bool(kn.get(Knob::PreventRecursion)).unwrap_or(false),
             delay_until_recursion,
-            ignore_budget: val_bool(kn.ignore_budget).unwrap_or(false),
-            triggers: val_strings(kn.triggers),
+            ignore_budget: val_bool(kn.get(Knob::IgnoreBudget)).unwrap_or(false),
+            triggers: val_strings(kn.get(Knob::Triggers)),
             kind_rank: 0,
             id,
             dec,

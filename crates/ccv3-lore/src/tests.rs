@@ -1431,3 +1431,64 @@ mod props {
         }
     }
 }
+
+/// Entry `extensions` read from a file stay text until looked into; the engine reads the
+/// SillyTavern knobs from that text and must see exactly what it sees in a map.
+#[test]
+fn st_knobs_read_from_extensions_text_are_the_knobs_of_the_map() {
+    let knobs = [
+        json!({"position": 4, "depth": 2, "role": 1, "selectiveLogic": 3}),
+        json!({"probability": 0, "useProbability": true, "group": "g, h", "group_weight": 5}),
+        json!({"probability": 0, "useProbability": false, "sticky": 2, "match_whole_words": true}),
+        json!({"position": 7, "outlet_name": "o", "case_sensitive": true, "triggers": ["normal"]}),
+        json!({"exclude_recursion": "1", "prevent_recursion": 1, "delay_until_recursion": 2}),
+        json!({"display_index": 3, "scan_depth": "1", "cooldown": 1, "delay": 0, "x": {"y": [1]}}),
+        json!({"depth": 9, "depth": 3, "position": 4}),
+    ];
+    let entries: Vec<Value> = knobs
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let e = with(
+                entry(&["dragon", "Wyrm"], &format!("entry {i}")),
+                json!({"secondary_keys": ["cave"], "selective": true, "use_regex": true}),
+            );
+            ext(e, k.clone())
+        })
+        .collect();
+    let text = json!({"spec": "lorebook_v3", "data": {"entries": entries}}).to_string();
+    let from_text = match ccv3::read_bytes(text.as_bytes()).expect("book") {
+        ccv3::Document::Lorebook(b) => b.book,
+        ccv3::Document::Card(_) => panic!("read as a card"),
+    };
+    assert!(from_text
+        .entries
+        .iter()
+        .all(|e| e.extensions.is_unparsed_text()));
+    let from_map = book(entries);
+    assert!(from_map
+        .entries
+        .iter()
+        .all(|e| !e.extensions.is_unparsed_text()));
+    let c = chat(&[
+        (Role::User, "A dragon sleeps in the cave."),
+        (Role::Assistant, "The Wyrm wakes."),
+    ]);
+    let (a, b) = (scan(&from_text, &c), scan(&from_map, &c));
+    assert!(
+        !a.act.is_empty() && !a.rej.is_empty(),
+        "{:?} {:?}",
+        a.act,
+        a.rej
+    );
+    assert_eq!(a.act, b.act);
+    assert_eq!(a.reasons, b.reasons);
+    assert_eq!(a.rej, b.rej);
+    assert_eq!(a.positions, b.positions);
+    assert_eq!(a.state, b.state);
+    // Scanning looked into no extensions map.
+    assert!(from_text
+        .entries
+        .iter()
+        .all(|e| e.extensions.is_unparsed_text()));
+}

@@ -33,7 +33,7 @@ pub use document::{
 };
 pub use error::{Error, Result};
 pub use model::{
-    Asset, AssetUri, Card, CardData, Entry, KeyOrder, Lorebook, Object, SpecVersion,
+    Asset, AssetUri, Card, CardData, Entry, Extensions, KeyOrder, Lorebook, Object, SpecVersion,
     V2_BACKFILL_WARNING,
 };
 pub use validate::{validate_card, validate_lorebook};

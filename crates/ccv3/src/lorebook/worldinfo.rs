@@ -348,7 +348,7 @@ fn entry_from_wi(key: &str, index: usize, wi: Object, path: &str, r: &mut Repair
     for (k, v) in knobs {
         ext.insert(k, v);
     }
-    e.extensions = ext;
+    e.extensions = ext.into();
     let mut stash = Object::new();
     if !stash_fields.is_empty() {
         stash.insert("fields".into(), Value::Object(stash_fields));

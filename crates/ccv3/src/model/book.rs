@@ -1,5 +1,6 @@
 //! Lorebooks (`character_book` and standalone `lorebook_v3`) and their entries.
 
+use super::extensions::Extensions;
 use super::fields::{self, arrange, join, list, s, At, Idx, KeyOrder, Object, Repairs};
 use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
@@ -36,8 +37,9 @@ pub struct Entry {
     pub keys: Vec<String>,
     /// `content`: the text inserted into the prompt; may start with `@@decorator` lines.
     pub content: String,
-    /// `extensions`: application data (SillyTavern World Info fields live here).
-    pub extensions: Object,
+    /// `extensions`: application data (SillyTavern World Info fields live here), kept as the
+    /// text read until looked into.
+    pub extensions: Extensions,
     /// `enabled`: false means never inserted, in any case.
     pub enabled: bool,
     /// `insertion_order`: lower is inserted earlier.
@@ -73,7 +75,7 @@ impl Default for Entry {
         Entry {
             keys: Vec::new(),
             content: String::new(),
-            extensions: Object::new(),
+            extensions: Extensions::new(),
             enabled: true,
             insertion_order: Number::from(100),
             case_sensitive: None,
@@ -222,16 +224,19 @@ impl Entry {
         Some(Entry::from_pairs(
             n,
             pairs.into_iter().map(|(k, v)| (k, v.into_value())),
+            None,
             path,
             r,
         ))
     }
 
     /// Reads an entry from the `n` pairs of its object, in order (what [`Entry::read`] does once
-    /// it has an object; the streaming reader parses entry objects straight into pairs).
+    /// it has an object; the streaming reader parses entry objects straight into pairs). With
+    /// `ext_text`, the last `extensions` pair was kept as text (its pair holds a placeholder).
     pub(crate) fn from_pairs<'a>(
         n: usize,
         pairs: impl IntoIterator<Item = (std::borrow::Cow<'a, str>, Value)>,
+        ext_text: Option<Extensions>,
         path: &dyn fmt::Display,
         r: &mut Repairs,
     ) -> Entry {
@@ -308,7 +313,10 @@ impl Entry {
         }
         e.keys = fields::req_string_list(keys, &At(path, "keys"), true, r);
         e.content = fields::req_string(content, &At(path, "content"), r);
-        e.extensions = fields::object(ext, &At(path, "extensions"), r);
+        e.extensions = match ext_text {
+            Some(text) => text,
+            None => fields::object(ext, &At(path, "extensions"), r).into(),
+        };
         e.enabled = match enabled {
             None => {
                 r.missing(&At(path, "enabled"), "used true");
@@ -349,7 +357,7 @@ impl Entry {
             vec![
                 ("keys", list(&self.keys)),
                 ("content", s(&self.content)),
-                ("extensions", Some(Value::Object(self.extensions.clone()))),
+                ("extensions", Some(self.extensions.to_value())),
                 ("enabled", Some(Value::Bool(self.enabled))),
                 (
                     "insertion_order",

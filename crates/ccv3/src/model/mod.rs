@@ -4,6 +4,7 @@
 mod asset;
 mod book;
 mod card;
+mod extensions;
 pub(crate) mod fields;
 pub(crate) mod raw;
 pub(crate) mod stream;
@@ -15,5 +16,6 @@ pub(crate) use book::ENTRY_FIELDS;
 pub use book::{Entry, Lorebook};
 pub(crate) use card::raw_is_card;
 pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
+pub use extensions::Extensions;
 pub use fields::{KeyOrder, Object};
 pub(crate) use raw::Raw;

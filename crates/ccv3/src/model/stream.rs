@@ -26,10 +26,11 @@
 //! Everywhere else the plain tree is built, exactly as [`Raw`]'s own `Deserialize` does.
 
 use super::book::Entry;
+use super::extensions::Extensions;
 use super::fields::{Idx, Repairs};
 use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
@@ -454,8 +455,9 @@ fn convert_all(
 /// One item of an `entries` array: an object parsed straight into its pairs (left in the
 /// caller's buffer), or anything else as a plain tree.
 enum Item<'de> {
-    /// An object; its pairs are in the buffer given to [`ItemSeed`].
-    Object,
+    /// An object; its pairs are in the buffer given to [`ItemSeed`], and its last `extensions`,
+    /// when that was an object kept as text (its pair holds a placeholder).
+    Object(Option<Extensions>),
     /// Not an object.
     Other(Raw<'de>),
 }
@@ -506,11 +508,23 @@ impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'de>, A::Error> {
         self.0.clear();
+        let mut ext = None;
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            if k == "extensions" {
+                // Kept as text when it is an object (most readers never look inside).
+                let raw = map.next_value::<&'de RawValue>()?;
+                ext = Extensions::from_json_text(raw.get());
+                let v = match ext {
+                    Some(_) => serde_json::Value::Null,
+                    None => serde_json::from_str(raw.get()).map_err(A::Error::custom)?,
+                };
+                self.0.push((k, v));
+                continue;
+            }
             let v = map.next_value::<serde_json::Value>()?;
             self.0.push((k, v));
         }
-        Ok(Item::Object)
+        Ok(Item::Object(ext))
     }
 }
 
@@ -529,10 +543,10 @@ fn convert<'de>(
     };
     let at = Idx(&path, i);
     match item {
-        Item::Object => {
+        Item::Object(ext) => {
             let n = pairs.len();
             out.entries
-                .push(Entry::from_pairs(n, pairs.drain(..), &at, &mut r));
+                .push(Entry::from_pairs(n, pairs.drain(..), ext, &at, &mut r));
         }
         Item::Other(raw) => {
             if let Some(e) = Entry::read(raw, &at, &mut r) {
