@@ -28,11 +28,12 @@ pub const BACKTRACK_HAYSTACK_CAP: usize = 32 * 1024;
 /// The compiled form of one regex key.
 #[derive(Debug)]
 pub(crate) enum Engine {
-    /// Linear time (`regex` crate's engine): the pattern is parsed when the books are compiled
-    /// (that checks it), and the matcher is built from the parsed form on its first use, so books
-    /// with thousands of regex keys compile fast and each pattern is parsed once.
+    /// Linear time (`regex` crate's engine): the translated pattern is checked when the books
+    /// are compiled ([`regex_parses`]), and parsed and built into a matcher on its first use, so
+    /// books with thousands of regex keys compile fast and keep no parsed forms around.
     Linear {
-        hir: Box<regex_syntax::hir::Hir>,
+        /// The pattern in `regex` syntax, as [`translate`] wrote it.
+        syntax: Box<str>,
         built: OnceLock<Option<regex_automata::meta::Regex>>,
     },
     /// Backtracking (`regress`), on a capped haystack.
@@ -45,8 +46,12 @@ impl Engine {
     /// first character of its match.
     pub(crate) fn find(&self, hay: &str) -> Option<usize> {
         match self {
-            Engine::Linear { hir, built } => built
+            Engine::Linear { syntax, built } => built
                 .get_or_init(|| {
+                    let hir = regex_syntax::ParserBuilder::new()
+                        .build()
+                        .parse(syntax)
+                        .ok()?;
                     // What `regex::RegexBuilder` sets up (leftmost-first, no empty match inside
                     // a UTF-8 character), with our size limits, minus what a key's few searches
                     // never repay: no prefilter (the books' automata already found one of the
@@ -63,7 +68,7 @@ impl Engine {
                         .hybrid_cache_capacity(2 << 20);
                     regex_automata::meta::Builder::new()
                         .configure(config)
-                        .build_from_hir(hir)
+                        .build_from_hir(&hir)
                         .ok()
                 })
                 .as_ref()
@@ -178,17 +183,28 @@ pub(crate) fn engine(pattern: &str, flags: &str) -> Result<Engine, String> {
     if let Some(c) = repeated_flag(flags) {
         return Err(format!("flag {c:?} is repeated"));
     }
-    let parsed = translate(pattern, &f).and_then(|t| {
-        // The parser `regex` uses, with its default settings.
-        regex_syntax::ParserBuilder::new().build().parse(&t).ok()
-    });
-    match parsed {
-        Some(hir) => Ok(Engine::Linear {
-            hir: Box::new(hir),
+    match translate(pattern, &f).filter(|t| regex_parses(t)) {
+        Some(t) => Ok(Engine::Linear {
+            syntax: t.into(),
             built: OnceLock::new(),
         }),
         None => backtrack(pattern, f),
     }
+}
+
+/// Whether the parser `regex` uses (default settings) takes `t`, a [`translate`] output, at a
+/// fraction of the cost of parsing it: parsing is a syntax tree, then its translation into the
+/// matcher's input, and for what [`translate`] writes the translation can only fail on a
+/// `\p{..}` name it does not know (it writes no other Unicode-less or byte-level syntax, and
+/// this crate has every Unicode table); with such a name anywhere, `t` is parsed in full.
+pub(crate) fn regex_parses(t: &str) -> bool {
+    if t.contains("\\p") || t.contains("\\P") {
+        return regex_syntax::ParserBuilder::new().build().parse(t).is_ok();
+    }
+    regex_syntax::ast::parse::ParserBuilder::new()
+        .build()
+        .parse(t)
+        .is_ok()
 }
 
 fn backtrack(pattern: &str, f: Flags) -> Result<Engine, String> {
@@ -716,5 +732,33 @@ mod tests {
             let _ = required_literals(&pat, true, true);
             let _ = catastrophic(&pat);
         }
+
+        /// The compile-time check accepts exactly what the full parse (done on first use) does.
+        #[test]
+        fn regex_parses_is_the_full_parse(
+            pat in "[\\\\a-cpP(){}\\[\\]^$|*+?.,:<>=!0-9xuk&~#dwsbBDWS/-]{0,24}",
+            flags in "[imsu]{0,3}",
+        ) {
+            if let Some(t) = translate(&pat, &Flags::from(flags.as_str())) {
+                let full = regex_syntax::ParserBuilder::new().build().parse(&t).is_ok();
+                proptest::prop_assert_eq!(regex_parses(&t), full, "{}", t);
+            }
+        }
+    }
+
+    #[test]
+    fn regex_parses_checks_unicode_names_in_full() {
+        let f = Flags::from("u");
+        let ok = translate("\\p{Letter}+", &f).unwrap();
+        let unknown = translate("\\p{NoSuchProperty}", &f).unwrap();
+        assert!(regex_parses(&ok));
+        assert!(!regex_parses(&unknown));
+        assert!(regex_syntax::ast::parse::Parser::new()
+            .parse(&unknown)
+            .is_ok());
+        assert!(matches!(
+            engine("\\p{Letter}+", "u"),
+            Ok(Engine::Linear { .. })
+        ));
     }
 }
