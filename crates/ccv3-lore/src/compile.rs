@@ -169,20 +169,8 @@ pub(crate) enum KeyKind {
     Invalid,
 }
 
-#[derive(Debug)]
-pub(crate) struct KeyText<'a> {
-    /// The key as resolved (macros expanded, trimmed); borrowed from the book when unchanged.
-    pub text: Cow<'a, str>,
-    /// The same as an `Arc`, made on first use (explanations hand it out).
-    arc: OnceLock<Arc<str>>,
-}
-
-impl KeyText<'_> {
-    /// The key text as an `Arc` (made once, then shared).
-    pub(crate) fn arc(&self) -> Arc<str> {
-        self.arc.get_or_init(|| Arc::from(&*self.text)).clone()
-    }
-}
+/// A key as resolved (macros expanded, trimmed); borrowed from the book when unchanged.
+pub(crate) type KeyText<'a> = Cow<'a, str>;
 
 /// An entry's stable identity: FNV-1a over its book's name, keys, secondary keys, content,
 /// comment and name, and how many earlier entries of the book hash the same, mixed. `Copy`, and
@@ -242,6 +230,44 @@ fn quick_hash(entry: &Entry) -> u64 {
     put(entry.comment.as_deref().unwrap_or(""));
     put(entry.name.as_deref().unwrap_or(""));
     h.finish()
+}
+
+/// Gives the entries (in book order, `quick` their [`quick_hash`]es) whose contents repeat in
+/// their book a duplicate count, in book order, by their exact hash.
+fn count_duplicates(
+    books: &[BookInput<'_>],
+    book_hashes: &[u64],
+    quick: &[u64],
+    entries: &mut [CEntry<'_>],
+) {
+    let mut first = 0usize;
+    for (input, &book_hash) in books.iter().zip(book_hashes) {
+        let range = first..first + input.book.entries.len();
+        first = range.end;
+        let Some(hashes) = quick.get(range.clone()) else {
+            continue;
+        };
+        let mut sorted = hashes.to_vec();
+        sorted.sort_unstable();
+        let repeated: FxMap<u64, ()> = sorted
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| (w[0], ()))
+            .collect();
+        if repeated.is_empty() {
+            continue;
+        }
+        let mut exact: FxMap<u64, u64> = FxMap::default();
+        for (flat, q) in range.zip(hashes) {
+            if repeated.contains_key(q) {
+                if let Some(ce) = entries.get_mut(flat) {
+                    let n = exact.entry(EntryId::hash(ce.entry, book_hash)).or_insert(0);
+                    ce.id.dup = *n;
+                    *n += 1;
+                }
+            }
+        }
+    }
 }
 
 /// A run of keys in [`CompiledBooks::keys`].
@@ -502,12 +528,10 @@ impl<'a> CompiledBooks<'a> {
             .get_or_init(|| Automata::build(&self.patterns, None))
     }
 
-    /// The text of the `i`th key of a range, as an `Arc` (empty when out of range).
+    /// The text of the `i`th key of a range, as an `Arc` for an explanation (empty when out of
+    /// range; made when asked for: most keys are never named in one).
     pub(crate) fn key_arc(&self, r: KeyRange, i: usize) -> Arc<str> {
-        self.key_text
-            .get(r.start as usize + i)
-            .map(|t| t.arc())
-            .unwrap_or_else(|| Arc::from(""))
+        Arc::from(self.key_text.get(r.start as usize + i).map_or("", |t| &**t))
     }
 
     /// The keys of a range.
@@ -998,10 +1022,7 @@ impl<'a> Builder<'a> {
                 }
             };
             self.keys.push(kind);
-            self.texts.push(KeyText {
-                text: k,
-                arc: OnceLock::new(),
-            });
+            self.texts.push(k);
         }
         KeyRange {
             start,
@@ -1118,9 +1139,10 @@ impl LorebookCompiler {
         let names = (self.char_name.as_str(), self.user_name.as_str());
         let mut infos = Vec::with_capacity(books.len());
         let mut entries: Vec<CEntry<'a>> = Vec::with_capacity(total);
+        let mut quick: Vec<u64> = Vec::with_capacity(total);
         let mut max_depth = 0u64;
-        // Per book: its facts, and the duplicate count of each entry (for identities).
-        let mut preps: Vec<(u64, Vec<u64>)> = Vec::with_capacity(books.len());
+        // Per book: the hash state after its name (for identities).
+        let mut book_hashes: Vec<u64> = Vec::with_capacity(books.len());
         for input in books.iter() {
             let book = input.book;
             let scan_depth = book
@@ -1142,48 +1164,30 @@ impl LorebookCompiler {
                     .filter(|f| *f > 0.0)
                     .map(|f| f.min(1e15) as usize),
             });
-            let book_hash = Fnv::new().str(&input.name).0;
-            // Entries whose contents repeat in the book (same quick hash) get a duplicate count,
-            // in book order, by their exact hash.
-            let quick: Vec<u64> = book.entries.iter().map(quick_hash).collect();
-            let mut seen: FxMap<u64, u32> = FxMap::default();
-            for &q in &quick {
-                *seen.entry(q).or_insert(0) += 1;
-            }
-            let mut dups: Vec<u64> = vec![0; book.entries.len()];
-            if seen.len() < quick.len() {
-                let mut exact: FxMap<u64, u64> = FxMap::default();
-                for (ei, e) in book.entries.iter().enumerate() {
-                    if seen.get(&quick[ei]).is_some_and(|&c| c > 1) {
-                        let n = exact.entry(EntryId::hash(e, book_hash)).or_insert(0);
-                        dups[ei] = *n;
-                        *n += 1;
-                    }
-                }
-            }
-            drop((quick, seen));
-            preps.push((book_hash, dups));
+            book_hashes.push(Fnv::new().str(&input.name).0);
         }
         // Every entry as (book, index); big books are compiled in two halves on two threads,
         // the second half with a builder of its own that is then merged into this one (ids
         // assigned as if one builder had met every entry in order).
+        // Each entry's quick hash goes to `quick` (duplicates are counted once all are in).
         let work = |b: &mut Builder<'a>,
                     range: std::ops::Range<usize>,
                     max_depth: &mut u64,
-                    out: &mut Vec<CEntry<'a>>| {
+                    out: &mut Vec<CEntry<'a>>,
+                    quick: &mut Vec<u64>| {
             let mut first = 0usize;
             for (bi, input) in books.iter().enumerate() {
                 let n = input.book.entries.len();
                 let (lo, hi) = (range.start.max(first), range.end.min(first + n));
                 for flat in lo..hi {
                     let ei = flat - first;
-                    let (book_hash, dups) = &preps[bi];
+                    let e = &input.book.entries[ei];
+                    quick.push(quick_hash(e));
                     out.push(self.compile_entry(
                         b,
                         (bi, ei, input.name.as_str()),
-                        &input.book.entries[ei],
-                        *book_hash,
-                        dups.get(ei).copied().unwrap_or(0),
+                        e,
+                        book_hashes[bi],
                         names,
                         max_depth,
                     ));
@@ -1197,15 +1201,16 @@ impl LorebookCompiler {
                 let mut b2 = Builder::with_capacity(n_keys / 2);
                 let mut depth = 0u64;
                 let mut out = Vec::with_capacity(total - mid);
-                work(&mut b2, mid..total, &mut depth, &mut out);
-                (b2, out, depth)
+                let mut quick = Vec::with_capacity(total - mid);
+                work(&mut b2, mid..total, &mut depth, &mut out, &mut quick);
+                (b2, out, depth, quick)
             };
             let theirs = std::thread::scope(|scope| {
                 let worker = std::thread::Builder::new()
                     .name("ccv3-lore-compile".into())
                     .spawn_scoped(scope, second_half)
                     .ok();
-                work(&mut b, 0..mid, &mut max_depth, &mut entries);
+                work(&mut b, 0..mid, &mut max_depth, &mut entries, &mut quick);
                 match worker.map(|w| w.join()) {
                     Some(Ok(done)) => done,
                     Some(Err(e)) => std::panic::resume_unwind(e),
@@ -1213,13 +1218,16 @@ impl LorebookCompiler {
                     None => second_half(),
                 }
             });
-            let (b2, mut second, depth) = theirs;
+            let (b2, mut second, depth, their_quick) = theirs;
             max_depth = max_depth.max(depth);
             b.absorb(b2, &mut second);
             entries.extend(second);
+            quick.extend(their_quick);
         } else {
-            work(&mut b, 0..total, &mut max_depth, &mut entries);
+            work(&mut b, 0..total, &mut max_depth, &mut entries, &mut quick);
         }
+        count_duplicates(books, &book_hashes, &quick, &mut entries);
+        drop(quick);
         let Builder {
             pats_ci,
             pats_cs,
@@ -1478,7 +1486,6 @@ impl LorebookCompiler {
         (bi, ei, bn): (usize, usize, &str),
         e: &'a Entry,
         book_hash: u64,
-        dup: u64,
         names: (&str, &str),
         max_depth: &mut u64,
     ) -> CEntry<'a> {
@@ -1578,7 +1585,7 @@ impl LorebookCompiler {
         let id = EntryId {
             entry: e,
             book: book_hash,
-            dup,
+            dup: 0,
         };
         CEntry {
             at: EntryRef {
@@ -1732,6 +1739,35 @@ mod tests {
         assert_eq!(got, want);
         for (rank, e) in c.entries.iter().enumerate() {
             assert_eq!(c.by_id().get(&e.id.get()), Some(&(rank as u32)));
+        }
+    }
+
+    #[test]
+    fn entry_ids_count_duplicates_across_books_and_compile_halves() {
+        // Two books (the same entries in each, duplicates in both halves of a two-thread
+        // compile): counts restart per book and follow book order.
+        let mut book = Lorebook::default();
+        for i in 0..3000 {
+            let n = if i % 7 == 0 { 0 } else { i };
+            book.entries
+                .push(Entry::new(&["k"], &format!("content {n}")));
+        }
+        let books = [("one", &book), ("two", &book)].map(|(name, book)| BookInput {
+            book,
+            kind: BookKind::Global,
+            name: name.into(),
+        });
+        let c = LorebookCompiler::new();
+        for two_threads in [false, true] {
+            let compiled = c.compile_with(&books, two_threads);
+            for (bi, (name, _)) in [("one", 0), ("two", 1)].iter().enumerate() {
+                let want = reference_ids(name, &book);
+                let mut got = vec![0u64; book.entries.len()];
+                for e in compiled.entries.iter().filter(|e| e.at.book == bi) {
+                    got[e.at.index] = e.id.get();
+                }
+                assert_eq!(got, want, "book {name}, two threads: {two_threads}");
+            }
         }
     }
 
