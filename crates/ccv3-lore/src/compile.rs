@@ -212,13 +212,20 @@ impl From<EntryId<'_>> for u64 {
 }
 
 /// A fast hash of what [`EntryId::hash`] hashes (equal inputs, equal hashes), to find the rare
-/// entries whose identities need a duplicate count.
+/// entries whose identities need a duplicate count: each text's length and its first and last
+/// 16 bytes (texts that differ elsewhere only cost an exact hash).
 fn quick_hash(entry: &Entry) -> u64 {
     use std::hash::Hasher;
     let mut h = crate::scan::Fx::default();
     let mut put = |s: &str| {
-        h.write(s.as_bytes());
-        h.write_u64(s.len() as u64);
+        let b = s.as_bytes();
+        if b.len() <= 32 {
+            h.write(b);
+        } else {
+            h.write(&b[..16]);
+            h.write(&b[b.len() - 16..]);
+        }
+        h.write_u64(b.len() as u64);
     };
     for k in &entry.keys {
         put(k);
@@ -319,7 +326,6 @@ pub(crate) struct CEntry<'a> {
     pub constant: bool,
     pub primary: KeyRange,
     pub secondary: KeyRange,
-    pub additional: Vec<KeyRange>,
     pub exclude: KeyRange,
     pub selective: bool,
     pub logic: SelectiveLogic,
@@ -331,6 +337,21 @@ pub(crate) struct CEntry<'a> {
     pub depth: DepthSpec,
     pub role: Option<DecoratorRole>,
     pub probability: Option<f64>,
+    pub exclude_recursion: bool,
+    pub prevent_recursion: bool,
+    pub ignore_budget: bool,
+    /// 0 or 1: the strategy's book-kind rank (character/global first).
+    pub kind_rank: u8,
+    /// What few entries set; `None` for the defaults ([`CEntry::rare`]).
+    pub rare: Option<Box<Rare>>,
+}
+
+/// The parts of an entry that few entries set (extra key groups, inclusion groups, timed
+/// effects, recursion levels, triggers): boxed, so the rest carry a null pointer instead.
+#[derive(Debug)]
+pub(crate) struct Rare {
+    /// `@@additional_keys` groups, each of which must match.
+    pub additional: Vec<KeyRange>,
     pub groups: Vec<String>,
     pub group_override: bool,
     pub group_weight: f64,
@@ -338,16 +359,48 @@ pub(crate) struct CEntry<'a> {
     pub sticky: u64,
     pub cooldown: u64,
     pub delay: u64,
-    pub exclude_recursion: bool,
-    pub prevent_recursion: bool,
     pub delay_until_recursion: Option<u64>,
-    pub ignore_budget: bool,
     pub triggers: Vec<String>,
-    /// 0 or 1: the strategy's book-kind rank (character/global first).
-    pub kind_rank: u8,
 }
 
+impl Rare {
+    /// What an entry that sets none of these has.
+    const NONE: Rare = Rare {
+        additional: Vec::new(),
+        groups: Vec::new(),
+        group_override: false,
+        group_weight: 100.0,
+        group_scoring: None,
+        sticky: 0,
+        cooldown: 0,
+        delay: 0,
+        delay_until_recursion: None,
+        triggers: Vec::new(),
+    };
+
+    fn is_none(&self) -> bool {
+        self.additional.is_empty()
+            && self.groups.is_empty()
+            && !self.group_override
+            && self.group_weight == 100.0
+            && self.group_scoring.is_none()
+            && self.sticky == 0
+            && self.cooldown == 0
+            && self.delay == 0
+            && self.delay_until_recursion.is_none()
+            && self.triggers.is_empty()
+    }
+}
+
+/// [`Rare::NONE`], for entries without a box.
+static NO_RARE: Rare = Rare::NONE;
+
 impl<'a> CEntry<'a> {
+    /// The entry's rarely set parts (the defaults when it has none).
+    pub(crate) fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
     /// The entry's `name`, else its `comment` (empty ones skipped).
     pub(crate) fn display_name(&self) -> Option<&'a str> {
         self.entry.name.as_deref().filter(|s| !s.is_empty()).or(self
@@ -686,23 +739,38 @@ struct Knobs<'o> {
     /// writes `use_regex: true` on every exported entry and ignores it on import):
     /// `selectiveLogic`, `display_index`, `useProbability` or `exclude_recursion` is present.
     st_marked: bool,
-    values: [Option<Cow<'o, Value>>; Knob::COUNT],
+    /// Where each knob's value is in `found` ([`u8::MAX`]: the entry does not have it).
+    slot: [u8; Knob::COUNT],
+    /// The values found (a buffer that goes from entry to entry).
+    found: Vec<Cow<'o, Value>>,
 }
 
 impl<'o> Knobs<'o> {
-    fn read(ext: &'o ccv3::Extensions) -> Self {
-        let mut values = [const { None }; Knob::COUNT];
+    /// Reads the knobs of `ext` into `found` (cleared first; hand it back with
+    /// [`Knobs::into_buffer`]).
+    fn read(ext: &'o ccv3::Extensions, mut found: Vec<Cow<'o, Value>>) -> Self {
+        found.clear();
+        let mut slot = [u8::MAX; Knob::COUNT];
         ext.visit(
             |name| Knob::of(name).is_some(),
             |name, v| {
                 if let Some(k) = Knob::of(name) {
-                    values[k as usize] = Some(v);
+                    match slot[k as usize] {
+                        u8::MAX if found.len() < usize::from(u8::MAX) => {
+                            slot[k as usize] = found.len() as u8;
+                            found.push(v);
+                        }
+                        u8::MAX => {}
+                        // A name written twice: the last value counts, as in a map.
+                        at => found[usize::from(at)] = v,
+                    }
                 }
             },
         );
         let mut k = Knobs {
             st_marked: false,
-            values,
+            slot,
+            found,
         };
         k.st_marked = [
             Knob::SelectiveLogic,
@@ -717,11 +785,20 @@ impl<'o> Knobs<'o> {
 
     /// The knob's value, when the entry has it.
     fn get(&self, k: Knob) -> Option<&Value> {
-        self.values[k as usize].as_deref()
+        self.found
+            .get(usize::from(self.slot[k as usize]))
+            .map(|v| &**v)
+    }
+
+    /// The buffer, for the next entry.
+    fn into_buffer(self) -> Vec<Cow<'o, Value>> {
+        self.found
     }
 }
 
 struct Builder<'a> {
+    /// A buffer for [`Knobs::read`].
+    knobs: Vec<Cow<'a, Value>>,
     /// Case-insensitive patterns (lower-cased) and their temporary ids.
     pats_ci: FxMap<Cow<'a, str>, u32>,
     /// Case-sensitive patterns and their temporary ids (`1 << 31 | n`).
@@ -762,6 +839,7 @@ impl<'a> Builder<'a> {
     /// An empty builder with room for `n_keys` keys.
     fn with_capacity(n_keys: usize) -> Self {
         Builder {
+            knobs: Vec::new(),
             pats_ci: FxMap::with_capacity_and_hasher(n_keys / 2, Default::default()),
             pats_cs: FxMap::default(),
             regex_ids: FxMap::default(),
@@ -862,7 +940,9 @@ impl<'a> Builder<'a> {
             shift(&mut e.primary);
             shift(&mut e.secondary);
             shift(&mut e.exclude);
-            e.additional.iter_mut().for_each(shift);
+            if let Some(r) = &mut e.rare {
+                r.additional.iter_mut().for_each(shift);
+            }
         }
     }
 
@@ -1311,7 +1391,7 @@ impl LorebookCompiler {
             let mut levels = Vec::new();
             let mut any_late = false;
             for e in &entries {
-                if let Some(l) = e.delay_until_recursion {
+                if let Some(l) = e.rare().delay_until_recursion {
                     levels.push(l);
                 }
                 any_late |= e.dec.ignore_on_max_context;
@@ -1324,12 +1404,15 @@ impl LorebookCompiler {
                     book: e.at.book as u32,
                     budget_pos: 0,
                     budget_pos_late: 0,
-                    flags: (if e.groups.is_empty() { 0 } else { META_GROUP })
-                        | (if e.ignore_budget {
-                            META_IGNORE_BUDGET
-                        } else {
-                            0
-                        }),
+                    flags: (if e.rare().groups.is_empty() {
+                        0
+                    } else {
+                        META_GROUP
+                    }) | (if e.ignore_budget {
+                        META_IGNORE_BUDGET
+                    } else {
+                        0
+                    }),
                 })
                 .collect();
             for late in [false, true] {
@@ -1504,7 +1587,7 @@ impl LorebookCompiler {
         } else {
             None
         });
-        let kn = Knobs::read(&e.extensions);
+        let kn = Knobs::read(&e.extensions, std::mem::take(&mut b.knobs));
         let regex_mode = e.use_regex && !kn.st_marked;
         let case_sensitive = e
             .case_sensitive
@@ -1587,7 +1670,19 @@ impl LorebookCompiler {
             book: book_hash,
             dup: 0,
         };
-        CEntry {
+        let rare = Rare {
+            additional,
+            groups: val_strings(kn.get(Knob::Group)),
+            group_override: val_bool(kn.get(Knob::GroupOverride)).unwrap_or(false),
+            group_weight: val_f64(kn.get(Knob::GroupWeight)).unwrap_or(100.0).max(0.0),
+            group_scoring: val_bool(kn.get(Knob::UseGroupScoring)),
+            sticky: val_u64(kn.get(Knob::Sticky)).unwrap_or(0),
+            cooldown: val_u64(kn.get(Knob::Cooldown)).unwrap_or(0),
+            delay: val_u64(kn.get(Knob::Delay)).unwrap_or(0),
+            delay_until_recursion,
+            triggers: val_strings(kn.get(Knob::Triggers)),
+        };
+        let compiled = CEntry {
             at: EntryRef {
                 book: bi,
                 index: ei,
@@ -1599,7 +1694,6 @@ impl LorebookCompiler {
             constant: e.constant.unwrap_or(false) && !regex_mode,
             primary,
             secondary,
-            additional,
             exclude,
             selective: e.selective.unwrap_or(false),
             logic,
@@ -1611,22 +1705,16 @@ impl LorebookCompiler {
             depth,
             role,
             probability,
-            groups: val_strings(kn.get(Knob::Group)),
-            group_override: val_bool(kn.get(Knob::GroupOverride)).unwrap_or(false),
-            group_weight: val_f64(kn.get(Knob::GroupWeight)).unwrap_or(100.0).max(0.0),
-            group_scoring: val_bool(kn.get(Knob::UseGroupScoring)),
-            sticky: val_u64(kn.get(Knob::Sticky)).unwrap_or(0),
-            cooldown: val_u64(kn.get(Knob::Cooldown)).unwrap_or(0),
-            delay: val_u64(kn.get(Knob::Delay)).unwrap_or(0),
             exclude_recursion: val_bool(kn.get(Knob::ExcludeRecursion)).unwrap_or(false),
             prevent_recursion: val_bool(kn.get(Knob::PreventRecursion)).unwrap_or(false),
-            delay_until_recursion,
             ignore_budget: val_bool(kn.get(Knob::IgnoreBudget)).unwrap_or(false),
-            triggers: val_strings(kn.get(Knob::Triggers)),
             kind_rank: 0,
+            rare: (!rare.is_none()).then(|| Box::new(rare)),
             id,
             dec,
-        }
+        };
+        b.knobs = kn.into_buffer();
+        compiled
     }
 }
 

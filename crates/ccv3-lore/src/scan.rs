@@ -586,7 +586,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 continue;
             }
             if l > r.end {
-                let cd = self.cb.entries[rank as usize].cooldown;
+                let cd = self.cb.entries[rank as usize].rare().cooldown;
                 if cd > 0 {
                     self.state.cooldown.insert(
                         k.clone(),
@@ -969,9 +969,9 @@ impl<'s, 'a> Scan<'s, 'a> {
         if !e.enabled {
             return Verdict::Reject(R::Disabled);
         }
-        if !e.triggers.is_empty() {
+        if !e.rare().triggers.is_empty() {
             if let Some(t) = &self.opts.trigger {
-                if !e.triggers.iter().any(|x| x == t) {
+                if !e.rare().triggers.iter().any(|x| x == t) {
                     return Verdict::Reject(R::Trigger);
                 }
             }
@@ -1018,14 +1018,14 @@ impl<'s, 'a> Scan<'s, 'a> {
                 return Verdict::Reject(R::Decorator("is_user_icon"));
             }
         }
-        if (self.len as u64) < e.delay {
+        if (self.len as u64) < e.rare().delay {
             return Verdict::Reject(R::Delay);
         }
         let sticky = !self.sticky_ids.is_empty() && self.sticky_ids.contains(&e.id.get());
         if !sticky && !self.cooldown_ids.is_empty() && self.cooldown_ids.contains(&e.id.get()) {
             return Verdict::Reject(R::Cooldown);
         }
-        if let Some(lv) = e.delay_until_recursion {
+        if let Some(lv) = e.rare().delay_until_recursion {
             let eligible = pass == Pass::Recursion && level.is_some_and(|c| lv <= c);
             if !(sticky || eligible) {
                 return Verdict::Reject(R::DelayUntilRecursion);
@@ -1047,7 +1047,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
         let depth = self.window(e, skew);
         let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
-        let scoring = !e.groups.is_empty() && e.group_scoring.unwrap_or(self.opts.group_scoring);
+        let scoring = !e.rare().groups.is_empty()
+            && e.rare().group_scoring.unwrap_or(self.opts.group_scoring);
         let mut first: Option<(usize, Found)> = None;
         let mut beyond = None;
         let mut score = 0u32;
@@ -1076,7 +1077,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 None => R::NoMatch,
             });
         };
-        for &g in &e.additional {
+        for &g in &e.rare().additional {
             if self
                 .any_found(m, cb.keys_of(g), whole, depth, rec_ok)
                 .is_none()
@@ -1368,7 +1369,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 used_book[b] = used_book[b].saturating_add(tokens);
                 self.status[rank as usize] = ST_ACTIVE;
                 self.reasons.remove(&rank);
-                for g in &e.groups {
+                for g in &e.rare().groups {
                     active_groups.entry(g.as_str()).or_insert(rank);
                 }
                 activated.push((rank, hit, tokens, passes));
@@ -1431,7 +1432,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let cb = self.cb;
         let mut names: Vec<&str> = Vec::new();
         for a in new.iter() {
-            for g in &cb.entries[a.rank as usize].groups {
+            for g in &cb.entries[a.rank as usize].rare().groups {
                 if !names.contains(&g.as_str()) {
                     names.push(g);
                 }
@@ -1442,6 +1443,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 .filter(|&i| {
                     new[i].alive
                         && cb.entries[new[i].rank as usize]
+                            .rare()
                             .groups
                             .iter()
                             .any(|x| x == g)
@@ -1483,6 +1485,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let mut pool = members.clone();
             let scoring = pool.iter().any(|&i| {
                 cb.entries[new[i].rank as usize]
+                    .rare()
                     .group_scoring
                     .unwrap_or(self.opts.group_scoring)
             });
@@ -1506,7 +1509,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let overrides: Vec<usize> = pool
                 .iter()
                 .copied()
-                .filter(|&i| cb.entries[new[i].rank as usize].group_override)
+                .filter(|&i| cb.entries[new[i].rank as usize].rare().group_override)
                 .collect();
             let winner = if !overrides.is_empty() {
                 let mut w = overrides[0];
@@ -1521,14 +1524,14 @@ impl<'s, 'a> Scan<'s, 'a> {
             } else {
                 let total: f64 = pool
                     .iter()
-                    .map(|&i| cb.entries[new[i].rank as usize].group_weight)
+                    .map(|&i| cb.entries[new[i].rank as usize].rare().group_weight)
                     .sum();
                 let mut w = pool[0];
                 if total > 0.0 {
                     let subject = text::Fnv::new().str(g).0;
                     let mut r = text::roll(self.opts.seed, subject, self.len, 2) / 100.0 * total;
                     for &i in &pool {
-                        let wt = cb.entries[new[i].rank as usize].group_weight;
+                        let wt = cb.entries[new[i].rank as usize].rare().group_weight;
                         if r < wt {
                             w = i;
                             break;
@@ -1560,22 +1563,24 @@ impl<'s, 'a> Scan<'s, 'a> {
         for &(rank, ..) in &activated {
             let e: &CEntry<'a> = &cb.entries[rank as usize];
             let after_match = e.dec.keep_activate_after_match || e.dec.dont_activate_after_match;
-            if e.sticky > 0 || e.cooldown > 0 || after_match {
+            if e.rare().sticky > 0 || e.rare().cooldown > 0 || after_match {
                 let key = state::key(e.id);
                 let label = format!("{}#{}", cb.books[e.at.book].name, e.at.index);
-                if e.sticky > 0 && !self.state.sticky.contains_key(&key) {
+                if e.rare().sticky > 0 && !self.state.sticky.contains_key(&key) {
                     let r = TimedRecord {
                         start: l,
-                        end: l.saturating_add(e.sticky),
+                        end: l.saturating_add(e.rare().sticky),
                         protected: false,
                         entry: label.clone(),
                     };
                     self.state.sticky.insert(key.clone(), r);
-                } else if e.sticky == 0 && e.cooldown > 0 && !self.state.cooldown.contains_key(&key)
+                } else if e.rare().sticky == 0
+                    && e.rare().cooldown > 0
+                    && !self.state.cooldown.contains_key(&key)
                 {
                     let r = TimedRecord {
                         start: l,
-                        end: l.saturating_add(e.cooldown),
+                        end: l.saturating_add(e.rare().cooldown),
                         protected: false,
                         entry: label.clone(),
                     };

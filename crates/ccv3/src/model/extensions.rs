@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// A lorebook entry's `extensions` object.
 ///
@@ -28,19 +28,20 @@ use std::sync::OnceLock;
 #[derive(Clone, Default)]
 pub struct Extensions(Store);
 
-#[derive(Clone)]
+/// Small on purpose (every entry has one): an empty object holds nothing, a map is boxed.
+#[derive(Clone, Default)]
 enum Store {
+    /// An empty object.
+    #[default]
+    Empty,
     /// The object's JSON text as read, and its map once something looked inside.
-    Text(Box<str>, OnceLock<Object>),
+    Text(Box<str>, OnceLock<Box<Object>>),
     /// A map built or changed in memory.
-    Map(Object),
+    Map(Box<Object>),
 }
 
-impl Default for Store {
-    fn default() -> Self {
-        Store::Map(Object::new())
-    }
-}
+/// What an empty [`Extensions`] derefs to.
+static EMPTY: LazyLock<Object> = LazyLock::new(Object::new);
 
 /// Extensions nested deeper than this are parsed when read (see [`Extensions::from_json_text`]).
 const MAX_TEXT_DEPTH: usize = 100;
@@ -79,11 +80,12 @@ impl Extensions {
     /// The extensions as a JSON value (an object), without keeping a parsed map.
     pub fn to_value(&self) -> Value {
         match &self.0 {
+            Store::Empty => Value::Object(Object::new()),
             Store::Text(text, m) => match m.get() {
-                Some(map) => Value::Object(map.clone()),
+                Some(map) => Value::Object((**map).clone()),
                 None => Value::Object(parse(text)),
             },
-            Store::Map(map) => Value::Object(map.clone()),
+            Store::Map(map) => Value::Object((**map).clone()),
         }
     }
 
@@ -94,7 +96,8 @@ impl Extensions {
         wanted: impl Fn(&str) -> bool,
         mut f: impl FnMut(&str, Cow<'s, Value>),
     ) {
-        let map = match &self.0 {
+        let map: &Object = match &self.0 {
+            Store::Empty => return,
             Store::Text(text, m) => match m.get() {
                 Some(map) => map,
                 None => {
@@ -121,7 +124,8 @@ impl Deref for Extensions {
     type Target = Object;
     fn deref(&self) -> &Object {
         match &self.0 {
-            Store::Text(text, m) => m.get_or_init(|| parse(text)),
+            Store::Empty => &EMPTY,
+            Store::Text(text, m) => m.get_or_init(|| Box::new(parse(text))),
             Store::Map(map) => map,
         }
     }
@@ -129,28 +133,36 @@ impl Deref for Extensions {
 
 impl DerefMut for Extensions {
     fn deref_mut(&mut self) -> &mut Object {
-        if let Store::Text(text, m) = &mut self.0 {
-            let map = m.take().unwrap_or_else(|| parse(text));
-            self.0 = Store::Map(map);
+        match &mut self.0 {
+            Store::Empty => self.0 = Store::Map(Box::default()),
+            Store::Text(text, m) => {
+                let map = m.take().unwrap_or_else(|| Box::new(parse(text)));
+                self.0 = Store::Map(map);
+            }
+            Store::Map(_) => {}
         }
         match &mut self.0 {
             Store::Map(map) => map,
-            Store::Text(..) => unreachable!("turned into a map just above"),
+            Store::Empty | Store::Text(..) => unreachable!("turned into a map just above"),
         }
     }
 }
 
 impl From<Object> for Extensions {
     fn from(map: Object) -> Self {
-        Extensions(Store::Map(map))
+        if map.is_empty() {
+            return Extensions::default();
+        }
+        Extensions(Store::Map(Box::new(map)))
     }
 }
 
 impl From<Extensions> for Object {
     fn from(ext: Extensions) -> Self {
         match ext.0 {
-            Store::Text(text, m) => m.into_inner().unwrap_or_else(|| parse(&text)),
-            Store::Map(map) => map,
+            Store::Empty => Object::new(),
+            Store::Text(text, m) => m.into_inner().map_or_else(|| parse(&text), |m| *m),
+            Store::Map(map) => *map,
         }
     }
 }
