@@ -796,13 +796,49 @@ impl<'o> Knobs<'o> {
     }
 }
 
+/// Distinct pattern texts, each with its id (its place in `texts`): the hash table holds only
+/// the ids (4 bytes a slot), where a map would hold each text beside its id.
+#[derive(Default)]
+struct PatternTable<'a> {
+    texts: Vec<Cow<'a, str>>,
+    ids: hashbrown::HashTable<u32>,
+}
+
+impl<'a> PatternTable<'a> {
+    fn with_capacity(n: usize) -> Self {
+        PatternTable {
+            texts: Vec::new(),
+            ids: hashbrown::HashTable::with_capacity(n),
+        }
+    }
+
+    fn hash(text: &str) -> u64 {
+        use std::hash::BuildHasher;
+        std::hash::BuildHasherDefault::<crate::scan::Fx>::default().hash_one(text)
+    }
+
+    /// The id of `text`, a new one (the next number) when it is not in the table yet.
+    fn id_of(&mut self, text: Cow<'a, str>) -> u32 {
+        let h = Self::hash(&text);
+        let texts = &self.texts;
+        if let Some(&id) = self.ids.find(h, |&id| texts[id as usize] == text) {
+            return id;
+        }
+        let id = texts.len() as u32;
+        self.ids
+            .insert_unique(h, id, |&i| Self::hash(&texts[i as usize]));
+        self.texts.push(text);
+        id
+    }
+}
+
 struct Builder<'a> {
     /// A buffer for [`Knobs::read`].
     knobs: Vec<Cow<'a, Value>>,
     /// Case-insensitive patterns (lower-cased) and their temporary ids.
-    pats_ci: FxMap<Cow<'a, str>, u32>,
+    pats_ci: PatternTable<'a>,
     /// Case-sensitive patterns and their temporary ids (`1 << 31 | n`).
-    pats_cs: FxMap<Cow<'a, str>, u32>,
+    pats_cs: PatternTable<'a>,
     regex_ids: FxMap<(String, String), u32>,
     regexes: Vec<RegexKey>,
     keys: Vec<KeyKind>,
@@ -840,8 +876,8 @@ impl<'a> Builder<'a> {
     fn with_capacity(n_keys: usize) -> Self {
         Builder {
             knobs: Vec::new(),
-            pats_ci: FxMap::with_capacity_and_hasher(n_keys / 2, Default::default()),
-            pats_cs: FxMap::default(),
+            pats_ci: PatternTable::with_capacity(n_keys / 2),
+            pats_cs: PatternTable::default(),
             regex_ids: FxMap::default(),
             regexes: Vec::new(),
             keys: Vec::with_capacity(n_keys),
@@ -857,28 +893,12 @@ impl<'a> Builder<'a> {
     /// and diagnostics follow this builder's, and the entries' key ranges are moved to match.
     fn absorb(&mut self, other: Builder<'a>, entries: &mut [CEntry<'a>]) {
         let key_base = self.keys.len() as u32;
-        let remap = |from: FxMap<Cow<'a, str>, u32>,
-                     into: &mut FxMap<Cow<'a, str>, u32>,
-                     base: u32|
-         -> Vec<u32> {
-            let mut list: Vec<(u32, Cow<'a, str>)> =
-                from.into_iter().map(|(t, id)| (id & !base, t)).collect();
-            list.sort_unstable_by_key(|x| x.0);
-            let mut ids = vec![0u32; list.len()];
-            for (old, text) in list {
-                let id = match into.get(&*text) {
-                    Some(&id) => id,
-                    None => {
-                        let id = base | into.len() as u32;
-                        into.insert(text, id);
-                        id
-                    }
-                };
-                if let Some(slot) = ids.get_mut(old as usize) {
-                    *slot = id;
-                }
-            }
-            ids
+        // Each of `other`'s patterns, in its id order, gets this builder's id.
+        let remap = |from: PatternTable<'a>, into: &mut PatternTable<'a>, base: u32| -> Vec<u32> {
+            from.texts
+                .into_iter()
+                .map(|text| base | into.id_of(text))
+                .collect()
         };
         let ci = remap(other.pats_ci, &mut self.pats_ci, 0);
         let cs = remap(other.pats_cs, &mut self.pats_cs, 1 << 31);
@@ -947,22 +967,12 @@ impl<'a> Builder<'a> {
     }
 
     fn pattern(&mut self, ci: bool, text: Cow<'a, str>) -> u32 {
-        let map = if ci {
-            &mut self.pats_ci
-        } else {
-            &mut self.pats_cs
-        };
-        if let Some(&id) = map.get(&*text) {
-            return id;
-        }
         // Temporary ids: case-insensitive patterns are renumbered after the sensitive ones are known.
-        let id = if ci {
-            map.len() as u32
+        if ci {
+            self.pats_ci.id_of(text)
         } else {
-            (1u32 << 31) | map.len() as u32
-        };
-        map.insert(text, id);
-        id
+            (1u32 << 31) | self.pats_cs.id_of(text)
+        }
     }
 
     /// Registers a regex key: its prefilter literals join the automata now; the pattern itself
@@ -1319,18 +1329,9 @@ impl LorebookCompiler {
             ..
         } = b;
         // The patterns by id, case-insensitive ones and case-sensitive ones.
-        let by_id = |map: FxMap<Cow<'a, str>, u32>, base: u32| -> Vec<Cow<'a, str>> {
-            let mut pats: Vec<Cow<'a, str>> = vec![Cow::Borrowed(""); map.len()];
-            for (text, id) in map {
-                if let Some(slot) = pats.get_mut((id & !base) as usize) {
-                    *slot = text;
-                }
-            }
-            pats
-        };
         let patterns = Patterns {
-            ci: by_id(pats_ci, 0),
-            cs: by_id(pats_cs, 1 << 31),
+            ci: pats_ci.texts,
+            cs: pats_cs.texts,
         };
         let single_scan = self.single_scan;
         // A second thread builds the automata (or, for a single scan, which builds its own,
