@@ -1335,10 +1335,10 @@ impl LorebookCompiler {
         };
         let single_scan = self.single_scan;
         // A second thread builds the automata (or, for a single scan, which builds its own,
-        // parses three fifths of the regex keys) while this one parses the (other) regex keys
+        // checks seven eighths of the regex keys) while this one checks the other regex keys
         // and orders the entries; a single thread does all of it when no thread can be had.
         let half = if single_scan {
-            regexes.len() * 2 / 5
+            regexes.len() / 8
         } else {
             regexes.len()
         };
