@@ -172,46 +172,23 @@ pub(crate) enum KeyKind {
 /// A key as resolved (macros expanded, trimmed); borrowed from the book when unchanged.
 pub(crate) type KeyText<'a> = Cow<'a, str>;
 
-/// An entry's stable identity: FNV-1a over its book's name, keys, secondary keys, content,
-/// comment and name, and how many earlier entries of the book hash the same, mixed. `Copy`, and
-/// computed when asked for ([`EntryId::get`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct EntryId<'a> {
-    entry: &'a Entry,
-    /// The hash state after the book's name.
-    book: u64,
-    /// Earlier entries of the same book with the same hash.
-    dup: u64,
+/// The hash behind an entry's stable identity ([`CompiledBooks::id`]): FNV-1a over its book's
+/// name (`book`, the hash state after it), keys, secondary keys, content, comment and name.
+fn identity_hash(entry: &Entry, book: u64) -> u64 {
+    let mut h = Fnv(book);
+    for k in &entry.keys {
+        h = h.str(k);
+    }
+    for k in entry.secondary_keys.as_deref().unwrap_or(&[]) {
+        h = h.str(k);
+    }
+    h.str(&entry.content)
+        .str(entry.comment.as_deref().unwrap_or(""))
+        .str(entry.name.as_deref().unwrap_or(""))
+        .0
 }
 
-impl EntryId<'_> {
-    fn hash(entry: &Entry, book: u64) -> u64 {
-        let mut h = Fnv(book);
-        for k in &entry.keys {
-            h = h.str(k);
-        }
-        for k in entry.secondary_keys.as_deref().unwrap_or(&[]) {
-            h = h.str(k);
-        }
-        h.str(&entry.content)
-            .str(entry.comment.as_deref().unwrap_or(""))
-            .str(entry.name.as_deref().unwrap_or(""))
-            .0
-    }
-
-    /// The identity.
-    pub(crate) fn get(self) -> u64 {
-        crate::text::mix(Self::hash(self.entry, self.book) ^ self.dup)
-    }
-}
-
-impl From<EntryId<'_>> for u64 {
-    fn from(id: EntryId<'_>) -> u64 {
-        id.get()
-    }
-}
-
-/// A fast hash of what [`EntryId::hash`] hashes (equal inputs, equal hashes), to find the rare
+/// A fast hash of what [`identity_hash`] hashes (equal inputs, equal hashes), to find the rare
 /// entries whose identities need a duplicate count: each text's length and its first and last
 /// 16 bytes (texts that differ elsewhere only cost an exact hash).
 fn quick_hash(entry: &Entry) -> u64 {
@@ -239,42 +216,48 @@ fn quick_hash(entry: &Entry) -> u64 {
     h.finish()
 }
 
-/// Gives the entries (in book order, `quick` their [`quick_hash`]es) whose contents repeat in
-/// their book a duplicate count, in book order, by their exact hash.
-fn count_duplicates(
-    books: &[BookInput<'_>],
-    book_hashes: &[u64],
-    quick: &[u64],
-    entries: &mut [CEntry<'_>],
-) {
-    let mut first = 0usize;
-    for (input, &book_hash) in books.iter().zip(book_hashes) {
-        let range = first..first + input.book.entries.len();
-        first = range.end;
-        let Some(hashes) = quick.get(range.clone()) else {
-            continue;
-        };
-        let mut sorted = hashes.to_vec();
-        sorted.sort_unstable();
-        let repeated: FxMap<u64, ()> = sorted
-            .windows(2)
-            .filter(|w| w[0] == w[1])
-            .map(|w| (w[0], ()))
-            .collect();
-        if repeated.is_empty() {
+/// [`EntryRef`] as one number, the key of [`CompiledBooks::dups`].
+fn packed(at: EntryRef) -> u64 {
+    ((at.book as u64) << 32) | at.index as u64
+}
+
+/// The duplicate count of every entry that repeats earlier entries of its book (how many), by
+/// [`packed`] place; entries that repeat none are not in the map.
+fn count_duplicates(entries: &[CEntry<'_>]) -> FxMap<u64, u64> {
+    // (book, quick hash, index, rank): equal quick hashes of a book end up side by side, in
+    // book order; only such runs need exact hashes.
+    let mut order: Vec<(u32, u64, u32, u32)> = entries
+        .iter()
+        .enumerate()
+        .map(|(rank, e)| {
+            (
+                e.at.book as u32,
+                quick_hash(e.entry),
+                e.at.index as u32,
+                rank as u32,
+            )
+        })
+        .collect();
+    order.sort_unstable();
+    let mut dups = FxMap::default();
+    let mut exact: FxMap<u64, u64> = FxMap::default();
+    for run in order.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+        if run.len() < 2 {
             continue;
         }
-        let mut exact: FxMap<u64, u64> = FxMap::default();
-        for (flat, q) in range.zip(hashes) {
-            if repeated.contains_key(q) {
-                if let Some(ce) = entries.get_mut(flat) {
-                    let n = exact.entry(EntryId::hash(ce.entry, book_hash)).or_insert(0);
-                    ce.id.dup = *n;
-                    *n += 1;
-                }
+        exact.clear();
+        for &(_, _, _, rank) in run {
+            let e = &entries[rank as usize];
+            let n = exact
+                .entry(identity_hash(e.entry, e.book_hash))
+                .or_insert(0);
+            if *n > 0 {
+                dups.insert(packed(e.at), *n);
             }
+            *n += 1;
         }
     }
+    dups
 }
 
 /// A run of keys in [`CompiledBooks::keys`].
@@ -319,9 +302,10 @@ pub(crate) struct CEntry<'a> {
     pub body: &'a str,
     pub body_empty: bool,
     pub dec: Dec,
-    /// The entry's identity in states (computed on demand: hashing every entry's content at
-    /// compile time would cost more than the rest of the compile).
-    pub id: EntryId<'a>,
+    /// The hash state after the book's name, where the entry's identity starts
+    /// ([`CompiledBooks::id`], computed on demand: hashing every entry's content at compile time
+    /// would cost more than the rest of the compile).
+    pub book_hash: u64,
     pub enabled: bool,
     pub constant: bool,
     pub primary: KeyRange,
@@ -506,6 +490,8 @@ pub struct CompiledBooks<'a> {
     pub(crate) key_text: Vec<KeyText<'a>>,
     /// From identity to rank, made on first use (scans with a state).
     pub(crate) by_id: OnceLock<FxMap<u64, u32>>,
+    /// Duplicate counts for identities, made on first use ([`count_duplicates`]).
+    pub(crate) dups: OnceLock<FxMap<u64, u64>>,
     pub(crate) max_depth: u64,
     pub(crate) levels: Vec<u64>,
     pub(crate) diagnostics: Vec<Diagnostic>,
@@ -595,12 +581,20 @@ impl<'a> CompiledBooks<'a> {
             .unwrap_or_default()
     }
 
+    /// The stable identity of an entry (its key in states and the seed of its rolls):
+    /// [`identity_hash`] and the entry's duplicate count in its book, mixed.
+    pub(crate) fn id(&self, e: &CEntry<'_>) -> u64 {
+        let dups = self.dups.get_or_init(|| count_duplicates(&self.entries));
+        let dup = dups.get(&packed(e.at)).copied().unwrap_or(0);
+        crate::text::mix(identity_hash(e.entry, e.book_hash) ^ dup)
+    }
+
     /// From identity to rank (made on first use).
     pub(crate) fn by_id(&self) -> &FxMap<u64, u32> {
         self.by_id.get_or_init(|| {
             let mut m = FxMap::with_capacity_and_hasher(self.entries.len(), Default::default());
             for (rank, e) in self.entries.iter().enumerate() {
-                m.insert(e.id.get(), rank as u32);
+                m.insert(self.id(e), rank as u32);
             }
             m
         })
@@ -857,6 +851,10 @@ enum DiagSlot {
 
 /// Books with at least this many entries are compiled on two threads.
 const PARALLEL_COMPILE: usize = 2048;
+
+/// Entries the first compiling thread claims at a time (the other claims a quarter of what is
+/// left, never fewer than this).
+const COMPILE_STEP: usize = 256;
 
 /// `s` lower-cased, borrowed when it has no upper-case letter.
 fn lower<'a>(s: Cow<'a, str>) -> Cow<'a, str> {
@@ -1229,7 +1227,6 @@ impl LorebookCompiler {
         let names = (self.char_name.as_str(), self.user_name.as_str());
         let mut infos = Vec::with_capacity(books.len());
         let mut entries: Vec<CEntry<'a>> = Vec::with_capacity(total);
-        let mut quick: Vec<u64> = Vec::with_capacity(total);
         let mut max_depth = 0u64;
         // Per book: the hash state after its name (for identities).
         let mut book_hashes: Vec<u64> = Vec::with_capacity(books.len());
@@ -1259,12 +1256,10 @@ impl LorebookCompiler {
         // Every entry as (book, index); big books are compiled in two halves on two threads,
         // the second half with a builder of its own that is then merged into this one (ids
         // assigned as if one builder had met every entry in order).
-        // Each entry's quick hash goes to `quick` (duplicates are counted once all are in).
         let work = |b: &mut Builder<'a>,
                     range: std::ops::Range<usize>,
                     max_depth: &mut u64,
-                    out: &mut Vec<CEntry<'a>>,
-                    quick: &mut Vec<u64>| {
+                    out: &mut Vec<CEntry<'a>>| {
             let mut first = 0usize;
             for (bi, input) in books.iter().enumerate() {
                 let n = input.book.entries.len();
@@ -1272,7 +1267,6 @@ impl LorebookCompiler {
                 for flat in lo..hi {
                     let ei = flat - first;
                     let e = &input.book.entries[ei];
-                    quick.push(quick_hash(e));
                     out.push(self.compile_entry(
                         b,
                         (bi, ei, input.name.as_str()),
@@ -1286,38 +1280,63 @@ impl LorebookCompiler {
             }
         };
         if two_threads && total > 1 {
-            let mid = total / 2;
-            let second_half = || {
-                let mut b2 = Builder::with_capacity(n_keys / 2);
-                let mut depth = 0u64;
-                let mut out = Vec::with_capacity(total - mid);
-                let mut quick = Vec::with_capacity(total - mid);
-                work(&mut b2, mid..total, &mut depth, &mut out, &mut quick);
-                (b2, out, depth, quick)
+            // This thread compiles from the front in small steps into `b`; the other from the
+            // back in shrinking chunks, each with a builder of its own. They meet wherever their
+            // speeds put the boundary (a thread that starts with cold memory is slower), and the
+            // back chunks are then merged in book order.
+            let unclaimed = std::sync::Mutex::new(0..total);
+            let claim = |from_back: bool| {
+                let mut left = unclaimed.lock().unwrap_or_else(|e| e.into_inner());
+                let n = left.len();
+                if n == 0 {
+                    return None;
+                }
+                Some(if from_back {
+                    let take = (n / 4).max(COMPILE_STEP).min(n);
+                    left.end -= take;
+                    left.end..left.end + take
+                } else {
+                    let take = COMPILE_STEP.min(n);
+                    left.start += take;
+                    left.start - take..left.start
+                })
             };
-            let theirs = std::thread::scope(|scope| {
+            let back = || {
+                let mut chunks = Vec::new();
+                while let Some(range) = claim(true) {
+                    let mut b2 = Builder::with_capacity(n_keys / total * range.len() * 2);
+                    let mut depth = 0u64;
+                    let mut out = Vec::with_capacity(range.len());
+                    work(&mut b2, range, &mut depth, &mut out);
+                    chunks.push((b2, out, depth));
+                }
+                chunks
+            };
+            let mut chunks = std::thread::scope(|scope| {
                 let worker = std::thread::Builder::new()
                     .name("ccv3-lore-compile".into())
-                    .spawn_scoped(scope, second_half)
+                    .spawn_scoped(scope, back)
                     .ok();
-                work(&mut b, 0..mid, &mut max_depth, &mut entries, &mut quick);
+                while let Some(range) = claim(false) {
+                    work(&mut b, range, &mut max_depth, &mut entries);
+                }
                 match worker.map(|w| w.join()) {
-                    Some(Ok(done)) => done,
+                    Some(Ok(chunks)) => chunks,
                     Some(Err(e)) => std::panic::resume_unwind(e),
-                    // No second thread: this one compiles the second half too.
-                    None => second_half(),
+                    // No second thread: this one has compiled everything.
+                    None => Vec::new(),
                 }
             });
-            let (b2, mut second, depth, their_quick) = theirs;
-            max_depth = max_depth.max(depth);
-            b.absorb(b2, &mut second);
-            entries.extend(second);
-            quick.extend(their_quick);
+            // Claimed from the back: the last chunk claimed comes first in the book.
+            chunks.reverse();
+            for (b2, mut part, depth) in chunks {
+                max_depth = max_depth.max(depth);
+                b.absorb(b2, &mut part);
+                entries.extend(part);
+            }
         } else {
-            work(&mut b, 0..total, &mut max_depth, &mut entries, &mut quick);
+            work(&mut b, 0..total, &mut max_depth, &mut entries);
         }
-        count_duplicates(books, &book_hashes, &quick, &mut entries);
-        drop(quick);
         let Builder {
             pats_ci,
             pats_cs,
@@ -1552,6 +1571,7 @@ impl LorebookCompiler {
             keys,
             key_text: texts,
             by_id: OnceLock::new(),
+            dups: OnceLock::new(),
             max_depth,
             levels,
             diagnostics,
@@ -1666,11 +1686,6 @@ impl LorebookCompiler {
             }
             _ => None,
         };
-        let id = EntryId {
-            entry: e,
-            book: book_hash,
-            dup: 0,
-        };
         let rare = Rare {
             additional,
             groups: val_strings(kn.get(Knob::Group)),
@@ -1711,7 +1726,7 @@ impl LorebookCompiler {
             ignore_budget: val_bool(kn.get(Knob::IgnoreBudget)).unwrap_or(false),
             kind_rank: 0,
             rare: (!rare.is_none()).then(|| Box::new(rare)),
-            id,
+            book_hash,
             dec,
         };
         b.knobs = kn.into_buffer();
@@ -1823,11 +1838,11 @@ mod tests {
         let want = reference_ids("w", &book);
         let mut got = vec![0u64; book.entries.len()];
         for e in &c.entries {
-            got[e.at.index] = e.id.get();
+            got[e.at.index] = c.id(e);
         }
         assert_eq!(got, want);
         for (rank, e) in c.entries.iter().enumerate() {
-            assert_eq!(c.by_id().get(&e.id.get()), Some(&(rank as u32)));
+            assert_eq!(c.by_id().get(&c.id(e)), Some(&(rank as u32)));
         }
     }
 
@@ -1853,7 +1868,7 @@ mod tests {
                 let want = reference_ids(name, &book);
                 let mut got = vec![0u64; book.entries.len()];
                 for e in compiled.entries.iter().filter(|e| e.at.book == bi) {
-                    got[e.at.index] = e.id.get();
+                    got[e.at.index] = compiled.id(e);
                 }
                 assert_eq!(got, want, "book {name}, two threads: {two_threads}");
             }

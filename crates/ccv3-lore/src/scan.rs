@@ -988,7 +988,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         if d.activate {
             return activate(Hit::Decorator("activate"), 0);
         }
-        let before = !self.prev_matched.is_empty() && self.prev_matched.contains(&e.id.get());
+        let before = !self.prev_matched.is_empty() && self.prev_matched.contains(&self.cb.id(e));
         if d.dont_activate_after_match && before {
             return Verdict::Reject(R::Decorator("dont_activate_after_match"));
         }
@@ -1021,8 +1021,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         if (self.len as u64) < e.rare().delay {
             return Verdict::Reject(R::Delay);
         }
-        let sticky = !self.sticky_ids.is_empty() && self.sticky_ids.contains(&e.id.get());
-        if !sticky && !self.cooldown_ids.is_empty() && self.cooldown_ids.contains(&e.id.get()) {
+        let sticky = !self.sticky_ids.is_empty() && self.sticky_ids.contains(&self.cb.id(e));
+        if !sticky && !self.cooldown_ids.is_empty() && self.cooldown_ids.contains(&self.cb.id(e)) {
             return Verdict::Reject(R::Cooldown);
         }
         if let Some(lv) = e.rare().delay_until_recursion {
@@ -1197,7 +1197,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 let sticky = !self.sticky_ids.is_empty()
                     && self
                         .sticky_ids
-                        .contains(&self.cb.entries[rank as usize].id.get());
+                        .contains(&self.cb.id(&self.cb.entries[rank as usize]));
                 Some(NewAct {
                     rank,
                     new_index: 0,
@@ -1221,7 +1221,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let e = &self.cb.entries[rank as usize];
         match e.probability {
             Some(p) if p < 100.0 => {
-                let r = text::roll(self.opts.seed, e.id.get(), self.len, 1);
+                let r = text::roll(self.opts.seed, self.cb.id(e), self.len, 1);
                 if r >= p {
                     self.status[rank as usize] = ST_FAILED;
                     self.reasons.insert(
@@ -1311,9 +1311,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
             for &rank in &pending {
                 let sticky = !self.sticky_ids.is_empty()
-                    && self
-                        .sticky_ids
-                        .contains(&cb.entries[rank as usize].id.get());
+                    && self.sticky_ids.contains(&cb.id(&cb.entries[rank as usize]));
                 items.push((order_of(rank, sticky), rank, u32::MAX));
             }
             items.sort_unstable();
@@ -1564,7 +1562,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let e: &CEntry<'a> = &cb.entries[rank as usize];
             let after_match = e.dec.keep_activate_after_match || e.dec.dont_activate_after_match;
             if e.rare().sticky > 0 || e.rare().cooldown > 0 || after_match {
-                let key = state::key(e.id);
+                let key = state::key(cb.id(e));
                 let label = format!("{}#{}", cb.books[e.at.book].name, e.at.index);
                 if e.rare().sticky > 0 && !self.state.sticky.contains_key(&key) {
                     let r = TimedRecord {

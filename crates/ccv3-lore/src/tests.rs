@@ -1134,16 +1134,14 @@ fn st_sticky_skips_probability() {
     )]);
     let mut st = ScanState::default();
     st.sticky.insert(
-        crate::state::key(
-            LorebookCompiler::new()
-                .compile(&[BookInput {
-                    book: &b,
-                    kind: BookKind::Global,
-                    name: "b".into(),
-                }])
-                .entries[0]
-                .id,
-        ),
+        crate::state::key({
+            let c = LorebookCompiler::new().compile(&[BookInput {
+                book: &b,
+                kind: BookKind::Global,
+                name: "b".into(),
+            }]);
+            c.id(&c.entries[0])
+        }),
         TimedRecord {
             start: 1,
             end: 6,
