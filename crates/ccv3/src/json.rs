@@ -100,6 +100,22 @@ pub fn to_pretty(v: &Value) -> Vec<u8> {
     out
 }
 
+/// Writes `v` to `w` as JSON text: indented as [`to_pretty`] indents (without its final line
+/// break), or compact as [`to_compact`].
+pub(crate) fn write<W: std::io::Write, T: Serialize + ?Sized>(
+    w: W,
+    v: &T,
+    pretty: bool,
+) -> std::io::Result<()> {
+    let result = if pretty {
+        let fmt = serde_json::ser::PrettyFormatter::with_indent(b"  ");
+        v.serialize(&mut serde_json::Serializer::with_formatter(w, fmt))
+    } else {
+        v.serialize(&mut serde_json::Serializer::new(w))
+    };
+    result.map_err(std::io::Error::from)
+}
+
 /// Serialises a value as compact JSON.
 pub fn to_compact(v: &Value) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()

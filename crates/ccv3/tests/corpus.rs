@@ -51,6 +51,34 @@ fn corpus_every_file_loads_or_fails_as_the_manifest_says() {
 }
 
 #[test]
+fn corpus_streamed_json_is_the_tree_json() {
+    // Cards and books written straight from the model read as the tree would write them.
+    for row in manifest() {
+        let doc = match ccv3::read_file(&corpus_dir().join(&row.file)) {
+            Ok(doc) => doc,
+            Err(_) => continue,
+        };
+        let mut text = Vec::new();
+        let tree = match &doc {
+            ccv3::Document::Card(cf) => {
+                cf.card.write_v3_json(&mut text, true).unwrap();
+                cf.card.to_v3_json()
+            }
+            ccv3::Document::Lorebook(bf) => {
+                bf.book.write_lorebook_v3(&mut text, true).unwrap();
+                bf.book.to_lorebook_v3()
+            }
+        };
+        assert_eq!(
+            text,
+            serde_json::to_vec_pretty(&tree).unwrap(),
+            "{}",
+            row.file
+        );
+    }
+}
+
+#[test]
 fn corpus_card_names_match_the_manifest() {
     for row in manifest() {
         let Some(start) = row.notes.find("name='") else {

@@ -122,6 +122,23 @@ proptest! {
         prop_assert_eq!(serde_json::to_string(&out).unwrap(), serde_json::to_string(&input).unwrap());
     }
 
+    /// Writing straight from the model gives the text of the tree, indented and compact.
+    #[test]
+    fn prop_streamed_v3_text_is_the_tree_text(input in card()) {
+        let card = ccv3::Card::from_json(input, &mut Vec::new()).unwrap();
+        let tree = card.to_v3_json();
+        for pretty in [true, false] {
+            let mut text = Vec::new();
+            card.write_v3_json(&mut text, pretty).unwrap();
+            let want = if pretty {
+                serde_json::to_vec_pretty(&tree).unwrap()
+            } else {
+                serde_json::to_vec(&tree).unwrap()
+            };
+            prop_assert_eq!(String::from_utf8(text).unwrap(), String::from_utf8(want).unwrap());
+        }
+    }
+
     /// Reading what we wrote gives the same model (any input, repaired or not).
     #[test]
     fn prop_write_then_read_is_stable(input in card()) {

@@ -3,24 +3,26 @@
 use super::{load, print, CmdResult};
 use ccv3::{Document, Severity};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 
 /// Prints a summary, or the card as one V3 JSON object.
 pub fn run(path: &Path, json: bool) -> CmdResult {
     let doc = load(path)?;
     if json {
-        let value = match &doc {
-            Document::Card(cf) => cf.card.to_v3_json(),
-            Document::Lorebook(bf) => bf.book.to_lorebook_v3(),
-        };
-        let mut text = String::from_utf8_lossy(&ccv3::json::to_pretty(&value)).into_owned();
-        if !text.ends_with('\n') {
-            text.push('\n');
+        // Written straight from the model to stdout: no tree, no second copy of the text.
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        match &doc {
+            Document::Card(cf) => cf.card.write_v3_json(&mut w, true),
+            Document::Lorebook(bf) => bf.book.write_lorebook_v3(&mut w, true),
         }
-        print(&text)?;
-        return Ok(0);
+        .and_then(|()| w.write_all(b"\n"))
+        .and_then(|()| w.flush())?;
+    } else {
+        print(&summary(path, &doc))?;
     }
-    print(&summary(path, &doc))?;
+    // The process ends next: a big card's allocations are left to the end of the process.
+    std::mem::forget(doc);
     Ok(0)
 }
 

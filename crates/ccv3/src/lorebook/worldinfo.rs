@@ -76,7 +76,7 @@
 //! key: a key written `/pattern/flags` is a regex, others are plain text), unless the entry
 //! carries a `use_regex` field.
 
-use crate::model::fields::{self, arrange, join, KeyOrder, Object, Repairs};
+use crate::model::fields::{self, arrange, join, KeyOrder, Object, Out, Repairs};
 use crate::{Diagnostic, Entry, Lorebook, Severity};
 use serde_json::{Number, Value};
 use std::collections::HashSet;
@@ -538,23 +538,16 @@ pub fn to_worldinfo(book: &Lorebook) -> Value {
         used.insert(key.clone());
         entries.insert(key, Value::Object(w));
     }
-    let extensions = if book.extensions.is_empty() {
-        None
-    } else {
-        Some(Value::Object(book.extensions.clone()))
-    };
+    let extensions = (!book.extensions.is_empty()).then_some(Out::Obj(&book.extensions));
     Value::Object(arrange(
         &book.order,
         vec![
-            ("entries", Some(Value::Object(entries))),
-            ("name", book.name.clone().map(Value::String)),
-            ("description", book.description.clone().map(Value::String)),
-            ("scan_depth", book.scan_depth.clone().map(Value::Number)),
-            ("token_budget", book.token_budget.clone().map(Value::Number)),
-            (
-                "recursive_scanning",
-                book.recursive_scanning.map(Value::Bool),
-            ),
+            ("entries", Some(Out::Owned(Value::Object(entries)))),
+            ("name", book.name.as_deref().map(Out::Str)),
+            ("description", book.description.as_deref().map(Out::Str)),
+            ("scan_depth", book.scan_depth.as_ref().map(Out::Num)),
+            ("token_budget", book.token_budget.as_ref().map(Out::Num)),
+            ("recursive_scanning", book.recursive_scanning.map(Out::Bool)),
             ("extensions", extensions),
         ],
         &book.extra,

@@ -1,6 +1,6 @@
 //! Assets: the `assets` array of a V3 card and the URIs it uses.
 
-use super::fields::{self, arrange, join, s, KeyOrder, Object, Repairs};
+use super::fields::{self, arranged, join, s, Arranged, KeyOrder, Object, Repairs};
 use super::raw::Raw;
 use serde_json::Value;
 
@@ -127,7 +127,12 @@ impl Asset {
 
     /// This asset as a JSON object, keys in their original order.
     pub fn to_json(&self) -> Value {
-        Value::Object(arrange(
+        Value::Object(self.arranged().into_object())
+    }
+
+    /// The asset's keys in writing order, for [`Asset::to_json`] or straight to text.
+    pub(crate) fn arranged(&self) -> Arranged<'_> {
+        arranged(
             &self.order,
             vec![
                 ("type", s(&self.kind)),
@@ -136,6 +141,6 @@ impl Asset {
                 ("ext", s(&self.ext)),
             ],
             &self.extra,
-        ))
+        )
     }
 }

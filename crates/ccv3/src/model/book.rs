@@ -1,7 +1,9 @@
 //! Lorebooks (`character_book` and standalone `lorebook_v3`) and their entries.
 
 use super::extensions::Extensions;
-use super::fields::{self, arrange, join, list, s, At, Idx, KeyOrder, Object, Repairs};
+use super::fields::{
+    self, arranged, join, list, s, Arranged, At, Idx, KeyOrder, Object, Out, Repairs,
+};
 use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
 use serde_json::{Number, Value};
@@ -352,32 +354,27 @@ impl Entry {
 
     /// The entry as an object; `v3 = false` leaves out `use_regex` (the V2 shape).
     pub(crate) fn to_object(&self, v3: bool) -> Object {
-        arrange(
+        self.arranged(v3).into_object()
+    }
+
+    /// The entry's keys in writing order, for [`Entry::to_object`] or straight to text.
+    pub(crate) fn arranged(&self, v3: bool) -> Arranged<'_> {
+        arranged(
             &self.order,
             vec![
                 ("keys", list(&self.keys)),
                 ("content", s(&self.content)),
-                ("extensions", Some(self.extensions.to_value())),
-                ("enabled", Some(Value::Bool(self.enabled))),
-                (
-                    "insertion_order",
-                    Some(Value::Number(self.insertion_order.clone())),
-                ),
-                ("case_sensitive", self.case_sensitive.map(Value::Bool)),
-                (
-                    "use_regex",
-                    if v3 {
-                        Some(Value::Bool(self.use_regex))
-                    } else {
-                        None
-                    },
-                ),
-                ("constant", self.constant.map(Value::Bool)),
+                ("extensions", Some(Out::Ext(&self.extensions))),
+                ("enabled", Some(Out::Bool(self.enabled))),
+                ("insertion_order", Some(Out::Num(&self.insertion_order))),
+                ("case_sensitive", self.case_sensitive.map(Out::Bool)),
+                ("use_regex", v3.then_some(Out::Bool(self.use_regex))),
+                ("constant", self.constant.map(Out::Bool)),
                 ("name", self.name.as_deref().and_then(s)),
-                ("priority", self.priority.clone().map(Value::Number)),
-                ("id", self.id.clone()),
+                ("priority", self.priority.as_ref().map(Out::Num)),
+                ("id", self.id.clone().map(Out::Owned)),
                 ("comment", self.comment.as_deref().and_then(s)),
-                ("selective", self.selective.map(Value::Bool)),
+                ("selective", self.selective.map(Out::Bool)),
                 (
                     "secondary_keys",
                     self.secondary_keys.as_deref().and_then(list),
@@ -501,26 +498,31 @@ impl Lorebook {
     }
 
     pub(crate) fn to_object(&self, v3: bool) -> Object {
-        self.to_object_with(|e| Value::Object(e.to_object(v3)))
+        self.arranged(v3).into_object()
     }
 
+    /// The book's keys in writing order, for [`Lorebook::to_object`] or straight to text.
+    pub(crate) fn arranged(&self, v3: bool) -> Arranged<'_> {
+        self.arranged_with(Out::Entries(&self.entries, v3))
+    }
+
+    /// [`Lorebook::to_object`] with the entries as given.
     pub(crate) fn to_object_with(&self, entry: impl Fn(&Entry) -> Value) -> Object {
-        arrange(
+        let entries = Value::Array(self.entries.iter().map(entry).collect());
+        self.arranged_with(Out::Owned(entries)).into_object()
+    }
+
+    fn arranged_with<'a>(&'a self, entries: Out<'a>) -> Arranged<'a> {
+        arranged(
             &self.order,
             vec![
                 ("name", self.name.as_deref().and_then(s)),
                 ("description", self.description.as_deref().and_then(s)),
-                ("scan_depth", self.scan_depth.clone().map(Value::Number)),
-                ("token_budget", self.token_budget.clone().map(Value::Number)),
-                (
-                    "recursive_scanning",
-                    self.recursive_scanning.map(Value::Bool),
-                ),
-                ("extensions", Some(Value::Object(self.extensions.clone()))),
-                (
-                    "entries",
-                    Some(Value::Array(self.entries.iter().map(entry).collect())),
-                ),
+                ("scan_depth", self.scan_depth.as_ref().map(Out::Num)),
+                ("token_budget", self.token_budget.as_ref().map(Out::Num)),
+                ("recursive_scanning", self.recursive_scanning.map(Out::Bool)),
+                ("extensions", Some(Out::Obj(&self.extensions))),
+                ("entries", Some(entries)),
             ],
             &self.extra,
         )
@@ -532,6 +534,29 @@ impl Lorebook {
         m.insert("spec".into(), Value::String("lorebook_v3".into()));
         m.insert("data".into(), self.to_json());
         Value::Object(m)
+    }
+
+    /// Writes [`Lorebook::to_lorebook_v3`] to `w` as JSON text, indented or compact, without
+    /// building the tree first.
+    ///
+    /// ```
+    /// let book = ccv3::Lorebook::default();
+    /// let mut text = Vec::new();
+    /// book.write_lorebook_v3(&mut text, true).unwrap();
+    /// assert_eq!(text, serde_json::to_vec_pretty(&book.to_lorebook_v3()).unwrap());
+    /// ```
+    pub fn write_lorebook_v3<W: std::io::Write>(&self, w: W, pretty: bool) -> std::io::Result<()> {
+        struct Standalone<'a>(Arranged<'a>);
+        impl serde::Serialize for Standalone<'_> {
+            fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut m = ser.serialize_map(Some(2))?;
+                m.serialize_entry("spec", "lorebook_v3")?;
+                m.serialize_entry("data", &self.0)?;
+                m.end()
+            }
+        }
+        crate::json::write(w, &Standalone(self.arranged(true)), pretty)
     }
 }
 

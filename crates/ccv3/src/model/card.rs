@@ -2,7 +2,9 @@
 
 use super::asset::Asset;
 use super::book::Lorebook;
-use super::fields::{self, arrange, index, join, list, s, At, KeyOrder, Object, Repairs};
+use super::fields::{
+    self, arrange, arranged, index, join, list, s, Arranged, At, KeyOrder, Object, Out, Repairs,
+};
 use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
 use crate::error::{Error, Result};
@@ -267,7 +269,11 @@ impl CardData {
         }
     }
 
-    fn fields(&self, v3: bool, book: Option<Value>) -> Vec<(&'static str, Option<Value>)> {
+    fn fields<'a>(
+        &'a self,
+        v3: bool,
+        book: Option<Out<'a>>,
+    ) -> Vec<(&'static str, Option<Out<'a>>)> {
         let mut f = vec![
             ("name", s(&self.name)),
             ("description", s(&self.description)),
@@ -275,7 +281,7 @@ impl CardData {
             ("creator", s(&self.creator)),
             ("character_version", s(&self.character_version)),
             ("mes_example", s(&self.mes_example)),
-            ("extensions", Some(Value::Object(self.extensions.clone()))),
+            ("extensions", Some(Out::Obj(&self.extensions))),
             ("system_prompt", s(&self.system_prompt)),
             (
                 "post_history_instructions",
@@ -290,26 +296,18 @@ impl CardData {
         ];
         if v3 {
             f.extend([
-                (
-                    "assets",
-                    self.assets
-                        .as_ref()
-                        .map(|a| Value::Array(a.iter().map(Asset::to_json).collect())),
-                ),
+                ("assets", self.assets.as_deref().map(Out::Assets)),
                 ("nickname", self.nickname.as_deref().and_then(s)),
                 (
                     "creator_notes_multilingual",
-                    self.creator_notes_multilingual.clone().map(Value::Object),
+                    self.creator_notes_multilingual.as_ref().map(Out::Obj),
                 ),
                 ("source", self.source.as_deref().and_then(list)),
                 ("group_only_greetings", list(&self.group_only_greetings)),
-                (
-                    "creation_date",
-                    self.creation_date.clone().map(Value::Number),
-                ),
+                ("creation_date", self.creation_date.as_ref().map(Out::Num)),
                 (
                     "modification_date",
-                    self.modification_date.clone().map(Value::Number),
+                    self.modification_date.as_ref().map(Out::Num),
                 ),
             ]);
         }
@@ -521,22 +519,40 @@ impl Card {
     ///
     /// Every field, unknown ones included, is written in its original order.
     pub fn to_v3_json(&self) -> Value {
+        Value::Object(self.v3_arranged().into_object())
+    }
+
+    /// Writes [`Card::to_v3_json`] to `w` as JSON text, indented or compact, without building
+    /// the tree first (the same text as serialising that tree).
+    ///
+    /// ```
+    /// let card = ccv3::Card::new("Ember");
+    /// let mut text = Vec::new();
+    /// card.write_v3_json(&mut text, false).unwrap();
+    /// assert_eq!(text, serde_json::to_vec(&card.to_v3_json()).unwrap());
+    /// ```
+    pub fn write_v3_json<W: std::io::Write>(&self, w: W, pretty: bool) -> std::io::Result<()> {
+        crate::json::write(w, &self.v3_arranged(), pretty)
+    }
+
+    /// The V3 card's keys in writing order.
+    fn v3_arranged(&self) -> Arranged<'_> {
         let version = if self.origin == Some(SpecVersion::V3) && !self.spec_version.is_empty() {
-            self.spec_version.clone()
+            self.spec_version.as_str()
         } else {
-            "3.0".to_string()
+            "3.0"
         };
         let book = self
             .data
             .character_book
             .as_ref()
-            .map(|b| Value::Object(b.to_object(true)));
-        let data = arrange(
+            .map(|b| Out::Book(b, true));
+        let data = arranged(
             &self.data.order,
             self.data.fields(true, book),
             &self.data.extra,
         );
-        self.wrap("chara_card_v3", &version, data)
+        self.wrap_arranged("chara_card_v3", version, Out::Arranged(Box::new(data)))
     }
 
     /// The card as a V2 JSON object, backfilled as the spec says (see [`crate::backfill`]).
@@ -550,11 +566,12 @@ impl Card {
         creator_notes: &str,
         extensions: Object,
     ) -> Object {
-        let mut fields = self.data.fields(false, book);
+        let mut fields = self.data.fields(false, book.map(Out::Owned));
+        let mut extensions = Some(extensions);
         for f in fields.iter_mut() {
             match f.0 {
                 "creator_notes" => f.1 = s(creator_notes),
-                "extensions" => f.1 = Some(Value::Object(extensions.clone())),
+                "extensions" => f.1 = extensions.take().map(|e| Out::Owned(Value::Object(e))),
                 _ => {}
             }
         }
@@ -575,15 +592,21 @@ impl Card {
     }
 
     pub(crate) fn wrap(&self, spec: &str, version: &str, data: Object) -> Value {
-        Value::Object(arrange(
+        let data = Out::Owned(Value::Object(data));
+        Value::Object(self.wrap_arranged(spec, version, data).into_object())
+    }
+
+    /// The card's top level around `data`.
+    fn wrap_arranged<'a>(&'a self, spec: &'a str, version: &'a str, data: Out<'a>) -> Arranged<'a> {
+        arranged(
             &self.order,
             vec![
                 ("spec", s(spec)),
                 ("spec_version", s(version)),
-                ("data", Some(Value::Object(data))),
+                ("data", Some(data)),
             ],
             &self.extra,
-        ))
+        )
     }
 }
 

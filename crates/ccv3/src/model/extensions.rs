@@ -89,6 +89,18 @@ impl Extensions {
         }
     }
 
+    /// Calls `f` with the extensions as a map (parsed for the call when they are still text).
+    pub(crate) fn with_object<R>(&self, f: impl FnOnce(&Object) -> R) -> R {
+        match &self.0 {
+            Store::Empty => f(&Object::new()),
+            Store::Text(text, m) => match m.get() {
+                Some(map) => f(map),
+                None => f(&parse(text)),
+            },
+            Store::Map(map) => f(map),
+        }
+    }
+
     /// Calls `f` with each field whose name `wanted` accepts, in order (a name written twice is
     /// visited twice). Text is read without building the map: only the wanted values are built.
     pub fn visit<'s>(

@@ -6,8 +6,12 @@
 //! writing puts every key back where it was; fields that were absent in the input follow in the
 //! spec's order.
 
+use super::asset::Asset;
+use super::book::{Entry, Lorebook};
+use super::extensions::Extensions;
 use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -486,51 +490,244 @@ pub(crate) fn object(v: Option<Value>, path: &dyn fmt::Display, r: &mut Repairs)
     }
 }
 
-/// Writes an object: keys in `order` first (known fields from `fields`, the rest from `extra`),
-/// then known fields that were not in the input (in `fields` order), then the remaining extras.
-pub(crate) fn arrange(
+/// A field's value on its way out: borrowed from the model where it can be, so that an object
+/// can be written straight to text ([`Arranged`] is `Serialize`) or built as a tree
+/// ([`arrange`]) from the one list of fields each level gives.
+pub(crate) enum Out<'a> {
+    Str(&'a str),
+    List(&'a [String]),
+    Bool(bool),
+    Num(&'a Number),
+    Obj(&'a Object),
+    Ext(&'a Extensions),
+    /// A value made for the occasion.
+    Owned(Value),
+    /// A book's entries (`true`: the V3 shape).
+    Entries(&'a [Entry], bool),
+    /// A book (`true`: the V3 shape).
+    Book(&'a Lorebook, bool),
+    Assets(&'a [Asset]),
+    /// A nested object already arranged.
+    Arranged(Box<Arranged<'a>>),
+}
+
+impl Out<'_> {
+    /// The value as a tree.
+    fn into_value(self) -> Value {
+        match self {
+            Out::Str(s) => Value::String(s.to_string()),
+            Out::List(l) => Value::Array(l.iter().map(|x| Value::String(x.clone())).collect()),
+            Out::Bool(b) => Value::Bool(b),
+            Out::Num(n) => Value::Number(n.clone()),
+            Out::Obj(o) => Value::Object(o.clone()),
+            Out::Ext(e) => e.to_value(),
+            Out::Owned(v) => v,
+            Out::Entries(es, v3) => {
+                Value::Array(es.iter().map(|e| Value::Object(e.to_object(v3))).collect())
+            }
+            Out::Book(b, v3) => Value::Object(b.to_object(v3)),
+            Out::Assets(a) => Value::Array(a.iter().map(Asset::to_json).collect()),
+            Out::Arranged(a) => Value::Object(a.into_object()),
+        }
+    }
+}
+
+impl Serialize for Out<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Out::Str(s) => ser.serialize_str(s),
+            Out::List(l) => ser.collect_seq(l.iter()),
+            Out::Bool(b) => ser.serialize_bool(*b),
+            Out::Num(n) => n.serialize(ser),
+            Out::Obj(o) => o.serialize(ser),
+            Out::Ext(e) => e.with_object(|o| o.serialize(ser)),
+            Out::Owned(v) => v.serialize(ser),
+            Out::Entries(es, v3) => ser.collect_seq(es.iter().map(|e| e.arranged(*v3))),
+            Out::Book(b, v3) => b.arranged(*v3).serialize(ser),
+            Out::Assets(a) => ser.collect_seq(a.iter().map(Asset::arranged)),
+            Out::Arranged(a) => a.serialize(ser),
+        }
+    }
+}
+
+/// An object's keys in writing order, each with its value: keys in the `order` they were read
+/// in first (known fields from the level's list, the rest from its `extra` map), then known
+/// fields that were not in the input (in the list's order), then the remaining extras. A key
+/// appears once (as in a map: a known field written over an extra of the same name keeps the
+/// extra's place).
+pub(crate) struct Arranged<'a>(Vec<(&'a str, Placed<'a>)>);
+
+/// A value in an [`Arranged`] object.
+enum Placed<'a> {
+    Field(Out<'a>),
+    Extra(&'a Value),
+}
+
+/// Objects with more keys than this find repeated keys through a map instead of a search.
+const LINEAR_KEYS: usize = 32;
+
+/// Where each key of an object being arranged is.
+struct Places<'a> {
+    map: Option<std::collections::HashMap<&'a str, usize>>,
+}
+
+impl<'a> Places<'a> {
+    fn find(&self, keys: &[(&'a str, Placed<'a>)], key: &str) -> Option<usize> {
+        match &self.map {
+            Some(m) => m.get(key).copied(),
+            None => keys.iter().position(|(k, _)| *k == key),
+        }
+    }
+
+    fn push(&mut self, keys: &mut Vec<(&'a str, Placed<'a>)>, key: &'a str, v: Placed<'a>) {
+        if let Some(m) = &mut self.map {
+            m.insert(key, keys.len());
+        } else if keys.len() == LINEAR_KEYS {
+            let mut m: std::collections::HashMap<&str, usize> =
+                keys.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+            m.insert(key, keys.len());
+            self.map = Some(m);
+        }
+        keys.push((key, v));
+    }
+}
+
+/// Arranges an object (see [`Arranged`]).
+pub(crate) fn arranged<'a>(
     order: &KeyOrder,
-    fields: Vec<(&'static str, Option<Value>)>,
-    extra: &Object,
-) -> Object {
-    let mut out = Object::with_capacity(fields.len() + extra.len());
-    let mut known: Vec<(&'static str, Option<Value>)> = fields;
+    fields: Vec<(&'static str, Option<Out<'a>>)>,
+    extra: &'a Object,
+) -> Arranged<'a> {
+    let mut keys: Vec<(&'a str, Placed<'a>)> = Vec::with_capacity(fields.len() + extra.len());
+    let mut places = Places { map: None };
+    let mut known = fields;
     let mut extras = extra.iter();
+    let put_known = |keys: &mut Vec<_>, places: &mut Places<'a>, key: &'static str, v| match places
+        .find(keys, key)
+    {
+        Some(i) => keys[i].1 = Placed::Field(v),
+        None => places.push(keys, key, Placed::Field(v)),
+    };
+    let put_extra = |keys: &mut Vec<_>, places: &mut Places<'a>, key: &'a String, v| {
+        if places.find(keys, key).is_none() {
+            places.push(keys, key.as_str(), Placed::Extra(v));
+        }
+    };
     for slot in order.slots() {
         match slot {
             Slot::Known(key) => {
                 if let Some(field) = known.iter_mut().find(|(k, _)| *k == key) {
                     if let Some(v) = field.1.take() {
-                        out.insert(key.to_string(), v);
+                        put_known(&mut keys, &mut places, key, v);
                     }
                 }
             }
             Slot::Extra => {
                 if let Some((k, v)) = extras.next() {
-                    out.entry(k.clone()).or_insert_with(|| v.clone());
+                    put_extra(&mut keys, &mut places, k, v);
                 }
             }
         }
     }
     for (k, v) in known {
         if let Some(v) = v {
-            out.entry(k.to_string()).or_insert(v);
+            if places.find(&keys, k).is_none() {
+                places.push(&mut keys, k, Placed::Field(v));
+            }
         }
     }
     for (k, v) in extras {
-        out.entry(k.clone()).or_insert_with(|| v.clone());
+        put_extra(&mut keys, &mut places, k, v);
     }
-    out
+    Arranged(keys)
 }
 
-/// `Some(Value::String)` of a string.
-pub(crate) fn s(v: &str) -> Option<Value> {
-    Some(Value::String(v.to_string()))
+impl Arranged<'_> {
+    /// The object as a tree.
+    pub(crate) fn into_object(self) -> Object {
+        let mut out = Object::with_capacity(self.0.len());
+        for (k, v) in self.0 {
+            let v = match v {
+                Placed::Field(f) => f.into_value(),
+                Placed::Extra(v) => v.clone(),
+            };
+            out.insert(k.to_string(), v);
+        }
+        out
+    }
 }
 
-/// `Some(Value::Array)` of strings.
-pub(crate) fn list(v: &[String]) -> Option<Value> {
-    Some(Value::Array(
-        v.iter().map(|x| Value::String(x.clone())).collect(),
-    ))
+impl Serialize for Arranged<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut map = ser.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            match v {
+                Placed::Field(f) => map.serialize_entry(k, f)?,
+                Placed::Extra(v) => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// Builds an object as a tree (see [`Arranged`]).
+pub(crate) fn arrange(
+    order: &KeyOrder,
+    fields: Vec<(&'static str, Option<Out<'_>>)>,
+    extra: &Object,
+) -> Object {
+    arranged(order, fields, extra).into_object()
+}
+
+/// A string field.
+pub(crate) fn s(v: &str) -> Option<Out<'_>> {
+    Some(Out::Str(v))
+}
+
+/// A list of strings.
+pub(crate) fn list(v: &[String]) -> Option<Out<'_>> {
+    Some(Out::List(v))
+}
+
+#[cfg(test)]
+mod arranged_tests {
+    use super::*;
+
+    #[test]
+    fn arranged_keeps_read_order_and_each_key_once_in_text_and_tree() {
+        // Read order: extra "b", known "name", extra "name" (shadowed by the field), extra "c";
+        // then the known field "kind" (not read), then the extras past the order.
+        let order = KeyOrder {
+            known: &["name", "kind"],
+            codes: vec![EXTRA, 0, EXTRA, EXTRA],
+        };
+        let mut extra = Object::new();
+        for (k, v) in [("b", 1), ("name", 2), ("c", 3), ("d", 4), ("b", 5)] {
+            extra.insert(k.into(), Value::from(v));
+        }
+        let fields = || vec![("name", s("Ember")), ("kind", s("icon"))];
+        let tree = arrange(&order, fields(), &extra);
+        let text = serde_json::to_string(&arranged(&order, fields(), &extra)).unwrap();
+        assert_eq!(text, serde_json::to_string(&tree).unwrap());
+        assert_eq!(text, r#"{"b":5,"name":"Ember","c":3,"kind":"icon","d":4}"#);
+    }
+
+    #[test]
+    fn arranged_objects_with_many_keys_find_repeats_through_a_map() {
+        let order = KeyOrder::default();
+        let mut extra = Object::new();
+        for i in 0..(LINEAR_KEYS * 3) {
+            extra.insert(format!("k{i}"), Value::from(i));
+        }
+        extra.insert("name".into(), Value::from("extra"));
+        let fields = || vec![("name", s("field"))];
+        let text = serde_json::to_string(&arranged(&order, fields(), &extra)).unwrap();
+        assert_eq!(
+            text,
+            serde_json::to_string(&arrange(&order, fields(), &extra)).unwrap()
+        );
+        // No read order: the field first, and the extra of the same name never.
+        assert!(text.starts_with(r#"{"name":"field","k0":0,"#), "{text}");
+        assert!(!text.contains("extra"), "{text}");
+    }
 }
