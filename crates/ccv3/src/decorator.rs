@@ -281,6 +281,19 @@ pub fn parse(content: &str) -> Parsed<'_> {
             }
         }
     }
+    // SPEC_V3 `@@depth`: "If decorator `@@after` is present, the application SHOULD ignore this
+    // decorator." The spec defines no `@@after` itself, so it stays an unknown line (kept), but
+    // it still switches `@@depth` off.
+    if out.decorators.depth.is_some() {
+        if let Some(after) = out.unknown.iter().find(|u| u.name == "after") {
+            out.decorators.depth = None;
+            out.problems.push(Problem {
+                line: after.line,
+                name: "depth".to_string(),
+                message: "@@after is present; ignored @@depth".to_string(),
+            });
+        }
+    }
     out
 }
 
@@ -541,6 +554,21 @@ mod tests {
         let p = parse("@@activate_only_every 0\nX");
         assert_eq!(p.decorators.activate_only_every, None);
         assert_eq!(p.problems[0].line, 1);
+    }
+
+    #[test]
+    fn spec_depth_ignored_when_after_present() {
+        let p = parse("@@depth 3\n@@after\nbody");
+        assert_eq!(p.decorators.depth, None);
+        assert_eq!(p.body, "body");
+        assert!(p
+            .problems
+            .iter()
+            .any(|x| x.message.contains("ignored @@depth")));
+        // Without @@after, and for the other depth decorators, nothing changes.
+        assert_eq!(parse("@@depth 3\nbody").decorators.depth, Some(3));
+        let p = parse("@@after\n@@reverse_depth 2\nbody");
+        assert_eq!(p.decorators.reverse_depth, Some(2));
     }
 
     #[test]

@@ -263,3 +263,18 @@ fn big_books_read_in_order_with_diagnostics_in_order() {
         ]
     );
 }
+
+#[test]
+fn spec_v3_other_spec_value_is_read_with_a_warning_and_written_as_chara_card_v3() {
+    let (c, diags) = card(
+        r#"{"spec": "chara_card_v4", "spec_version": "4.0",
+            "data": {"name": "Aqua", "first_mes": "hi"}}"#,
+    );
+    assert_eq!(c.data.name, "Aqua");
+    let unknown: Vec<_> = diags.iter().filter(|d| d.code == "unknown-spec").collect();
+    assert_eq!(unknown.len(), 1, "{diags:?}");
+    assert_eq!(unknown[0].severity, Severity::Warning);
+    assert_eq!(unknown[0].path, "spec");
+    // Whatever was read, the writer says what it writes.
+    assert_eq!(c.to_v3_json()["spec"], "chara_card_v3");
+}
