@@ -1006,6 +1006,38 @@ mod tests {
     }
 
     #[test]
+    fn spec_v3_dates_may_be_zero_for_unknown() {
+        let mut read = Vec::new();
+        let c = Card::from_json(
+            json!({"spec": "chara_card_v3", "spec_version": "3.0",
+                   "data": {"name": "A", "creation_date": 0, "modification_date": 0}}),
+            &mut read,
+        )
+        .unwrap();
+        assert!(
+            read.iter().all(|d| !d.path.ends_with("_date")),
+            "the reader accepts 0: {read:?}"
+        );
+        assert_eq!(
+            c.data.creation_date.as_ref().and_then(Number::as_u64),
+            Some(0)
+        );
+        assert_eq!(
+            c.data.modification_date.as_ref().and_then(Number::as_u64),
+            Some(0)
+        );
+        assert!(check(&c).is_empty(), "validation accepts 0");
+        let out = c.to_v3_json();
+        assert_eq!(
+            (
+                &out["data"]["creation_date"],
+                &out["data"]["modification_date"]
+            ),
+            (&json!(0), &json!(0))
+        );
+    }
+
+    #[test]
     fn spec_v3_source_items_are_ids_or_http_urls() {
         let mut c = Card::new("A");
         c.data.source = Some(vec![

@@ -172,3 +172,131 @@ fn spec_v3_new_card_has_a_creation_date_in_seconds() {
         "seconds, not milliseconds: {t}"
     );
 }
+
+fn card_file(bytes: &[u8]) -> ccv3::CardFile {
+    match ccv3::read_bytes(bytes).unwrap() {
+        ccv3::Document::Card(cf) => cf,
+        _ => panic!("not a card"),
+    }
+}
+
+/// A valid PNG that carries `label` in a `Comment` text chunk, to tell pictures apart.
+fn labelled_png(label: &str) -> Vec<u8> {
+    ccv3::png::write_card_chunks(&ccv3::png::plain_image(), &[("Comment", label.as_bytes())])
+        .unwrap()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn spec_v3_ccdefault_user_icon_is_not_the_png_itself() {
+    let card = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","assets":[
+        {"type":"icon","uri":"ccdefault:","name":"main","ext":"png"},
+        {"type":"user_icon","uri":"ccdefault:","name":"User","ext":"png"}]}}"#;
+    let cf = card_file(&png_with(&[("ccv3", card)]));
+    let picture = cf.image.clone().unwrap();
+    // Moved to CHARX, the icon's default is the PNG picture; the user icon's is not.
+    let (json, files) = ccv3::charx_layout(&cf);
+    assert_eq!(files.len(), 1, "only the icon is stored");
+    assert_eq!(files[0].path, "assets/icon/images/main.png");
+    assert_eq!(files[0].data, picture);
+    let out: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(
+        out["data"]["assets"][0]["uri"],
+        "embeded://assets/icon/images/main.png"
+    );
+    assert_eq!(out["data"]["assets"][1]["uri"], "ccdefault:");
+    let back = card_file(&ccv3::write_charx(&cf).unwrap());
+    let user = &back.card.data.assets.as_ref().unwrap()[1];
+    assert_eq!(
+        (user.kind.as_str(), user.uri.as_str()),
+        ("user_icon", "ccdefault:")
+    );
+}
+
+#[test]
+fn spec_v3_icon_named_main_is_the_main_icon_and_becomes_the_png_picture() {
+    // Two icons in a CHARX, the main one second: writing PNG takes it, not the first icon.
+    let card = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","assets":[
+        {"type":"icon","uri":"embeded://assets/icon/images/alt.png","name":"alt","ext":"png"},
+        {"type":"icon","uri":"embeded://assets/icon/images/main.png","name":"main","ext":"png"}]}}"#;
+    let (alt, main) = (labelled_png("alt picture"), labelled_png("main picture"));
+    let files = [
+        ccv3::charx::CharxFile {
+            path: "assets/icon/images/alt.png".into(),
+            data: alt.clone(),
+        },
+        ccv3::charx::CharxFile {
+            path: "assets/icon/images/main.png".into(),
+            data: main,
+        },
+    ];
+    let cf = card_file(&ccv3::charx::write_charx_to_vec(card.as_bytes(), &files).unwrap());
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    assert!(contains(&png, b"Comment\0main picture"));
+    assert!(!contains(&png, b"Comment\0alt picture"));
+    let back = card_file(&png);
+    let assets = back.card.data.assets.as_ref().unwrap();
+    assert_eq!(
+        (assets[1].name.as_str(), assets[1].uri.as_str()),
+        ("main", "ccdefault:")
+    );
+    assert_eq!(
+        (assets[0].name.as_str(), assets[0].uri.as_str()),
+        ("alt", "__asset:0")
+    );
+    assert_eq!(ccv3::asset_bytes(&assets[0].uri, &back.files), Some(alt));
+}
+
+#[test]
+fn spec_v3_asset_without_its_data_is_kept_and_reported_by_validation() {
+    // Neither asset has bytes in a JSON card: writers keep both entries and their URIs, and
+    // validating the written file reports each one whose data is missing.
+    let card = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","assets":[
+        {"type":"icon","uri":"embeded://assets/icon/images/gone.png","name":"main","ext":"png"},
+        {"type":"x_sound","uri":"__asset:9","name":"bell","ext":"mp3"}]}}"#;
+    let cf = card_file(card.as_bytes());
+    let uris = |cf: &ccv3::CardFile| -> Vec<String> {
+        let assets = cf.card.data.assets.as_ref().unwrap();
+        assets.iter().map(|a| a.uri.clone()).collect()
+    };
+    let want = ["embeded://assets/icon/images/gone.png", "__asset:9"];
+    let missing = |doc: &ccv3::Document| -> Vec<(String, String, ccv3::Severity)> {
+        ccv3::check_document(doc)
+            .into_iter()
+            .filter(|d| d.code.starts_with("asset-"))
+            .map(|d| (d.code, d.path, d.severity))
+            .collect()
+    };
+    let charx = ccv3::write_charx(&cf).unwrap();
+    assert_eq!(uris(&card_file(&charx)), want);
+    assert_eq!(
+        missing(&ccv3::read_bytes(&charx).unwrap()),
+        [
+            (
+                "asset-embedded-missing".to_string(),
+                "data.assets[0].uri".to_string(),
+                ccv3::Severity::Error
+            ),
+            (
+                "asset-embedded-missing".to_string(),
+                "data.assets[1].uri".to_string(),
+                ccv3::Severity::Error
+            ),
+        ]
+    );
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    assert_eq!(uris(&card_file(&png)), want);
+    assert_eq!(
+        missing(&ccv3::read_bytes(&png).unwrap()),
+        [(
+            "asset-png-chunk-missing".to_string(),
+            "data.assets[1].uri".to_string(),
+            ccv3::Severity::Error
+        )]
+    );
+    let json = ccv3::write_json(&cf, ccv3::CardVersion::V3);
+    assert_eq!(uris(&card_file(&json)), want);
+}

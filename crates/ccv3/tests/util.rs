@@ -17,3 +17,12 @@ pub fn card(text: &str) -> (ccv3::Card, Vec<ccv3::Diagnostic>) {
 pub fn codes(diags: &[ccv3::Diagnostic]) -> Vec<&str> {
     diags.iter().map(|d| d.code.as_str()).collect()
 }
+
+/// The path and severity of each diagnostic with `code`, in order.
+pub fn with_code<'a>(diags: &'a [ccv3::Diagnostic], code: &str) -> Vec<(&'a str, ccv3::Severity)> {
+    diags
+        .iter()
+        .filter(|d| d.code == code)
+        .map(|d| (d.path.as_str(), d.severity))
+        .collect()
+}
