@@ -23,9 +23,9 @@
 //!    `@@activate_only_every`; `@@is_user_icon`; `delay`; `cooldown` (unless sticky);
 //!    `delay_until_recursion` (recursion passes at its level); `exclude_recursion` (recursion
 //!    passes); `constant`; sticky; then keys: one primary key in the entry's scan window (or in
-//!    recursion text when its book recurses), every `@@additional_keys` group, no
-//!    `@@exclude_keys` key, and the secondary keys by the selective logic. Matched entries with
-//!    empty content are rejected (`empty content`).
+//!    recursion text when its book recurses), every `@@additional_keys` group (a group holding an
+//!    invalid regex pattern never matches), no `@@exclude_keys` key, and the secondary keys by
+//!    the selective logic. Matched entries with empty content are rejected (`empty content`).
 //! 4. **After each pass:** inclusion groups (sticky members win; an earlier winner blocks the
 //!    group; optional scoring; `group_override` takes the highest order; else a weighted roll),
 //!    then the probability roll (sticky entries skip it), then the budget: new entries in budget
@@ -188,7 +188,7 @@ pub enum RejectReason {
     },
     /// The secondary keys failed the selective logic.
     SecondaryLogic(SelectiveLogic),
-    /// A `@@additional_keys` group had no match.
+    /// A `@@additional_keys` group had no match, or holds an invalid regex pattern.
     AdditionalKeys,
     /// A `@@exclude_keys` key matched.
     ExcludedKey {
@@ -1077,10 +1077,12 @@ impl<'s, 'a> Scan<'s, 'a> {
                 None => R::NoMatch,
             });
         };
+        // SPEC_V3 `@@additional_keys`: a value with an invalid regex pattern makes the entry not
+        // a match, whatever its other patterns find.
         for &g in &e.rare().additional {
-            if self
-                .any_found(m, cb.keys_of(g), whole, depth, rec_ok)
-                .is_none()
+            let group = cb.keys_of(g);
+            if group.iter().any(|k| matches!(k, KeyKind::Invalid))
+                || self.any_found(m, group, whole, depth, rec_ok).is_none()
             {
                 return Verdict::Reject(R::AdditionalKeys);
             }

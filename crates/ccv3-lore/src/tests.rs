@@ -109,6 +109,12 @@ fn reason_of(o: &Out, i: usize) -> String {
         .unwrap_or_default()
 }
 
+/// The position, depth and role of activated entry `i`.
+fn position_of(o: &Out, i: usize) -> (String, Option<u64>, Option<&'static str>) {
+    let at = o.act.iter().position(|&x| x == i);
+    o.positions[at.unwrap_or_else(|| panic!("entry {i} not activated: {:?}", o.rej))].clone()
+}
+
 // ---- fields ----
 
 #[test]
@@ -651,6 +657,236 @@ fn spec_decorator_disable_ui_prompt_reported() {
         &ccv3_tokens::Estimate,
     );
     assert_eq!(r.disabled_ui_prompts, ["system_prompt"]);
+}
+
+#[test]
+fn spec_decorator_instruct_depth_and_reverse_instruct_depth_ignored_in_chat_context() {
+    // A chat context: `@@instruct_depth` and `@@reverse_instruct_depth` place nothing; the entry
+    // goes where it would go without them (its V2 `position`, or `@@depth` when present).
+    let b = book(vec![
+        with(
+            entry(&["a"], "@@instruct_depth 0\nA"),
+            json!({"position": "before_char"}),
+        ),
+        entry(&["a"], "@@reverse_instruct_depth 1\nB"),
+        entry(&["a"], "@@instruct_depth 3\n@@depth 1\nC"),
+        entry(&["a"], "@@reverse_instruct_depth 2\n@@reverse_depth 1\nD"),
+    ]);
+    let c = chat(&[(Role::User, "x"), (Role::Assistant, "y"), (Role::User, "a")]);
+    let o = scan(&b, &c);
+    assert_eq!(o.act.len(), 4, "{:?}", o.rej);
+    assert_eq!(position_of(&o, 0), ("before_char".into(), None, None));
+    assert_eq!(position_of(&o, 1), ("after_char".into(), None, None));
+    assert_eq!(
+        position_of(&o, 2),
+        ("at_depth".into(), Some(1), Some("system"))
+    );
+    assert_eq!(
+        position_of(&o, 3),
+        ("at_depth".into(), Some(2), Some("system"))
+    );
+}
+
+#[test]
+fn spec_decorator_instruct_scan_depth_ignored_in_chat_context() {
+    // The key is in the older of two messages: one token (or one message) back does not reach it.
+    let c = chat(&[(Role::User, "the dragon"), (Role::Assistant, "it sleeps")]);
+    let b = book(vec![
+        entry(&["dragon"], "@@instruct_scan_depth 1\nA"),
+        entry(&["dragon"], "@@instruct_scan_depth 0\nB"),
+        entry(&["dragon"], "@@scan_depth 1\nC"),
+    ]);
+    let o = scan(&b, &c);
+    assert_eq!(o.act, [0, 1]);
+    assert!(
+        reason_of(&o, 2).starts_with("scan depth"),
+        "{}",
+        reason_of(&o, 2)
+    );
+}
+
+#[test]
+fn spec_decorator_is_greeting_ignored_without_known_greeting() {
+    let b = book(vec![
+        entry(&["a"], "@@is_greeting 1\nA"),
+        entry(&["a"], "@@is_greeting 0\nB"),
+    ]);
+    // No active greeting known (`ScanOptions::greeting` is `None`): both are matches.
+    let o = scan(&b, &user("a"));
+    assert_eq!(o.act, [0, 1]);
+    // The same entries with a known greeting that is neither.
+    let o = run(
+        &b,
+        &user("a"),
+        &Default::default(),
+        &ScanOptions {
+            greeting: Some(2),
+            ..all()
+        },
+    );
+    assert!(o.act.is_empty());
+    assert_eq!(reason_of(&o, 0), "decorator @@is_greeting");
+}
+
+#[test]
+fn spec_decorator_position_unsupported_value_ignored_so_fallback_applies() {
+    let b = book(vec![
+        // Unsupported: `@@depth` applies.
+        entry(&["a"], "@@position nowhere\n@@depth 2\nA"),
+        // Unsupported: its `@@@` fallback applies.
+        entry(
+            &["a"],
+            "@@position top_of_screen\n@@@position after_desc\nB",
+        ),
+        // Unsupported and nothing else: the V2 `position` field applies.
+        with(
+            entry(&["a"], "@@position 42\nC"),
+            json!({"position": "before_char"}),
+        ),
+        // Unsupported and nothing else at all: the default position.
+        entry(&["a"], "@@position footer\nD"),
+    ]);
+    let o = scan(&b, &user("a"));
+    assert_eq!(o.act.len(), 4, "{:?}", o.rej);
+    assert_eq!(
+        position_of(&o, 0),
+        ("at_depth".into(), Some(2), Some("system"))
+    );
+    assert_eq!(position_of(&o, 1), ("after_desc".into(), None, None));
+    assert_eq!(position_of(&o, 2), ("before_char".into(), None, None));
+    assert_eq!(position_of(&o, 3), ("after_char".into(), None, None));
+}
+
+#[test]
+fn spec_decorator_ignore_on_max_context_ignored_without_max_context() {
+    // A book budget with room for one entry: without a maximum context the decorator changes
+    // nothing and the higher priority wins; with one, the decorated entry is cut first.
+    let c = "x".repeat(33);
+    let b = book_with(
+        json!({"token_budget": 10}),
+        vec![
+            with(
+                entry(&["a"], &format!("@@ignore_on_max_context\n{c}")),
+                json!({"priority": 100}),
+            ),
+            with(entry(&["a"], &c), json!({"priority": 1})),
+        ],
+    );
+    let o = scan(&b, &user("a"));
+    assert_eq!(o.act, [0]);
+    assert!(reason_of(&o, 1).starts_with("budget"));
+    let o = run(
+        &b,
+        &user("a"),
+        &Default::default(),
+        &ScanOptions {
+            max_context: Some(1000),
+            ..all()
+        },
+    );
+    assert_eq!(o.act, [1]);
+}
+
+#[test]
+fn spec_decorator_additional_keys_are_regexes_with_use_regex() {
+    let b = book(vec![
+        with(
+            entry(&["drag(on|oon)"], "@@additional_keys re+d, bl[ue]{2}\nA"),
+            json!({"use_regex": true}),
+        ),
+        // The same values without `use_regex` are plain text.
+        entry(&["dragon"], "@@additional_keys re+d, bl[ue]{2}\nB"),
+    ]);
+    assert_eq!(scan(&b, &user("a reeed dragon")).act, [0]);
+    assert_eq!(scan(&b, &user("a BLUE dragoon")).act, [0]);
+    let o = scan(&b, &user("a green dragon"));
+    assert!(o.act.is_empty());
+    assert_eq!(reason_of(&o, 0), "decorator @@additional_keys");
+    assert_eq!(scan(&b, &user("a re+d dragon")).act, [1]);
+}
+
+#[test]
+fn spec_decorator_additional_keys_invalid_regex_is_no_match() {
+    let b = book(vec![
+        // An invalid pattern beside one that matches: the entry is still not a match.
+        with(
+            entry(&["dragon"], "@@additional_keys (red, blue\nA"),
+            json!({"use_regex": true}),
+        ),
+        // Only the invalid pattern.
+        with(
+            entry(&["dragon"], "@@additional_keys [red\nB"),
+            json!({"use_regex": true}),
+        ),
+        // A valid group beside a group with an invalid pattern.
+        with(
+            entry(
+                &["dragon"],
+                "@@additional_keys blue\n@@additional_keys red, (\nC",
+            ),
+            json!({"use_regex": true}),
+        ),
+        // Control: valid patterns only.
+        with(
+            entry(&["dragon"], "@@additional_keys red, blue\nD"),
+            json!({"use_regex": true}),
+        ),
+    ]);
+    let o = scan(&b, &user("a red and blue dragon"));
+    assert_eq!(o.act, [3]);
+    for i in 0..3 {
+        assert_eq!(reason_of(&o, i), "decorator @@additional_keys", "entry {i}");
+    }
+    let compiled = LorebookCompiler::new().compile(&[BookInput {
+        book: &b,
+        kind: BookKind::Global,
+        name: "b".into(),
+    }]);
+    assert!(compiled
+        .diagnostics()
+        .iter()
+        .any(|d| d.code == "lore-regex-invalid"));
+}
+
+#[test]
+fn spec_decorator_exclude_keys_ignored_with_use_regex() {
+    let b = book(vec![
+        with(
+            entry(&["dragon"], "@@exclude_keys baby\nA"),
+            json!({"use_regex": true}),
+        ),
+        entry(&["dragon"], "@@exclude_keys baby\nB"),
+    ]);
+    let o = scan(&b, &user("a baby dragon"));
+    assert_eq!(o.act, [0]);
+    assert!(reason_of(&o, 1).starts_with("decorator @@exclude_keys"));
+}
+
+#[test]
+fn spec_decorator_disable_ui_prompt_unrecognised_value_ignored() {
+    let scan_disabled = |content: &str| {
+        let b = book(vec![entry(&["a"], content)]);
+        let compiled = LorebookCompiler::new().compile(&[BookInput {
+            book: &b,
+            kind: BookKind::Global,
+            name: "b".into(),
+        }]);
+        let r = compiled.scan(
+            &user("a"),
+            &Default::default(),
+            &Default::default(),
+            &ccv3_tokens::Estimate,
+        );
+        assert_eq!(r.activated.len(), 1, "{content:?}");
+        assert_eq!(r.activated[0].content, "A");
+        r.disabled_ui_prompts
+    };
+    assert!(scan_disabled("@@disable_ui_prompt authors_note\nA").is_empty());
+    // Ignored, so its fallback applies.
+    assert_eq!(
+        scan_disabled("@@disable_ui_prompt authors_note\n@@@disable_ui_prompt system_prompt\nA"),
+        ["system_prompt"]
+    );
 }
 
 #[test]

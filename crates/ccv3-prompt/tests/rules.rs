@@ -648,3 +648,210 @@ fn prompt_parts_other_than_messages_are_trimmed() {
     assert!(t.contains(&"DESC") && t.contains(&"GREET") && t.contains(&" keep me "));
     assert!(a.lore.is_empty());
 }
+
+/// Scans `card`'s own book with the lorebook engine and assembles the prompt from its activations,
+/// as `ccv3 prompt` does (CBS expansion included).
+fn scan_and_assemble(
+    card: &ccv3::CardData,
+    chat_json: &str,
+    scan: ccv3_lore::ScanOptions,
+    o: &PromptOptions,
+) -> Assembled {
+    use ccv3_lore::{BookInput, BookKind, LorebookCompiler};
+    let lore_chat = ccv3_lore::chat::parse_chat(chat_json).unwrap();
+    let chat = adapters::chat_from_lore(&lore_chat);
+    let books: Vec<BookInput> = card
+        .character_book
+        .iter()
+        .map(|b| BookInput {
+            book: b,
+            kind: BookKind::Character,
+            name: "card".into(),
+        })
+        .collect();
+    let compiled = LorebookCompiler::new()
+        .names(card.char_name(), &o.user_name)
+        .compile(&books);
+    let result = compiled.scan(
+        &lore_chat,
+        &Default::default(),
+        &scan,
+        &ccv3_tokens::Estimate,
+    );
+    let inserts = adapters::inserts_from_activations(&result, &books);
+    let mut expander = adapters::CbsExpander::new(card, &chat, o);
+    assemble(card, &chat, &inserts, o, &mut expander, &counter()).unwrap()
+}
+
+/// A card read from JSON, as a file would be.
+fn card_from_json(v: serde_json::Value) -> ccv3::CardData {
+    let mut diags = Vec::new();
+    ccv3::Card::from_json(v, &mut diags).expect("card").data
+}
+
+#[test]
+fn spec_v3_asset_book_and_entry_names_ids_and_comments_never_reach_the_prompt() {
+    // Every name, id and comment holds a marker; the entries' contents must arrive, the markers
+    // must not (SPEC_V3: asset `name`, book `name` and `description`, entry `name`, `id` and
+    // `comment` SHOULD NOT be used in prompts).
+    let entry = |keys: &[&str], content: &str| {
+        serde_json::json!({"keys": keys, "content": content, "extensions": {}, "enabled": true,
+            "insertion_order": 100, "use_regex": false})
+    };
+    let with = |mut e: serde_json::Value, extra: serde_json::Value| {
+        for (k, v) in extra.as_object().unwrap() {
+            e[k] = v.clone();
+        }
+        e
+    };
+    let entries = [
+        with(
+            entry(&["dragon"], "A dragon sleeps."),
+            serde_json::json!({"name": "XENTRYNAME0X", "id": "XENTRYID0X",
+                "comment": "XENTRYCOMMENT0X"}),
+        ),
+        with(
+            entry(&["castle"], "@@depth 1\nThe castle is old."),
+            serde_json::json!({"id": 7_350_173, "comment": "XENTRYCOMMENT1X"}),
+        ),
+        with(
+            entry(
+                &[],
+                "@@is_user_icon XASSETUSERX\n@@position after_desc\nIt rains.",
+            ),
+            serde_json::json!({"constant": true, "name": "XENTRYNAME2X", "id": 7_350_174,
+                "comment": "XENTRYCOMMENT2X"}),
+        ),
+        with(
+            entry(&["dragon"], "@@depth 0\n@@role assistant\nSure,"),
+            serde_json::json!({"name": "XENTRYNAME3X", "id": "XENTRYID3X"}),
+        ),
+    ];
+    let asset = |kind: &str, uri: &str, name: &str| {
+        let mut a = serde_json::json!({"uri": uri, "name": name, "ext": "png"});
+        a["type"] = kind.into();
+        a
+    };
+    let card = card_from_json(serde_json::json!({
+        "spec": "chara_card_v3",
+        "spec_version": "3.0",
+        "data": {
+            "name": "Aqua", "description": "DESC", "personality": "cheerful",
+            "scenario": "a tavern", "first_mes": "GREET", "mes_example": "",
+            "creator_notes": "", "system_prompt": "SYS", "post_history_instructions": "PHI",
+            "alternate_greetings": [], "group_only_greetings": [], "tags": [], "creator": "",
+            "character_version": "1", "extensions": {},
+            "assets": [
+                asset("icon", "ccdefault:", "main"),
+                asset("icon", "embeded://a.png", "XASSETICONX"),
+                asset("emotion", "embeded://b.png", "XASSETEMOTIONX"),
+                asset("user_icon", "embeded://c.png", "XASSETUSERX"),
+                asset("background", "ccdefault:", "XASSETBGX"),
+            ],
+            "character_book": {
+                "name": "XBOOKNAMEX",
+                "description": "XBOOKDESCX",
+                "extensions": {},
+                "entries": entries,
+            }
+        }
+    }));
+    assert_eq!(card.assets.as_ref().map(Vec::len), Some(5));
+    let book = card.character_book.as_ref().expect("book");
+    assert_eq!(book.name.as_deref(), Some("XBOOKNAMEX"));
+    let scan = ccv3_lore::ScanOptions {
+        user_icon: Some("XASSETUSERX".into()),
+        greeting: Some(0),
+        ..Default::default()
+    };
+    let a = scan_and_assemble(
+        &card,
+        r#"[{"role":"user","content":"I see a dragon near the castle."}]"#,
+        scan,
+        &opts(),
+    );
+    let messages = a.chat_messages();
+    let all: String = messages
+        .iter()
+        .map(|m| format!("{} {:?} {}\n", m.role, m.name, m.content))
+        .collect();
+    for body in [
+        "A dragon sleeps.",
+        "The castle is old.",
+        "It rains.",
+        "Sure,",
+    ] {
+        assert!(all.contains(body), "{body:?} missing in\n{all}");
+    }
+    let rendered = InstructTemplate::chatml().render(&a);
+    for marker in [
+        "XASSETICONX",
+        "XASSETEMOTIONX",
+        "XASSETUSERX",
+        "XASSETBGX",
+        "XBOOKNAMEX",
+        "XBOOKDESCX",
+        "XENTRYNAME0X",
+        "XENTRYID0X",
+        "XENTRYCOMMENT0X",
+        "7350173",
+        "XENTRYCOMMENT1X",
+        "XENTRYNAME2X",
+        "7350174",
+        "XENTRYCOMMENT2X",
+        "XENTRYNAME3X",
+        "XENTRYID3X",
+    ] {
+        assert!(!all.contains(marker), "{marker} in the messages:\n{all}");
+        assert!(!rendered.contains(marker), "{marker} in:\n{rendered}");
+    }
+}
+
+#[test]
+fn spec_v3_ignore_on_max_context_ignored_without_max_context() {
+    // Without a maximum context nothing is cut, the decorated entry included.
+    let lore = [
+        LoreInsert::new("low", "AAAA", InsertPosition::AfterChar).with_priority(1.0),
+        LoreInsert::new("ignored", "BBBB", InsertPosition::AfterChar)
+            .with_priority(1000.0)
+            .ignore_on_max_context(),
+    ];
+    let o = PromptOptions {
+        template: Template::from_json(r#"["lore_after_char","history"]"#).unwrap(),
+        insert_greeting: false,
+        max_context: None,
+        ..opts()
+    };
+    let chat = [ChatMessage::user("M0"), ChatMessage::user("M1")];
+    let a = run(&card(), &chat, &lore, &o);
+    assert_eq!(contents(&a), ["AAAA", "BBBB", "M0", "M1"]);
+    assert!(a.cut.is_empty());
+    assert_eq!(a.overflow, None);
+}
+
+#[test]
+fn spec_v3_disable_ui_prompt_unrecognised_value_ignored() {
+    // An unknown UI prompt type disables nothing, through the engine and the adapters alike.
+    assert_eq!(UiPrompt::parse("authors_note"), None);
+    let facts = adapters::decorator_facts(
+        "@@disable_ui_prompt authors_note\n@@disable_ui_prompt post_history_instructions\nX",
+    );
+    assert_eq!(facts.disable_ui_prompt, [UiPrompt::PostHistoryInstructions]);
+    let mut c = card();
+    let mut diags = Vec::new();
+    let book = serde_json::json!({"entries": [
+        {"keys": ["dragon"], "content": "@@disable_ui_prompt authors_note\nLORE",
+         "extensions": {}, "enabled": true, "insertion_order": 100, "use_regex": false}
+    ]});
+    c.character_book = Some(ccv3::Lorebook::from_json(book, "", false, &mut diags).unwrap());
+    let a = scan_and_assemble(
+        &c,
+        r#"[{"role":"user","content":"a dragon"}]"#,
+        Default::default(),
+        &opts(),
+    );
+    let t = contents(&a);
+    assert!(t.contains(&"LORE"), "{t:?}");
+    assert!(t.contains(&"SYS") && t.contains(&"PHI"), "{t:?}");
+    assert!(a.disabled.is_empty());
+}
