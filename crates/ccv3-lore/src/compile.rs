@@ -223,7 +223,7 @@ fn packed(at: EntryRef) -> u64 {
 
 /// The duplicate count of every entry that repeats earlier entries of its book (how many), by
 /// [`packed`] place; entries that repeat none are not in the map.
-fn count_duplicates(entries: &[CEntry<'_>]) -> FxMap<u64, u64> {
+fn count_duplicates(entries: &[CEntry<'_>], books: &[BookInfo]) -> FxMap<u64, u64> {
     // (book, quick hash, index, rank): equal quick hashes of a book end up side by side, in
     // book order; only such runs need exact hashes.
     let mut order: Vec<(u32, u64, u32, u32)> = entries
@@ -249,7 +249,7 @@ fn count_duplicates(entries: &[CEntry<'_>]) -> FxMap<u64, u64> {
         for &(_, _, _, rank) in run {
             let e = &entries[rank as usize];
             let n = exact
-                .entry(identity_hash(e.entry, e.book_hash))
+                .entry(identity_hash(e.entry, books[e.at.book].id_seed))
                 .or_insert(0);
             if *n > 0 {
                 dups.insert(packed(e.at), *n);
@@ -302,10 +302,6 @@ pub(crate) struct CEntry<'a> {
     pub body: &'a str,
     pub body_empty: bool,
     pub dec: Dec,
-    /// The hash state after the book's name, where the entry's identity starts
-    /// ([`CompiledBooks::id`], computed on demand: hashing every entry's content at compile time
-    /// would cost more than the rest of the compile).
-    pub book_hash: u64,
     pub enabled: bool,
     pub constant: bool,
     pub primary: KeyRange,
@@ -425,6 +421,9 @@ pub(crate) struct BookInfo {
     pub recursive: Option<bool>,
     pub scan_depth: Option<u64>,
     pub token_budget: Option<usize>,
+    /// The hash state after the book's name, where its entries' identities start
+    /// ([`CompiledBooks::id`]).
+    pub id_seed: u64,
 }
 
 /// Options that shape compilation: macros in keys, default case sensitivity, merge strategy.
@@ -584,9 +583,13 @@ impl<'a> CompiledBooks<'a> {
     /// The stable identity of an entry (its key in states and the seed of its rolls):
     /// [`identity_hash`] and the entry's duplicate count in its book, mixed.
     pub(crate) fn id(&self, e: &CEntry<'_>) -> u64 {
-        let dups = self.dups.get_or_init(|| count_duplicates(&self.entries));
+        // Hashed here, not at compile time: hashing every entry's texts would cost more than
+        // the rest of the compile, and most scans need no identity.
+        let dups = self
+            .dups
+            .get_or_init(|| count_duplicates(&self.entries, &self.books));
         let dup = dups.get(&packed(e.at)).copied().unwrap_or(0);
-        crate::text::mix(identity_hash(e.entry, e.book_hash) ^ dup)
+        crate::text::mix(identity_hash(e.entry, self.books[e.at.book].id_seed) ^ dup)
     }
 
     /// From identity to rank (made on first use).
@@ -1228,8 +1231,6 @@ impl LorebookCompiler {
         let mut infos = Vec::with_capacity(books.len());
         let mut entries: Vec<CEntry<'a>> = Vec::with_capacity(total);
         let mut max_depth = 0u64;
-        // Per book: the hash state after its name (for identities).
-        let mut book_hashes: Vec<u64> = Vec::with_capacity(books.len());
         for input in books.iter() {
             let book = input.book;
             let scan_depth = book
@@ -1250,12 +1251,12 @@ impl LorebookCompiler {
                     .and_then(|n| n.as_f64())
                     .filter(|f| *f > 0.0)
                     .map(|f| f.min(1e15) as usize),
+                id_seed: Fnv::new().str(&input.name).0,
             });
-            book_hashes.push(Fnv::new().str(&input.name).0);
         }
-        // Every entry as (book, index); big books are compiled in two halves on two threads,
-        // the second half with a builder of its own that is then merged into this one (ids
-        // assigned as if one builder had met every entry in order).
+        // Every entry as (book, index); big books are compiled on two threads, the second with
+        // a builder of its own per chunk, merged into this one afterwards (ids assigned as if
+        // one builder had met every entry in order).
         let work = |b: &mut Builder<'a>,
                     range: std::ops::Range<usize>,
                     max_depth: &mut u64,
@@ -1271,7 +1272,6 @@ impl LorebookCompiler {
                         b,
                         (bi, ei, input.name.as_str()),
                         e,
-                        book_hashes[bi],
                         names,
                         max_depth,
                     ));
@@ -1304,7 +1304,8 @@ impl LorebookCompiler {
             let back = || {
                 let mut chunks = Vec::new();
                 while let Some(range) = claim(true) {
-                    let mut b2 = Builder::with_capacity(n_keys / total * range.len() * 2);
+                    // The chunk's share of the keys.
+                    let mut b2 = Builder::with_capacity(n_keys.saturating_mul(range.len()) / total);
                     let mut depth = 0u64;
                     let mut out = Vec::with_capacity(range.len());
                     work(&mut b2, range, &mut depth, &mut out);
@@ -1583,13 +1584,11 @@ impl LorebookCompiler {
 impl LorebookCompiler {
     /// Compiles one entry (`ei` of book `bi`, named `bn`) with the builder `b`, raising
     /// `max_depth` to the entry's own scan depth.
-    #[allow(clippy::too_many_arguments)]
     fn compile_entry<'a>(
         &self,
         b: &mut Builder<'a>,
         (bi, ei, bn): (usize, usize, &str),
         e: &'a Entry,
-        book_hash: u64,
         names: (&str, &str),
         max_depth: &mut u64,
     ) -> CEntry<'a> {
@@ -1726,7 +1725,6 @@ impl LorebookCompiler {
             ignore_budget: val_bool(kn.get(Knob::IgnoreBudget)).unwrap_or(false),
             kind_rank: 0,
             rare: (!rare.is_none()).then(|| Box::new(rare)),
-            book_hash,
             dec,
         };
         b.knobs = kn.into_buffer();
