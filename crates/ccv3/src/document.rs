@@ -511,21 +511,10 @@ pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
         }
     }
     match version {
-        CardVersion::V3 => v3_text(&card, true),
+        // Written straight from the model, without a tree.
+        CardVersion::V3 => json::to_pretty(&card.v3_arranged()),
         CardVersion::V2 => json::to_pretty(&card_json(&card, version)),
     }
-}
-
-/// The card as V3 JSON text, written straight from the model (indented with a final line
-/// break, or compact).
-fn v3_text(card: &Card, pretty: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4096);
-    // Writing to memory cannot fail, and every key is a string.
-    let _ = card.write_v3_json(&mut out, pretty);
-    if pretty {
-        out.push(b'\n');
-    }
-    out
 }
 
 /// The card as a JSON value of the given version.
@@ -582,7 +571,7 @@ pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> R
     let mut text: Vec<(String, Vec<u8>)> = Vec::new();
     match version {
         CardVersion::V3 => {
-            let v3 = v3_text(&card, false);
+            let v3 = json::to_compact(&card.v3_arranged());
             let v2 = json::to_compact(&card.to_v2_json(&BackfillOptions::default()));
             text.push((
                 "chara".into(),
@@ -710,16 +699,12 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
         path: f.path.clone(),
         data: f.data.clone(),
     }));
-    (v3_text(&card, true), out)
+    (json::to_pretty(&card.v3_arranged()), out)
 }
 
 /// Writes a lorebook as `lorebook_v3` JSON.
 pub fn write_lorebook_v3(book: &Lorebook) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4096);
-    // Writing to memory cannot fail, and every key is a string.
-    let _ = book.write_lorebook_v3(&mut out, true);
-    out.push(b'\n');
-    out
+    json::to_pretty(&book.standalone())
 }
 
 /// Every diagnostic for a document: what the reader repaired plus what validation finds.

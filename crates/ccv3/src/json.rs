@@ -90,12 +90,10 @@ fn with_text<T>(bytes: &[u8], f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T
 }
 
 /// Serialises a value as pretty JSON (two-space indent, UTF-8, no escaping of non-ASCII).
-pub fn to_pretty(v: &Value) -> Vec<u8> {
+pub fn to_pretty<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
-    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"  ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
-    // Serialising a Value into a Vec cannot fail.
-    let _ = v.serialize(&mut ser);
+    // Writing to memory cannot fail, and every key of what is written here is a string.
+    let _ = write(&mut out, v, true);
     out.push(b'\n');
     out
 }
@@ -117,6 +115,6 @@ pub(crate) fn write<W: std::io::Write, T: Serialize + ?Sized>(
 }
 
 /// Serialises a value as compact JSON.
-pub fn to_compact(v: &Value) -> Vec<u8> {
+pub fn to_compact<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }

@@ -546,17 +546,25 @@ impl Lorebook {
     /// assert_eq!(text, serde_json::to_vec_pretty(&book.to_lorebook_v3()).unwrap());
     /// ```
     pub fn write_lorebook_v3<W: std::io::Write>(&self, w: W, pretty: bool) -> std::io::Result<()> {
-        struct Standalone<'a>(Arranged<'a>);
-        impl serde::Serialize for Standalone<'_> {
-            fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap;
-                let mut m = ser.serialize_map(Some(2))?;
-                m.serialize_entry("spec", "lorebook_v3")?;
-                m.serialize_entry("data", &self.0)?;
-                m.end()
-            }
-        }
-        crate::json::write(w, &Standalone(self.arranged(true)), pretty)
+        crate::json::write(w, &self.standalone(), pretty)
+    }
+
+    /// The standalone form, ready to be written.
+    pub(crate) fn standalone(&self) -> Standalone<'_> {
+        Standalone(self.arranged(true))
+    }
+}
+
+/// `{"spec":"lorebook_v3","data":...}` around an arranged book ([`Lorebook::standalone`]).
+pub(crate) struct Standalone<'a>(Arranged<'a>);
+
+impl serde::Serialize for Standalone<'_> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = ser.serialize_map(Some(2))?;
+        m.serialize_entry("spec", "lorebook_v3")?;
+        m.serialize_entry("data", &self.0)?;
+        m.end()
     }
 }
 

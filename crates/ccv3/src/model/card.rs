@@ -536,7 +536,7 @@ impl Card {
     }
 
     /// The V3 card's keys in writing order.
-    fn v3_arranged(&self) -> Arranged<'_> {
+    pub(crate) fn v3_arranged(&self) -> Arranged<'_> {
         let version = if self.origin == Some(SpecVersion::V3) && !self.spec_version.is_empty() {
             self.spec_version.as_str()
         } else {

@@ -608,9 +608,10 @@ pub(crate) fn arranged<'a>(
         Some(i) => keys[i].1 = Placed::Field(v),
         None => places.push(keys, key, Placed::Field(v)),
     };
-    let put_extra = |keys: &mut Vec<_>, places: &mut Places<'a>, key: &'a String, v| {
+    // A key not written yet is added; one written already keeps its value.
+    let put_new = |keys: &mut Vec<_>, places: &mut Places<'a>, key: &'a str, v| {
         if places.find(keys, key).is_none() {
-            places.push(keys, key.as_str(), Placed::Extra(v));
+            places.push(keys, key, v);
         }
     };
     for slot in order.slots() {
@@ -624,20 +625,18 @@ pub(crate) fn arranged<'a>(
             }
             Slot::Extra => {
                 if let Some((k, v)) = extras.next() {
-                    put_extra(&mut keys, &mut places, k, v);
+                    put_new(&mut keys, &mut places, k, Placed::Extra(v));
                 }
             }
         }
     }
     for (k, v) in known {
         if let Some(v) = v {
-            if places.find(&keys, k).is_none() {
-                places.push(&mut keys, k, Placed::Field(v));
-            }
+            put_new(&mut keys, &mut places, k, Placed::Field(v));
         }
     }
     for (k, v) in extras {
-        put_extra(&mut keys, &mut places, k, v);
+        put_new(&mut keys, &mut places, k, Placed::Extra(v));
     }
     Arranged(keys)
 }
