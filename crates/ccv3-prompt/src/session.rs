@@ -141,6 +141,21 @@ pub struct ScanOutcome<'a> {
     pub seed: u64,
 }
 
+/// Serialises as the bindings' scan result: the [`ScanReport`] fields, then `state`
+/// (`{"activated", "rejected", "tokens", "state"}`).
+impl serde::Serialize for ScanOutcome<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let report = self.report();
+        let mut st = s.serialize_struct("ScanOutcome", 4)?;
+        st.serialize_field("activated", &report.activated)?;
+        st.serialize_field("rejected", &report.rejected)?;
+        st.serialize_field("tokens", &report.tokens)?;
+        st.serialize_field("state", self.state())?;
+        st.end()
+    }
+}
+
 impl ScanOutcome<'_> {
     /// The `ccv3 lore scan --json` document.
     pub fn report(&self) -> ScanReport<'_> {
@@ -166,6 +181,22 @@ pub struct TurnOutcome<'a> {
     pub warnings: Vec<Warning>,
     /// The seed used.
     pub seed: u64,
+}
+
+/// Serialises as the bindings' prompt result: the [`PromptReport`] fields, then `state`
+/// (`{"messages", "tokens", "lore", "cut", "state"}`).
+impl serde::Serialize for TurnOutcome<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let report = self.report();
+        let mut st = s.serialize_struct("TurnOutcome", 5)?;
+        st.serialize_field("messages", &report.messages)?;
+        st.serialize_field("tokens", &report.tokens)?;
+        st.serialize_field("lore", &report.lore)?;
+        st.serialize_field("cut", &report.cut)?;
+        st.serialize_field("state", &self.state)?;
+        st.end()
+    }
 }
 
 impl TurnOutcome<'_> {
@@ -396,6 +427,7 @@ impl<'a> Session<'a> {
 mod tests {
     use super::*;
     use ccv3_lore::chat::Message;
+    use serde::Deserialize;
     use serde_json::json;
 
     fn book(entries: serde_json::Value) -> Lorebook {
@@ -460,9 +492,19 @@ mod tests {
         );
         assert!(second.prompt.parts.iter().any(|p| p.content == "x"));
         assert_eq!(second.state.variables.local["n"], "xx");
+        // The outcomes serialise as the bindings' objects: the CLI's report plus the state.
+        let v = serde_json::to_value(&second).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["messages", "tokens", "lore", "cut", "state"]);
+        assert_eq!(v["state"]["variables"]["local"]["n"], "xx");
         // The scan call sees the same sticky entry from the same state.
         let scan = session.scan(&chat, &first.state);
         assert_eq!(scan.report().activated[0].book, "w");
+        let v = serde_json::to_value(&scan).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["activated", "rejected", "tokens", "state"]);
+        let back = ScanState::deserialize(&v["state"]).unwrap();
+        assert_eq!(&back, scan.state());
         assert_eq!(
             scan.state(),
             &ScanState {
