@@ -351,6 +351,7 @@ impl Context {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prop_assume;
 
     #[test]
     fn timestamp_parse_reads_unix_seconds_and_rfc3339() {
@@ -398,6 +399,33 @@ mod tests {
             "２026-11-25T13:00:00Z",
         ] {
             assert!(Timestamp::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text: an answer, never a panic.
+        #[test]
+        fn timestamp_parse_never_panics(text in "\\PC{0,40}") {
+            let _ = Timestamp::parse(&text);
+        }
+
+        /// The time macros' own calendar (`families::time::civil`) written as RFC 3339 with an
+        /// offset reads back as the same instant and offset.
+        #[test]
+        fn timestamp_parse_round_trips_the_calendar(
+            unix in -62_135_596_800i64..253_402_300_799,
+            offset in -1439i32..=1439,
+        ) {
+            let ts = Timestamp::utc(unix).with_offset(offset);
+            let c = crate::families::time::civil(ts);
+            prop_assume!((0..=9999).contains(&c.year));
+            let sign = if offset < 0 { '-' } else { '+' };
+            let abs = offset.unsigned_abs();
+            let text = format!(
+                "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{sign}{:02}:{:02}",
+                c.year, c.month, c.day, c.hour, c.minute, c.second, abs / 60, abs % 60
+            );
+            proptest::prop_assert_eq!(Timestamp::parse(&text), Ok(ts), "{}", text);
         }
     }
 }
