@@ -48,14 +48,13 @@ use crate::chat::{Chat, Role};
 use crate::compile::{
     Automata, CEntry, CompiledBooks, DepthSpec, EntryRef, KeyKind, Position, SelectiveLogic,
 };
+use crate::hash::{FxMap, FxSet};
 use crate::state::{self, MatchRecord, ScanState, TimedRecord};
 use crate::text::{self, clean_scan_text, whole_word_at};
 use ccv3::decorator::DecoratorRole;
 use ccv3::Diagnostic;
 use ccv3_tokens::Tokenizer;
-use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// The most passes a scan runs, whatever the options say.
@@ -370,34 +369,6 @@ pub struct ScanResult<'a> {
     /// Problems met while scanning (a backtracking regex cut to its haystack cap, say).
     pub diagnostics: Vec<Diagnostic>,
 }
-
-// ---- a small fast hasher for u32/u64 keys ----
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fx(u64);
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-        for &b in chunks.remainder() {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-pub(crate) type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
-type FxSet<K> = HashSet<K, BuildHasherDefault<Fx>>;
 
 const NONE: u32 = u32::MAX;
 
