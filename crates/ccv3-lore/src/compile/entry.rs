@@ -23,7 +23,7 @@ pub(crate) enum KeyKind {
 /// A key as resolved (macros expanded, trimmed); borrowed from the book when unchanged.
 pub(crate) type KeyText<'a> = Cow<'a, str>;
 
-/// A run of keys in [`CompiledBooks::keys`].
+/// A run of keys in [`CompiledBooks::keys`](super::CompiledBooks).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct KeyRange {
     pub start: u32,
@@ -154,9 +154,9 @@ impl<'a> CEntry<'a> {
     }
 }
 
-/// `Meta::flags`: the entry is in an inclusion group.
 // ---- lenient readers of SillyTavern knobs in `extensions` ----
 
+/// A number (or a numeric string, or a boolean as 0/1), when finite.
 pub(crate) fn val_f64(v: Option<&Value>) -> Option<f64> {
     match v? {
         Value::Number(n) => n.as_f64().filter(|f| f.is_finite()),
@@ -166,10 +166,12 @@ pub(crate) fn val_f64(v: Option<&Value>) -> Option<f64> {
     }
 }
 
+/// A non-negative number, as an integer.
 pub(crate) fn val_u64(v: Option<&Value>) -> Option<u64> {
     val_f64(v).filter(|f| *f >= 0.0).map(|f| f.min(1e15) as u64)
 }
 
+/// A boolean (or 0/1, or `"true"`/`"false"`).
 pub(crate) fn val_bool(v: Option<&Value>) -> Option<bool> {
     match v? {
         Value::Bool(b) => Some(*b),
@@ -183,6 +185,7 @@ pub(crate) fn val_bool(v: Option<&Value>) -> Option<bool> {
     }
 }
 
+/// Strings: an array's, or a comma-separated string's, trimmed, empty ones left out.
 fn val_strings(v: Option<&Value>) -> Vec<String> {
     match v {
         Some(Value::Array(a)) => a
@@ -327,8 +330,9 @@ impl<'o> Knobs<'o> {
     }
 }
 
-/// Distinct pattern texts, each with its id (its place in `texts`): the hash table holds only
-
+/// An entry's position in the prompt and where its depth comes from: `@@position`, else
+/// `@@depth`, else `@@reverse_depth`, else SillyTavern's `position` number, else the spec's
+/// `position`.
 fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpec) {
     if let Some(p) = &d.position {
         let pos = match p.as_str() {

@@ -18,6 +18,7 @@ pub(crate) struct RegexKey {
     pub lits: Vec<u32>,
 }
 
+/// Distinct pattern texts, each with its id (its place in `texts`): the hash table holds only
 /// the ids (4 bytes a slot), where a map would hold each text beside its id.
 #[derive(Default)]
 pub(super) struct PatternTable<'a> {

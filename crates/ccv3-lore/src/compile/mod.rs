@@ -30,7 +30,7 @@ mod tests;
 pub(crate) use entry::{CEntry, DepthSpec, KeyKind, KeyRange, KeyText};
 pub(crate) use index::{Automata, Patterns};
 pub(crate) use keys::RegexKey;
-pub(crate) use order::{Meta, META_GROUP, META_IGNORE_BUDGET};
+pub(crate) use order::{total_key, Meta, META_GROUP, META_IGNORE_BUDGET};
 
 use crate::hash::FxMap;
 use crate::text::Fnv;
@@ -178,6 +178,7 @@ impl SelectiveLogic {
     }
 }
 
+/// What a scan needs of a book.
 #[derive(Debug)]
 pub(crate) struct BookInfo {
     pub name: String,
