@@ -4,8 +4,8 @@
 //! # Tour
 //! - [`LorebookCompiler`] compiles books ([`BookInput`]: a `ccv3::Lorebook`, its kind and a
 //!   name) into [`CompiledBooks`]: decorators parsed, key macros resolved, every plain key in one
-//!   Aho-Corasick automaton per case mode, regex keys compiled once ([`jsregex`]). Books of
-//!   thousands of entries are compiled on two threads. Compiled with
+//!   Aho-Corasick automaton per case mode, regex keys compiled once ([`jsregex`]). With the
+//!   `parallel` feature, books of thousands of entries are compiled on two threads. Compiled with
 //!   [`LorebookCompiler::for_single_scan`] (the CLI), no automata are built at compile time: a
 //!   scan that cannot recurse builds small ones from the keys that can occur in its text.
 //! - [`CompiledBooks::scan`] is a pure function of (books, [`chat::Chat`], [`ScanState`],
@@ -16,6 +16,14 @@
 //!   serialisation is the `ccv3 lore scan --json` document (the CLI and the bindings serialise
 //!   this one type).
 //! - [`chat`] is ccv3's one chat reader and message type.
+//!
+//! # Features
+//! - `parallel` (off by default): threads when the caller asks for them. Books of thousands of
+//!   entries are compiled on two threads (the automata built on one while the regex keys are
+//!   parsed and the entries ordered on the other), and with [`ScanOptions::explain_all`] the
+//!   entries a budget cut unchecked are explained on two. Without it the library starts no
+//!   thread: the same work runs on the calling thread, with the same results. The `ccv3` CLI
+//!   turns it on.
 //!
 //! # Choices
 //! Where SPEC_V3 decides, the engine follows it; where it leaves a choice, SillyTavern's
@@ -114,7 +122,9 @@
 pub mod chat;
 mod compile;
 mod grams;
+mod hash;
 pub mod jsregex;
+mod par;
 mod report;
 pub mod scan;
 mod state;

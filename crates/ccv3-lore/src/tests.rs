@@ -1475,10 +1475,12 @@ fn explaining_budget_cut_entries_on_two_threads_gives_the_one_thread_reasons() {
         ..Default::default()
     };
     let c = user("alpha and alphabet");
+    // In two halves: on two threads with the `parallel` feature, one after the other without.
+    crate::scan::EXPLAIN_SPLIT.with(|f| f.set(Some(true)));
     let two = run(&b, &c, &Default::default(), &o);
-    crate::scan::EXPLAIN_ON_ONE_THREAD.with(|f| f.set(true));
+    crate::scan::EXPLAIN_SPLIT.with(|f| f.set(Some(false)));
     let one = run(&b, &c, &Default::default(), &o);
-    crate::scan::EXPLAIN_ON_ONE_THREAD.with(|f| f.set(false));
+    crate::scan::EXPLAIN_SPLIT.with(|f| f.set(None));
     assert_eq!(two.act, one.act);
     assert_eq!(two.rej, one.rej);
     assert!(two.rej.len() > 2900);

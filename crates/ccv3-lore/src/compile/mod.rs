@@ -1,0 +1,465 @@
+//! Compiling books: decorators parsed, key macros resolved, every plain key of every entry in one
+//! Aho-Corasick automaton per case mode, regex keys compiled once, entries put in activation order.
+//!
+//! The steps, one module each, in the order [`LorebookCompiler::compile`] runs them:
+//! 1. `parallel`: every entry compiled, in book order, into one key table (`keys`); big books
+//!    are split between two threads with the `parallel` feature.
+//! 2. `entry`: one entry's compiled facts (decorators, SillyTavern knobs, keys, position).
+//! 3. `keys`: the key table: distinct patterns, regex keys, their diagnostics.
+//! 4. `order`: activation order and the budget order scans walk.
+//! 5. `index`: the key index: automata over every pattern, the fan-out from patterns to entries.
+//! 6. `identity`: entries' stable identities, hashed when a scan first needs one.
+//!
+//! Cost. Compiling is linear in the books and allocates little per entry: keys are borrowed from
+//! the books when macros and trimming leave them unchanged and live in one flat table; SillyTavern
+//! knobs are read in one pass over each entry's `extensions`; entries without decorators carry
+//! none. With the `parallel` feature the automata are built on a second thread while the regex
+//! keys are parsed (their prefilter literals are known before the parse) and the entries are
+//! ordered; without it the same steps run one after the other on the calling thread. An entry's
+//! identity (for states) is hashed only when a scan needs it (a state, a roll, a timed effect).
+
+mod entry;
+mod identity;
+mod index;
+mod keys;
+mod order;
+mod parallel;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use entry::{CEntry, DepthSpec, KeyKind, KeyRange, KeyText};
+pub(crate) use index::{Automata, Patterns};
+pub(crate) use keys::RegexKey;
+pub(crate) use order::{total_key, Meta, META_GROUP, META_IGNORE_BUDGET};
+
+use crate::hash::FxMap;
+use crate::text::Fnv;
+use ccv3::{Diagnostic, Lorebook};
+use keys::Builder;
+use std::sync::{Arc, OnceLock};
+
+/// Whether a book belongs to the character or is a global book.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BookKind {
+    /// The character's own book (`character_book` of a card).
+    Character,
+    /// A standalone (global) book.
+    Global,
+}
+
+/// How character and global books are merged (SillyTavern's "character lore insertion strategy").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Strategy {
+    /// All entries sorted together by insertion order.
+    Evenly,
+    /// Character book entries first, then global ones (SillyTavern's default).
+    #[default]
+    CharacterFirst,
+    /// Global book entries first, then the character's.
+    GlobalFirst,
+}
+
+impl Strategy {
+    /// Parses `evenly`, `character-first` or `global-first` (underscores accepted too).
+    pub fn parse(s: &str) -> Option<Strategy> {
+        match s.replace('_', "-").as_str() {
+            "evenly" | "sorted-evenly" => Some(Strategy::Evenly),
+            "character-first" => Some(Strategy::CharacterFirst),
+            "global-first" => Some(Strategy::GlobalFirst),
+            _ => None,
+        }
+    }
+}
+
+/// One book to compile: the book, its kind and a display name (used in explanations and state).
+#[derive(Debug, Clone)]
+pub struct BookInput<'a> {
+    /// The book, as read by `ccv3`.
+    pub book: &'a Lorebook,
+    /// Character or global.
+    pub kind: BookKind,
+    /// A name for output (a file name, say).
+    pub name: String,
+}
+
+/// Where an entry is: its book (in the order given to the compiler) and its index in that book's
+/// entries as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryRef {
+    /// The book's place in the compiler's input.
+    pub book: usize,
+    /// The entry's place in its book's `entries`.
+    pub index: usize,
+}
+
+/// Where an activated entry's content goes in the prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Position {
+    /// Before the character definitions (spec `before_char`; SillyTavern 0).
+    BeforeChar,
+    /// After the character definitions (spec `after_char`; SillyTavern 1).
+    AfterChar,
+    /// Top of the Author's Note (SillyTavern 2).
+    AuthorsNoteTop,
+    /// Bottom of the Author's Note (SillyTavern 3).
+    AuthorsNoteBottom,
+    /// In the chat at a depth (SillyTavern 4, `@@depth`, `@@reverse_depth`).
+    AtDepth,
+    /// Before the example messages (SillyTavern 5).
+    ExamplesTop,
+    /// After the example messages (SillyTavern 6).
+    ExamplesBottom,
+    /// A named outlet (SillyTavern 7), consumed by `{{outlet::name}}`.
+    Outlet(String),
+    /// A `@@position` value: `after_desc`, `before_desc`, `personality`, `scenario`, `pt_<name>`.
+    Named(String),
+}
+
+impl Position {
+    /// The name used in output: `before_char`, `after_char`, `an_top`, `an_bottom`, `at_depth`,
+    /// `examples_top`, `examples_bottom`, `outlet`, or the `@@position` value.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Position::BeforeChar => "before_char",
+            Position::AfterChar => "after_char",
+            Position::AuthorsNoteTop => "an_top",
+            Position::AuthorsNoteBottom => "an_bottom",
+            Position::AtDepth => "at_depth",
+            Position::ExamplesTop => "examples_top",
+            Position::ExamplesBottom => "examples_bottom",
+            Position::Outlet(_) => "outlet",
+            Position::Named(s) => s,
+        }
+    }
+
+    /// The rank of the position in prompt order (lower is earlier in the prompt).
+    pub(crate) fn prompt_rank(&self) -> u8 {
+        match self {
+            Position::Named(s) if s == "before_desc" => 0,
+            Position::BeforeChar => 1,
+            Position::Named(s) if s == "after_desc" => 2,
+            Position::Named(s) if s == "personality" => 3,
+            Position::Named(s) if s == "scenario" => 4,
+            Position::AfterChar => 5,
+            Position::ExamplesTop => 6,
+            Position::ExamplesBottom => 7,
+            Position::Named(_) => 8,
+            Position::AuthorsNoteTop => 9,
+            Position::AuthorsNoteBottom => 10,
+            Position::AtDepth => 11,
+            Position::Outlet(_) => 12,
+        }
+    }
+}
+
+/// SillyTavern's selective logic for secondary keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SelectiveLogic {
+    /// 0: any secondary key must match.
+    #[default]
+    AndAny,
+    /// 1: not all secondary keys may match.
+    NotAll,
+    /// 2: no secondary key may match.
+    NotAny,
+    /// 3: all secondary keys must match.
+    AndAll,
+}
+
+impl SelectiveLogic {
+    /// `AND_ANY`, `NOT_ALL`, `NOT_ANY` or `AND_ALL`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SelectiveLogic::AndAny => "AND_ANY",
+            SelectiveLogic::NotAll => "NOT_ALL",
+            SelectiveLogic::NotAny => "NOT_ANY",
+            SelectiveLogic::AndAll => "AND_ALL",
+        }
+    }
+}
+
+/// What a scan needs of a book.
+#[derive(Debug)]
+pub(crate) struct BookInfo {
+    pub name: String,
+    pub kind: BookKind,
+    pub recursive: Option<bool>,
+    pub scan_depth: Option<u64>,
+    pub token_budget: Option<usize>,
+    /// The hash state after the book's name, where its entries' identities start
+    /// ([`CompiledBooks::id`]).
+    pub id_seed: u64,
+}
+
+/// Options that shape compilation: macros in keys, default case sensitivity, merge strategy.
+///
+/// ```
+/// use ccv3_lore::{LorebookCompiler, BookInput, BookKind, ScanOptions, chat::{Chat, Message, Role}};
+/// let mut book = ccv3::Lorebook::default();
+/// book.entries.push(ccv3::Entry::new(&["dragon"], "Dragons breathe fire."));
+/// let compiled = LorebookCompiler::new()
+///     .compile(&[BookInput { book: &book, kind: BookKind::Global, name: "world".into() }]);
+/// let chat = Chat { messages: vec![Message::new(Role::User, "I saw a dragon!")], ..Default::default() };
+/// let r = compiled.scan(&chat, &Default::default(), &ScanOptions::default(), &ccv3_tokens::Estimate);
+/// assert_eq!(r.activated[0].content, "Dragons breathe fire.");
+/// ```
+#[derive(Debug, Clone)]
+pub struct LorebookCompiler {
+    /// What `{{char}}`, `<char>` and `<bot>` stand for in keys.
+    pub char_name: String,
+    /// What `{{user}}` and `<user>` stand for in keys.
+    pub user_name: String,
+    /// Case sensitivity for entries that do not say (SillyTavern's default: false).
+    pub case_sensitive: bool,
+    /// How character and global books merge.
+    pub strategy: Strategy,
+    /// The books will be scanned once (a command-line call): the key automata are not built at
+    /// compile time, and a scan that cannot recurse builds them from only the keys that can
+    /// occur in its text. Scans give the same results either way.
+    pub single_scan: bool,
+}
+
+impl Default for LorebookCompiler {
+    fn default() -> Self {
+        LorebookCompiler {
+            char_name: String::new(),
+            user_name: "User".into(),
+            case_sensitive: false,
+            strategy: Strategy::CharacterFirst,
+            single_scan: false,
+        }
+    }
+}
+
+/// Books compiled for scanning. Borrows the books; build once, scan many times.
+#[derive(Debug)]
+pub struct CompiledBooks<'a> {
+    pub(crate) books: Vec<BookInfo>,
+    /// In activation order (rank).
+    pub(crate) entries: Vec<CEntry<'a>>,
+    /// Every plain key and regex literal, by pattern id.
+    pub(crate) patterns: Patterns<'a>,
+    /// The automata of every pattern (built at compile time, or on first need for a single scan).
+    pub(crate) automata: OnceLock<Automata>,
+    /// Compiled for a single scan: a scan that cannot recurse builds automata for its own text.
+    pub(crate) single_scan: bool,
+    pub(crate) n_ci: u32,
+    pub(crate) fan_off: Vec<u32>,
+    pub(crate) fan: Vec<u32>,
+    pub(crate) always: Vec<u32>,
+    pub(crate) regexes: Vec<RegexKey>,
+    /// Every key of every entry; entries hold [`KeyRange`]s into it.
+    pub(crate) keys: Vec<KeyKind>,
+    /// The text of each key in `keys` (apart: scans look at kinds, explanations at texts).
+    pub(crate) key_text: Vec<KeyText<'a>>,
+    /// From identity to rank, made on first use (scans with a state).
+    pub(crate) by_id: OnceLock<FxMap<u64, u32>>,
+    /// Duplicate counts for identities, made on first use (`identity::count_duplicates`).
+    pub(crate) dups: OnceLock<FxMap<u64, u64>>,
+    pub(crate) max_depth: u64,
+    pub(crate) levels: Vec<u64>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Per entry rank.
+    pub(crate) meta: Vec<Meta>,
+}
+
+impl<'a> CompiledBooks<'a> {
+    /// The text of the `i`th key of a range, as an `Arc` for an explanation (empty when out of
+    /// range; made when asked for: most keys are never named in one).
+    pub(crate) fn key_arc(&self, r: KeyRange, i: usize) -> Arc<str> {
+        Arc::from(self.key_text.get(r.start as usize + i).map_or("", |t| &**t))
+    }
+
+    /// The keys of a range.
+    pub(crate) fn keys_of(&self, r: KeyRange) -> &[KeyKind] {
+        let start = r.start as usize;
+        self.keys
+            .get(start..start + r.len as usize)
+            .unwrap_or_default()
+    }
+
+    /// Diagnostics found while compiling (invalid or refused regex keys, decorator problems).
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+    /// The number of entries in all books.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    /// True when the books have no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+    /// The display names of the books, in input order.
+    pub fn book_names(&self) -> Vec<&str> {
+        self.books.iter().map(|b| b.name.as_str()).collect()
+    }
+}
+
+impl LorebookCompiler {
+    /// A compiler with the defaults (`{{user}}` = `User`, case-insensitive, character first).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the names the key macros stand for.
+    pub fn names(mut self, char_name: &str, user_name: &str) -> Self {
+        self.char_name = char_name.to_string();
+        self.user_name = user_name.to_string();
+        self
+    }
+
+    /// Sets the merge strategy.
+    pub fn strategy(mut self, s: Strategy) -> Self {
+        self.strategy = s;
+        self
+    }
+
+    /// Sets the default case sensitivity.
+    pub fn case_sensitive(mut self, yes: bool) -> Self {
+        self.case_sensitive = yes;
+        self
+    }
+
+    /// Compiles for a single scan (see [`LorebookCompiler::single_scan`]).
+    pub fn for_single_scan(mut self, yes: bool) -> Self {
+        self.single_scan = yes;
+        self
+    }
+
+    /// Compiles `books` (in the given order; the order names them in [`EntryRef::book`]).
+    pub fn compile<'a>(&self, books: &[BookInput<'a>]) -> CompiledBooks<'a> {
+        let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
+        self.compile_with(
+            books,
+            cfg!(feature = "parallel") && total >= parallel::PARALLEL_COMPILE,
+        )
+    }
+
+    /// [`LorebookCompiler::compile`], with the entries split between two workers (`split`: two
+    /// threads with the `parallel` feature, one after the other without) or compiled by one.
+    /// Either way gives the same books.
+    fn compile_with<'a>(&self, books: &[BookInput<'a>], split: bool) -> CompiledBooks<'a> {
+        let (infos, books_depth) = book_infos(books);
+        let (b, mut entries, entries_depth) = self.compile_entries(books, split);
+        let Builder {
+            pats_ci,
+            pats_cs,
+            mut regexes,
+            mut keys,
+            texts,
+            diags,
+            pending,
+            ..
+        } = b;
+        // The patterns by id, case-insensitive ones and case-sensitive ones.
+        let patterns = Patterns {
+            ci: pats_ci.texts,
+            cs: pats_cs.texts,
+        };
+        let (automata, levels, meta) =
+            self.index_and_order(&patterns, &mut regexes, &pending, &mut entries, &infos);
+        let diagnostics = Builder::finish_regexes(&regexes, &mut keys, diags);
+        let n_ci = index::renumber(&patterns, &mut keys, &mut regexes);
+        let fan_out =
+            index::FanOut::build(&entries, &keys, &regexes, n_ci + patterns.cs.len() as u32);
+        CompiledBooks {
+            books: infos,
+            entries,
+            patterns,
+            automata,
+            single_scan: self.single_scan,
+            n_ci,
+            fan_off: fan_out.offsets,
+            fan: fan_out.ranks,
+            always: fan_out.always,
+            regexes,
+            keys,
+            key_text: texts,
+            by_id: OnceLock::new(),
+            dups: OnceLock::new(),
+            max_depth: books_depth.max(entries_depth),
+            levels,
+            diagnostics,
+            meta,
+        }
+    }
+
+    /// Parses the regex keys and builds the automata (unless compiling for a single scan, whose
+    /// scan builds its own) while the entries are put in activation order and their recursion
+    /// levels and budget order found: on two threads with the `parallel` feature. For a single
+    /// scan, the other thread parses seven eighths of the regex keys instead of building automata.
+    fn index_and_order<'a>(
+        &self,
+        patterns: &Patterns<'a>,
+        regexes: &mut [RegexKey],
+        pending: &[(String, String)],
+        entries: &mut [CEntry<'a>],
+        infos: &[BookInfo],
+    ) -> (OnceLock<Automata>, Vec<u64>, Vec<Meta>) {
+        let single_scan = self.single_scan;
+        let half = if single_scan {
+            regexes.len() / 8
+        } else {
+            regexes.len()
+        };
+        let (mine, theirs) = regexes.split_at_mut(half);
+        let (my_src, their_src) = pending.split_at(half.min(pending.len()));
+        let ((levels, meta), (their_engines, automata)) = crate::par::both(
+            "ccv3-lore-compile",
+            || {
+                Builder::parse_regexes(mine, my_src);
+                order::set_kind_ranks(entries, infos, self.strategy);
+                order::sort_for_activation(entries);
+                (
+                    order::recursion_levels(entries),
+                    order::budget_meta(entries),
+                )
+            },
+            || {
+                (
+                    Builder::engines(their_src),
+                    (!single_scan).then(|| Automata::build(patterns, None)),
+                )
+            },
+        );
+        Builder::set_engines(theirs, their_engines);
+        let automata = match automata {
+            Some(a) => OnceLock::from(a),
+            None => OnceLock::new(),
+        };
+        (automata, levels, meta)
+    }
+}
+
+/// What the scan needs of each book, and the deepest scan depth the books set.
+fn book_infos(books: &[BookInput<'_>]) -> (Vec<BookInfo>, u64) {
+    let mut max_depth = 0u64;
+    let infos = books
+        .iter()
+        .map(|input| {
+            let book: &Lorebook = input.book;
+            let scan_depth = book
+                .scan_depth
+                .as_ref()
+                .and_then(|n| n.as_f64())
+                .filter(|f| *f >= 0.0)
+                .map(|f| f.min(1e9) as u64);
+            max_depth = max_depth.max(scan_depth.unwrap_or(0));
+            BookInfo {
+                name: input.name.clone(),
+                kind: input.kind,
+                recursive: book.recursive_scanning,
+                scan_depth,
+                token_budget: book
+                    .token_budget
+                    .as_ref()
+                    .and_then(|n| n.as_f64())
+                    .filter(|f| *f > 0.0)
+                    .map(|f| f.min(1e15) as usize),
+                id_seed: Fnv::new().str(&input.name).0,
+            }
+        })
+        .collect();
+    (infos, max_depth)
+}

@@ -1,0 +1,427 @@
+//! The rules that decide one entry (step 3 of the scan order): decorators, timed effects,
+//! recursion, constant and sticky entries, then its keys in its scan window or in recursion
+//! text; and the probability roll.
+
+use super::search::get;
+use super::{NewAct, Pass, RejectReason, Scan, NONE, ST_FAILED};
+use crate::compile::{CEntry, KeyKind, SelectiveLogic};
+use crate::hash::FxMap;
+use crate::text;
+use ccv3::Diagnostic;
+
+/// Where a key was found: in a message of the window (newest-first index), in an entry's
+/// content (recursion), only beyond the window, or nowhere.
+enum Found {
+    Msg(u32),
+    Rec(u32),
+    Beyond,
+    No,
+}
+
+/// Why an entry matched, without allocation (turned into an [`ActivationReason`](super::ActivationReason) at the end).
+#[derive(Clone, Copy)]
+pub(super) enum Hit {
+    Key { ki: u32, msg: u32 },
+    Rec { ki: u32, src: u32 },
+    Constant,
+    Sticky,
+    Decorator(&'static str),
+}
+
+/// An entry's outcome: activated (why, and its group score) or rejected.
+pub(super) enum Verdict {
+    Activate(Hit, u32),
+    Reject(RejectReason),
+}
+
+/// Where regex keys matched (each is run once per window and once per new recursion text),
+/// and the one diagnostic their runs can give. Kept apart from the scan so that entries can be
+/// checked on two threads, each with its own memo.
+#[derive(Default)]
+pub(super) struct RegexMemo {
+    chat: FxMap<(u32, u32), u32>,
+    rec: FxMap<u32, (usize, u32)>,
+    pub(super) capped_warned: bool,
+    pub(super) diags: Vec<Diagnostic>,
+}
+
+impl<'s, 'a> Scan<'s, 'a> {
+    /// How many of the newest messages an entry's keys are looked for in (`skew`: the extra
+    /// messages of min-activations passes).
+    pub(super) fn window(&self, e: &CEntry<'_>, skew: u64) -> u32 {
+        let d = match e.scan_depth {
+            Some(d) => d,
+            None => self.cb.books[e.at.book]
+                .scan_depth
+                .unwrap_or(self.opts.scan_depth)
+                .saturating_add(skew),
+        };
+        d.min(self.ends_o.len() as u64) as u32
+    }
+
+    /// The newest message within the newest `depth` where regex `rx` matches ([`NONE`]: none),
+    /// run once per window.
+    fn regex_window(&self, m: &mut RegexMemo, rx: u32, depth: u32) -> u32 {
+        if depth == 0 {
+            return NONE;
+        }
+        if let Some(&k) = m.chat.get(&(rx, depth)) {
+            return k;
+        }
+        let r = &self.cb.regexes[rx as usize];
+        let pre_ok = r.lits.is_empty()
+            || r.lits
+                .iter()
+                .any(|&l| self.hits.get(l as usize).is_some_and(|h| get(h[0]) < depth));
+        let mut k = NONE;
+        if pre_ok {
+            if let Ok(engine) = &r.engine {
+                let end = self.ends_o[depth as usize - 1];
+                let hay = &self.orig[..end];
+                if engine.is_backtracking()
+                    && hay.len() > crate::jsregex::BACKTRACK_HAYSTACK_CAP
+                    && !m.capped_warned
+                {
+                    m.capped_warned = true;
+                    m.diags.push(Diagnostic::warning(
+                        "lore-regex-capped",
+                        "",
+                        format!(
+                            "a backtracking regex key ran on the newest {} bytes of the scan text only",
+                            crate::jsregex::BACKTRACK_HAYSTACK_CAP
+                        ),
+                    ));
+                }
+                if let Some(pos) = engine.find(hay) {
+                    k = Self::msg_of(&self.ends_o, pos + 1).min(depth - 1);
+                }
+            }
+        }
+        m.chat.insert((rx, depth), k);
+        k
+    }
+
+    /// The first entry whose content regex `rx` matches in the recursion text ([`NONE`]: none),
+    /// each new piece of text searched once.
+    fn regex_recursion(&self, m: &mut RegexMemo, rx: u32) -> u32 {
+        let (mut checked, mut hit) = m.rec.get(&rx).copied().unwrap_or((0, NONE));
+        if hit == NONE && checked < self.rec_chunks.len() {
+            let r = &self.cb.regexes[rx as usize];
+            let pre_ok = r.lits.is_empty()
+                || r.lits
+                    .iter()
+                    .any(|&l| self.hits.get(l as usize).is_some_and(|h| h[2] != 0));
+            if pre_ok {
+                if let Ok(engine) = &r.engine {
+                    for (src, text) in &self.rec_chunks[checked..] {
+                        if engine.find(text).is_some() {
+                            hit = *src;
+                            break;
+                        }
+                    }
+                }
+            }
+            checked = self.rec_chunks.len();
+            m.rec.insert(rx, (checked, hit));
+        }
+        hit
+    }
+
+    /// Where `key` is found: in the newest `depth` messages, in recursion text (`rec_ok`),
+    /// only further back, or nowhere.
+    fn find_key(
+        &self,
+        m: &mut RegexMemo,
+        key: KeyKind,
+        whole: bool,
+        depth: u32,
+        rec_ok: bool,
+    ) -> Found {
+        match key {
+            KeyKind::Plain { pat, multiword } => {
+                let Some(h) = self.hits.get(pat as usize) else {
+                    return Found::No;
+                };
+                let w = whole && !multiword;
+                let k = get(if w { h[1] } else { h[0] });
+                if k < depth {
+                    return Found::Msg(k);
+                }
+                let r = get(if w { h[3] } else { h[2] });
+                if rec_ok && r != NONE {
+                    return Found::Rec(r);
+                }
+                if k != NONE {
+                    Found::Beyond
+                } else {
+                    Found::No
+                }
+            }
+            KeyKind::Regex(rx) => {
+                let k = self.regex_window(m, rx, depth);
+                if k != NONE {
+                    return Found::Msg(k);
+                }
+                if rec_ok && !self.rec_chunks.is_empty() {
+                    let r = self.regex_recursion(m, rx);
+                    if r != NONE {
+                        return Found::Rec(r);
+                    }
+                }
+                Found::No
+            }
+            KeyKind::Invalid => Found::No,
+        }
+    }
+
+    /// The first of `keys` found (as [`Scan::find_key`] finds).
+    fn any_found(
+        &self,
+        m: &mut RegexMemo,
+        keys: &[KeyKind],
+        whole: bool,
+        depth: u32,
+        rec_ok: bool,
+    ) -> Option<usize> {
+        (0..keys.len()).find(|&i| {
+            matches!(
+                self.find_key(m, keys[i], whole, depth, rec_ok),
+                Found::Msg(_) | Found::Rec(_)
+            )
+        })
+    }
+
+    /// Decides entry `rank` in a pass, by the rules of step 3 in their order.
+    pub(super) fn evaluate(
+        &self,
+        m: &mut RegexMemo,
+        rank: u32,
+        pass: Pass,
+        level: Option<u64>,
+        skew: u64,
+    ) -> Verdict {
+        use RejectReason as R;
+        let cb = self.cb;
+        let e = &cb.entries[rank as usize];
+        if !e.enabled {
+            return Verdict::Reject(R::Disabled);
+        }
+        if !e.rare().triggers.is_empty() {
+            if let Some(t) = &self.opts.trigger {
+                if !e.rare().triggers.iter().any(|x| x == t) {
+                    return Verdict::Reject(R::Trigger);
+                }
+            }
+        }
+        let d = &e.dec;
+        let body_empty = e.body_empty;
+        let activate = |reason: Hit, score: u32| {
+            if body_empty {
+                Verdict::Reject(R::EmptyContent)
+            } else {
+                Verdict::Activate(reason, score)
+            }
+        };
+        if d.activate {
+            return activate(Hit::Decorator("activate"), 0);
+        }
+        let before = !self.prev_matched.is_empty() && self.prev_matched.contains(&self.cb.id(e));
+        if d.dont_activate_after_match && before {
+            return Verdict::Reject(R::Decorator("dont_activate_after_match"));
+        }
+        if d.keep_activate_after_match && before {
+            return activate(Hit::Decorator("keep_activate_after_match"), 0);
+        }
+        if d.dont_activate {
+            return Verdict::Reject(R::Decorator("dont_activate"));
+        }
+        if let (Some(g), Some(a)) = (d.is_greeting, self.opts.greeting) {
+            if g != a as u64 {
+                return Verdict::Reject(R::Decorator("is_greeting"));
+            }
+        }
+        if let Some(n) = d.activate_only_after {
+            if self.assistant < n {
+                return Verdict::Reject(R::Decorator("activate_only_after"));
+            }
+        }
+        if let Some(n) = d.activate_only_every {
+            if n > 0 && !self.assistant.is_multiple_of(n) {
+                return Verdict::Reject(R::Decorator("activate_only_every"));
+            }
+        }
+        if let (Some(i), Some(u)) = (&d.is_user_icon, &self.opts.user_icon) {
+            if i != u {
+                return Verdict::Reject(R::Decorator("is_user_icon"));
+            }
+        }
+        if (self.len as u64) < e.rare().delay {
+            return Verdict::Reject(R::Delay);
+        }
+        let sticky = !self.sticky_ids.is_empty() && self.sticky_ids.contains(&self.cb.id(e));
+        if !sticky && !self.cooldown_ids.is_empty() && self.cooldown_ids.contains(&self.cb.id(e)) {
+            return Verdict::Reject(R::Cooldown);
+        }
+        if let Some(lv) = e.rare().delay_until_recursion {
+            let eligible = pass == Pass::Recursion && level.is_some_and(|c| lv <= c);
+            if !(sticky || eligible) {
+                return Verdict::Reject(R::DelayUntilRecursion);
+            }
+        }
+        if pass == Pass::Recursion && e.exclude_recursion && !sticky {
+            return Verdict::Reject(R::NonRecursable);
+        }
+        if e.constant {
+            return activate(Hit::Constant, 0);
+        }
+        if sticky {
+            return activate(Hit::Sticky, 0);
+        }
+        if e.primary.is_empty() {
+            return Verdict::Reject(R::NoKeys);
+        }
+        let primary = cb.keys_of(e.primary);
+        let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
+        let depth = self.window(e, skew);
+        let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
+        let scoring = !e.rare().groups.is_empty()
+            && e.rare().group_scoring.unwrap_or(self.opts.group_scoring);
+        let mut first: Option<(usize, Found)> = None;
+        let mut beyond = None;
+        let mut score = 0u32;
+        for (i, key) in primary.iter().enumerate() {
+            match self.find_key(m, *key, whole, depth, rec_ok) {
+                f @ (Found::Msg(_) | Found::Rec(_)) => {
+                    score += 1;
+                    if first.is_none() {
+                        first = Some((i, f));
+                    }
+                    if !scoring {
+                        break;
+                    }
+                }
+                Found::Beyond => {
+                    beyond.get_or_insert(i);
+                }
+                Found::No => {}
+            }
+        }
+        let Some((ki, found)) = first else {
+            return Verdict::Reject(match beyond {
+                Some(i) => R::ScanDepth {
+                    key: cb.key_arc(e.primary, i),
+                },
+                None => R::NoMatch,
+            });
+        };
+        // SPEC_V3 `@@additional_keys`: a value with an invalid regex pattern makes the entry not
+        // a match, whatever its other patterns find.
+        for &g in &e.rare().additional {
+            let group = cb.keys_of(g);
+            if group.iter().any(|k| matches!(k, KeyKind::Invalid))
+                || self.any_found(m, group, whole, depth, rec_ok).is_none()
+            {
+                return Verdict::Reject(R::AdditionalKeys);
+            }
+        }
+        let exclude = cb.keys_of(e.exclude);
+        if let Some(i) = self.any_found(m, exclude, whole, depth, rec_ok) {
+            return Verdict::Reject(R::ExcludedKey {
+                key: cb.key_arc(e.exclude, i),
+            });
+        }
+        if e.selective && !e.secondary.is_empty() {
+            let secondary = cb.keys_of(e.secondary);
+            let total = secondary.len();
+            let mut hit = 0usize;
+            for key in secondary {
+                if matches!(
+                    self.find_key(m, *key, whole, depth, rec_ok),
+                    Found::Msg(_) | Found::Rec(_)
+                ) {
+                    hit += 1;
+                }
+            }
+            let ok = match e.logic {
+                SelectiveLogic::AndAny => hit > 0,
+                SelectiveLogic::NotAll => hit < total,
+                SelectiveLogic::NotAny => hit == 0,
+                SelectiveLogic::AndAll => hit == total,
+            };
+            if !ok {
+                return Verdict::Reject(R::SecondaryLogic(e.logic));
+            }
+            match e.logic {
+                SelectiveLogic::AndAny => score += hit as u32,
+                SelectiveLogic::AndAll => score += total as u32,
+                _ => {}
+            }
+        }
+        let ki = ki as u32;
+        let reason = match found {
+            Found::Msg(msg) => Hit::Key { ki, msg },
+            Found::Rec(src) => Hit::Rec { ki, src },
+            Found::Beyond | Found::No => return Verdict::Reject(R::NoMatch),
+        };
+        activate(reason, score)
+    }
+
+    /// Checks one entry; a match becomes a [`NewAct`], a rejection is recorded.
+    pub(super) fn check(
+        &mut self,
+        rank: u32,
+        pass: Pass,
+        level: Option<u64>,
+        skew: u64,
+    ) -> Option<NewAct> {
+        let mut m = std::mem::take(&mut self.memo);
+        let verdict = self.evaluate(&mut m, rank, pass, level, skew);
+        self.memo = m;
+        match verdict {
+            Verdict::Activate(hit, score) => {
+                let sticky = !self.sticky_ids.is_empty()
+                    && self
+                        .sticky_ids
+                        .contains(&self.cb.id(&self.cb.entries[rank as usize]));
+                Some(NewAct {
+                    rank,
+                    new_index: 0,
+                    hit,
+                    score,
+                    sticky,
+                    alive: true,
+                })
+            }
+            Verdict::Reject(r) => {
+                if !(r == RejectReason::NonRecursable && self.reasons.contains_key(&rank)) {
+                    self.reasons.insert(rank, r);
+                }
+                None
+            }
+        }
+    }
+
+    /// The probability roll; a failure is final for this scan.
+    pub(super) fn roll_passes(&mut self, rank: u32) -> bool {
+        let e = &self.cb.entries[rank as usize];
+        match e.probability {
+            Some(p) if p < 100.0 => {
+                let r = text::roll(self.opts.seed, self.cb.id(e), self.len, 1);
+                if r >= p {
+                    self.status[rank as usize] = ST_FAILED;
+                    self.reasons.insert(
+                        rank,
+                        RejectReason::Probability {
+                            roll: r,
+                            probability: p,
+                        },
+                    );
+                    false
+                } else {
+                    true
+                }
+            }
+            _ => true,
+        }
+    }
+}
