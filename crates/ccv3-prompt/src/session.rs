@@ -338,6 +338,14 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The card, or an empty one made in `empty`.
+    fn card_or<'s>(&'s self, empty: &'s mut Option<CardData>) -> &'s CardData {
+        match self.card {
+            Some(c) => c,
+            None => empty.insert(CardData::default()),
+        }
+    }
+
     fn prompt_options(&self, seed: u64) -> PromptOptions {
         PromptOptions {
             user_name: self.options.user_name.clone(),
@@ -372,14 +380,8 @@ impl<'a> Session<'a> {
             .splice(0..0, compiled.diagnostics().iter().cloned());
         let inserts = inserts_from_activations(&result, &self.books);
         let opts = self.prompt_options(seed);
-        let empty;
-        let card = match self.card {
-            Some(c) => c,
-            None => {
-                empty = CardData::default();
-                &empty
-            }
-        };
+        let mut empty = None;
+        let card = self.card_or(&mut empty);
         let mut expander =
             CbsExpander::new(card, &chat.messages, &opts).with_variables(state.variables.clone());
         let counter = TokenCounter::from_arc(self.tokenizer.clone());
@@ -412,14 +414,8 @@ impl<'a> Session<'a> {
         mode: Mode,
     ) -> Expanded {
         let opts = self.prompt_options(self.seed_for(chat));
-        let empty;
-        let card = match self.card {
-            Some(c) => c,
-            None => {
-                empty = CardData::default();
-                &empty
-            }
-        };
+        let mut empty = None;
+        let card = self.card_or(&mut empty);
         let expander = CbsExpander::new(card, &chat.messages, &opts);
         let out = ccv3_cbs::Template::parse(text).expand(&expander.context, variables, mode);
         Expanded {
