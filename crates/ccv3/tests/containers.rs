@@ -1,16 +1,12 @@
 //! Container choices made by the document reader (SPEC_V3 "Embedding Methods").
 
-use base64::Engine as _;
-
 fn png_with(chunks: &[(&str, &str)]) -> Vec<u8> {
     let encoded: Vec<(String, Vec<u8>)> = chunks
         .iter()
         .map(|(k, v)| {
             (
                 k.to_string(),
-                base64::engine::general_purpose::STANDARD
-                    .encode(v)
-                    .into_bytes(),
+                base64_simd::STANDARD.encode_to_string(v).into_bytes(),
             )
         })
         .collect();
