@@ -8,7 +8,7 @@
 //!   `base64(token) rank` line per token; see `data/NOTICE`) are compiled by `build.rs` into two
 //!   blobs each that the binary embeds with `include_bytes!` (feature `bundled`, on by default;
 //!   without it the same blobs come at run time from [`register_vocabulary`], one file per
-//!   encoding, see [`vocabulary_file`]): every token's bytes end to end, and
+//!   encoding, see `vocabulary_file` (feature `bundled`)): every token's bytes end to end, and
 //!   an open-addressing hash table of `u64` slots packing rank, offset, length and a hash tag
 //!   (layout in `src/vocab_layout.rs`). Nothing is decoded or allocated per token at run time and
 //!   nothing is fetched at build or run time. The blobs add about 5.6 MB (o200k) and 2.7 MB
@@ -191,8 +191,8 @@ impl Encoding {
 }
 
 /// Registers the vocabulary of `encoding` from the bytes of one vocabulary file (as
-/// [`vocabulary_file`] makes them, or `cargo run -p ccv3-tokens --example export_vocab -- DIR`
-/// writes them), so that [`Tiktoken::new`] can build it without the `bundled` feature. Loading
+/// `vocabulary_file` makes them in a build with the `bundled` feature, or
+/// `cargo run -p ccv3-tokens --example export_vocab -- DIR` writes them), so that [`Tiktoken::new`] can build it without the `bundled` feature. Loading
 /// is a few length checks and 256 lookups: no per-token work. The file's memory is kept for the
 /// life of the process.
 ///
