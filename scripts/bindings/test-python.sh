@@ -10,4 +10,5 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import ccv3" 2>/dev/n
 fi
 # Run from outside the source tree so `import ccv3` finds the installed wheel.
 cd "$root/target/bindings"
-exec "$venv/bin/python" -m pytest -q "$root/crates/ccv3-py/tests" "$@"
+export PYTHONDONTWRITEBYTECODE=1
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/crates/ccv3-py/tests" "$@"

@@ -32,10 +32,7 @@ fn py_err(py: Python<'_>, e: EmbedError) -> PyErr {
 }
 
 /// Runs `f` with the interpreter released and maps its error.
-fn run<T: Send>(
-    py: Python<'_>,
-    f: impl FnOnce() -> Result<T, EmbedError> + Send,
-) -> PyResult<T> {
+fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, EmbedError> + Send) -> PyResult<T> {
     py.detach(f).map_err(|e| py_err(py, e))
 }
 
@@ -63,6 +60,9 @@ fn read_lorebook(py: Python<'_>, data: &[u8], parse_decorators: bool) -> PyResul
     run(py, || ccv3_embed::read_lorebook_json(data, &o))
 }
 
+/// One file of [`read_cards`]: `(json_text, None, None)` or `(None, code, message)`.
+type ReadOutcome = (Option<String>, Option<&'static str>, Option<String>);
+
 /// `read_cards(paths, threads, parse_decorators)`: reads files in parallel; for each path
 /// `(json_text, None, None)` or `(None, code, message)`, in order.
 #[pyfunction]
@@ -72,7 +72,7 @@ fn read_cards(
     paths: Vec<String>,
     threads: Option<usize>,
     parse_decorators: bool,
-) -> PyResult<Vec<(Option<String>, Option<&'static str>, Option<String>)>> {
+) -> PyResult<Vec<ReadOutcome>> {
     let o = ReadOptions { parse_decorators };
     let one = |p: &String| {
         let out = std::fs::read(p)
@@ -168,6 +168,72 @@ fn validate(
     })
 }
 
+/// A card or book of a request: `{"$bytes": i}` is the `i`th of `blobs`, anything else a JSON
+/// object.
+fn source<'a>(v: &'a Value, blobs: &[&'a [u8]], what: &str) -> Result<Source<'a>, EmbedError> {
+    match v.get("$bytes").and_then(Value::as_u64) {
+        Some(i) => usize::try_from(i)
+            .ok()
+            .and_then(|i| blobs.get(i))
+            .map(|b| Source::Bytes(b))
+            .ok_or_else(|| EmbedError::bad_input(format!("{what}: no such bytes"))),
+        None => Ok(Source::Json(v)),
+    }
+}
+
+/// The books of a request (removed from it), as sources.
+fn take_books(request: &mut Value) -> Value {
+    match request.as_object_mut() {
+        Some(o) => o.shift_remove("books").unwrap_or(Value::Null),
+        None => Value::Null,
+    }
+}
+
+fn books_of<'a>(books: &'a Value, blobs: &[&'a [u8]]) -> Result<Vec<Source<'a>>, EmbedError> {
+    match books {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, b)| source(b, blobs, &format!("books[{i}]")))
+            .collect(),
+        _ => Err(EmbedError::bad_input("books must be a list")),
+    }
+}
+
+/// `scan_lorebook(request_json, blobs)`: `{activated, rejected, tokens, state}` as JSON text.
+#[pyfunction]
+fn scan_lorebook(
+    py: Python<'_>,
+    request: &str,
+    blobs: Vec<Bound<'_, PyBytes>>,
+) -> PyResult<String> {
+    let blobs: Vec<&[u8]> = blobs.iter().map(|b| b.as_bytes()).collect();
+    run(py, || {
+        let mut req = parse(request, "request")?;
+        let books = take_books(&mut req);
+        let sources = books_of(&books, &blobs)?;
+        text(&ccv3_embed::scan_lorebook(&sources, &req)?)
+    })
+}
+
+/// `build_prompt(request_json, blobs)`: `{messages, tokens, lore, cut, state}` as JSON text.
+#[pyfunction]
+fn build_prompt(py: Python<'_>, request: &str, blobs: Vec<Bound<'_, PyBytes>>) -> PyResult<String> {
+    let blobs: Vec<&[u8]> = blobs.iter().map(|b| b.as_bytes()).collect();
+    run(py, || {
+        let mut req = parse(request, "request")?;
+        let books = take_books(&mut req);
+        let card = match req.as_object_mut() {
+            Some(o) => o.shift_remove("card").unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        let sources = books_of(&books, &blobs)?;
+        let card = source(&card, &blobs, "card")?;
+        text(&ccv3_embed::build_prompt(card, &sources, &req)?)
+    })
+}
+
 /// `expand_macros(text, context_json)`: the expanded text.
 #[pyfunction]
 fn expand_macros(py: Python<'_>, text: &str, context: &str) -> PyResult<String> {
@@ -196,6 +262,8 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_card, m)?)?;
     m.add_function(wrap_pyfunction!(write_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_lorebook, m)?)?;
+    m.add_function(wrap_pyfunction!(build_prompt, m)?)?;
     m.add_function(wrap_pyfunction!(expand_macros, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     Ok(())

@@ -168,13 +168,13 @@ def validate_lorebook(data):
 
 
 def _source(value, what):
-    """A card or book for a request: a dict stays, bytes and paths become ``{"$bytes": ...}``."""
+    """A card or book for a request: a dict stays, bytes-like values and paths become bytes."""
     if isinstance(value, dict):
         return value
     return _bytes(value, what)
 
 
-def _request(books, extra):
+def _request(books):
     """Splits ``books`` into JSON values and bytes for the native call."""
     values = []
     blobs = []
@@ -196,9 +196,7 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
     book). Pass the returned ``state`` to the next turn. Options as in the npm package:
     ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``, ...
     """
-    if not hasattr(_ccv3, "scan_lorebook"):
-        raise _error("unsupported", "scan_lorebook is not available in this build")
-    values, blobs = _request(list(books), options)
+    values, blobs = _request(list(books))
     request = dict(options)
     request.update({"books": values, "chat": chat, "state": state, "seed": seed})
     return _loads(_ccv3.scan_lorebook(_dumps(request, "request"), blobs))
@@ -210,14 +208,12 @@ def build_prompt(card, chat, **options):
 
     Options: ``books``, ``state``, ``seed``, ``user``, ``max_context``, ``instruct``, ...
     """
-    if not hasattr(_ccv3, "build_prompt"):
-        raise _error("unsupported", "build_prompt is not available in this build")
     books = list(options.pop("books", None) or [])
-    values, blobs = _request(books, options)
+    values, blobs = _request(books)
     c = _source(card, "card")
     if isinstance(c, bytes):
-        c = {"$bytes": len(blobs)}
-        blobs.append(_source(card, "card"))
+        blobs.append(c)
+        c = {"$bytes": len(blobs) - 1}
     request = dict(options)
     request.update({"card": c, "books": values, "chat": chat})
     return _loads(_ccv3.build_prompt(_dumps(request, "request"), blobs))
