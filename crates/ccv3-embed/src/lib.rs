@@ -56,7 +56,7 @@ pub use cards::{
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
 pub use text::{count_tokens, expand_macros};
-pub use turn::{build_prompt, scan_lorebook};
+pub use turn::{build_prompt, build_prompt_json, scan_lorebook, scan_lorebook_json, CompiledBooks};
 
 /// The version of the ccv3 workspace (and of the npm and Python packages).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

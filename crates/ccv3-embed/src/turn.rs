@@ -109,15 +109,54 @@ fn state_from_value(v: &Value) -> Result<ScanState, EmbedError> {
         .map_err(|e| EmbedError::bad_input(format!("state: {e}")))
 }
 
-/// A serialisable value as an object, with `state` added.
-fn with_state(report: &impl Serialize, state: &ScanState) -> Result<Value, EmbedError> {
-    let mut v =
-        serde_json::to_value(report).map_err(|e| EmbedError::write_failed(e.to_string()))?;
-    let state = serde_json::to_value(state).map_err(|e| EmbedError::write_failed(e.to_string()))?;
-    if let Value::Object(o) = &mut v {
-        o.insert("state".to_string(), state);
+/// The `scan_lorebook` document: `ccv3 lore scan --json` plus `state`.
+#[derive(Serialize)]
+struct ScanDoc<'r> {
+    activated: &'r [ccv3_lore::ActivatedItem<'r>],
+    rejected: &'r [ccv3_lore::RejectedItem<'r>],
+    tokens: usize,
+    state: &'r ScanState,
+}
+
+/// The `build_prompt` document: `ccv3 prompt --json` (with `text` for an instruct template)
+/// plus `state`.
+#[derive(Serialize)]
+struct PromptDoc<'r> {
+    messages: &'r [ccv3_prompt::ReportMessage],
+    tokens: usize,
+    lore: &'r [ccv3_prompt::ReportLore],
+    cut: &'r [ccv3_prompt::ReportCut],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    state: &'r ScanState,
+}
+
+/// A document as a JSON value or JSON text.
+trait Out: Sized {
+    fn from_doc(doc: &impl Serialize) -> Result<Self, EmbedError>;
+}
+
+impl Out for Value {
+    fn from_doc(doc: &impl Serialize) -> Result<Self, EmbedError> {
+        serde_json::to_value(doc).map_err(|e| EmbedError::write_failed(e.to_string()))
     }
-    Ok(v)
+}
+
+impl Out for String {
+    fn from_doc(doc: &impl Serialize) -> Result<Self, EmbedError> {
+        serde_json::to_string(doc).map_err(|e| EmbedError::write_failed(e.to_string()))
+    }
+}
+
+/// The scan document of one scan.
+fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError> {
+    let report = out.report();
+    T::from_doc(&ScanDoc {
+        activated: &report.activated,
+        rejected: &report.rejected,
+        tokens: report.tokens,
+        state: out.state(),
+    })
 }
 
 /// Runs the lorebook engine over a chat: `{activated, rejected, tokens, state}`, the first
@@ -135,10 +174,20 @@ fn with_state(report: &impl Serialize, state: &ScanState) -> Result<Value, Embed
 /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,
 /// `read-failed` for book bytes that are not a lorebook or a card with a book.
 pub fn scan_lorebook(books: &[Source<'_>], request: &Value) -> Result<Value, EmbedError> {
-    let req = opts::object(request, "the request")?;
-    let books = read_books(books)?;
-    let chat = request_chat(req)?;
-    let state = request_state(req)?;
+    scan_with(books, request)
+}
+
+/// [`scan_lorebook`] as JSON text (for bindings that parse JSON faster than they build objects).
+///
+/// # Errors
+/// As [`scan_lorebook`].
+pub fn scan_lorebook_json(books: &[Source<'_>], request: &Value) -> Result<String, EmbedError> {
+    scan_with(books, request)
+}
+
+/// Session options of a scan request, with the policy of `ccv3 lore scan` for `{{char}}`: the
+/// request's `char`, else the first card's name, else `Character`.
+fn scan_options(req: Option<&Value>, books: &[Book]) -> Result<SessionOptions, EmbedError> {
     let mut options = session_options(req)?;
     if options.char_name.is_none() {
         options.char_name = Some(
@@ -148,11 +197,14 @@ pub fn scan_lorebook(books: &[Source<'_>], request: &Value) -> Result<Value, Emb
                 .unwrap_or_else(|| "Character".to_string()),
         );
     }
-    options.single_scan = true;
-    let tok = tokenizer(opts::string(req, "tokenizer")?)?;
-    let mut session = Session::new(options, tok);
+    Ok(options)
+}
+
+/// Adds `books` to `session`: the first book read from a card is the character book, the
+/// others are global (as in `ccv3 lore scan`).
+fn add_books<'a>(mut session: Session<'a>, books: &'a [Book]) -> Session<'a> {
     let mut has_character = false;
-    for b in &books {
+    for b in books {
         let kind = if b.card_name.is_some() && !has_character {
             has_character = true;
             BookKind::Character
@@ -161,8 +213,19 @@ pub fn scan_lorebook(books: &[Source<'_>], request: &Value) -> Result<Value, Emb
         };
         session = session.with_book(&b.book, kind, b.name.clone());
     }
-    let out = session.scan(&chat, &state);
-    with_state(&out.report(), out.state())
+    session
+}
+
+fn scan_with<T: Out>(books: &[Source<'_>], request: &Value) -> Result<T, EmbedError> {
+    let req = opts::object(request, "the request")?;
+    let books = read_books(books)?;
+    let chat = request_chat(req)?;
+    let state = request_state(req)?;
+    let mut options = scan_options(req, &books)?;
+    options.single_scan = true;
+    let tok = tokenizer(opts::string(req, "tokenizer")?)?;
+    let session = add_books(Session::new(options, tok), &books);
+    scan_doc(&session.scan(&chat, &state))
 }
 
 /// Builds the prompt of one turn: `{messages, tokens, lore, cut, state}`, the first four as
@@ -183,6 +246,26 @@ pub fn build_prompt(
     books: &[Source<'_>],
     request: &Value,
 ) -> Result<Value, EmbedError> {
+    prompt_with(card, books, request)
+}
+
+/// [`build_prompt`] as JSON text.
+///
+/// # Errors
+/// As [`build_prompt`].
+pub fn build_prompt_json(
+    card: Source<'_>,
+    books: &[Source<'_>],
+    request: &Value,
+) -> Result<String, EmbedError> {
+    prompt_with(card, books, request)
+}
+
+fn prompt_with<T: Out>(
+    card: Source<'_>,
+    books: &[Source<'_>],
+    request: &Value,
+) -> Result<T, EmbedError> {
     let req = opts::object(request, "the request")?;
     let card: CardData = match card {
         Source::Bytes(b) => read_card_data(b)?,
@@ -215,14 +298,97 @@ pub fn build_prompt(
     let turn = session
         .prompt(&chat, &state)
         .map_err(|e| EmbedError::bad_input(e.to_string()))?;
-    let mut v = with_state(&turn.report(), &turn.state)?;
-    if let (Some(t), Value::Object(o)) = (&instruct, &mut v) {
-        let text = t.render(&turn.prompt);
-        let state = o.shift_remove("state");
-        o.insert("text".to_string(), Value::String(text));
-        if let Some(s) = state {
-            o.insert("state".to_string(), s);
-        }
+    let report = turn.report();
+    T::from_doc(&PromptDoc {
+        messages: &report.messages,
+        tokens: report.tokens,
+        lore: &report.lore,
+        cut: &report.cut,
+        text: instruct.as_ref().map(|t| t.render(&turn.prompt)),
+        state: &turn.state,
+    })
+}
+
+/// Books compiled once for many scans: the handle behind `scanLorebook` turn after turn on a
+/// big book (compiling a 50,000-entry book costs far more than scanning it).
+///
+/// The options of [`scan_lorebook`] other than `chat`, `state` and `seed` are fixed when the
+/// books are compiled; each [`CompiledBooks::scan`] takes a request with those three.
+///
+/// ```
+/// let book = serde_json::json!({"entries": [{"keys": ["tea"], "content": "Tea is strong.",
+///     "enabled": true, "insertion_order": 0}]});
+/// let mut books = ccv3_embed::CompiledBooks::new(&[ccv3_embed::Source::Json(&book)],
+///     &serde_json::json!({"user": "Sam"}))?;
+/// let out = books.scan(&serde_json::json!({"chat": [{"role": "user", "content": "Some tea?"}]}))?;
+/// assert_eq!(out["activated"][0]["content"], "Tea is strong.");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
+pub struct CompiledBooks(Compiled);
+
+self_cell::self_cell!(
+    struct Compiled {
+        owner: Vec<Book>,
+        #[not_covariant]
+        dependent: Session,
     }
-    Ok(v)
+);
+
+impl std::fmt::Debug for CompiledBooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0
+            .with_dependent(|_, s| f.debug_tuple("CompiledBooks").field(s).finish())
+    }
+}
+
+impl CompiledBooks {
+    /// Reads and compiles `books` with the options of `request` (as [`scan_lorebook`]'s;
+    /// `chat`, `state` and `seed` are ignored here).
+    ///
+    /// # Errors
+    /// As [`scan_lorebook`].
+    pub fn new(books: &[Source<'_>], request: &Value) -> Result<CompiledBooks, EmbedError> {
+        let req = opts::object(request, "the options")?;
+        let books = read_books(books)?;
+        let options = scan_options(req, &books)?;
+        let tok = tokenizer(opts::string(req, "tokenizer")?)?;
+        let compiled = Compiled::new(books, |books| add_books(Session::new(options, tok), books));
+        // Compile now, so the first scan costs what the others do.
+        compiled.with_dependent(|_, s| {
+            s.compiled();
+        });
+        Ok(CompiledBooks(compiled))
+    }
+
+    /// The books' display names, in order.
+    pub fn book_names(&self) -> Vec<String> {
+        self.0.with_dependent(|_, s| s.book_names().to_vec())
+    }
+
+    /// Scans with `request`'s `chat`, `state` and `seed`: as [`scan_lorebook`].
+    ///
+    /// # Errors
+    /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses.
+    pub fn scan(&mut self, request: &Value) -> Result<Value, EmbedError> {
+        self.scan_with(request)
+    }
+
+    /// [`CompiledBooks::scan`] as JSON text.
+    ///
+    /// # Errors
+    /// As [`CompiledBooks::scan`].
+    pub fn scan_json(&mut self, request: &Value) -> Result<String, EmbedError> {
+        self.scan_with(request)
+    }
+
+    fn scan_with<T: Out>(&mut self, request: &Value) -> Result<T, EmbedError> {
+        let req = opts::object(request, "the request")?;
+        let chat = request_chat(req)?;
+        let state = request_state(req)?;
+        let seed = opts::seed(req, "seed")?;
+        self.0.with_dependent_mut(|_, session| {
+            session.set_seed(seed);
+            scan_doc(&session.scan(&chat, &state))
+        })
+    }
 }

@@ -498,3 +498,39 @@ fn scan_and_prompt_refuse_bad_requests() {
         "read-failed"
     );
 }
+
+#[test]
+fn compiled_books_scan_like_scan_lorebook_turn_after_turn() {
+    // The handle behind scanLorebook on big books: compiled once, the same results.
+    let card = example("ember.png");
+    let world = example("world.json");
+    let books = [Source::Bytes(&card), Source::Bytes(&world)];
+    let options = json!({"user": "Sam", "scan_depth": 3});
+    let mut compiled = ccv3_embed::CompiledBooks::new(&books, &options).unwrap();
+    assert_eq!(compiled.book_names().len(), 2);
+    let mut state = Value::Null;
+    let mut messages: Vec<Value> = Vec::new();
+    for (i, m) in chat().as_array().unwrap().iter().enumerate() {
+        messages.push(m.clone());
+        let mut req = options.clone();
+        req["chat"] = Value::Array(messages.clone());
+        req["state"] = state.clone();
+        req["seed"] = json!(i);
+        let one = ccv3_embed::scan_lorebook(&books, &req).unwrap();
+        let many = compiled.scan(&req).unwrap();
+        assert_eq!(one, many, "turn {i}");
+        let text = compiled.scan_json(&req).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), many);
+        let text = ccv3_embed::scan_lorebook_json(&books, &req).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), one);
+        state = one["state"].clone();
+    }
+    assert_eq!(compiled.scan(&json!({"chat": 1})).unwrap_err().code, "chat");
+    let card_v = read_card(&card, &ReadOptions::default()).unwrap();
+    let req = json!({"chat": chat(), "instruct": "alpaca"});
+    let v = ccv3_embed::build_prompt(Source::Json(&card_v), &[], &req).unwrap();
+    let t = ccv3_embed::build_prompt_json(Source::Json(&card_v), &[], &req).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&t).unwrap(), v);
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["messages", "tokens", "lore", "cut", "text", "state"]);
+}

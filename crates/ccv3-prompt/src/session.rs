@@ -233,6 +233,12 @@ impl<'a> Session<'a> {
         &self.options
     }
 
+    /// Sets the seed of the next scans and prompts ([`SessionOptions::seed`]); the compiled books
+    /// are kept (the seed is not part of them), so a long-lived session can take each call's seed.
+    pub fn set_seed(&mut self, seed: Option<u64>) {
+        self.options.seed = seed;
+    }
+
     /// The books, in order.
     pub fn books(&self) -> &[BookInput<'a>] {
         &self.books
