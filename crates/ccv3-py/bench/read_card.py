@@ -52,6 +52,12 @@ def main():
          lambda: ccv3.read_card(blob, parse_decorators=False)),
         ("  native part: card as JSON text", lambda: _ccv3.read_card(blob, True)),
     ]
+    # Floors: only building the dict from the card's JSON text (no PNG, no base64, no model).
+    text = _ccv3.read_card(blob, True)
+    rows += [
+        ("  floor: json.loads(card JSON text)", lambda: json.loads(text)),
+        ("  floor: _ccv3.loads(card JSON text)", lambda: _ccv3.loads(text)),
+    ]
     try:
         import tavern_card
 
