@@ -255,6 +255,50 @@ fn build_prompt(py: Python<'_>, request: &str, blobs: Vec<Bound<'_, PyBytes>>) -
     })
 }
 
+/// Lorebooks compiled once for many scans (`ccv3.compile_lorebooks`).
+#[pyclass(name = "CompiledLorebooks", module = "ccv3")]
+struct CompiledLorebooks {
+    inner: std::sync::Mutex<ccv3_embed::CompiledBooks>,
+}
+
+#[pymethods]
+impl CompiledLorebooks {
+    /// `CompiledLorebooks(options_json, blobs)`: compiles the request's `books` with its options.
+    #[new]
+    fn new(py: Python<'_>, request: &str, blobs: Vec<Bound<'_, PyBytes>>) -> PyResult<Self> {
+        let blobs: Vec<&[u8]> = blobs.iter().map(|b| b.as_bytes()).collect();
+        let inner = run(py, || {
+            let mut req = parse(request, "options")?;
+            let books = take_books(&mut req);
+            let sources = books_of(&books, &blobs)?;
+            ccv3_embed::CompiledBooks::new(&sources, &req)
+        })?;
+        Ok(CompiledLorebooks {
+            inner: std::sync::Mutex::new(inner),
+        })
+    }
+
+    /// `scan(request_json)`: a scan with the request's `chat`, `state` and `seed`, as JSON text.
+    fn scan(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        run(py, || {
+            let req = parse(request, "request")?;
+            let mut inner = self
+                .inner
+                .lock()
+                .map_err(|_| EmbedError::new("poisoned", "an earlier scan failed"))?;
+            inner.scan_json(&req)
+        })
+    }
+
+    /// The books' display names, in order.
+    fn book_names(&self) -> PyResult<Vec<String>> {
+        self.inner
+            .lock()
+            .map(|b| b.book_names())
+            .map_err(|_| Ccv3Error::new_err("an earlier scan failed"))
+    }
+}
+
 /// `expand_macros(text, context_json)`: the expanded text.
 #[pyfunction]
 fn expand_macros(py: Python<'_>, text: &str, context: &str) -> PyResult<String> {
@@ -288,6 +332,7 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(build_prompt, m)?)?;
     m.add_function(wrap_pyfunction!(expand_macros, m)?)?;
+    m.add_class::<CompiledLorebooks>()?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     Ok(())
 }
