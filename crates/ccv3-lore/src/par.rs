@@ -38,3 +38,26 @@ pub(crate) fn both<A, B: Send>(
     let b = other();
     (here(), b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::both;
+
+    #[test]
+    fn both_halves_run_once_and_return_in_place() {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let (a, b) = both(
+            "test",
+            || {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                "here"
+            },
+            || {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                42
+            },
+        );
+        assert_eq!((a, b), ("here", 42));
+        assert_eq!(calls.into_inner(), 2);
+    }
+}

@@ -191,7 +191,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         })
     }
 
-    /// Decides entry `rank` in a pass, by the rules of step 3 in their order.
+    /// Decides entry `rank` in a pass, by the rules of step 3 in their order; a matched entry
+    /// whose content is blank is rejected (`empty content`).
     pub(super) fn evaluate(
         &self,
         m: &mut RegexMemo,
@@ -200,83 +201,99 @@ impl<'s, 'a> Scan<'s, 'a> {
         level: Option<u64>,
         skew: u64,
     ) -> Verdict {
+        let e = &self.cb.entries[rank as usize];
+        let verdict = match self.gates(e, pass, level) {
+            Some(v) => v,
+            None => self.match_keys(m, e, pass, skew),
+        };
+        match verdict {
+            Verdict::Activate(..) if e.body_empty => Verdict::Reject(RejectReason::EmptyContent),
+            v => v,
+        }
+    }
+
+    /// The rules before the keys: `enabled`, triggers, decorators, timed effects, recursion,
+    /// constant and sticky entries. `None`: the keys decide.
+    fn gates(&self, e: &CEntry<'_>, pass: Pass, level: Option<u64>) -> Option<Verdict> {
         use RejectReason as R;
-        let cb = self.cb;
-        let e = &cb.entries[rank as usize];
         if !e.enabled {
-            return Verdict::Reject(R::Disabled);
+            return Some(Verdict::Reject(R::Disabled));
         }
         if !e.rare().triggers.is_empty() {
             if let Some(t) = &self.opts.trigger {
                 if !e.rare().triggers.iter().any(|x| x == t) {
-                    return Verdict::Reject(R::Trigger);
+                    return Some(Verdict::Reject(R::Trigger));
                 }
             }
         }
         let d = &e.dec;
-        let body_empty = e.body_empty;
-        let activate = |reason: Hit, score: u32| {
-            if body_empty {
-                Verdict::Reject(R::EmptyContent)
-            } else {
-                Verdict::Activate(reason, score)
-            }
-        };
         if d.activate {
-            return activate(Hit::Decorator("activate"), 0);
+            return Some(Verdict::Activate(Hit::Decorator("activate"), 0));
         }
         let before = !self.prev_matched.is_empty() && self.prev_matched.contains(&self.cb.id(e));
         if d.dont_activate_after_match && before {
-            return Verdict::Reject(R::Decorator("dont_activate_after_match"));
+            return Some(Verdict::Reject(R::Decorator("dont_activate_after_match")));
         }
         if d.keep_activate_after_match && before {
-            return activate(Hit::Decorator("keep_activate_after_match"), 0);
+            return Some(Verdict::Activate(
+                Hit::Decorator("keep_activate_after_match"),
+                0,
+            ));
         }
         if d.dont_activate {
-            return Verdict::Reject(R::Decorator("dont_activate"));
+            return Some(Verdict::Reject(R::Decorator("dont_activate")));
         }
         if let (Some(g), Some(a)) = (d.is_greeting, self.opts.greeting) {
             if g != a as u64 {
-                return Verdict::Reject(R::Decorator("is_greeting"));
+                return Some(Verdict::Reject(R::Decorator("is_greeting")));
             }
         }
         if let Some(n) = d.activate_only_after {
             if self.assistant < n {
-                return Verdict::Reject(R::Decorator("activate_only_after"));
+                return Some(Verdict::Reject(R::Decorator("activate_only_after")));
             }
         }
         if let Some(n) = d.activate_only_every {
             if n > 0 && !self.assistant.is_multiple_of(n) {
-                return Verdict::Reject(R::Decorator("activate_only_every"));
+                return Some(Verdict::Reject(R::Decorator("activate_only_every")));
             }
         }
         if let (Some(i), Some(u)) = (&d.is_user_icon, &self.opts.user_icon) {
             if i != u {
-                return Verdict::Reject(R::Decorator("is_user_icon"));
+                return Some(Verdict::Reject(R::Decorator("is_user_icon")));
             }
         }
         if (self.len as u64) < e.rare().delay {
-            return Verdict::Reject(R::Delay);
+            return Some(Verdict::Reject(R::Delay));
         }
         let sticky = !self.sticky_ids.is_empty() && self.sticky_ids.contains(&self.cb.id(e));
         if !sticky && !self.cooldown_ids.is_empty() && self.cooldown_ids.contains(&self.cb.id(e)) {
-            return Verdict::Reject(R::Cooldown);
+            return Some(Verdict::Reject(R::Cooldown));
         }
         if let Some(lv) = e.rare().delay_until_recursion {
             let eligible = pass == Pass::Recursion && level.is_some_and(|c| lv <= c);
             if !(sticky || eligible) {
-                return Verdict::Reject(R::DelayUntilRecursion);
+                return Some(Verdict::Reject(R::DelayUntilRecursion));
             }
         }
         if pass == Pass::Recursion && e.exclude_recursion && !sticky {
-            return Verdict::Reject(R::NonRecursable);
+            return Some(Verdict::Reject(R::NonRecursable));
         }
         if e.constant {
-            return activate(Hit::Constant, 0);
+            return Some(Verdict::Activate(Hit::Constant, 0));
         }
         if sticky {
-            return activate(Hit::Sticky, 0);
+            return Some(Verdict::Activate(Hit::Sticky, 0));
         }
+        None
+    }
+
+    /// The keys (entries that no earlier rule decided, so not sticky): one primary key in the
+    /// entry's window (or recursion text), every `@@additional_keys` group, no `@@exclude_keys`
+    /// key, the secondary keys by the selective logic.
+    fn match_keys(&self, m: &mut RegexMemo, e: &CEntry<'_>, pass: Pass, skew: u64) -> Verdict {
+        use RejectReason as R;
+        let cb = self.cb;
         if e.primary.is_empty() {
             return Verdict::Reject(R::NoKeys);
         }
@@ -363,7 +380,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             Found::Rec(src) => Hit::Rec { ki, src },
             Found::Beyond | Found::No => return Verdict::Reject(R::NoMatch),
         };
-        activate(reason, score)
+        Verdict::Activate(reason, score)
     }
 
     /// Checks one entry; a match becomes a [`NewAct`], a rejection is recorded.
