@@ -1,0 +1,335 @@
+//! Cards and lorebooks: read, write, validate.
+
+use crate::opts::type_name;
+use crate::{EmbedError, Source};
+use ccv3::decorator::{self, Decorator};
+use ccv3::{CardFile, CardVersion, Container, Diagnostic, Document, Entry, Lorebook};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// How [`read_card`] and [`read_lorebook`] present the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Give each lorebook entry a `decorators` list ([`ccv3::decorator::parse_list`]) and its
+    /// `content` without the decorator lines (default `true`). With `false` the content is raw
+    /// and entries have no `decorators` field.
+    pub parse_decorators: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            parse_decorators: true,
+        }
+    }
+}
+
+/// The name of the field that holds an entry's decorators in list form.
+const DECORATORS: &str = "decorators";
+
+/// Reads any card or lorebook file.
+fn read_document(bytes: &[u8]) -> Result<Document, EmbedError> {
+    ccv3::read_bytes(bytes).map_err(|e| EmbedError::from_read(&e))
+}
+
+/// Reads a card file.
+fn read_card_file(bytes: &[u8]) -> Result<CardFile, EmbedError> {
+    match read_document(bytes)? {
+        Document::Card(cf) => Ok(cf),
+        Document::Lorebook(_) => Err(EmbedError::read_failed(
+            "the file is a lorebook, not a character card",
+        )),
+    }
+}
+
+/// Moves the decorator lines of each entry into a `decorators` list in its extra fields.
+fn split_decorators(entries: &mut [Entry]) {
+    for e in entries {
+        let (list, body) = decorator::parse_list(&e.content);
+        let list = serde_json::to_value(&list).unwrap_or_else(|_| Value::Array(Vec::new()));
+        if body.len() != e.content.len() {
+            e.content = body.to_string();
+        }
+        e.extra.insert(DECORATORS.to_string(), list);
+    }
+}
+
+/// The V3 JSON text of a card read from bytes (compact).
+///
+/// The same value as [`read_card`], as JSON text: the bindings hand it to their JSON parser,
+/// which is faster than building the object from Rust.
+///
+/// # Errors
+/// `read-failed` when the bytes are not a card (a lorebook included); `limit` when a size
+/// limit is hit.
+pub fn read_card_json(bytes: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
+    let card = read_card_model(bytes, options)?;
+    let mut out = Vec::with_capacity(bytes.len().min(1 << 26) / 2 + 1024);
+    card.write_v3_json(&mut out, false)
+        .map_err(|e| EmbedError::write_failed(e.to_string()))?;
+    String::from_utf8(out).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
+/// Reads a card from a file's bytes (V1/V2/V3 JSON, PNG/APNG, CHARX, WebP, JPEG) as the V3
+/// object `{spec, spec_version, data}`; V1 and V2 cards are upgraded.
+///
+/// # Errors
+/// As [`read_card_json`].
+pub fn read_card(bytes: &[u8], options: &ReadOptions) -> Result<Value, EmbedError> {
+    Ok(read_card_model(bytes, options)?.to_v3_json())
+}
+
+/// The card of a file, its entries' decorators split off when asked.
+fn read_card_model(bytes: &[u8], options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
+    let mut card = read_card_file(bytes)?.card;
+    if options.parse_decorators {
+        if let Some(book) = card.data.character_book.as_mut() {
+            split_decorators(&mut book.entries);
+        }
+    }
+    Ok(card)
+}
+
+/// Reads a lorebook file's book (`lorebook_v3`, a bare book, SillyTavern World Info, NovelAI,
+/// Agnai, RisuAI; a card's bytes give its character book).
+fn read_book(bytes: &[u8]) -> Result<Lorebook, EmbedError> {
+    match read_document(bytes)? {
+        Document::Lorebook(bf) => Ok(bf.book),
+        Document::Card(cf) => cf
+            .card
+            .data
+            .character_book
+            .ok_or_else(|| EmbedError::read_failed("the card has no character_book")),
+    }
+}
+
+/// The JSON text of [`read_lorebook`] (compact).
+///
+/// # Errors
+/// `read-failed` when the bytes are neither a lorebook nor a card with a character book;
+/// `limit` when a size limit is hit.
+pub fn read_lorebook_json(bytes: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
+    let mut book = read_book(bytes)?;
+    if options.parse_decorators {
+        split_decorators(&mut book.entries);
+    }
+    serde_json::to_string(&book.to_json()).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
+/// Reads a lorebook from a file's bytes as the Lorebook object (the structure of a card's
+/// `data.character_book`), whatever format the file has (`lorebook_v3`, a bare book,
+/// SillyTavern World Info, NovelAI, Agnai, RisuAI). A card's bytes give its character book.
+///
+/// # Errors
+/// As [`read_lorebook_json`].
+pub fn read_lorebook(bytes: &[u8], options: &ReadOptions) -> Result<Value, EmbedError> {
+    let mut book = read_book(bytes)?;
+    if options.parse_decorators {
+        split_decorators(&mut book.entries);
+    }
+    Ok(book.to_json())
+}
+
+/// Writes the `decorators` list of each entry of `entries` (a JSON array) back into its
+/// `content` as `@@` lines, and removes the list. `path` names the array in errors.
+fn join_decorators(entries: &mut Value, path: &str) -> Result<(), EmbedError> {
+    let Value::Array(items) = entries else {
+        return Ok(());
+    };
+    for (i, item) in items.iter_mut().enumerate() {
+        let Value::Object(obj) = item else { continue };
+        let Some(list) = obj.shift_remove(DECORATORS) else {
+            continue;
+        };
+        if list.is_null() {
+            continue;
+        }
+        let list = Vec::<Decorator>::deserialize(&list)
+            .map_err(|e| EmbedError::bad_input(format!("{path}[{i}].decorators: {e}")))?;
+        let content = match obj.get("content") {
+            None | Some(Value::Null) => "",
+            Some(Value::String(s)) => s.as_str(),
+            Some(other) => {
+                return Err(EmbedError::bad_input(format!(
+                    "{path}[{i}].content must be a string, found {}",
+                    type_name(other)
+                )))
+            }
+        };
+        let text = decorator::serialize(&list, content);
+        obj.insert("content".to_string(), Value::String(text));
+    }
+    Ok(())
+}
+
+/// A card model from a caller's JSON value (V3 as [`read_card`] returns it, or V1/V2), with
+/// the reader's repairs.
+pub(crate) fn card_from_value(v: &Value) -> Result<(ccv3::Card, Vec<Diagnostic>), EmbedError> {
+    if !v.is_object() {
+        return Err(EmbedError::bad_input(format!(
+            "a card must be an object, found {}",
+            type_name(v)
+        )));
+    }
+    let mut v = v.clone();
+    if let Some(entries) = v.pointer_mut("/data/character_book/entries") {
+        join_decorators(entries, "data.character_book.entries")?;
+    }
+    let mut diags = Vec::new();
+    let card = ccv3::Card::from_json(v, &mut diags).map_err(|e| EmbedError::from_value(&e))?;
+    Ok((card, diags))
+}
+
+/// A lorebook model from a caller's JSON value (a Lorebook object as [`read_lorebook`] returns
+/// it, a `lorebook_v3` file object, or any lorebook format), with the reader's repairs.
+pub(crate) fn book_from_value(v: &Value) -> Result<(Lorebook, Vec<Diagnostic>), EmbedError> {
+    if !v.is_object() {
+        return Err(EmbedError::bad_input(format!(
+            "a lorebook must be an object, found {}",
+            type_name(v)
+        )));
+    }
+    let mut v = v.clone();
+    let wrapped = v.get("spec").and_then(Value::as_str) == Some("lorebook_v3");
+    let entries = if wrapped {
+        v.pointer_mut("/data/entries")
+    } else {
+        v.pointer_mut("/entries")
+    };
+    if let Some(entries) = entries {
+        join_decorators(entries, if wrapped { "data.entries" } else { "entries" })?;
+    }
+    let mut diags = Vec::new();
+    let (book, _) = ccv3::lorebook::read_lorebook_value(v, &mut diags)
+        .map_err(|e| EmbedError::from_value(&e))?;
+    Ok((book, diags))
+}
+
+/// Writes a card (an object as [`read_card`] returns it, or V1/V2 JSON) as `format`: `png`,
+/// `charx` or `json`.
+///
+/// Decorator lists are written back to `@@` lines. PNG carries the `ccv3` chunk plus the spec's
+/// V2 `chara` backfill; its picture is `image` (PNG bytes), else the card's main icon when the
+/// card carries it, else a plain placeholder. JSON is V3, pretty-printed.
+///
+/// # Errors
+/// `bad-input` for a value that is not a card, an unknown format, or an `image` that is not a
+/// PNG; `write-failed` when the container cannot be written.
+pub fn write_card(card: &Value, format: &str, image: Option<&[u8]>) -> Result<Vec<u8>, EmbedError> {
+    let format = format.trim().to_ascii_lowercase();
+    if !matches!(format.as_str(), "png" | "apng" | "charx" | "json") {
+        return Err(EmbedError::bad_input(format!(
+            "unknown card format {format:?}: use png, charx or json"
+        )));
+    }
+    if let Some(img) = image {
+        if format != "png" && format != "apng" {
+            return Err(EmbedError::bad_input(format!(
+                "an image is only used for png, not {format}"
+            )));
+        }
+        if !ccv3::png::is_png(img) {
+            return Err(EmbedError::bad_input(
+                "image must be the bytes of a PNG file",
+            ));
+        }
+    }
+    let (card, diagnostics) = card_from_value(card)?;
+    let cf = CardFile {
+        card,
+        container: Container::Json,
+        files: Vec::new(),
+        image: None,
+        diagnostics,
+    };
+    match format.as_str() {
+        "json" => Ok(ccv3::write_json(&cf, CardVersion::V3)),
+        "charx" => ccv3::write_charx(&cf).map_err(|e| EmbedError::write_failed(e.to_string())),
+        _ => ccv3::write_png(&cf, image, CardVersion::V3)
+            .map_err(|e| EmbedError::write_failed(e.to_string())),
+    }
+}
+
+/// Writes a lorebook (an object as [`read_lorebook`] returns it, a `lorebook_v3` file object,
+/// or any lorebook format ccv3 reads) as `lorebook_v3` JSON (the default) or, with
+/// `format = "worldinfo"`, SillyTavern World Info JSON; the same bytes as `ccv3 convert`.
+///
+/// # Errors
+/// `bad-input` for a value that is not a lorebook or an unknown format.
+pub fn write_lorebook(book: &Value, format: Option<&str>) -> Result<Vec<u8>, EmbedError> {
+    let format = format.map(|f| f.trim().to_ascii_lowercase());
+    let worldinfo = match format.as_deref() {
+        None | Some("lorebook_v3") => false,
+        Some("worldinfo") => true,
+        Some(other) => {
+            return Err(EmbedError::bad_input(format!(
+                "unknown lorebook format {other:?}: use lorebook_v3 or worldinfo"
+            )))
+        }
+    };
+    let (book, _) = book_from_value(book)?;
+    Ok(if worldinfo {
+        ccv3::json::to_pretty(&ccv3::lorebook::to_worldinfo(&book))
+    } else {
+        ccv3::write_lorebook_v3(&book)
+    })
+}
+
+/// Diagnostics as `[{severity, code, path, message}]`.
+fn diagnostics_value(diags: &[Diagnostic]) -> Value {
+    serde_json::to_value(diags).unwrap_or_else(|_| Value::Array(Vec::new()))
+}
+
+/// Validates a card: the reader's repairs plus every spec finding, as
+/// `[{severity, code, path, message}]` with the codes and paths of `ccv3 validate --json`.
+///
+/// # Errors
+/// `read-failed` for bytes that are not a card (a lorebook included), `bad-input` for a value
+/// that is not a card.
+pub fn validate_card(card: Source<'_>) -> Result<Value, EmbedError> {
+    let diags = match card {
+        Source::Bytes(b) => {
+            let doc = read_document(b)?;
+            if matches!(doc, Document::Lorebook(_)) {
+                return Err(EmbedError::read_failed(
+                    "the file is a lorebook, not a character card (use validate_lorebook)",
+                ));
+            }
+            ccv3::check_document(&doc)
+        }
+        Source::Json(v) => {
+            let (card, mut diags) = card_from_value(v)?;
+            let ctx = ccv3::validate::ValidateContext::default();
+            diags.extend(ccv3::validate_card(&card, &ctx));
+            diags
+        }
+    };
+    Ok(diagnostics_value(&diags))
+}
+
+/// Validates a lorebook: the reader's repairs plus every spec finding, as
+/// `[{severity, code, path, message}]` with the codes and paths of `ccv3 validate --json`
+/// (entries under `data.entries`).
+///
+/// # Errors
+/// `read-failed` for bytes that are not a lorebook (a card included), `bad-input` for a value
+/// that is not a lorebook.
+pub fn validate_lorebook(book: Source<'_>) -> Result<Value, EmbedError> {
+    let diags = match book {
+        Source::Bytes(b) => {
+            let doc = read_document(b)?;
+            if matches!(doc, Document::Card(_)) {
+                return Err(EmbedError::read_failed(
+                    "the file is a character card, not a lorebook (use validate_card)",
+                ));
+            }
+            ccv3::check_document(&doc)
+        }
+        Source::Json(v) => {
+            let (book, mut diags) = book_from_value(v)?;
+            diags.extend(ccv3::validate_lorebook(&book, "data"));
+            diags
+        }
+    };
+    Ok(diagnostics_value(&diags))
+}

@@ -1,0 +1,67 @@
+//! The functions of the `ccv3` npm and Python packages, on JSON values and bytes.
+//!
+//! Both packages export the same functions (`readCard` / `read_card`, ...). Each lives here
+//! once, over [`serde_json::Value`] and byte slices, so the binding crates only convert values
+//! (JavaScript values or Python objects to and from JSON) and map [`EmbedError`] to their own
+//! error type: no spec logic is written twice, and JavaScript and Python agree.
+//!
+//! # Tour
+//!
+//! - Cards and lorebooks: [`read_card`], [`read_lorebook`], [`write_card`], [`write_lorebook`],
+//!   [`validate_card`], [`validate_lorebook`]. A card is the V3 object `{spec, spec_version,
+//!   data}` whatever was read; with [`ReadOptions::parse_decorators`] each lorebook entry gets
+//!   a `decorators` list and its `content` without the decorator lines, and the writers put them
+//!   back as `@@` lines.
+//! - Decorators: [`parse_decorators`], [`serialize_decorators`] (the list form of
+//!   [`ccv3::decorator::Decorator`]).
+//! - Text: [`expand_macros`] (CBS), [`count_tokens`].
+//!
+//! Option keys in request objects are accepted in `snake_case` and in `camelCase`
+//! (`max_context` or `maxContext`); `null` is the same as absent.
+//!
+//! # Errors
+//!
+//! Every function returns an [`EmbedError`] with a stable kebab-case [`EmbedError::code`]
+//! instead of panicking, whatever the input.
+//!
+//! ```
+//! let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0",
+//!     "data": {"name": "Ember", "character_book": {"entries": [
+//!         {"keys": ["fire"], "content": "@@depth 2\nEmber is warm.", "enabled": true,
+//!          "insertion_order": 0}]}}});
+//! let png = ccv3_embed::write_card(&card, "png", None)?;
+//! let back = ccv3_embed::read_card(&png, &ccv3_embed::ReadOptions::default())?;
+//! let entry = &back["data"]["character_book"]["entries"][0];
+//! assert_eq!(entry["content"], "Ember is warm.");
+//! assert_eq!(entry["decorators"][0], serde_json::json!({"type": "depth", "value": 2}));
+//! # Ok::<(), ccv3_embed::EmbedError>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links)]
+
+mod cards;
+mod decorators;
+mod error;
+mod opts;
+mod text;
+
+pub use cards::{
+    read_card, read_card_json, read_lorebook, read_lorebook_json, validate_card, validate_lorebook,
+    write_card, write_lorebook, ReadOptions,
+};
+pub use decorators::{parse_decorators, serialize_decorators};
+pub use error::EmbedError;
+pub use text::{count_tokens, expand_macros};
+
+/// The version of the ccv3 workspace (and of the npm and Python packages).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A card or lorebook given to a function: a file's bytes, or a JSON object.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// The bytes of a file (JSON, PNG/APNG, CHARX, WebP, JPEG, or a lorebook file).
+    Bytes(&'a [u8]),
+    /// An object as [`read_card`] or [`read_lorebook`] return it (or any JSON card or lorebook).
+    Json(&'a serde_json::Value),
+}

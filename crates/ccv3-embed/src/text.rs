@@ -1,0 +1,186 @@
+//! Text functions: CBS macro expansion and token counting.
+
+use crate::cards::card_from_value;
+use crate::opts::{self, get, type_name};
+use crate::EmbedError;
+use ccv3_cbs::{Mode, Template, Timestamp, Variables};
+use ccv3_prompt::adapters::CbsExpander;
+use ccv3_prompt::{ChatMessage, PromptOptions};
+use ccv3_tokens::{Tokenizer, TokenizerKind};
+use serde_json::Value;
+
+/// Reads a chat given as a JSON value: an array of `{role, name?, content}`, an object with
+/// `messages`, or the text of a chat file (JSON, SillyTavern `.jsonl`).
+pub(crate) fn read_chat(v: &Value) -> Result<ccv3_lore::chat::Chat, EmbedError> {
+    let text;
+    let input = match v {
+        Value::String(s) => s.as_str(),
+        Value::Array(_) | Value::Object(_) => {
+            text = serde_json::to_string(v).map_err(|e| EmbedError::bad_input(e.to_string()))?;
+            text.as_str()
+        }
+        other => {
+            return Err(EmbedError::new(
+                "chat",
+                format!(
+                    "a chat must be an array of messages, an object with messages, or a chat file's text; found {}",
+                    type_name(other)
+                ),
+            ))
+        }
+    };
+    ccv3_lore::chat::parse_chat(input).map_err(|e| match e {
+        ccv3_lore::LoreError::Limit(_) => EmbedError::new("limit", e.to_string()),
+        _ => EmbedError::new("chat", e.to_string()),
+    })
+}
+
+/// A seed that is the same for the same chat (FNV-1a over the message texts), as the CLI's.
+fn seed_from_chat(chat: &[ChatMessage]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for m in chat {
+        for b in m.content.bytes().chain([0u8]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Reads `now`: unix seconds, or `{unix, utc_offset_minutes}`.
+fn read_now(v: &Value) -> Result<Timestamp, EmbedError> {
+    let bad = || {
+        EmbedError::bad_input(
+            "option now must be unix seconds or {unix, utc_offset_minutes}".to_string(),
+        )
+    };
+    match v {
+        Value::Number(_) => opts::whole(v).map(Timestamp::utc).ok_or_else(bad),
+        Value::Object(_) => {
+            let unix = get(Some(v), "unix").and_then(opts::whole).ok_or_else(bad)?;
+            let offset = match get(Some(v), "utc_offset_minutes") {
+                None => 0,
+                Some(o) => opts::whole(o)
+                    .and_then(|m| i32::try_from(m).ok())
+                    .filter(|m| m.abs() <= 24 * 60)
+                    .ok_or_else(bad)?,
+            };
+            Ok(Timestamp::utc(unix).with_offset(offset))
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// Reads `variables`: `{local, global}` maps, or one flat map of chat variables.
+fn read_variables(v: &Value) -> Result<Variables, EmbedError> {
+    let Value::Object(o) = v else {
+        return Err(opts::wrong("variables", "an object", v));
+    };
+    let text = |x: &Value| match x {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let map = |m: &Value, scope: &str| -> Result<_, EmbedError> {
+        match m {
+            Value::Null => Ok(Default::default()),
+            Value::Object(o) => Ok(o.iter().map(|(k, x)| (k.clone(), text(x))).collect()),
+            other => Err(opts::wrong(scope, "an object", other)),
+        }
+    };
+    if o.contains_key("local") || o.contains_key("global") {
+        Ok(Variables {
+            local: map(o.get("local").unwrap_or(&Value::Null), "variables.local")?,
+            global: map(o.get("global").unwrap_or(&Value::Null), "variables.global")?,
+        })
+    } else {
+        let mut vars = Variables::new();
+        vars.local = map(v, "variables")?;
+        Ok(vars)
+    }
+}
+
+/// Expands the CBS macros of `text` (`{{char}}`, `{{user}}`, `{{random:...}}`, ...).
+///
+/// `context` keys (all optional): `card` (a card object, for the character's fields), `chat`
+/// (messages, as [`crate::read_card`]'s callers pass to the scan), `user` (default `User`),
+/// `char` (overrides the card's name), `variables` (`{local, global}` or a flat map), `now`
+/// (unix seconds or `{unix, utc_offset_minutes}`; without it time macros expand to nothing),
+/// `seed` (default: from the chat), `greeting` (the greeting index), `display` (`true` renders
+/// comments for display instead of removing them).
+///
+/// ```
+/// let ctx = serde_json::json!({"user": "Bob", "card": {"name": "Aqua", "description": "a goddess"}});
+/// assert_eq!(ccv3_embed::expand_macros("{{char}} meets {{user}}", &ctx)?, "Aqua meets Bob");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
+///
+/// # Errors
+/// `bad-input` for a context that is not an object or an option of the wrong type; `chat` for
+/// a chat the chat reader does not accept.
+pub fn expand_macros(text: &str, context: &Value) -> Result<String, EmbedError> {
+    let ctx = opts::object(context, "the macro context")?;
+    let card = match get(ctx, "card") {
+        Some(v) => card_from_value(v)?.0.data,
+        None => ccv3::CardData::default(),
+    };
+    let chat = match get(ctx, "chat") {
+        Some(v) => ccv3_prompt::adapters::chat_from_lore(&read_chat(v)?),
+        None => Vec::new(),
+    };
+    let mut options = PromptOptions::default();
+    if let Some(u) = opts::string(ctx, "user")? {
+        options.user_name = u.to_string();
+    }
+    options.char_name = opts::string(ctx, "char")?.map(str::to_string);
+    options.seed = opts::seed(ctx, "seed")?.unwrap_or_else(|| seed_from_chat(&chat));
+    if let Some(g) = opts::count(ctx, "greeting")? {
+        options.greeting = usize::try_from(g).unwrap_or(usize::MAX);
+    }
+    let mut expander = CbsExpander::new(&card, &chat, &options);
+    if let Some(now) = get(ctx, "now") {
+        expander.context.now = Some(read_now(now)?);
+    }
+    let mut vars = match get(ctx, "variables") {
+        Some(v) => read_variables(v)?,
+        None => Variables::new(),
+    };
+    let mode = if opts::boolean(ctx, "display")?.unwrap_or(false) {
+        Mode::Display
+    } else {
+        Mode::Prompt
+    };
+    Ok(Template::parse(text)
+        .expand(&expander.context, &mut vars, mode)
+        .text)
+}
+
+/// The tokenizer named `encoding` (`o200k`, the default, `cl100k` or `estimate`).
+pub(crate) fn tokenizer(
+    encoding: Option<&str>,
+) -> Result<std::sync::Arc<dyn Tokenizer>, EmbedError> {
+    let name = encoding.unwrap_or("o200k");
+    let kind: TokenizerKind = name.parse().map_err(|_| {
+        EmbedError::bad_input(format!(
+            "unknown encoding {name:?}: use o200k, cl100k or estimate"
+        ))
+    })?;
+    if matches!(kind, TokenizerKind::HfFile(_)) {
+        return Err(EmbedError::bad_input(format!(
+            "unknown encoding {name:?}: use o200k, cl100k or estimate"
+        )));
+    }
+    ccv3_tokens::load(&kind).map_err(|e| EmbedError::new("tokenizer-unavailable", e.to_string()))
+}
+
+/// Counts the tokens of `text` with `encoding`: `o200k` (the default), `cl100k` or `estimate`.
+///
+/// ```
+/// assert_eq!(ccv3_embed::count_tokens("hello world", None)?, 2);
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
+///
+/// # Errors
+/// `bad-input` for an unknown encoding; `tokenizer-unavailable` when it cannot be loaded.
+pub fn count_tokens(text: &str, encoding: Option<&str>) -> Result<usize, EmbedError> {
+    Ok(tokenizer(encoding)?.count(text))
+}

@@ -1,0 +1,384 @@
+//! The facade's functions on the repository's examples, the shared corpus (skipped when absent)
+//! and bad input. Behaviour named in issue 11 sections 2 and 3 (the npm and Python packages).
+
+use ccv3_embed::{
+    count_tokens, expand_macros, parse_decorators, read_card, read_card_json, read_lorebook,
+    read_lorebook_json, serialize_decorators, validate_card, validate_lorebook, write_card,
+    write_lorebook, ReadOptions, Source,
+};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn example(name: &str) -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+const RAW: ReadOptions = ReadOptions {
+    parse_decorators: false,
+};
+
+fn entries(card: &Value) -> &Vec<Value> {
+    card["data"]["character_book"]["entries"]
+        .as_array()
+        .expect("entries")
+}
+
+#[test]
+fn read_card_gives_a_v3_object_for_every_container() {
+    let json = read_card(&example("ember.json"), &ReadOptions::default()).unwrap();
+    for name in ["ember.png", "ember.charx"] {
+        let v = read_card(&example(name), &ReadOptions::default()).unwrap();
+        assert_eq!(v["spec"], "chara_card_v3", "{name}");
+        assert_eq!(v["data"]["name"], json["data"]["name"], "{name}");
+        assert_eq!(entries(&v).len(), entries(&json).len(), "{name}");
+    }
+}
+
+#[test]
+fn read_card_splits_decorators_off_entry_content() {
+    // Issue 11 section 2, readCard: `parseDecorators` (default true) gives each lorebook entry
+    // `decorators` and its content without the decorator lines; with false, raw content.
+    let bytes = example("ember.json");
+    let parsed = read_card(&bytes, &ReadOptions::default()).unwrap();
+    let raw = read_card(&bytes, &RAW).unwrap();
+    let mut with_decorators = 0;
+    for (p, r) in entries(&parsed).iter().zip(entries(&raw)) {
+        assert!(r.get("decorators").is_none());
+        let list = p["decorators"]
+            .as_array()
+            .expect("decorators on every entry");
+        let expected = parse_decorators(r["content"].as_str().unwrap());
+        assert_eq!(p["content"], expected["content"]);
+        assert_eq!(&Value::Array(list.clone()), &expected["decorators"]);
+        with_decorators += usize::from(!list.is_empty());
+    }
+    assert!(with_decorators > 0, "the example has decorated entries");
+}
+
+#[test]
+fn read_card_json_is_read_card_as_text() {
+    for name in ["ember.json", "ember.png", "ember.charx"] {
+        let bytes = example(name);
+        for o in [ReadOptions::default(), RAW] {
+            let text = read_card_json(&bytes, &o).unwrap();
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v, read_card(&bytes, &o).unwrap(), "{name}");
+        }
+    }
+    let text = read_lorebook_json(&example("world.json"), &ReadOptions::default()).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v,
+        read_lorebook(&example("world.json"), &ReadOptions::default()).unwrap()
+    );
+}
+
+#[test]
+fn write_then_read_round_trips_in_every_format() {
+    // Issue 11 section 2, writeCard: decorators are written back to `@@` lines.
+    let card = read_card(&example("ember.json"), &ReadOptions::default()).unwrap();
+    for format in ["png", "charx", "json"] {
+        let bytes = write_card(&card, format, None).unwrap();
+        let back = read_card(&bytes, &ReadOptions::default()).unwrap();
+        assert_eq!(
+            back["data"]["character_book"], card["data"]["character_book"],
+            "{format}"
+        );
+        assert_eq!(back["data"]["description"], card["data"]["description"]);
+    }
+}
+
+#[test]
+fn written_png_carries_ccv3_and_chara_backfill() {
+    let card = read_card(&example("ember.json"), &ReadOptions::default()).unwrap();
+    let png = write_card(&card, "png", None).unwrap();
+    let find = |key: &[u8]| png.windows(key.len()).any(|w| w == key);
+    assert!(find(b"tEXtccv3\0") && find(b"tEXtchara\0"));
+    // A given picture is used.
+    let picture = ccv3::png::plain_image();
+    let with_image = write_card(&card, "png", Some(&picture)).unwrap();
+    assert!(with_image.starts_with(b"\x89PNG"));
+}
+
+#[test]
+fn write_card_accepts_v1_and_v2_json() {
+    let v1 = json!({"name": "Aqua", "description": "a goddess", "first_mes": "Hi"});
+    let back = read_card(&write_card(&v1, "json", None).unwrap(), &RAW).unwrap();
+    assert_eq!(back["spec"], "chara_card_v3");
+    assert_eq!(back["data"]["name"], "Aqua");
+    let v2 = json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "B",
+        "character_book": {"entries": [{"keys": ["k"], "content": "@@depth 1\nX",
+        "enabled": true, "insertion_order": 0}]}}});
+    let back = read_card(
+        &write_card(&v2, "png", None).unwrap(),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        entries(&back)[0]["decorators"],
+        json!([{"type": "depth", "value": 1}])
+    );
+}
+
+#[test]
+fn lorebooks_read_from_any_format_and_write_back() {
+    let book = read_lorebook(&example("world.json"), &ReadOptions::default()).unwrap();
+    let n = book["entries"].as_array().unwrap().len();
+    assert!(n > 0);
+    let v3 = write_lorebook(&book, None).unwrap();
+    let back = read_lorebook(&v3, &ReadOptions::default()).unwrap();
+    assert_eq!(back["entries"], book["entries"]);
+    let wi = write_lorebook(&book, Some("worldinfo")).unwrap();
+    let back = read_lorebook(&wi, &ReadOptions::default()).unwrap();
+    assert_eq!(back["entries"].as_array().unwrap().len(), n);
+    // The same bytes as the library's writer (what `ccv3 convert` writes).
+    let (model, _) =
+        ccv3::lorebook::read_lorebook_slice(&example("world.json"), &mut Vec::new()).unwrap();
+    assert_eq!(v3, ccv3::write_lorebook_v3(&model));
+    // A card's bytes give its character book; a lorebook_v3 wrapper object is accepted too.
+    let cb = read_lorebook(&example("ember.png"), &ReadOptions::default()).unwrap();
+    assert!(!cb["entries"].as_array().unwrap().is_empty());
+    let wrapped = json!({"spec": "lorebook_v3", "data": cb});
+    assert_eq!(
+        write_lorebook(&wrapped, None).unwrap(),
+        write_lorebook(&cb, None).unwrap()
+    );
+}
+
+#[test]
+fn validate_reports_severity_code_path_message() {
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "A",
+        "assets": [{"type": "icon", "uri": "https://example.com/a.png", "name": "main", "ext": ".PNG"}]}});
+    let out = validate_card(Source::Json(&card)).unwrap();
+    let items = out.as_array().unwrap();
+    assert!(items.iter().any(|d| d["path"] == "data.assets[0].ext"));
+    for d in items {
+        let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["severity", "code", "path", "message"]);
+        assert!(["error", "warning", "info"].contains(&d["severity"].as_str().unwrap()));
+    }
+    // Bytes: the same findings as ccv3::check_document (what `ccv3 validate --json` prints).
+    let bytes = serde_json::to_vec(&card).unwrap();
+    let doc = ccv3::read_bytes(&bytes).unwrap();
+    assert_eq!(
+        validate_card(Source::Bytes(&bytes)).unwrap(),
+        serde_json::to_value(ccv3::check_document(&doc)).unwrap()
+    );
+    let book = read_lorebook(&example("world.json"), &ReadOptions::default()).unwrap();
+    assert!(validate_lorebook(Source::Json(&book)).unwrap().is_array());
+    assert!(validate_lorebook(Source::Bytes(&example("world.json")))
+        .unwrap()
+        .is_array());
+}
+
+#[test]
+fn decorators_round_trip_through_json() {
+    // Issue 11 section 2: parseDecorators(serializeDecorators(d, c)) gives back {d, c}.
+    let text = "@@depth 4\n@@role system\n@@x_risu 1\n@@@activate\n@@additional_keys a, b\nBody";
+    let v = parse_decorators(text);
+    let again = serialize_decorators(&v["decorators"], v["content"].as_str().unwrap()).unwrap();
+    assert_eq!(parse_decorators(&again), v);
+    assert_eq!(
+        v["decorators"][2],
+        json!({"type": "unknown", "name": "x_risu", "value": "1", "fallbacks": [{"type": "activate"}]})
+    );
+    assert_eq!(serialize_decorators(&Value::Null, "B").unwrap(), "B");
+}
+
+#[test]
+fn bad_input_is_an_error_with_a_code_never_a_panic() {
+    let card = read_card(&example("ember.json"), &ReadOptions::default()).unwrap();
+    let code = |r: Result<Vec<u8>, ccv3_embed::EmbedError>| r.unwrap_err().code;
+    assert_eq!(code(write_card(&card, "gif", None)), "bad-input");
+    assert_eq!(
+        code(write_card(&card, "png", Some(b"not a png"))),
+        "bad-input"
+    );
+    assert_eq!(code(write_card(&json!([1]), "json", None)), "bad-input");
+    assert_eq!(
+        code(write_card(&json!({"spec": "chara_card_v3"}), "json", None)),
+        "bad-input"
+    );
+    let mut bad = card.clone();
+    bad["data"]["character_book"]["entries"][0]["decorators"] = json!([{"type": "depth"}]);
+    let e = write_card(&bad, "json", None).unwrap_err();
+    assert_eq!(e.code, "bad-input");
+    assert!(e.message.contains("entries[0].decorators"), "{}", e.message);
+    assert_eq!(
+        code(write_lorebook(&json!({"entries": []}), Some("nai"))),
+        "bad-input"
+    );
+    assert_eq!(code(write_lorebook(&json!("x"), None)), "bad-input");
+    assert_eq!(read_card(b"garbage", &RAW).unwrap_err().code, "read-failed");
+    assert_eq!(read_card(b"", &RAW).unwrap_err().code, "read-failed");
+    assert_eq!(
+        read_card(&example("world.json"), &RAW).unwrap_err().code,
+        "read-failed"
+    );
+    assert_eq!(read_lorebook(b"{}", &RAW).unwrap_err().code, "read-failed");
+    assert_eq!(
+        validate_card(Source::Bytes(&example("world.json")))
+            .unwrap_err()
+            .code,
+        "read-failed"
+    );
+    assert_eq!(
+        validate_lorebook(Source::Bytes(&example("ember.json")))
+            .unwrap_err()
+            .code,
+        "read-failed"
+    );
+    assert_eq!(
+        validate_card(Source::Json(&json!(3))).unwrap_err().code,
+        "bad-input"
+    );
+    assert_eq!(
+        serialize_decorators(&json!({"type": "depth"}), "")
+            .unwrap_err()
+            .code,
+        "bad-input"
+    );
+    assert_eq!(
+        count_tokens("x", Some("gpt2")).unwrap_err().code,
+        "bad-input"
+    );
+    assert_eq!(
+        count_tokens("x", Some("a.json")).unwrap_err().code,
+        "bad-input"
+    );
+    assert_eq!(expand_macros("x", &json!(5)).unwrap_err().code, "bad-input");
+    assert_eq!(
+        expand_macros("x", &json!({"chat": 5})).unwrap_err().code,
+        "chat"
+    );
+    assert_eq!(
+        expand_macros("x", &json!({"chat": [{"role": "wizard", "content": "x"}]}))
+            .unwrap_err()
+            .code,
+        "chat"
+    );
+    assert_eq!(
+        expand_macros("x", &json!({"now": "yesterday"}))
+            .unwrap_err()
+            .code,
+        "bad-input"
+    );
+}
+
+#[test]
+fn expand_macros_reads_card_chat_user_variables_and_now() {
+    let card = read_card(&example("ember.json"), &ReadOptions::default()).unwrap();
+    let chat: Value = serde_json::from_slice(&example("chat.json")).unwrap();
+    let ctx = json!({"card": card, "chat": chat, "user": "Sam",
+        "variables": {"mood": "calm"}, "now": 0});
+    let out = expand_macros(
+        "{{char}}/{{user}}/{{getvar::mood}}/{{lastMessage}}/{{isodate}}",
+        &ctx,
+    )
+    .unwrap();
+    assert_eq!(
+        out,
+        "Ember/Sam/calm/When does the supply boat come? I think a storm is coming./1970-01-01"
+    );
+    let ctx = json!({"variables": {"local": {"a": 1}, "global": {"b": "2"}}, "char": "Z"});
+    assert_eq!(
+        expand_macros("{{char}}{{getvar::a}}{{getglobalvar::b}}", &ctx).unwrap(),
+        "Z12"
+    );
+    // Without a clock, time macros are empty (the library reads no clock).
+    assert_eq!(expand_macros("[{{time}}]", &Value::Null).unwrap(), "[]");
+    // The same chat gives the same picks (the seed comes from the chat).
+    let ctx = json!({"chat": chat});
+    let a = expand_macros("{{pick::a,b,c,d,e,f,g}}", &ctx).unwrap();
+    assert_eq!(a, expand_macros("{{pick::a,b,c,d,e,f,g}}", &ctx).unwrap());
+}
+
+#[test]
+fn count_tokens_knows_o200k_cl100k_and_estimate() {
+    assert_eq!(count_tokens("hello world", None).unwrap(), 2);
+    assert_eq!(count_tokens("hello world", Some("o200k")).unwrap(), 2);
+    assert_eq!(count_tokens("hello world", Some("cl100k")).unwrap(), 2);
+    assert_eq!(count_tokens("", Some("estimate")).unwrap(), 0);
+    assert!(count_tokens("hello world", Some("estimate")).unwrap() > 0);
+}
+
+fn corpus() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+    if p.join("MANIFEST.tsv").is_file() {
+        Some(p)
+    } else {
+        eprintln!("skipped: no shared corpus at {}", p.display());
+        None
+    }
+}
+
+#[test]
+fn corpus_files_read_and_decorators_survive_a_write() {
+    let Some(dir) = corpus() else { return };
+    let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();
+    let mut cards = 0;
+    for line in manifest.lines().skip(1) {
+        let mut cols = line.split('\t');
+        let (Some(file), Some(kind)) = (cols.next(), cols.next()) else {
+            continue;
+        };
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        if kind == "lorebook" {
+            let book = read_lorebook(&bytes, &ReadOptions::default());
+            let book = book.unwrap_or_else(|e| panic!("{file}: {e}"));
+            let back = read_lorebook(
+                &write_lorebook(&book, None).unwrap(),
+                &ReadOptions::default(),
+            )
+            .unwrap();
+            assert_eq!(back["entries"], book["entries"], "{file}");
+            continue;
+        }
+        let Ok(card) = read_card(&bytes, &ReadOptions::default()) else {
+            // Files the manifest marks as broken are read-failed errors, not panics.
+            assert!(line.contains("invalid"), "{file}");
+            continue;
+        };
+        cards += 1;
+        let raw = read_card(&bytes, &RAW).unwrap();
+        let written = write_card(&card, "json", None).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let again = read_card(&written, &RAW).unwrap();
+        let (Some(a), Some(b)) = (
+            raw["data"]["character_book"]["entries"].as_array(),
+            again["data"]["character_book"]["entries"].as_array(),
+        ) else {
+            continue;
+        };
+        assert_eq!(a.len(), b.len(), "{file}");
+        for (x, y) in a.iter().zip(b) {
+            let (x, y) = (
+                x["content"].as_str().unwrap(),
+                y["content"].as_str().unwrap(),
+            );
+            assert_eq!(parse_decorators(x), parse_decorators(y), "{file}");
+        }
+        assert!(validate_card(Source::Bytes(&bytes)).is_ok(), "{file}");
+    }
+    assert!(cards > 10);
+}
+
+proptest! {
+    #[test]
+    fn no_input_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), text in "[ -~\n]{0,60}") {
+        let _ = read_card(&bytes, &ReadOptions::default());
+        let _ = read_lorebook(&bytes, &ReadOptions::default());
+        let _ = validate_card(Source::Bytes(&bytes));
+        let _ = parse_decorators(&text);
+        if let Ok(v) = serde_json::from_str::<Value>(&text) {
+            let _ = write_card(&v, "png", None);
+            let _ = write_lorebook(&v, None);
+            let _ = serialize_decorators(&v, "x");
+            let _ = expand_macros(&text, &v);
+        }
+        let _ = expand_macros(&text, &Value::Null);
+    }
+}
