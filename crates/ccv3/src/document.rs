@@ -144,9 +144,41 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Document> {
     read_json_document(bytes)
 }
 
-/// Reads a card or lorebook file. PNG files are read with seeks, so image data is never read;
-/// CHARX archives are streamed. Errors do not name the file: callers add it.
+/// How [`read_file_with`] reads a file.
+///
+/// ```
+/// let opts = ccv3::ReadOptions::default().mmap(true);
+/// assert!(opts.mmap);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// Map big files (1 MiB and more, not PNGs) read-only instead of reading them into memory
+    /// (default `false`). Needs the crate's `mmap` feature; without it the file is read. A map
+    /// saves a copy, but a file truncated by another process while it is being read ends the
+    /// process with `SIGBUS`: ask for it only where that trade is acceptable (a command-line tool,
+    /// say).
+    pub mmap: bool,
+}
+
+impl ReadOptions {
+    /// These options with [`ReadOptions::mmap`] set to `on`.
+    pub fn mmap(mut self, on: bool) -> Self {
+        self.mmap = on;
+        self
+    }
+}
+
+/// Reads a card or lorebook file into memory (see [`read_file_with`]). PNG files are read with
+/// seeks, so image data is never read; CHARX archives are streamed. Errors do not name the file:
+/// callers add it.
 pub fn read_file(path: &Path) -> Result<Document> {
+    read_file_with(path, &ReadOptions::default())
+}
+
+/// Reads a card or lorebook file as `opts` say. PNG files are read with seeks, so image data is
+/// never read; CHARX archives are streamed. Errors do not name the file: callers add it.
+pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     let mut file = std::fs::File::open(path)?;
     let mut head = [0u8; 16];
     let n = read_up_to(&mut file, &mut head)?;
@@ -165,7 +197,7 @@ pub fn read_file(path: &Path) -> Result<Document> {
             "file of {len} bytes is over the {MAX_FILE_LEN}-byte limit"
         )));
     }
-    let bytes = crate::mapped::whole_file(&mut file, len, MAX_FILE_LEN)?;
+    let bytes = crate::mapped::whole_file(&mut file, len, MAX_FILE_LEN, opts.mmap)?;
     read_bytes(&bytes)
 }
 

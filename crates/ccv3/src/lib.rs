@@ -5,7 +5,15 @@
 //! both present) and records each repair as a [`Diagnostic`]; [`validate`] reports every spec
 //! violation with a JSON path. Unknown fields at every level are kept in their original order and
 //! written back.
-// One module maps files read-only (`mapped`); everything else is safe code.
+//!
+//! # Embedding
+//! The crate starts no threads, maps no files and reads no clock unless asked, and builds for
+//! `wasm32-unknown-unknown`. Cargo features (both off by default):
+//! - `parallel`: a big lorebook's entries are converted on two threads (same results as on one);
+//! - `mmap`: [`read_file_with`] maps big files when [`ReadOptions::mmap`] asks for it.
+//!
+//! Dates come from the caller: [`Card::new`] leaves them unset, [`Card::new_at`] takes "now".
+// One module maps files read-only (`mapped`, feature `mmap`); everything else is safe code.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
@@ -28,8 +36,8 @@ pub mod validate;
 pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
 pub use document::{
     asset_bytes, card_json, charx_layout, check_document, media_type, read_bytes, read_file,
-    write_charx, write_json, write_lorebook_v3, write_png, BookFile, CardFile, CardVersion,
-    Container, Document, EmbeddedFile,
+    read_file_with, write_charx, write_json, write_lorebook_v3, write_png, BookFile, CardFile,
+    CardVersion, Container, Document, EmbeddedFile, ReadOptions,
 };
 pub use error::{Error, Result};
 pub use model::{

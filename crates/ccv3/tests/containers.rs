@@ -165,12 +165,25 @@ fn spec_v3_creator_notes_multilingual_picks_the_language() {
 
 #[test]
 fn spec_v3_new_card_has_a_creation_date_in_seconds() {
-    let card = ccv3::Card::new("A");
-    let t = card.data.creation_date.unwrap().as_u64().unwrap();
-    assert!(
-        t > 1_600_000_000 && t < 100_000_000_000,
-        "seconds, not milliseconds: {t}"
+    // SPEC_V3 creation_date: seconds since the epoch, from the caller's clock (the library reads
+    // none: `Card::new` leaves the dates unset).
+    let now = 1_700_000_123;
+    let card = ccv3::Card::new_at("A", now);
+    let t = card.data.creation_date.as_ref().and_then(|n| n.as_u64());
+    assert_eq!(t, Some(now));
+    assert_eq!(
+        card.data
+            .modification_date
+            .as_ref()
+            .and_then(|n| n.as_u64()),
+        Some(now)
     );
+    assert!(ccv3::validate_card(&card, &Default::default())
+        .iter()
+        .all(|d| !d.code.starts_with("date-")));
+    let undated = ccv3::Card::new("A");
+    assert_eq!(undated.data.creation_date, None);
+    assert_eq!(undated.data.modification_date, None);
 }
 
 fn card_file(bytes: &[u8]) -> ccv3::CardFile {
@@ -299,4 +312,29 @@ fn spec_v3_asset_without_its_data_is_kept_and_reported_by_validation() {
     );
     let json = ccv3::write_json(&cf, ccv3::CardVersion::V3);
     assert_eq!(uris(&card_file(&json)), want);
+}
+
+#[test]
+fn read_file_with_mmap_reads_a_big_file_as_read_file_does() {
+    // Over the 1 MiB size from which a map is used (with the `mmap` feature; read otherwise).
+    let entries: Vec<serde_json::Value> = (0..3000)
+        .map(|i| serde_json::json!({"keys": [format!("k{i}")], "content": "x".repeat(400)}))
+        .collect();
+    let text = serde_json::to_vec(&serde_json::json!({"spec": "lorebook_v3",
+        "data": {"name": "B", "entries": entries}}))
+    .unwrap();
+    assert!(text.len() > 1 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("book.json");
+    std::fs::write(&path, &text).unwrap();
+    let plain = ccv3::read_file(&path).unwrap();
+    let mapped = ccv3::read_file_with(&path, &ccv3::ReadOptions::default().mmap(true)).unwrap();
+    let book = |d: ccv3::Document| match d {
+        ccv3::Document::Lorebook(bf) => (bf.book, bf.diagnostics),
+        ccv3::Document::Card(_) => panic!("not a lorebook"),
+    };
+    let (plain, mapped) = (book(plain), book(mapped));
+    assert_eq!(plain.0.entries.len(), 3000);
+    assert_eq!(plain, book(ccv3::read_bytes(&text).unwrap()));
+    assert_eq!(mapped, plain);
 }

@@ -83,9 +83,14 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
+/// How the command reads files: big ones are mapped (a tool that exits can take the trade).
+pub fn read_options() -> ccv3::ReadOptions {
+    ccv3::ReadOptions::default().mmap(true)
+}
+
 /// Reads a card or lorebook file, naming the file on failure.
 pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
-    ccv3::read_file(path).map_err(|e| CliError::file(path, e))
+    ccv3::read_file_with(path, &read_options()).map_err(|e| CliError::file(path, e))
 }
 
 /// Reads a card or lorebook from bytes already in memory (keeps the image for rewriting).

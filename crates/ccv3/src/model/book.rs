@@ -96,52 +96,70 @@ impl Default for Entry {
     }
 }
 
-/// Books with at least this many entries are read on two threads.
+/// Books with at least this many entries are read on two threads (feature `parallel`).
+#[cfg(feature = "parallel")]
 const PARALLEL_ENTRIES: usize = 512;
+
+/// Reads the items of an `entries` array numbered from `first`, in order.
+fn read_items(items: Vec<Raw<'_>>, path: &str, first: usize, r: &mut Repairs) -> Vec<Entry> {
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        if let Some(e) = Entry::read(item, &Idx(&path, first + i), r) {
+            out.push(e);
+        }
+    }
+    out
+}
+
+/// Reads an `entries` array in order, on this thread.
+#[cfg(not(feature = "parallel"))]
+fn read_entries(items: Vec<Raw<'_>>, path: &str, r: &mut Repairs) -> Vec<Entry> {
+    read_items(items, path, 0, r)
+}
 
 /// Reads an `entries` array in order. Big books are split in two halves read on two threads
 /// (each with its own diagnostics, appended in order), so a large card's entries are built on
 /// both cores once its JSON is parsed.
+#[cfg(feature = "parallel")]
 fn read_entries(mut items: Vec<Raw<'_>>, path: &str, r: &mut Repairs) -> Vec<Entry> {
-    let read = |items: Vec<Raw<'_>>, first: usize, r: &mut Repairs| -> Vec<Entry> {
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.into_iter().enumerate() {
-            if let Some(e) = Entry::read(item, &Idx(&path, first + i), r) {
-                out.push(e);
-            }
-        }
-        out
-    };
     if items.len() < PARALLEL_ENTRIES {
-        return read(items, 0, r);
+        return read_items(items, path, 0, r);
     }
     let mid = items.len() / 2;
-    let second = items.split_off(mid);
+    // Taken by the second thread, or by this one when no thread can be had.
+    let second = std::sync::Mutex::new(Some(items.split_off(mid)));
     let must = r.must;
-    let (mut entries, (tail, tail_diags)) = std::thread::scope(|s| {
-        let handle = s.spawn(move || {
-            let mut diags = Vec::new();
-            let tail = read(
-                second,
+    let read_second = || {
+        let mut diags = Vec::new();
+        let taken = second.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let entries = taken.map_or_else(Vec::new, |items| {
+            read_items(
+                items,
+                path,
                 mid,
                 &mut Repairs {
                     diags: &mut diags,
                     must,
                 },
-            );
-            (tail, diags)
+            )
         });
-        let head = read(items, 0, r);
-        // The other half cannot panic on input; if it did, that bug surfaces here as it would
-        // have on this thread.
-        let tail = handle
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (head, tail)
-    });
-    entries.extend(tail);
-    r.diags.extend(tail_diags);
-    entries
+        (entries, diags)
+    };
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .spawn_scoped(s, read_second)
+            .ok();
+        let mut entries = read_items(items, path, 0, r);
+        let (tail, tail_diags) = match handle {
+            // The other half cannot panic on input; if it did, that bug surfaces here as it
+            // would have on this thread.
+            Some(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            None => read_second(),
+        };
+        entries.extend(tail);
+        r.diags.extend(tail_diags);
+        entries
+    })
 }
 
 /// The entry fields the spec names, in spec order.
@@ -577,5 +595,42 @@ mod tests {
         }
         assert_eq!(super::entry_field("Keys"), None);
         assert_eq!(super::entry_field("extra"), None);
+    }
+
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn big_books_read_on_two_threads_as_on_one() {
+        use super::{read_entries, read_items, Raw, Repairs, PARALLEL_ENTRIES};
+        use crate::Severity;
+        use serde_json::json;
+        // Entries with repairs (each with a diagnostic naming its index) and non-objects.
+        let items = || -> Vec<Raw<'static>> {
+            (0..PARALLEL_ENTRIES * 2 + 3)
+                .map(|i| {
+                    Raw::from_value(match i % 3 {
+                        0 => json!({"keys": "one", "content": i, "enabled": "true"}),
+                        1 => json!("not an entry"),
+                        _ => json!({"keys": ["k"], "content": "c", "extensions": {},
+                            "enabled": true, "insertion_order": i, "use_regex": false}),
+                    })
+                })
+                .collect()
+        };
+        let run = |two: bool| {
+            let mut diags = Vec::new();
+            let mut r = Repairs {
+                diags: &mut diags,
+                must: Severity::Error,
+            };
+            let entries = if two {
+                read_entries(items(), "entries", &mut r)
+            } else {
+                read_items(items(), "entries", 0, &mut r)
+            };
+            (entries, diags)
+        };
+        let (two, one) = (run(true), run(false));
+        assert!(!one.1.is_empty());
+        assert_eq!(two, one);
     }
 }

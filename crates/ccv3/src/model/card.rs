@@ -346,23 +346,40 @@ const DATA_FIELDS: [&str; 22] = [
 const REQUIRED_COUNT: usize = 15;
 
 impl Card {
-    /// A new, empty V3 card with a name, its `creation_date` and `modification_date` set to now
-    /// (SPEC_V3: applications SHOULD add `creation_date` when a card is created).
+    /// A new, empty V3 card with a name and no dates (the library reads no clock: see
+    /// [`Card::new_at`]).
+    ///
+    /// ```
+    /// let card = ccv3::Card::new("Aqua");
+    /// assert_eq!(card.data.name, "Aqua");
+    /// assert!(card.data.creation_date.is_none());
+    /// ```
     pub fn new(name: &str) -> Self {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
         Card {
             spec_version: "3.0".into(),
             data: CardData {
                 name: name.into(),
-                creation_date: Some(Number::from(now)),
-                modification_date: Some(Number::from(now)),
                 ..Default::default()
             },
             origin: Some(SpecVersion::V3),
             ..Default::default()
         }
+    }
+
+    /// A new, empty V3 card with a name, its `creation_date` and `modification_date` set to `now`
+    /// (seconds since the Unix epoch, from the caller's clock; SPEC_V3: applications SHOULD add
+    /// `creation_date` when a card is created).
+    ///
+    /// ```
+    /// let card = ccv3::Card::new_at("Aqua", 1_700_000_000);
+    /// assert_eq!(card.data.creation_date, Some(1_700_000_000u64.into()));
+    /// assert_eq!(card.data.modification_date, Some(1_700_000_000u64.into()));
+    /// ```
+    pub fn new_at(name: &str, now: u64) -> Self {
+        let mut card = Card::new(name);
+        card.data.creation_date = Some(Number::from(now));
+        card.data.modification_date = Some(Number::from(now));
+        card
     }
 
     /// Reads a card from a parsed JSON value: V3, V2 or V1 (flat), repairing what it can.

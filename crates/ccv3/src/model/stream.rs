@@ -5,9 +5,9 @@
 //! the tree afterwards holds every entry's tree in memory at once and does the two steps one after
 //! the other. Here the parse knows where a lorebook's `entries` array can stand, and parses that
 //! array one entry at a time, straight into the entry's `(key, Value)` pairs (no plain tree).
-//! Past the first [`INLINE_ENTRIES`], this thread only checks and cuts the rest of the array into
-//! items and hands them over in batches to a second thread that parses and converts them as they
-//! come; once the array is cut, this thread converts batches too. Each converted batch joins
+//! With the `parallel` feature, past the first 64 entries this thread only checks and cuts the
+//! rest of the array into items and hands them over in batches to a second thread that parses and
+//! converts them as they come; once the array is cut, this thread converts batches too. Each converted batch joins
 //! the entries in array order as soon as the batches before it are in (into room reserved from
 //! the first batch's size and the text left), so the book is never held twice. The array
 //! becomes [`Raw::Entries`], which the lorebook reader takes as it is.
@@ -58,7 +58,8 @@ pub(crate) enum Place {
 }
 
 /// Entries parsed and converted one by one before the rest of a big book is cut into batches
-/// that two threads convert (smaller books never start a thread).
+/// that two threads convert (smaller books never start a thread; feature `parallel`).
+#[cfg(feature = "parallel")]
 const INLINE_ENTRIES: usize = 64;
 
 /// Parses a whole JSON document into a [`Raw`] tree, streaming lorebook entries where the module
@@ -226,7 +227,7 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
     path: &'static str,
     must: Severity,
     place: Place,
-    text_end: usize,
+    #[cfg_attr(not(feature = "parallel"), allow(unused_variables))] text_end: usize,
 ) -> Result<Raw<'de>, A::Error> {
     let mut out = StreamedEntries {
         entries: Vec::new(),
@@ -249,7 +250,12 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
             }
         }
     }
-    while i < INLINE_ENTRIES {
+    // Without the `parallel` feature every entry is converted as it is parsed, on this thread.
+    loop {
+        #[cfg(feature = "parallel")]
+        if i == INLINE_ENTRIES {
+            return parallel::convert_rest(seq, path, must, i, out, text_end);
+        }
         match seq.next_element_seed(ItemSeed(&mut pairs))? {
             None => return Ok(Raw::Entries(Box::new(out))),
             Some(item) => {
@@ -258,198 +264,216 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
             }
         }
     }
-    // A big book: the rest of the array is only checked and cut into items here (a fraction of
-    // the cost of parsing them) and handed over in batches; a second thread parses and converts
-    // batches as they come, and this one joins it once the array is cut. Converted batches join
-    // the entries in order as soon as the ones before them are in, so the book is never held
-    // twice.
-    let work = Work {
-        queue: Default::default(),
-        ready: Default::default(),
-        done: std::sync::Mutex::new(Assembly {
-            next: i,
-            waiting: std::collections::BTreeMap::new(),
-            out,
-            failed: None,
-        }),
-    };
-    let cut = std::thread::scope(|scope| {
-        let work = &work;
-        let worker = std::thread::Builder::new()
-            .name("ccv3-entries".into())
-            .spawn_scoped(scope, move || work.convert_batches(path, must))
-            .ok();
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut batch_start = i;
-        let mut sized = false;
-        let cut = loop {
-            match seq.next_element::<&'de RawValue>() {
-                Ok(Some(item)) => {
-                    batch.push(item);
-                    i += 1;
-                    if batch.len() == BATCH {
-                        if !sized {
-                            sized = true;
-                            work.reserve_for(&batch, text_end);
+}
+
+/// The rest of a big book, cut on this thread and converted on two (feature `parallel`).
+#[cfg(feature = "parallel")]
+mod parallel {
+    use super::*;
+
+    /// Cuts the rest of an `entries` array (from item `i`) into batches, converts them on a
+    /// second thread and this one, and adds them to `out` in array order.
+    pub(super) fn convert_rest<'de, A: SeqAccess<'de>>(
+        mut seq: A,
+        path: &'static str,
+        must: Severity,
+        mut i: usize,
+        out: StreamedEntries,
+        text_end: usize,
+    ) -> Result<Raw<'de>, A::Error> {
+        // A big book: the rest of the array is only checked and cut into items here (a fraction of
+        // the cost of parsing them) and handed over in batches; a second thread parses and converts
+        // batches as they come, and this one joins it once the array is cut. Converted batches join
+        // the entries in order as soon as the ones before them are in, so the book is never held
+        // twice.
+        let work = Work {
+            queue: Default::default(),
+            ready: Default::default(),
+            done: std::sync::Mutex::new(Assembly {
+                next: i,
+                waiting: std::collections::BTreeMap::new(),
+                out,
+                failed: None,
+            }),
+        };
+        let cut = std::thread::scope(|scope| {
+            let work = &work;
+            let worker = std::thread::Builder::new()
+                .name("ccv3-entries".into())
+                .spawn_scoped(scope, move || work.convert_batches(path, must))
+                .ok();
+            let mut batch = Vec::with_capacity(BATCH);
+            let mut batch_start = i;
+            let mut sized = false;
+            let cut = loop {
+                match seq.next_element::<&'de RawValue>() {
+                    Ok(Some(item)) => {
+                        batch.push(item);
+                        i += 1;
+                        if batch.len() == BATCH {
+                            if !sized {
+                                sized = true;
+                                work.reserve_for(&batch, text_end);
+                            }
+                            work.push(
+                                batch_start,
+                                std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
+                            );
+                            batch_start = i;
                         }
-                        work.push(
-                            batch_start,
-                            std::mem::replace(&mut batch, Vec::with_capacity(BATCH)),
-                        );
-                        batch_start = i;
+                    }
+                    Ok(None) => break Ok(()),
+                    Err(e) => break Err(e),
+                }
+            };
+            if !batch.is_empty() {
+                work.push(batch_start, batch);
+            }
+            work.close();
+            // This thread converts what is left (all of it when no thread could be had).
+            work.convert_batches(path, must);
+            if let Some(worker) = worker {
+                // Converting cannot panic on input; if it did, that bug surfaces here as it would
+                // have on this thread.
+                worker
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            }
+            cut
+        });
+        cut?;
+        let done = work.done.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = done.failed {
+            return Err(serde::de::Error::custom(e));
+        }
+        Ok(Raw::Entries(Box::new(done.out)))
+    }
+
+    /// Items cut from an `entries` array per batch handed to the converting threads.
+    const BATCH: usize = 32;
+
+    /// Batches of cut items waiting to be converted, shared by the cutting thread and the converting
+    /// ones (each batch with the index of its first item), and the entries converted so far.
+    struct Work<'de> {
+        queue: std::sync::Mutex<Queue<'de>>,
+        ready: std::sync::Condvar,
+        done: std::sync::Mutex<Assembly>,
+    }
+
+    /// The batches not yet taken, and whether the cutting is over.
+    type Queue<'de> = (
+        std::collections::VecDeque<(usize, Vec<&'de RawValue>)>,
+        bool,
+    );
+
+    /// The converted entries in array order: `out` holds every batch before item `next`; batches
+    /// converted ahead of their turn wait (by first item, with their item count).
+    pub(super) struct Assembly {
+        pub(super) next: usize,
+        pub(super) waiting: std::collections::BTreeMap<usize, (usize, StreamedEntries)>,
+        pub(super) out: StreamedEntries,
+        pub(super) failed: Option<serde_json::Error>,
+    }
+
+    impl Assembly {
+        /// Takes in a converted batch of `n` items from item `start`, and every waiting batch that
+        /// can follow it.
+        pub(super) fn add(&mut self, start: usize, n: usize, part: StreamedEntries) {
+            if start != self.next {
+                self.waiting.insert(start, (n, part));
+                return;
+            }
+            let mut part = Some((n, part));
+            while let Some((n, p)) = part.take() {
+                self.out.entries.extend(p.entries);
+                self.out.diags.extend(p.diags);
+                self.next += n;
+                part = self.waiting.remove(&self.next);
+            }
+        }
+    }
+
+    impl<'de> Work<'de> {
+        fn push(&self, start: usize, items: Vec<&'de RawValue>) {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            q.0.push_back((start, items));
+            drop(q);
+            self.ready.notify_one();
+        }
+
+        /// Reserves room for the entries still to come, estimated from the size of the first batch
+        /// and the text left after it (what follows the array in a document is small).
+        fn reserve_for(&self, batch: &[&'de RawValue], text_end: usize) {
+            let (Some(first), bytes) = (
+                batch.first(),
+                batch.iter().map(|r| r.get().len() + 1).sum::<usize>(),
+            ) else {
+                return;
+            };
+            let left = text_end.saturating_sub(first.get().as_ptr() as usize);
+            let items = left / bytes.max(1) * batch.len();
+            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+            // Never more than the text could hold (an entry takes at least two bytes).
+            done.out.entries.reserve(items.min(left / 2) + items / 16);
+        }
+
+        /// No more batches will come.
+        fn close(&self) {
+            self.queue.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+            self.ready.notify_all();
+        }
+
+        /// The next batch, waiting for one while the array is still being cut; `None` at the end.
+        fn next(&self) -> Option<(usize, Vec<&'de RawValue>)> {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if let Some(b) = q.0.pop_front() {
+                    return Some(b);
+                }
+                if q.1 {
+                    return None;
+                }
+                q = self.ready.wait(q).unwrap_or_else(|e| e.into_inner());
+            }
+        }
+
+        /// Converts batches until there are none left, adding each to the entries in order.
+        fn convert_batches(&self, path: &'static str, must: Severity) {
+            while let Some((start, items)) = self.next() {
+                let mut part = StreamedEntries {
+                    entries: Vec::with_capacity(items.len()),
+                    diags: Vec::new(),
+                    place: Place::Bare,
+                };
+                let converted = convert_all(&items, path, start, must, &mut part);
+                let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+                match converted {
+                    Ok(()) => done.add(start, items.len(), part),
+                    Err(e) => {
+                        done.failed.get_or_insert(e);
                     }
                 }
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
-            }
-        };
-        if !batch.is_empty() {
-            work.push(batch_start, batch);
-        }
-        work.close();
-        // This thread converts what is left (all of it when no thread could be had).
-        work.convert_batches(path, must);
-        if let Some(worker) = worker {
-            // Converting cannot panic on input; if it did, that bug surfaces here as it would
-            // have on this thread.
-            worker
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        }
-        cut
-    });
-    cut?;
-    let done = work.done.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(e) = done.failed {
-        return Err(serde::de::Error::custom(e));
-    }
-    Ok(Raw::Entries(Box::new(done.out)))
-}
-
-/// Items cut from an `entries` array per batch handed to the converting threads.
-const BATCH: usize = 32;
-
-/// Batches of cut items waiting to be converted, shared by the cutting thread and the converting
-/// ones (each batch with the index of its first item), and the entries converted so far.
-struct Work<'de> {
-    queue: std::sync::Mutex<Queue<'de>>,
-    ready: std::sync::Condvar,
-    done: std::sync::Mutex<Assembly>,
-}
-
-/// The batches not yet taken, and whether the cutting is over.
-type Queue<'de> = (
-    std::collections::VecDeque<(usize, Vec<&'de RawValue>)>,
-    bool,
-);
-
-/// The converted entries in array order: `out` holds every batch before item `next`; batches
-/// converted ahead of their turn wait (by first item, with their item count).
-struct Assembly {
-    next: usize,
-    waiting: std::collections::BTreeMap<usize, (usize, StreamedEntries)>,
-    out: StreamedEntries,
-    failed: Option<serde_json::Error>,
-}
-
-impl Assembly {
-    /// Takes in a converted batch of `n` items from item `start`, and every waiting batch that
-    /// can follow it.
-    fn add(&mut self, start: usize, n: usize, part: StreamedEntries) {
-        if start != self.next {
-            self.waiting.insert(start, (n, part));
-            return;
-        }
-        let mut part = Some((n, part));
-        while let Some((n, p)) = part.take() {
-            self.out.entries.extend(p.entries);
-            self.out.diags.extend(p.diags);
-            self.next += n;
-            part = self.waiting.remove(&self.next);
-        }
-    }
-}
-
-impl<'de> Work<'de> {
-    fn push(&self, start: usize, items: Vec<&'de RawValue>) {
-        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        q.0.push_back((start, items));
-        drop(q);
-        self.ready.notify_one();
-    }
-
-    /// Reserves room for the entries still to come, estimated from the size of the first batch
-    /// and the text left after it (what follows the array in a document is small).
-    fn reserve_for(&self, batch: &[&'de RawValue], text_end: usize) {
-        let (Some(first), bytes) = (
-            batch.first(),
-            batch.iter().map(|r| r.get().len() + 1).sum::<usize>(),
-        ) else {
-            return;
-        };
-        let left = text_end.saturating_sub(first.get().as_ptr() as usize);
-        let items = left / bytes.max(1) * batch.len();
-        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        // Never more than the text could hold (an entry takes at least two bytes).
-        done.out.entries.reserve(items.min(left / 2) + items / 16);
-    }
-
-    /// No more batches will come.
-    fn close(&self) {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
-        self.ready.notify_all();
-    }
-
-    /// The next batch, waiting for one while the array is still being cut; `None` at the end.
-    fn next(&self) -> Option<(usize, Vec<&'de RawValue>)> {
-        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(b) = q.0.pop_front() {
-                return Some(b);
-            }
-            if q.1 {
-                return None;
-            }
-            q = self.ready.wait(q).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
-    /// Converts batches until there are none left, adding each to the entries in order.
-    fn convert_batches(&self, path: &'static str, must: Severity) {
-        while let Some((start, items)) = self.next() {
-            let mut part = StreamedEntries {
-                entries: Vec::with_capacity(items.len()),
-                diags: Vec::new(),
-                place: Place::Bare,
-            };
-            let converted = convert_all(&items, path, start, must, &mut part);
-            let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-            match converted {
-                Ok(()) => done.add(start, items.len(), part),
-                Err(e) => {
-                    done.failed.get_or_insert(e);
-                }
             }
         }
     }
-}
 
-/// Parses and converts items already checked by the first pass, numbering them from `first`.
-fn convert_all(
-    items: &[&RawValue],
-    path: &str,
-    first: usize,
-    must: Severity,
-    out: &mut StreamedEntries,
-) -> serde_json::Result<()> {
-    let mut pairs = Vec::new();
-    for (k, item) in items.iter().enumerate() {
-        // The text was checked as JSON by the first pass, so this parse does not fail.
-        let mut de = serde_json::Deserializer::from_str(item.get());
-        let parsed = ItemSeed(&mut pairs).deserialize(&mut de)?;
-        convert(parsed, &mut pairs, path, first + k, must, out);
+    /// Parses and converts items already checked by the first pass, numbering them from `first`.
+    fn convert_all(
+        items: &[&RawValue],
+        path: &str,
+        first: usize,
+        must: Severity,
+        out: &mut StreamedEntries,
+    ) -> serde_json::Result<()> {
+        let mut pairs = Vec::new();
+        for (k, item) in items.iter().enumerate() {
+            // The text was checked as JSON by the first pass, so this parse does not fail.
+            let mut de = serde_json::Deserializer::from_str(item.get());
+            let parsed = ItemSeed(&mut pairs).deserialize(&mut de)?;
+            convert(parsed, &mut pairs, path, first + k, must, out);
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// One item of an `entries` array: an object parsed straight into its pairs (left in the
@@ -605,7 +629,8 @@ mod tests {
     #[test]
     fn streamed_card_book_entries_read_exactly_as_the_plain_reader_for_v3_and_v2() {
         // Below and above the point where a second thread converts entries.
-        for n in [0, 5, super::INLINE_ENTRIES + 1, 1000] {
+        // (64 entries are converted inline when the `parallel` feature is on.)
+        for n in [0, 5, 65, 1000] {
             for spec in ["chara_card_v3", "chara_card_v2"] {
                 let v = json!({"spec": spec, "spec_version": "3.0", "data": {
                     "name": "A", "character_book": {"name": "B", "entries": entries(n),
@@ -620,9 +645,11 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "parallel")]
     #[test]
     fn batches_converted_out_of_order_join_in_array_order() {
-        use super::{Assembly, Place, StreamedEntries};
+        use super::parallel::Assembly;
+        use super::{Place, StreamedEntries};
         let part = |from: usize, n: usize| StreamedEntries {
             entries: (from..from + n)
                 .map(|i| crate::Entry::new(&["k"], &i.to_string()))
