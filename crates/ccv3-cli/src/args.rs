@@ -128,6 +128,10 @@ pub struct CbsArgs {
     /// Seed for `{{random}}`, `{{pick}}` and `{{roll}}` (default: derived from the chat).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// The time `{{time}}`, `{{date}}` and friends show: RFC 3339 (`2026-11-25T13:00:00Z`,
+    /// `2026-11-25T13:00:00+02:00`) or unix seconds (default: the system clock, in UTC).
+    #[arg(long, value_parser = crate::now::parse_now)]
+    pub now: Option<ccv3_cbs::Timestamp>,
     /// Expand as for display (comments shown) instead of as for a prompt.
     #[arg(long)]
     pub display: bool,
@@ -159,6 +163,10 @@ pub struct PromptArgs {
     /// written back.
     #[arg(long)]
     pub state: Option<PathBuf>,
+    /// The time `{{time}}`, `{{date}}` and friends show: RFC 3339 (`2026-11-25T13:00:00Z`,
+    /// `2026-11-25T13:00:00+02:00`) or unix seconds (default: the system clock, in UTC).
+    #[arg(long, value_parser = crate::now::parse_now)]
+    pub now: Option<ccv3_cbs::Timestamp>,
     /// The application's own system prompt (what {{original}} stands for).
     #[arg(long = "system-prompt")]
     pub system_prompt: Option<String>,
@@ -194,9 +202,10 @@ pub struct LoreScanArgs {
     /// State from earlier turns (timed effects, match history): read if present, written back.
     #[arg(long)]
     pub state: Option<PathBuf>,
-    /// Seed for probability rolls and group weights.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
+    /// Seed for probability rolls and group weights (default: derived from the chat, as in
+    /// `ccv3 prompt`, so both pick the same entries).
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// The active greeting (0 = first_mes, 1 = the first alternate greeting, ...).
     #[arg(long)]
     pub greeting: Option<usize>,

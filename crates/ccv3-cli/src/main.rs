@@ -6,6 +6,7 @@
 
 mod args;
 mod cmd;
+mod now;
 mod output;
 
 use clap::Parser;

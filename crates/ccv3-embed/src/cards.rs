@@ -90,17 +90,25 @@ fn read_card_model(bytes: &[u8], options: &ReadOptions) -> Result<ccv3::Card, Em
     Ok(card)
 }
 
-/// Reads a lorebook file's book (`lorebook_v3`, a bare book, SillyTavern World Info, NovelAI,
-/// Agnai, RisuAI; a card's bytes give its character book).
-fn read_book(bytes: &[u8]) -> Result<Lorebook, EmbedError> {
+/// The book of a file for the engine, and the card's name when the file is a card.
+pub(crate) fn read_book_source(bytes: &[u8]) -> Result<(Lorebook, Option<String>), EmbedError> {
     match read_document(bytes)? {
-        Document::Lorebook(bf) => Ok(bf.book),
-        Document::Card(cf) => cf
-            .card
-            .data
-            .character_book
-            .ok_or_else(|| EmbedError::read_failed("the card has no character_book")),
+        Document::Lorebook(bf) => Ok((bf.book, None)),
+        Document::Card(cf) => {
+            let name = cf.card.data.char_name().to_string();
+            let book = cf
+                .card
+                .data
+                .character_book
+                .ok_or_else(|| EmbedError::read_failed("the card has no character_book"))?;
+            Ok((book, Some(name)))
+        }
     }
+}
+
+/// The card data of a card file.
+pub(crate) fn read_card_data(bytes: &[u8]) -> Result<ccv3::CardData, EmbedError> {
+    Ok(read_card_file(bytes)?.card.data)
 }
 
 /// The JSON text of [`read_lorebook`] (compact).
@@ -109,7 +117,7 @@ fn read_book(bytes: &[u8]) -> Result<Lorebook, EmbedError> {
 /// `read-failed` when the bytes are neither a lorebook nor a card with a character book;
 /// `limit` when a size limit is hit.
 pub fn read_lorebook_json(bytes: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
-    let mut book = read_book(bytes)?;
+    let mut book = read_book_source(bytes)?.0;
     if options.parse_decorators {
         split_decorators(&mut book.entries);
     }
@@ -123,7 +131,7 @@ pub fn read_lorebook_json(bytes: &[u8], options: &ReadOptions) -> Result<String,
 /// # Errors
 /// As [`read_lorebook_json`].
 pub fn read_lorebook(bytes: &[u8], options: &ReadOptions) -> Result<Value, EmbedError> {
-    let mut book = read_book(bytes)?;
+    let mut book = read_book_source(bytes)?.0;
     if options.parse_decorators {
         split_decorators(&mut book.entries);
     }

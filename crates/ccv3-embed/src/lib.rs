@@ -14,6 +14,8 @@
 //!   back as `@@` lines.
 //! - Decorators: [`parse_decorators`], [`serialize_decorators`] (the list form of
 //!   [`ccv3::decorator::Decorator`]).
+//! - The lorebook engine and prompts: [`scan_lorebook`] and [`build_prompt`], through the turn
+//!   policy of [`ccv3_prompt::Session`]; each returns the `state` the next turn passes back in.
 //! - Text: [`expand_macros`] (CBS), [`count_tokens`].
 //!
 //! Option keys in request objects are accepted in `snake_case` and in `camelCase`
@@ -45,6 +47,7 @@ mod decorators;
 mod error;
 mod opts;
 mod text;
+mod turn;
 
 pub use cards::{
     read_card, read_card_json, read_lorebook, read_lorebook_json, validate_card, validate_lorebook,
@@ -53,6 +56,7 @@ pub use cards::{
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
 pub use text::{count_tokens, expand_macros};
+pub use turn::{build_prompt, build_prompt_json, scan_lorebook, scan_lorebook_json, CompiledBooks};
 
 /// The version of the ccv3 workspace (and of the npm and Python packages).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -3,15 +3,15 @@
 use crate::cards::card_from_value;
 use crate::opts::{self, get, type_name};
 use crate::EmbedError;
-use ccv3_cbs::{Mode, Template, Timestamp, Variables};
-use ccv3_prompt::adapters::CbsExpander;
-use ccv3_prompt::{ChatMessage, PromptOptions};
+use ccv3_cbs::{Mode, Timestamp, Variables};
+use ccv3_lore::chat::Chat;
+use ccv3_prompt::{Session, SessionOptions};
 use ccv3_tokens::{Tokenizer, TokenizerKind};
 use serde_json::Value;
 
 /// Reads a chat given as a JSON value: an array of `{role, name?, content}`, an object with
 /// `messages`, or the text of a chat file (JSON, SillyTavern `.jsonl`).
-pub(crate) fn read_chat(v: &Value) -> Result<ccv3_lore::chat::Chat, EmbedError> {
+pub(crate) fn read_chat(v: &Value) -> Result<Chat, EmbedError> {
     let text;
     let input = match v {
         Value::String(s) => s.as_str(),
@@ -35,20 +35,8 @@ pub(crate) fn read_chat(v: &Value) -> Result<ccv3_lore::chat::Chat, EmbedError> 
     })
 }
 
-/// A seed that is the same for the same chat (FNV-1a over the message texts), as the CLI's.
-fn seed_from_chat(chat: &[ChatMessage]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for m in chat {
-        for b in m.content.bytes().chain([0u8]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    h
-}
-
 /// Reads `now`: unix seconds, or `{unix, utc_offset_minutes}`.
-fn read_now(v: &Value) -> Result<Timestamp, EmbedError> {
+pub(crate) fn read_now(v: &Value) -> Result<Timestamp, EmbedError> {
     let bad = || {
         EmbedError::bad_input(
             "option now must be unix seconds or {unix, utc_offset_minutes}".to_string(),
@@ -72,7 +60,7 @@ fn read_now(v: &Value) -> Result<Timestamp, EmbedError> {
 }
 
 /// Reads `variables`: `{local, global}` maps, or one flat map of chat variables.
-fn read_variables(v: &Value) -> Result<Variables, EmbedError> {
+pub(crate) fn read_variables(v: &Value) -> Result<Variables, EmbedError> {
     let Value::Object(o) = v else {
         return Err(opts::wrong("variables", "an object", v));
     };
@@ -120,26 +108,22 @@ fn read_variables(v: &Value) -> Result<Variables, EmbedError> {
 pub fn expand_macros(text: &str, context: &Value) -> Result<String, EmbedError> {
     let ctx = opts::object(context, "the macro context")?;
     let card = match get(ctx, "card") {
-        Some(v) => card_from_value(v)?.0.data,
-        None => ccv3::CardData::default(),
+        Some(v) => Some(card_from_value(v)?.0.data),
+        None => None,
     };
     let chat = match get(ctx, "chat") {
-        Some(v) => ccv3_prompt::adapters::chat_from_lore(&read_chat(v)?),
-        None => Vec::new(),
+        Some(v) => read_chat(v)?,
+        None => Chat::default(),
     };
-    let mut options = PromptOptions::default();
+    let mut options = SessionOptions::default();
     if let Some(u) = opts::string(ctx, "user")? {
         options.user_name = u.to_string();
     }
     options.char_name = opts::string(ctx, "char")?.map(str::to_string);
-    options.seed = opts::seed(ctx, "seed")?.unwrap_or_else(|| seed_from_chat(&chat));
-    if let Some(g) = opts::count(ctx, "greeting")? {
-        options.greeting = usize::try_from(g).unwrap_or(usize::MAX);
-    }
-    let mut expander = CbsExpander::new(&card, &chat, &options);
-    if let Some(now) = get(ctx, "now") {
-        expander.context.now = Some(read_now(now)?);
-    }
+    options.seed = opts::seed(ctx, "seed")?;
+    options.greeting =
+        opts::count(ctx, "greeting")?.map(|g| usize::try_from(g).unwrap_or(usize::MAX));
+    options.now = get(ctx, "now").map(read_now).transpose()?;
     let mut vars = match get(ctx, "variables") {
         Some(v) => read_variables(v)?,
         None => Variables::new(),
@@ -149,9 +133,12 @@ pub fn expand_macros(text: &str, context: &Value) -> Result<String, EmbedError> 
     } else {
         Mode::Prompt
     };
-    Ok(Template::parse(text)
-        .expand(&expander.context, &mut vars, mode)
-        .text)
+    // Macros count no tokens: the cheapest tokenizer will do.
+    let mut session = Session::new(options, std::sync::Arc::new(ccv3_tokens::Estimate));
+    if let Some(card) = &card {
+        session = session.with_card(card, "card");
+    }
+    Ok(session.expand_macros(text, &chat, &mut vars, mode).text)
 }
 
 /// The tokenizer named `encoding` (`o200k`, the default, `cl100k` or `estimate`).

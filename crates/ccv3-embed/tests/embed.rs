@@ -382,3 +382,155 @@ proptest! {
         let _ = expand_macros(&text, &Value::Null);
     }
 }
+
+fn chat() -> Value {
+    serde_json::from_slice(&example("chat.json")).unwrap()
+}
+
+#[test]
+fn scan_lorebook_reports_and_carries_state_across_turns() {
+    // Issue 11 section 2, scanLorebook: {activated, rejected, tokens, state}; the state goes
+    // back in on the next turn.
+    let card = example("ember.png");
+    let world = read_lorebook(&example("world.json"), &ReadOptions::default()).unwrap();
+    let books = [Source::Bytes(&card), Source::Json(&world)];
+    let out = ccv3_embed::scan_lorebook(&books, &json!({"chat": chat(), "user": "Sam"})).unwrap();
+    let keys: Vec<&String> = out.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["activated", "rejected", "tokens", "state"]);
+    let activated = out["activated"].as_array().unwrap();
+    assert!(!activated.is_empty());
+    assert!(activated.iter().any(|a| a["book"] == "Skerrow"));
+    // Decorators are not in the activated content.
+    assert!(activated
+        .iter()
+        .all(|a| !a["content"].as_str().unwrap().starts_with("@@")));
+    // Same inputs, same output (the seed comes from the chat); an explicit seed is accepted.
+    let again = ccv3_embed::scan_lorebook(&books, &json!({"chat": chat(), "user": "Sam"})).unwrap();
+    assert_eq!(again, out);
+    assert!(ccv3_embed::scan_lorebook(&books, &json!({"chat": chat(), "seed": 7})).is_ok());
+    // Next turn: the chat grows and the state goes back in (camelCase and snake_case keys).
+    let mut longer = chat();
+    longer
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "assistant", "content": "Soon."}));
+    longer
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"role": "user", "content": "And the lamp?"}));
+    let next = ccv3_embed::scan_lorebook(
+        &books,
+        &json!({"chat": longer, "state": out["state"], "scanDepth": 4}),
+    )
+    .unwrap();
+    assert!(next["state"].is_object());
+    let _: ccv3_lore::ScanState = serde_json::from_value(next["state"].clone()).unwrap();
+    // A book as object read with decorators, and the same book's bytes, scan alike.
+    let as_object = read_lorebook(&card, &ReadOptions::default()).unwrap();
+    let a =
+        ccv3_embed::scan_lorebook(&[Source::Json(&as_object)], &json!({"chat": chat()})).unwrap();
+    let b = ccv3_embed::scan_lorebook(
+        &[Source::Bytes(&card)],
+        &json!({"chat": chat(), "char": "Ember"}),
+    )
+    .unwrap();
+    assert_eq!(
+        a["activated"].as_array().unwrap().len(),
+        b["activated"].as_array().unwrap().len()
+    );
+}
+
+#[test]
+fn build_prompt_returns_the_prompt_report_and_state() {
+    let card_bytes = example("ember.png");
+    let card = read_card(&card_bytes, &ReadOptions::default()).unwrap();
+    let req = json!({"chat": chat(), "user": "Sam", "maxContext": 4096, "now": 0});
+    let from_bytes = ccv3_embed::build_prompt(Source::Bytes(&card_bytes), &[], &req).unwrap();
+    let keys: Vec<&String> = from_bytes.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["messages", "tokens", "lore", "cut", "state"]);
+    assert!(from_bytes["tokens"].as_u64().unwrap() > 0);
+    assert!(!from_bytes["lore"].as_array().unwrap().is_empty());
+    // The card as the object readCard returns (decorators as lists) gives the same prompt.
+    let from_object = ccv3_embed::build_prompt(Source::Json(&card), &[], &req).unwrap();
+    assert_eq!(from_object["messages"], from_bytes["messages"]);
+    // Global books and an instruct template.
+    let world = example("world.json");
+    let req = json!({"chat": chat(), "instruct": "chatml", "user": "Sam"});
+    let out =
+        ccv3_embed::build_prompt(Source::Json(&card), &[Source::Bytes(&world)], &req).unwrap();
+    assert!(out["text"].as_str().unwrap().contains("<|im_start|>"));
+    assert!(out["state"].is_object());
+}
+
+#[test]
+fn scan_and_prompt_refuse_bad_requests() {
+    let card = example("ember.png");
+    let books = [Source::Bytes(&card)];
+    let code = |r: Result<Value, ccv3_embed::EmbedError>| r.unwrap_err().code;
+    let scan = |req: Value| ccv3_embed::scan_lorebook(&books, &req);
+    assert_eq!(code(scan(json!([]))), "bad-input");
+    assert_eq!(code(scan(json!({"chat": 3}))), "chat");
+    assert_eq!(code(scan(json!({"chat": {"foo": 1}}))), "chat");
+    assert_eq!(code(scan(json!({"state": "x"}))), "bad-input");
+    assert_eq!(code(scan(json!({"state": {"sticky": 3}}))), "bad-input");
+    assert_eq!(code(scan(json!({"strategy": "random"}))), "bad-input");
+    assert_eq!(code(scan(json!({"scanDepth": -1}))), "bad-input");
+    assert_eq!(code(scan(json!({"tokenizer": "gpt2"}))), "bad-input");
+    assert_eq!(
+        code(ccv3_embed::scan_lorebook(
+            &[Source::Bytes(b"nope")],
+            &Value::Null
+        )),
+        "read-failed"
+    );
+    let e = ccv3_embed::scan_lorebook(&[Source::Json(&json!(1))], &Value::Null).unwrap_err();
+    assert!(e.message.starts_with("books[0]"), "{}", e.message);
+    let prompt = |req: Value| ccv3_embed::build_prompt(Source::Bytes(&card), &[], &req);
+    assert_eq!(code(prompt(json!({"greeting": 99}))), "bad-input");
+    assert_eq!(code(prompt(json!({"instruct": "nope"}))), "bad-input");
+    assert_eq!(code(prompt(json!({"template": ["nope"]}))), "bad-input");
+    assert_eq!(
+        code(ccv3_embed::build_prompt(
+            Source::Bytes(&example("world.json")),
+            &[],
+            &Value::Null
+        )),
+        "read-failed"
+    );
+}
+
+#[test]
+fn compiled_books_scan_like_scan_lorebook_turn_after_turn() {
+    // The handle behind scanLorebook on big books: compiled once, the same results.
+    let card = example("ember.png");
+    let world = example("world.json");
+    let books = [Source::Bytes(&card), Source::Bytes(&world)];
+    let options = json!({"user": "Sam", "scan_depth": 3});
+    let mut compiled = ccv3_embed::CompiledBooks::new(&books, &options).unwrap();
+    assert_eq!(compiled.book_names().len(), 2);
+    let mut state = Value::Null;
+    let mut messages: Vec<Value> = Vec::new();
+    for (i, m) in chat().as_array().unwrap().iter().enumerate() {
+        messages.push(m.clone());
+        let mut req = options.clone();
+        req["chat"] = Value::Array(messages.clone());
+        req["state"] = state.clone();
+        req["seed"] = json!(i);
+        let one = ccv3_embed::scan_lorebook(&books, &req).unwrap();
+        let many = compiled.scan(&req).unwrap();
+        assert_eq!(one, many, "turn {i}");
+        let text = compiled.scan_json(&req).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), many);
+        let text = ccv3_embed::scan_lorebook_json(&books, &req).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), one);
+        state = one["state"].clone();
+    }
+    assert_eq!(compiled.scan(&json!({"chat": 1})).unwrap_err().code, "chat");
+    let card_v = read_card(&card, &ReadOptions::default()).unwrap();
+    let req = json!({"chat": chat(), "instruct": "alpaca"});
+    let v = ccv3_embed::build_prompt(Source::Json(&card_v), &[], &req).unwrap();
+    let t = ccv3_embed::build_prompt_json(Source::Json(&card_v), &[], &req).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&t).unwrap(), v);
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["messages", "tokens", "lore", "cut", "text", "state"]);
+}

@@ -1,47 +1,98 @@
-//! Chats to scan, oldest message first.
+//! Chats, oldest message first: the one message type and the one chat reader of ccv3 (the
+//! engine, prompt assembly, the CLI and the bindings all read chats here).
 //!
-//! Three input formats are read by [`parse_chat`]:
-//! - a JSON array of `{"role": "user"|"assistant"|"system", "name": ..., "content": ...}`;
-//! - an object `{"messages": [{"name": ..., "is_user": bool, "mes": ...}, ...]}`;
+//! [`parse_chat`] reads three shapes:
+//! - a JSON array of `{"role": "user"|"assistant"|"system", "name": ..., "content": ...}`
+//!   (`name` optional; roles are ASCII case-insensitive, and `char`, `character`, `bot` and
+//!   `model` mean `assistant`; a `null` content is an empty message);
+//! - an object `{"messages": [...]}` whose items are such messages or SillyTavern messages
+//!   (`{"name", "is_user", "is_system", "mes"}`), with optional `user_name` and
+//!   `character_name`;
 //! - a SillyTavern chat `.jsonl`: one JSON object per line; a first line without `mes` is the
-//!   metadata (`user_name`, `character_name`); each other line is a message with `name`,
-//!   `is_user`, `is_system` and `mes`. Messages with `is_system: true` are hidden messages in
-//!   SillyTavern (left out of prompts and scans) and are left out here too.
+//!   metadata (`user_name`, `character_name`, `chat_metadata`, `create_date`); each other line
+//!   is a message.
+//!
+//! Messages with `is_system: true` are hidden messages in SillyTavern (left out of prompts and
+//! scans) and are left out here too. Anything else (an empty input, a number, an object that is
+//! neither `{"messages": [...]}`, a message nor SillyTavern metadata, ...) is a
+//! [`LoreError::Chat`] naming the shapes read. Inputs are capped at [`MAX_CHAT_BYTES`] and
+//! [`MAX_MESSAGES`] ([`LoreError::Limit`]).
 
 use crate::LoreError;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The most messages a chat may have.
 pub const MAX_MESSAGES: usize = 1_000_000;
 
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The largest chat text [`parse_chat`] reads (64 MiB).
+pub const MAX_CHAT_BYTES: usize = 64 * 1024 * 1024;
+
+/// The shapes [`parse_chat`] reads, as its errors name them.
+pub const CHAT_SHAPES: &str = "a chat is a JSON array of {role, name, content}, an object \
+{\"messages\": [...]}, or SillyTavern .jsonl lines";
+
+/// Who wrote a message. Serialised as `system`, `user` or `assistant`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// A system or narrator message (instructions and context in a prompt).
+    System,
     /// The user.
     User,
-    /// The character (the greeting included).
+    /// The character (the greeting included; the model in a prompt).
     Assistant,
-    /// A system or narrator message.
-    System,
 }
 
 impl Role {
-    /// `user`, `assistant` or `system`.
+    /// `system`, `user` or `assistant`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Role::System => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
-            Role::System => "system",
+        }
+    }
+
+    /// Reads `system`, `user` or `assistant` (ASCII case-insensitive, surrounding blanks
+    /// ignored); `char`, `character`, `bot` and `model` are read as `assistant`.
+    ///
+    /// ```
+    /// use ccv3_lore::chat::Role;
+    /// assert_eq!(Role::parse(" USER "), Some(Role::User));
+    /// assert_eq!(Role::parse("char"), Some(Role::Assistant));
+    /// assert_eq!(Role::parse("narrator"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Role> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("system") {
+            Some(Role::System)
+        } else if s.eq_ignore_ascii_case("user") {
+            Some(Role::User)
+        } else if ["assistant", "char", "character", "bot", "model"]
+            .iter()
+            .any(|r| s.eq_ignore_ascii_case(r))
+        {
+            Some(Role::Assistant)
+        } else {
+            None
         }
     }
 }
 
-/// One chat message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One chat message. Serialised as `{"role", "name", "content"}` (`name` left out when unknown).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
     /// The speaker's name when the input gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The text.
     pub content: String,
@@ -49,24 +100,56 @@ pub struct Message {
 
 impl Message {
     /// A message without a name.
-    pub fn new(role: Role, content: &str) -> Self {
+    pub fn new(role: Role, content: impl AsRef<str>) -> Self {
         Message {
             role,
             name: None,
-            content: content.to_string(),
+            content: content.as_ref().to_owned(),
         }
+    }
+
+    /// A user message.
+    pub fn user(content: impl AsRef<str>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl AsRef<str>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+
+    /// A system message.
+    pub fn system(content: impl AsRef<str>) -> Self {
+        Self::new(Role::System, content)
+    }
+
+    /// Sets the speaker's name.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 }
 
 /// A chat, oldest message first, with the names its file recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Chat {
     /// The messages, oldest first.
     pub messages: Vec<Message>,
     /// `user_name` from SillyTavern chat metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_name: Option<String>,
     /// `character_name` from SillyTavern chat metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub character_name: Option<String>,
+}
+
+impl From<Vec<Message>> for Chat {
+    fn from(messages: Vec<Message>) -> Self {
+        Chat {
+            messages,
+            ..Default::default()
+        }
+    }
 }
 
 impl Chat {
@@ -77,6 +160,34 @@ impl Chat {
             .filter(|m| m.role == Role::Assistant)
             .count()
     }
+
+    /// The chat's default seed: [`seed_from_messages`] of its messages.
+    pub fn seed(&self) -> u64 {
+        seed_from_messages(&self.messages)
+    }
+}
+
+/// A seed that is the same for the same chat: FNV-1a 64 over each message's content followed by
+/// a zero byte, oldest first (roles and names do not count). It is the default seed of lorebook
+/// probability rolls, group weights and `{{random}}`/`{{pick}}`/`{{roll}}`, so the same chat
+/// activates the same entries and gives the same prompt every time.
+///
+/// ```
+/// use ccv3_lore::chat::{seed_from_messages, Message};
+/// assert_eq!(seed_from_messages(&[]), 0xcbf2_9ce4_8422_2325);
+/// let a = seed_from_messages(&[Message::user("hi")]);
+/// assert_eq!(a, seed_from_messages(&[Message::assistant("hi")]));
+/// assert_ne!(a, seed_from_messages(&[Message::user("hi"), Message::user("")]));
+/// ```
+pub fn seed_from_messages(messages: &[Message]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for m in messages {
+        for b in m.content.bytes().chain([0u8]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
 }
 
 fn text(v: Option<&Value>) -> Option<String> {
@@ -100,24 +211,22 @@ fn role_message(v: &Value, at: &str) -> Result<Message, LoreError> {
     let obj = v
         .as_object()
         .ok_or_else(|| LoreError::chat(at, "a message must be an object"))?;
-    let role = match obj.get("role").and_then(Value::as_str) {
-        Some("user") => Role::User,
-        Some("assistant") | Some("char") | Some("character") => Role::Assistant,
-        Some("system") => Role::System,
-        Some(other) => {
-            return Err(LoreError::chat(
-                at,
-                format!("role {other:?} is not user, assistant or system"),
-            ))
-        }
-        None => {
+    let role = match obj.get("role") {
+        Some(Value::String(r)) => Role::parse(r).ok_or_else(|| {
+            LoreError::chat(at, format!("role {r:?} is not user, assistant or system"))
+        })?,
+        Some(Value::Null) | None => {
             return st_message(v, at)?
                 .ok_or_else(|| LoreError::chat(at, "a message needs a role (or is_user and mes)"))
         }
+        Some(_) => return Err(LoreError::chat(at, "role must be a string")),
     };
-    let content = text(obj.get("content"))
-        .or_else(|| text(obj.get("mes")))
-        .ok_or_else(|| LoreError::chat(at, "a message needs a string content"))?;
+    let content = match obj.get("content") {
+        Some(Value::Null) => Some(String::new()),
+        c => text(c),
+    }
+    .or_else(|| text(obj.get("mes")))
+    .ok_or_else(|| LoreError::chat(at, "a message needs a string content"))?;
     Ok(Message {
         role,
         name: text(obj.get("name")),
@@ -146,6 +255,20 @@ fn st_message(v: &Value, at: &str) -> Result<Option<Message>, LoreError> {
     }))
 }
 
+/// True for SillyTavern chat metadata (the first line of a `.jsonl` chat).
+fn is_metadata(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| {
+        [
+            "user_name",
+            "character_name",
+            "chat_metadata",
+            "create_date",
+        ]
+        .iter()
+        .any(|k| o.contains_key(*k))
+    })
+}
+
 fn check_len(n: usize) -> Result<(), LoreError> {
     if n > MAX_MESSAGES {
         return Err(LoreError::Limit(format!(
@@ -155,83 +278,107 @@ fn check_len(n: usize) -> Result<(), LoreError> {
     Ok(())
 }
 
-/// Reads a chat in any of the formats of the module docs.
+fn not_a_chat(what: &str) -> LoreError {
+    LoreError::chat("", format!("{what}: {CHAT_SHAPES}"))
+}
+
+/// Reads a chat in any of the shapes of the module docs.
 ///
 /// # Errors
-/// [`LoreError::Chat`] naming the message (`[3]` or `line 4`) and the problem.
+/// [`LoreError::Chat`] naming the message (`[3]`, `messages[2]` or `line 4`) and the problem, or
+/// naming the accepted shapes when the input is none of them; [`LoreError::Limit`] above
+/// [`MAX_CHAT_BYTES`] or [`MAX_MESSAGES`].
 ///
 /// ```
 /// let chat = ccv3_lore::chat::parse_chat(r#"[{"role":"user","content":"hi"},{"role":"assistant","name":"Aqua","content":"hello"}]"#)?;
 /// assert_eq!(chat.messages.len(), 2);
 /// assert_eq!(chat.assistant_count(), 1);
+/// let err = ccv3_lore::chat::parse_chat(r#"{"foo":1}"#).unwrap_err();
+/// assert!(err.to_string().contains("SillyTavern .jsonl"));
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
 pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
+    if input.len() > MAX_CHAT_BYTES {
+        return Err(LoreError::Limit(format!(
+            "chat is {} bytes, more than {MAX_CHAT_BYTES}",
+            input.len()
+        )));
+    }
     let input = input.trim_start_matches('\u{feff}');
     let trimmed = input.trim_start();
-    if let Ok(v) = serde_json::from_str::<Value>(input) {
-        match v {
-            Value::Array(items) => {
-                check_len(items.len())?;
-                let mut chat = Chat::default();
-                for (i, m) in items.iter().enumerate() {
-                    chat.messages.push(role_message(m, &format!("[{i}]"))?);
-                }
-                return Ok(chat);
+    if trimmed.is_empty() {
+        return Err(not_a_chat("empty input"));
+    }
+    match serde_json::from_str::<Value>(input) {
+        Ok(Value::Array(items)) => {
+            check_len(items.len())?;
+            let mut chat = Chat::default();
+            for (i, m) in items.iter().enumerate() {
+                chat.messages.push(role_message(m, &format!("[{i}]"))?);
             }
-            Value::Object(ref o) if o.contains_key("messages") => {
-                let items = o
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| LoreError::chat("messages", "must be an array"))?;
-                check_len(items.len())?;
-                let mut chat = Chat {
-                    user_name: text(o.get("user_name")),
-                    character_name: text(o.get("character_name")),
-                    ..Default::default()
-                };
-                for (i, m) in items.iter().enumerate() {
-                    let at = format!("messages[{i}]");
-                    if m.get("role").is_some() {
-                        chat.messages.push(role_message(m, &at)?);
-                    } else if let Some(msg) = st_message(m, &at)? {
-                        chat.messages.push(msg);
-                    }
-                }
-                return Ok(chat);
-            }
-            Value::Object(_) => {} // a one-line .jsonl
-            _ => {
-                return Err(LoreError::chat(
-                    "",
-                    "a chat must be a JSON array, an object with messages, or JSON lines",
-                ))
-            }
+            return Ok(chat);
         }
-    } else if trimmed.starts_with('[') {
-        let e = serde_json::from_str::<Value>(input).err();
-        return Err(LoreError::chat(
-            "",
-            format!(
-                "invalid JSON: {}",
-                e.map(|e| e.to_string()).unwrap_or_default()
-            ),
-        ));
+        Ok(Value::Object(ref o)) if o.contains_key("messages") => {
+            let items = o
+                .get("messages")
+                .and_then(Value::as_array)
+                .ok_or_else(|| LoreError::chat("messages", "must be an array"))?;
+            check_len(items.len())?;
+            let mut chat = Chat {
+                user_name: text(o.get("user_name")),
+                character_name: text(o.get("character_name")),
+                ..Default::default()
+            };
+            for (i, m) in items.iter().enumerate() {
+                let at = format!("messages[{i}]");
+                if m.get("role").is_some() {
+                    chat.messages.push(role_message(m, &at)?);
+                } else if let Some(msg) = st_message(m, &at)? {
+                    chat.messages.push(msg);
+                }
+            }
+            return Ok(chat);
+        }
+        Ok(Value::Object(_)) => {} // one line of .jsonl: read below
+        Ok(Value::Null) => return Err(not_a_chat("null")),
+        Ok(Value::Bool(_)) => return Err(not_a_chat("a boolean")),
+        Ok(Value::Number(_)) => return Err(not_a_chat("a number")),
+        Ok(Value::String(_)) => return Err(not_a_chat("a string")),
+        Err(e) if trimmed.starts_with('[') => {
+            return Err(LoreError::chat("", format!("invalid JSON: {e}")))
+        }
+        Err(_) => {} // perhaps .jsonl
     }
     let mut chat = Chat::default();
+    let mut first = true;
     for (n, line) in input.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
         let at = format!("line {}", n + 1);
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| LoreError::chat(&at, format!("invalid JSON: {e}")))?;
+        let v: Value = serde_json::from_str(line).map_err(|e| {
+            if first {
+                LoreError::chat(&at, format!("invalid JSON ({e}): {CHAT_SHAPES}"))
+            } else {
+                LoreError::chat(&at, format!("invalid JSON: {e}"))
+            }
+        })?;
+        if !v.is_object() {
+            return Err(LoreError::chat(&at, "each line must be a JSON object"));
+        }
+        let was_first = std::mem::replace(&mut first, false);
         if v.get("mes").is_none() && v.get("content").is_none() {
-            if chat.messages.is_empty() {
+            if was_first && is_metadata(&v) {
                 chat.user_name = text(v.get("user_name"));
                 chat.character_name = text(v.get("character_name"));
                 continue;
+            }
+            if was_first {
+                return Err(LoreError::chat(
+                    &at,
+                    format!("neither a message nor SillyTavern chat metadata: {CHAT_SHAPES}"),
+                ));
             }
             return Err(LoreError::chat(&at, "a message needs mes"));
         }
@@ -263,6 +410,17 @@ mod tests {
     }
 
     #[test]
+    fn chat_roles_are_case_insensitive_with_aliases_and_null_content_is_empty() {
+        let c = parse_chat(
+            r#"[{"role":"USER","content":"a"},{"role":"bot","content":null},{"role":"Model","content":"c"}]"#,
+        )
+        .unwrap();
+        let roles: Vec<Role> = c.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::User, Role::Assistant, Role::Assistant]);
+        assert_eq!(c.messages[1].content, "");
+    }
+
+    #[test]
     fn chat_sillytavern_jsonl_skips_hidden_messages() {
         let s = "{\"user_name\":\"You\",\"character_name\":\"Aqua\",\"chat_metadata\":{}}\n\
                  {\"name\":\"Aqua\",\"is_user\":false,\"mes\":\"Hello\"}\n\
@@ -275,9 +433,47 @@ mod tests {
     }
 
     #[test]
+    fn chat_sillytavern_metadata_alone_is_an_empty_chat() {
+        let c = parse_chat("{\"user_name\":\"You\",\"character_name\":\"Aqua\"}\n").unwrap();
+        assert!(c.messages.is_empty());
+        assert_eq!(c.character_name.as_deref(), Some("Aqua"));
+        assert!(parse_chat("[]").unwrap().messages.is_empty());
+    }
+
+    #[test]
     fn chat_peers_messages_object() {
         let c = parse_chat(r#"{"messages":[{"name":"User","is_user":true,"mes":"a"},{"name":"S","is_user":false,"mes":"b"}]}"#).unwrap();
         assert_eq!(c.assistant_count(), 1);
+        assert_eq!(c.messages.len(), 2);
+        let c = parse_chat(r#"{"messages":[{"role":"user","content":"a"}]}"#).unwrap();
+        assert_eq!(c.messages, [Message::user("a")]);
+    }
+
+    /// Issue 11: any other shape is a clear error that names the shapes read.
+    #[test]
+    fn chat_other_shapes_are_errors_naming_the_shapes() {
+        for bad in [
+            r#"{"foo":1}"#,
+            "",
+            "  \n",
+            "5",
+            "\"text\"",
+            "null",
+            "true",
+            "not json at all",
+            "{\"foo\":1}\n{\"mes\":\"a\"}",
+        ] {
+            let e = parse_chat(bad).expect_err(bad).to_string();
+            assert!(e.contains(CHAT_SHAPES), "{bad:?}: {e}");
+        }
+        let e = parse_chat(r#"{"messages":5}"#).unwrap_err().to_string();
+        assert!(e.contains("messages"), "{e}");
+    }
+
+    #[test]
+    fn chat_limits() {
+        let big = " ".repeat(MAX_CHAT_BYTES + 1);
+        assert!(matches!(parse_chat(&big), Err(LoreError::Limit(_))));
     }
 
     #[test]
@@ -286,5 +482,30 @@ mod tests {
         assert!(e.to_string().contains("[0]"), "{e}");
         let e = parse_chat("{\"mes\":\"a\"}\nnot json").unwrap_err();
         assert!(e.to_string().contains("line 2"), "{e}");
+        let e = parse_chat("[{").unwrap_err();
+        assert!(e.to_string().contains("invalid JSON"), "{e}");
+    }
+
+    #[test]
+    fn chat_messages_serialise_as_role_name_content() {
+        let m = Message::assistant("hi").named("Aqua");
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            r#"{"role":"assistant","name":"Aqua","content":"hi"}"#
+        );
+        let back: Message = serde_json::from_str(r#"{"role":"user","content":"x"}"#).unwrap();
+        assert_eq!(back, Message::user("x"));
+    }
+
+    #[test]
+    fn chat_seed_is_fnv_over_contents() {
+        let c = parse_chat(r#"[{"role":"user","content":"a"}]"#).unwrap();
+        // FNV-1a 64 of "a\0".
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in [b'a', 0] {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        assert_eq!(c.seed(), h);
     }
 }

@@ -12,8 +12,10 @@
 //!   [`ScanOptions`] with its seed, tokenizer) returning a [`ScanResult`]: activations in prompt
 //!   order, every rejection with the rule that stopped it, tokens and the next state. The scan
 //!   order is documented in [`scan`]. [`ExplainSink`] receives explanations as they come.
-//! - [`cli`] holds what is behind `ccv3 lore scan`: [`cli::run_scan`], [`cli::to_cli_json`] and
-//!   [`cli::render_table`].
+//! - [`ScanReport`] is a scan's result as data: it derives `serde::Serialize`, and its
+//!   serialisation is the `ccv3 lore scan --json` document (the CLI and the bindings serialise
+//!   this one type).
+//! - [`chat`] is ccv3's one chat reader and message type.
 //!
 //! # Choices
 //! Where SPEC_V3 decides, the engine follows it; where it leaves a choice, SillyTavern's
@@ -110,10 +112,10 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod chat;
-pub mod cli;
 mod compile;
 mod grams;
 pub mod jsregex;
+mod report;
 pub mod scan;
 mod state;
 mod text;
@@ -125,6 +127,7 @@ pub use compile::{
     BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Position, SelectiveLogic,
     Strategy,
 };
+pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
     ScanOptions, ScanResult, VecSink,
@@ -137,7 +140,7 @@ pub use text::resolve_key_macros;
 #[non_exhaustive]
 pub enum LoreError {
     /// A chat could not be read.
-    #[error("chat {at}: {problem}")]
+    #[error("chat{}: {problem}", place(.at))]
     Chat {
         /// Where: `[3]`, `messages[2]`, `line 4`.
         at: String,
@@ -158,6 +161,15 @@ pub enum LoreError {
     /// An input is larger than allowed.
     #[error("limit: {0}")]
     Limit(String),
+}
+
+/// ` at` for a non-empty place, else nothing.
+fn place(at: &str) -> String {
+    if at.is_empty() {
+        String::new()
+    } else {
+        format!(" {at}")
+    }
 }
 
 impl LoreError {

@@ -96,7 +96,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("warm_and_render", |b| {
         b.iter(|| {
             let a = assemble(&card, &chat, &lore, &opts, &mut SimpleExpander, &counter).ok();
-            black_box(a.map(|a| (to_cli_json(&a), chatml.render(&a))))
+            black_box(a.map(|a| (serde_json::to_string(&a.report()).ok(), chatml.render(&a))))
         })
     });
     let a = assemble(&card, &chat, &lore, &opts, &mut SimpleExpander, &counter).ok();
@@ -104,7 +104,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(a.as_ref().map(|a| a.messages())))
     });
     g.bench_function("json_only", |b| {
-        b.iter(|| black_box(a.as_ref().map(to_cli_json)))
+        b.iter(|| black_box(a.as_ref().map(|a| serde_json::to_string(&a.report()).ok())))
     });
     g.bench_function("chatml_only", |b| {
         b.iter(|| black_box(a.as_ref().map(|a| chatml.render(a))))

@@ -5,8 +5,7 @@
 //! - [`insert_from_decorators`] and [`decorator_facts`]: the pieces of a lorebook activation that
 //!   prompt assembly needs, from decorator values or straight from an entry's content.
 //!
-//! - [`inserts_from_activations`]: a lorebook scan's activations as [`LoreInsert`]s, and
-//!   [`chat_from_lore`]: a chat read by the engine's reader as prompt messages.
+//! - [`inserts_from_activations`]: a lorebook scan's activations as [`LoreInsert`]s.
 
 use crate::chat::Role;
 use crate::lore::{InsertPosition, LoreInsert, UiPrompt};
@@ -25,9 +24,9 @@ pub struct DecoratorFacts {
 }
 
 /// Reads `@@priority`, `@@ignore_on_max_context` and `@@disable_ui_prompt` from the decorator
-/// lines at the top of an entry's `content` (see `ccv3::decorator::split`). Only `@@` lines are
-/// read: `@@@` fallbacks stand in for decorators an application does not know, and this crate
-/// knows these three.
+/// lines at the top of an entry's `content` with ccv3's one decorator parser
+/// ([`ccv3::decorator::parse`]), so `@@@` fallbacks apply as the spec says: a fallback stands in
+/// for the decorator before it when that one is not known.
 ///
 /// ```
 /// let f = ccv3_prompt::adapters::decorator_facts(
@@ -35,35 +34,16 @@ pub struct DecoratorFacts {
 /// assert_eq!(f.priority, Some(5.0));
 /// assert!(f.ignore_on_max_context);
 /// assert_eq!(f.disable_ui_prompt, [ccv3_prompt::UiPrompt::SystemPrompt]);
+/// let f = ccv3_prompt::adapters::decorator_facts("@@unknown_x 1\n@@@priority 7\nText");
+/// assert_eq!(f.priority, Some(7.0));
 /// ```
 pub fn decorator_facts(content: &str) -> DecoratorFacts {
-    let mut facts = DecoratorFacts::default();
-    for line in ccv3::decorator::split(content).header.lines() {
-        let line = line.trim();
-        let Some(rest) = line.strip_prefix("@@") else {
-            continue;
-        };
-        if rest.starts_with('@') {
-            continue;
-        }
-        let (name, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let value = value.trim();
-        match name {
-            "priority" if facts.priority.is_none() => {
-                facts.priority = value.parse::<f64>().ok().filter(|p| p.is_finite());
-            }
-            "ignore_on_max_context" => facts.ignore_on_max_context = true,
-            "disable_ui_prompt" => {
-                if let Some(p) = UiPrompt::parse(value) {
-                    if !facts.disable_ui_prompt.contains(&p) {
-                        facts.disable_ui_prompt.push(p);
-                    }
-                }
-            }
-            _ => {}
-        }
+    let d = ccv3::decorator::parse(content).decorators;
+    DecoratorFacts {
+        priority: d.priority.filter(|p| p.is_finite()),
+        ignore_on_max_context: d.ignore_on_max_context,
+        disable_ui_prompt: ui_prompts(d.disable_ui_prompt.as_deref()),
     }
-    facts
 }
 
 /// Converts the decorator facts of one lorebook entry into a [`LoreInsert`], following SPEC_V3:
@@ -113,23 +93,6 @@ pub fn insert_from_decorators(
     LoreInsert::new(label, content, position).with_order(order)
 }
 
-/// The messages of a chat read by the lorebook engine's reader (`ccv3_lore::chat::parse_chat`,
-/// which also takes SillyTavern `.jsonl` and leaves hidden messages out), as prompt messages.
-pub fn chat_from_lore(chat: &ccv3_lore::chat::Chat) -> Vec<crate::ChatMessage> {
-    chat.messages
-        .iter()
-        .map(|m| crate::ChatMessage {
-            role: match m.role {
-                ccv3_lore::chat::Role::User => Role::User,
-                ccv3_lore::chat::Role::Assistant => Role::Assistant,
-                ccv3_lore::chat::Role::System => Role::System,
-            },
-            name: m.name.clone(),
-            content: m.content.clone(),
-        })
-        .collect()
-}
-
 /// Turns the activations of a lorebook scan into prompt inserts, in the scan's prompt order.
 ///
 /// `books` are the books the scan was compiled from (in the same order). Positions map one to
@@ -148,8 +111,8 @@ pub fn inserts_from_activations(
         .map(|a| {
             let book = books.get(a.entry.book);
             let entry = book.and_then(|b| b.book.entries.get(a.entry.index));
-            let decorators = entry
-                .map(|e| ccv3::decorator::parse(&e.content).decorators)
+            let facts = entry
+                .map(|e| decorator_facts(&e.content))
                 .unwrap_or_default();
             let role = match a.role {
                 Some(ccv3::decorator::DecoratorRole::User) => Role::User,
@@ -180,11 +143,11 @@ pub fn inserts_from_activations(
                 None => name,
             };
             let mut insert = LoreInsert::new(label, a.content, position).with_order(a.order);
-            insert.priority = decorators
+            insert.priority = facts
                 .priority
                 .or_else(|| entry.and_then(ccv3::Entry::priority_f64));
-            insert.ignore_on_max_context = decorators.ignore_on_max_context;
-            insert.disable_ui_prompt = ui_prompts(decorators.disable_ui_prompt.as_deref());
+            insert.ignore_on_max_context = facts.ignore_on_max_context;
+            insert.disable_ui_prompt = facts.disable_ui_prompt;
             insert
         })
         .collect()
@@ -207,8 +170,9 @@ mod cbs {
     ///
     /// The context holds the card's fields, the chat (oldest first; assistant messages named
     /// after the character, user messages after the user unless the message has a name), the
-    /// seed and the greeting index from the options. The clock is unset (time macros expand to
-    /// nothing) until [`CbsExpander::context`] gets one (`context.now = Some(..)`).
+    /// seed, the greeting index and the clock ([`PromptOptions::now`]) from the options. This
+    /// crate never reads the system clock: without `now` the time macros (`{{time}}`,
+    /// `{{date}}`, `{{isotime}}`, `{{idle_duration}}`, ...) expand to an empty string.
     pub struct CbsExpander {
         /// What the macros read; `original` is set for each text.
         pub context: Context,
@@ -249,6 +213,10 @@ mod cbs {
                 .with_messages(messages)
                 .with_seed(opts.seed)
                 .with_greeting_index(opts.greeting);
+            let context = match opts.now {
+                Some(now) => context.with_now(now),
+                None => context,
+            };
             CbsExpander {
                 context,
                 variables: Variables::new(),

@@ -137,6 +137,10 @@ pub struct PromptOptions {
     /// Whether macros in lorebook contents are expanded (default on; turn off when the lorebook
     /// engine returns expanded text).
     pub expand_lore: bool,
+    /// The clock for the time macros of [`crate::adapters::CbsExpander`] (`{{time}}`,
+    /// `{{date}}`, ...). The library never reads the system clock: `None` (the default) makes
+    /// those macros expand to an empty string; the CLI passes the clock (or `--now`).
+    pub now: Option<ccv3_cbs::Timestamp>,
 }
 
 impl Default for PromptOptions {
@@ -161,6 +165,7 @@ impl Default for PromptOptions {
             authors_note_depth: 4,
             part_overhead: 0,
             expand_lore: true,
+            now: None,
         }
     }
 }

@@ -26,14 +26,10 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
-    /// A chat file is not valid.
-    #[error("chat: {place}: {problem}")]
-    Chat {
-        /// Where in the chat (`line 3`, `[2].role`, ...).
-        place: String,
-        /// What is wrong.
-        problem: String,
-    },
+    /// A chat, state or book could not be read (the lorebook engine's error: the chat reader
+    /// is [`ccv3_lore::chat::parse_chat`]).
+    #[error(transparent)]
+    Lore(#[from] ccv3_lore::LoreError),
     /// The requested greeting does not exist.
     #[error("greeting {index} does not exist: the card has {available} greeting(s) for this chat")]
     Greeting {

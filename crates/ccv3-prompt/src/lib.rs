@@ -12,9 +12,14 @@
 //! - [`Expander`] expands macros; [`SimpleExpander`] knows `{{char}}`, `{{user}}` and
 //!   `{{original}}`; the [`adapters`] module plugs in the full CBS engine and the lorebook engine.
 //! - [`TokenCounter`] counts through a [`ccv3_tokens::Tokenizer`] with a per-text cache.
-//! - Output: [`Assembled::messages`] (OpenAI-style), [`to_cli_json`] (`ccv3 prompt --json`),
-//!   [`to_text`] (readable, with slot markers) and [`InstructTemplate::render`] (ChatML, Llama 3,
-//!   Mistral, Alpaca or a custom JSON template).
+//! - [`Session`] is the turn policy in one place: card, books, options; [`Session::scan`] and
+//!   [`Session::prompt`] turn a chat and a state into activations, a prompt and the next state,
+//!   deterministic from a seed that defaults to the chat's ([`session`]).
+//! - Chats are read by ccv3's one reader, [`parse_chat`] (from `ccv3_lore::chat`).
+//! - Output: [`Assembled::messages`] (OpenAI-style), [`Assembled::report`] (a [`PromptReport`],
+//!   whose serialisation is `ccv3 prompt --json`), [`to_text`] (readable, with slot markers)
+//!   and [`InstructTemplate::render`] (ChatML, Llama 3, Mistral, Alpaca or a custom JSON
+//!   template).
 //!
 //! # Example
 //!
@@ -33,7 +38,7 @@
 //!     ..Default::default()
 //! };
 //! let counter = TokenCounter::new(ccv3_tokens::Estimate);
-//! let prompt = assemble(&card, &chat, &lore, &opts, &mut SimpleExpander, &counter)?;
+//! let prompt = assemble(&card, &chat.messages, &lore, &opts, &mut SimpleExpander, &counter)?;
 //! let messages = prompt.messages();
 //! assert_eq!(messages[0].content,
 //!     "You are a roleplay partner. Stay in character as Aqua.\n\nA water goddess.");
@@ -54,18 +59,23 @@ mod expand;
 pub mod instruct;
 mod lore;
 pub mod render;
+pub mod session;
 pub mod template;
 mod tokens;
 
 pub use assemble::{
     assemble, Assembled, Cut, CutKind, CutReason, LoreUse, Part, PartKind, PromptOptions,
 };
-pub use chat::{parse_chat, ChatMessage, Role, MAX_CHAT_BYTES, MAX_CHAT_MESSAGES};
+pub use chat::{
+    parse_chat, seed_from_messages, Chat, ChatMessage, Role, CHAT_SHAPES, MAX_CHAT_BYTES,
+    MAX_CHAT_MESSAGES,
+};
 pub use error::Error;
 pub use expand::{ExpandContext, Expander, SimpleExpander};
 pub use instruct::{InstructTemplate, Wrap};
 pub use lore::{InsertPosition, LoreInsert, UiPrompt};
-pub use render::{to_cli_json, to_text, Message};
+pub use render::{to_text, Message, PromptReport, ReportCut, ReportLore, ReportMessage};
+pub use session::{Expanded, ScanOutcome, Session, SessionOptions, TurnOutcome};
 pub use template::{Slot, Template};
 pub use tokens::TokenCounter;
 

@@ -15,7 +15,7 @@
 //!
 //! # `--json`
 //!
-//! [`to_cli_json`] writes
+//! [`PromptReport`] ([`Assembled::report`]) serialises to
 //!
 //! ```json
 //! {"messages": [{"role": "system", "content": "..."}, ...],
@@ -33,7 +33,6 @@ use crate::assemble::{Assembled, PartKind};
 use crate::chat::Role;
 use crate::template::Slot;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// One chat message sent to a model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,62 +104,99 @@ impl Assembled {
     }
 }
 
-/// The `ccv3 prompt --json` document (see the module docs).
+/// The `ccv3 prompt --json` document: it derives `serde::Serialize`, and its serialisation is
+/// that document (see the module docs); the CLI and the bindings serialise this one type.
 ///
 /// ```
-/// let doc = ccv3_prompt::to_cli_json(&ccv3_prompt::Assembled::default());
-/// assert_eq!(doc.to_string(), r#"{"messages":[],"tokens":0,"lore":[],"cut":[]}"#);
+/// let report = ccv3_prompt::Assembled::default().report();
+/// assert_eq!(serde_json::to_string(&report)?, r#"{"messages":[],"tokens":0,"lore":[],"cut":[]}"#);
+/// # Ok::<(), serde_json::Error>(())
 /// ```
-pub fn to_cli_json(assembled: &Assembled) -> Value {
-    fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
-        let mut map = Map::with_capacity(N);
-        for (k, v) in fields {
-            map.insert(k.to_string(), v);
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptReport {
+    /// The prompt as chat messages, the prefill as the last assistant message.
+    pub messages: Vec<ReportMessage>,
+    /// [`Assembled::tokens`].
+    pub tokens: usize,
+    /// The lorebook entries in the prompt, in prompt order.
+    pub lore: Vec<ReportLore>,
+    /// What was left out, in the order it was cut.
+    pub cut: Vec<ReportCut>,
+}
+
+/// One message of a [`PromptReport`]: `{"role", "content"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReportMessage {
+    /// Who speaks.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+}
+
+/// One lorebook entry of a [`PromptReport`]: `{"label", "position", "slot", "role", "tokens"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReportLore {
+    /// The entry's label (`book/entry`).
+    pub label: String,
+    /// Its position (`depth 4 system`, `after_char`, ...).
+    pub position: String,
+    /// The slot it went into.
+    pub slot: Slot,
+    /// Its role.
+    pub role: Role,
+    /// Its token count.
+    pub tokens: usize,
+}
+
+/// One cut of a [`PromptReport`]: `{"kind", "label", "tokens", "reason"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReportCut {
+    /// `history`, `lore` or `example`.
+    pub kind: &'static str,
+    /// Its label.
+    pub label: String,
+    /// Its token count.
+    pub tokens: usize,
+    /// `max_context` or `not_in_template`.
+    pub reason: &'static str,
+}
+
+impl Assembled {
+    /// The `ccv3 prompt --json` document of this prompt (see [`PromptReport`]).
+    pub fn report(&self) -> PromptReport {
+        PromptReport {
+            messages: self
+                .chat_messages()
+                .into_iter()
+                .map(|m| ReportMessage {
+                    role: m.role,
+                    content: m.content,
+                })
+                .collect(),
+            tokens: self.tokens,
+            lore: self
+                .lore
+                .iter()
+                .map(|l| ReportLore {
+                    label: l.label.clone(),
+                    position: l.position.clone(),
+                    slot: l.slot,
+                    role: l.role,
+                    tokens: l.tokens,
+                })
+                .collect(),
+            cut: self
+                .cut
+                .iter()
+                .map(|c| ReportCut {
+                    kind: c.kind.as_str(),
+                    label: c.label.clone(),
+                    tokens: c.tokens,
+                    reason: c.reason.as_str(),
+                })
+                .collect(),
         }
-        Value::Object(map)
     }
-    let s = |t: &str| Value::String(t.to_string());
-    let messages: Vec<Value> = assembled
-        .chat_messages()
-        .into_iter()
-        .map(|m| {
-            object([
-                ("role", s(m.role.as_str())),
-                ("content", Value::String(m.content)),
-            ])
-        })
-        .collect();
-    let lore: Vec<Value> = assembled
-        .lore
-        .iter()
-        .map(|l| {
-            object([
-                ("label", s(&l.label)),
-                ("position", s(&l.position)),
-                ("slot", s(l.slot.as_str())),
-                ("role", s(l.role.as_str())),
-                ("tokens", Value::from(l.tokens)),
-            ])
-        })
-        .collect();
-    let cut: Vec<Value> = assembled
-        .cut
-        .iter()
-        .map(|c| {
-            object([
-                ("kind", s(c.kind.as_str())),
-                ("label", s(&c.label)),
-                ("tokens", Value::from(c.tokens)),
-                ("reason", s(c.reason.as_str())),
-            ])
-        })
-        .collect();
-    object([
-        ("messages", Value::Array(messages)),
-        ("tokens", Value::from(assembled.tokens)),
-        ("lore", Value::Array(lore)),
-        ("cut", Value::Array(cut)),
-    ])
 }
 
 /// The prompt as readable text: a `── slot ──` line before each slot, each part after it (history

@@ -152,7 +152,7 @@ proptest! {
         let res = assemble(&inp.card, &inp.chat, &inp.lore, &inp.opts, &mut SimpleExpander, &counter);
         if let Ok(a) = res {
             let _ = to_text(&a);
-            let _ = to_cli_json(&a);
+            let _ = serde_json::to_string(&a.report());
             let _ = InstructTemplate::llama3().render(&a);
             let sum: usize = a.parts.iter().map(|p| p.tokens).sum();
             prop_assert_eq!(sum, a.tokens);

@@ -560,7 +560,7 @@ fn prompt_cli_json_shape() {
     };
     let chat: Vec<ChatMessage> = (0..4).map(|i| ChatMessage::user(format!("M{i}"))).collect();
     let a = run(&card(), &chat, &lore, &o);
-    let v = to_cli_json(&a);
+    let v = serde_json::to_value(a.report()).unwrap();
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["messages", "tokens", "lore", "cut"]);
     assert_eq!(v["tokens"], 10);
@@ -658,8 +658,8 @@ fn scan_and_assemble(
     o: &PromptOptions,
 ) -> Assembled {
     use ccv3_lore::{BookInput, BookKind, LorebookCompiler};
-    let lore_chat = ccv3_lore::chat::parse_chat(chat_json).unwrap();
-    let chat = adapters::chat_from_lore(&lore_chat);
+    let lore_chat = parse_chat(chat_json).unwrap();
+    let chat = &lore_chat.messages;
     let books: Vec<BookInput> = card
         .character_book
         .iter()
@@ -679,8 +679,8 @@ fn scan_and_assemble(
         &ccv3_tokens::Estimate,
     );
     let inserts = adapters::inserts_from_activations(&result, &books);
-    let mut expander = adapters::CbsExpander::new(card, &chat, o);
-    assemble(card, &chat, &inserts, o, &mut expander, &counter()).unwrap()
+    let mut expander = adapters::CbsExpander::new(card, chat, o);
+    assemble(card, chat, &inserts, o, &mut expander, &counter()).unwrap()
 }
 
 /// A card read from JSON, as a file would be.

@@ -1,11 +1,13 @@
-//! `ccv3 cbs TEXT [--card FILE] [--char NAME] [--user NAME] [--chat CHAT] [--seed N] [--display]`.
+//! `ccv3 cbs TEXT [--card FILE] [--char NAME] [--user NAME] [--chat CHAT] [--seed N] [--now T]
+//! [--display]`.
 
 use super::{load, print, CliError, CmdResult};
-use ccv3_cbs::{Mode, Template, Variables};
-use ccv3_prompt::adapters::CbsExpander;
-use ccv3_prompt::{ChatMessage, PromptOptions};
+use ccv3_cbs::{Mode, Variables};
+use ccv3_lore::chat::{Chat, MAX_CHAT_BYTES};
+use ccv3_prompt::{Session, SessionOptions};
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 pub use crate::args::CbsArgs as Args;
 
@@ -22,30 +24,35 @@ pub fn run(args: Args) -> CmdResult {
     };
     let card = match &args.card {
         Some(path) => match load(path)? {
-            ccv3::Document::Card(cf) => cf.card.data,
+            ccv3::Document::Card(cf) => Some(cf.card.data),
             ccv3::Document::Lorebook(_) => {
                 return Err(CliError::file(path, "is a lorebook, not a card"))
             }
         },
-        None => ccv3::CardData::default(),
+        None => None,
     };
     let chat = match &args.chat {
         Some(path) => load_chat(path)?,
-        None => Vec::new(),
+        None => Chat::default(),
     };
-    let opts = PromptOptions {
+    let options = SessionOptions {
         user_name: args.user,
         char_name: args.char_name,
-        seed: args.seed.unwrap_or_else(|| seed_from_chat(&chat)),
-        ..PromptOptions::default()
+        seed: args.seed,
+        now: Some(args.now.unwrap_or_else(crate::now::clock)),
+        ..SessionOptions::default()
     };
-    let expander = CbsExpander::new(&card, &chat, &opts);
+    // No tokenizer is needed to expand macros.
+    let mut session = Session::new(options, Arc::new(ccv3_tokens::Estimate));
+    if let Some(card) = &card {
+        session = session.with_card(card, "");
+    }
     let mode = if args.display {
         Mode::Display
     } else {
         Mode::Prompt
     };
-    let out = Template::parse(&text).expand(&expander.context, &mut Variables::new(), mode);
+    let out = session.expand_macros(&text, &chat, &mut Variables::new(), mode);
     for w in &out.warnings {
         eprintln!("ccv3: warning: {}", w.render(&text));
     }
@@ -53,22 +60,20 @@ pub fn run(args: Args) -> CmdResult {
     Ok(0)
 }
 
-/// Reads a chat file, naming it on failure.
-pub fn load_chat(path: &Path) -> Result<Vec<ChatMessage>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::file(path, e))?;
-    let chat = ccv3_lore::chat::parse_chat(&text).map_err(|e| CliError::file(path, e))?;
-    Ok(ccv3_prompt::adapters::chat_from_lore(&chat))
-}
-
-/// A seed that is the same for the same chat (FNV-1a over the messages), so `{{pick}}` gives
-/// the same choice when the same prompt is built again.
-pub fn seed_from_chat(chat: &[ChatMessage]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for m in chat {
-        for b in m.content.bytes().chain([0u8]) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
+/// Reads a chat file (at most [`MAX_CHAT_BYTES`]) with ccv3's one chat reader, naming the file
+/// on failure.
+pub fn load_chat(path: &Path) -> Result<Chat, CliError> {
+    let file = std::fs::File::open(path).map_err(|e| CliError::file(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_CHAT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::file(path, e))?;
+    if bytes.len() > MAX_CHAT_BYTES {
+        return Err(CliError::file(
+            path,
+            format!("the chat is larger than {MAX_CHAT_BYTES} bytes"),
+        ));
     }
-    h
+    let text = String::from_utf8(bytes).map_err(|e| CliError::file(path, e))?;
+    ccv3_lore::chat::parse_chat(&text).map_err(|e| CliError::file(path, e))
 }

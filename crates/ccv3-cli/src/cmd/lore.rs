@@ -1,10 +1,21 @@
 //! `ccv3 lore scan`: which lorebook entries a chat activates, and why the others did not.
+//!
+//! # `--json` output
+//! ```text
+//! {"activated":[{"book":B,"index":I,"name":N,"content":C,"position":P,"depth":D,"role":R,"reason":S}],
+//!  "rejected":[{"book":B,"index":I,"name":N,"reason":S}],
+//!  "tokens":T,
+//!  "timing":{"load_ms":L,"compile_ms":M,"scan_ms":K}}      (only with --timing)
+//! ```
+//! Everything but `timing` is [`ccv3_lore::ScanReport`] (see its docs for the fields).
 
 use super::{load, print, CliError, CmdResult};
 use crate::output::write_atomic;
 use ccv3::{Document, Lorebook};
-use ccv3_lore::cli::{render_table, run_scan, write_cli_json, LoreScanArgs, Timing};
-use ccv3_lore::{BookInput, BookKind, ScanState, Strategy};
+use ccv3_lore::{BookKind, ScanState, Strategy};
+use ccv3_prompt::{ScanOutcome, Session, SessionOptions};
+use serde::Serialize;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -17,6 +28,27 @@ struct Loaded {
     from_card: bool,
     card_char_name: Option<String>,
     name: String,
+}
+
+/// `--timing` figures, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct Timing {
+    /// Reading and parsing the input files.
+    load_ms: f64,
+    /// Compiling the books.
+    compile_ms: f64,
+    /// The scan.
+    scan_ms: f64,
+}
+
+/// The `--json` document: the library's report, plus `timing` with `--timing`.
+#[derive(Serialize)]
+struct ScanJson<'r> {
+    activated: &'r [ccv3_lore::ActivatedItem<'r>],
+    rejected: &'r [ccv3_lore::RejectedItem<'r>],
+    tokens: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timing: Option<Value>,
 }
 
 /// Runs one scan; with `--state`, reads the state first and writes the next state back.
@@ -42,92 +74,185 @@ pub fn run(args: Args) -> CmdResult {
     for path in &args.books {
         loaded.push(load_book(path)?);
     }
-    let chat_text =
-        std::fs::read_to_string(&args.chat).map_err(|e| CliError::file(&args.chat, e))?;
-    let chat =
-        ccv3_lore::chat::parse_chat(&chat_text).map_err(|e| CliError::file(&args.chat, e))?;
-    let state = match &args.state {
-        Some(p) if p.exists() => {
-            let text = std::fs::read_to_string(p).map_err(|e| CliError::file(p, e))?;
-            ScanState::from_json(&text).map_err(|e| CliError::file(p, e))?
-        }
-        _ => ScanState::default(),
-    };
+    let chat = super::cbs::load_chat(&args.chat)?;
+    let state = load_state(args.state.as_deref())?;
     let char_name = args
         .char_name
         .clone()
         .or_else(|| loaded.iter().find_map(|l| l.card_char_name.clone()))
         .unwrap_or_else(|| "Character".to_string());
-    // The first card's book is the character book; every other book is global.
-    let mut character_taken = false;
-    let books: Vec<BookInput> = loaded
-        .iter()
-        .map(|l| {
-            let kind = if l.from_card && !character_taken {
-                character_taken = true;
-                BookKind::Character
-            } else {
-                BookKind::Global
-            };
-            BookInput {
-                book: &l.book,
-                kind,
-                name: l.name.clone(),
-            }
-        })
-        .collect();
     let tokenizer = tokenizer_thread
         .join()
         .map_err(|_| CliError::file(Path::new("--tokenizer"), "the tokenizer failed to load"))?
         .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
-    let load_ms = t0.elapsed().as_secs_f64() * 1000.0;
-    let scan_args = LoreScanArgs {
-        books,
-        chat,
-        state,
-        seed: args.seed,
-        greeting: args.greeting,
-        char_name,
+    let options = SessionOptions {
         user_name: args.user.clone(),
-        recursive: args.recursive,
+        char_name: Some(char_name),
+        greeting: args.greeting,
         scan_depth: args.scan_depth,
+        recursive: args.recursive,
         strategy,
-        tokenizer: tokenizer.as_ref(),
+        seed: args.seed,
+        // One scan per call: no automata over every key of the books, only over those that can
+        // occur in the chat.
+        single_scan: true,
+        ..SessionOptions::default()
     };
-    let out = run_scan(&scan_args);
+    // The first card's book is the character book; every other book is global.
+    let mut session = Session::new(options, tokenizer);
+    for l in &loaded {
+        let kind = if l.from_card {
+            BookKind::Character
+        } else {
+            BookKind::Global
+        };
+        session = session.with_book(&l.book, kind, l.name.clone());
+    }
+    let load_ms = ms(t0);
+    let t1 = Instant::now();
+    let compiled = session.compiled();
+    let compile_ms = ms(t1);
+    let t2 = Instant::now();
+    let out = session.scan(&chat, &state);
+    let scan_ms = ms(t2);
     if let Some(p) = &args.state {
-        write_atomic(p, out.result.state.to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
+        write_atomic(p, out.state().to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
     }
     if args.json {
         let timing = args.timing.then_some(Timing {
             load_ms,
-            compile_ms: out.compile_ms,
-            scan_ms: out.scan_ms,
+            compile_ms,
+            scan_ms,
         });
         let stdout = std::io::stdout().lock();
         let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
-        write_cli_json(&out, timing, &mut w)
+        write_json(&out, timing, &mut w)
             .and_then(|()| w.write_all(b"\n"))
             .and_then(|()| w.flush())?;
     } else {
         let mut text = render_table(&out);
         if args.timing {
             text.push_str(&format!(
-                "timing: load {load_ms:.2} ms, compile {:.2} ms, scan {:.2} ms\n",
-                out.compile_ms, out.scan_ms
+                "timing: load {load_ms:.2} ms, compile {compile_ms:.2} ms, scan {scan_ms:.2} ms\n"
             ));
         }
         print(&text)?;
     }
-    for d in &out.diagnostics {
+    for d in compiled.diagnostics() {
         eprintln!("ccv3: warning: {d}");
     }
     // The process ends next: handing a big book's million allocations back one by one would
     // cost more than the scan did, so they are left to the end of the process.
     std::mem::forget(out);
-    std::mem::forget(scan_args);
+    std::mem::forget(session);
     std::mem::forget(loaded);
     Ok(0)
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Reads `--state` if the file exists (a new chat's state otherwise).
+pub fn load_state(path: Option<&Path>) -> Result<ScanState, CliError> {
+    match path {
+        Some(p) if p.exists() => {
+            let text = std::fs::read_to_string(p).map_err(|e| CliError::file(p, e))?;
+            ScanState::from_json(&text).map_err(|e| CliError::file(p, e))
+        }
+        _ => Ok(ScanState::default()),
+    }
+}
+
+fn num(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        json!(f as i64)
+    } else {
+        json!(f)
+    }
+}
+
+fn round3(f: f64) -> f64 {
+    (f * 1000.0).round() / 1000.0
+}
+
+/// Writes the `--json` document straight to `w` (streamed: with every entry explained, a tree
+/// of it would be most of the memory a cold scan of a big book touches).
+fn write_json<W: Write>(
+    out: &ScanOutcome<'_>,
+    timing: Option<Timing>,
+    w: &mut W,
+) -> std::io::Result<()> {
+    let report = out.report();
+    let doc = ScanJson {
+        activated: &report.activated,
+        rejected: &report.rejected,
+        tokens: report.tokens,
+        timing: timing.map(|t| {
+            json!({"load_ms": num(round3(t.load_ms)), "compile_ms": num(round3(t.compile_ms)), "scan_ms": num(round3(t.scan_ms))})
+        }),
+    };
+    serde_json::to_writer(w, &doc).map_err(std::io::Error::from)
+}
+
+fn cell(s: &str, width: usize) -> String {
+    let one_line: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let n = one_line.chars().count();
+    if n <= width {
+        format!("{one_line:<width$}")
+    } else {
+        let cut: String = one_line.chars().take(width.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+/// A readable table of the same data as the `--json` document.
+fn render_table(out: &ScanOutcome<'_>) -> String {
+    let book = |b: usize| out.book_names.get(b).map(String::as_str).unwrap_or("");
+    let mut s = String::new();
+    s.push_str(&format!(
+        "activated: {} entries, {} tokens\n",
+        out.result.activated.len(),
+        out.result.tokens
+    ));
+    s.push_str(&format!(
+        "  {} {} {} {} {}\n",
+        cell("book#index", 22),
+        cell("name", 24),
+        cell("position", 14),
+        cell("reason", 36),
+        "content"
+    ));
+    for a in &out.result.activated {
+        let pos = match a.depth {
+            Some(d) => format!("{}@{d}", a.position.as_str()),
+            None => a.position.as_str().to_string(),
+        };
+        s.push_str(&format!(
+            "  {} {} {} {} {}\n",
+            cell(&format!("{}#{}", book(a.entry.book), a.entry.index), 22),
+            cell(a.name.unwrap_or("-"), 24),
+            cell(&pos, 14),
+            cell(&a.reason.to_string(), 36),
+            cell(a.content, 40).trim_end()
+        ));
+    }
+    s.push_str(&format!(
+        "rejected: {} entries\n",
+        out.result.rejected.len()
+    ));
+    for r in &out.result.rejected {
+        s.push_str(&format!(
+            "  {} {} {}\n",
+            cell(&format!("{}#{}", book(r.entry.book), r.entry.index), 22),
+            cell(r.name.unwrap_or("-"), 24),
+            r.reason
+        ));
+    }
+    s
 }
 
 fn load_book(path: &Path) -> Result<Loaded, CliError> {
@@ -156,5 +281,77 @@ fn load_book(path: &Path) -> Result<Loaded, CliError> {
             card_char_name: None,
             name,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccv3_lore::chat::{Chat, Message};
+    use serde_json::json;
+
+    fn book(entries: Value) -> Lorebook {
+        let mut d = Vec::new();
+        Lorebook::from_json(json!({ "entries": entries }), "", false, &mut d).expect("book")
+    }
+
+    fn entry(keys: &[&str], content: &str) -> Value {
+        json!({"keys": keys, "content": content, "extensions": {}, "enabled": true, "insertion_order": 100, "use_regex": false})
+    }
+
+    /// `ccv3 lore scan --json --timing` (README): the report's fields, then `timing`.
+    #[test]
+    fn lore_scan_json_shape_with_timing_and_table() {
+        let b = book(json!([
+            entry(&["a"], "@@depth 2\nHello"),
+            entry(&["a"], ""),
+            entry(&["zz"], "Z")
+        ]));
+        let options = SessionOptions {
+            char_name: Some("Aqua".into()),
+            seed: Some(1),
+            greeting: Some(0),
+            single_scan: true,
+            ..SessionOptions::default()
+        };
+        let session = Session::new(options, std::sync::Arc::new(ccv3_tokens::Estimate)).with_book(
+            &b,
+            BookKind::Character,
+            "card",
+        );
+        let out = session.scan(&Chat::from(vec![Message::user("a")]), &ScanState::default());
+        let timing = Timing {
+            load_ms: 1.0,
+            compile_ms: 2.25,
+            scan_ms: 3.0004,
+        };
+        let mut text = Vec::new();
+        write_json(&out, Some(timing), &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["activated", "rejected", "tokens", "timing"]);
+        assert_eq!(v["activated"][0]["book"], "card");
+        assert_eq!(v["activated"][0]["content"], "Hello");
+        assert_eq!(v["activated"][0]["depth"], 2);
+        assert_eq!(v["rejected"][0]["reason"], "empty content");
+        assert_eq!(v["rejected"][1]["reason"], "no key matched");
+        assert_eq!(v["tokens"], 2);
+        assert_eq!(
+            v["timing"],
+            json!({"load_ms": 1, "compile_ms": 2.25, "scan_ms": 3})
+        );
+        assert!(text.ends_with(r#""timing":{"load_ms":1,"compile_ms":2.25,"scan_ms":3}}"#));
+        let mut bare = Vec::new();
+        write_json(&out, None, &mut bare).unwrap();
+        assert_eq!(
+            String::from_utf8(bare).unwrap(),
+            serde_json::to_string(&out.report()).unwrap()
+        );
+        let table = render_table(&out);
+        assert!(
+            table.contains("card#0") && table.contains("empty content"),
+            "{table}"
+        );
     }
 }

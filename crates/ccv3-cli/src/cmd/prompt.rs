@@ -1,14 +1,30 @@
 //! `ccv3 prompt`: a card, its lorebooks and a chat become the messages a model receives.
+//!
+//! `--json` prints [`ccv3_prompt::PromptReport`] (`{"messages","tokens","lore","cut"}`), plus
+//! `text` (the prompt rendered through the instruct template) with `--instruct`.
 
 use super::{load, print, CliError, CmdResult};
 use crate::output::write_atomic;
 use ccv3::{Document, Lorebook};
-use ccv3_lore::{BookInput, BookKind, LorebookCompiler, ScanOptions, ScanState};
-use ccv3_prompt::adapters::{chat_from_lore, inserts_from_activations, CbsExpander};
-use ccv3_prompt::{InstructTemplate, PromptOptions, Template, TokenCounter};
+use ccv3_lore::BookKind;
+use ccv3_prompt::{
+    InstructTemplate, ReportCut, ReportLore, ReportMessage, Session, SessionOptions, Template,
+};
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 pub use crate::args::PromptArgs as Args;
+
+/// The `--json` document: the library's report, plus `text` with `--instruct`.
+#[derive(Serialize)]
+struct PromptJson<'r> {
+    messages: &'r [ReportMessage],
+    tokens: usize,
+    lore: &'r [ReportLore],
+    cut: &'r [ReportCut],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+}
 
 /// Builds the prompt and prints it; with `--state`, writes the next state back.
 pub fn run(args: Args) -> CmdResult {
@@ -36,84 +52,40 @@ pub fn run(args: Args) -> CmdResult {
             Document::Lorebook(bf) => globals.push((name, bf.book)),
         }
     }
-    let chat_text =
-        std::fs::read_to_string(&args.chat).map_err(|e| CliError::file(&args.chat, e))?;
-    let lore_chat =
-        ccv3_lore::chat::parse_chat(&chat_text).map_err(|e| CliError::file(&args.chat, e))?;
-    let chat = chat_from_lore(&lore_chat);
-    let seed = args
-        .seed
-        .unwrap_or_else(|| super::cbs::seed_from_chat(&chat));
-    let state = match &args.state {
-        Some(p) if p.exists() => {
-            let text = std::fs::read_to_string(p).map_err(|e| CliError::file(p, e))?;
-            ScanState::from_json(&text).map_err(|e| CliError::file(p, e))?
-        }
-        _ => ScanState::default(),
-    };
+    let chat = super::cbs::load_chat(&args.chat)?;
+    let state = super::lore::load_state(args.state.as_deref())?;
     let tokenizer = tokenizer_thread
         .join()
         .map_err(|_| CliError::file(&flag("--tokenizer"), "the tokenizer failed to load"))?
         .map_err(|e| CliError::file(&flag("--tokenizer"), e))?;
-
-    // The lorebook scan: the card's book is the character book, --book files are global.
-    let card_name = display_name(&args.card);
-    let mut books: Vec<BookInput> = Vec::new();
-    if let Some(b) = &card.character_book {
-        books.push(BookInput {
-            book: b,
-            kind: BookKind::Character,
-            name: card_name,
-        });
-    }
-    for (name, b) in &globals {
-        books.push(BookInput {
-            book: b,
-            kind: BookKind::Global,
-            name: name.clone(),
-        });
-    }
-    let char_name = card.char_name().to_string();
-    let compiled = LorebookCompiler::new()
-        .names(&char_name, &args.user)
-        .compile(&books);
-    let scan_opts = ScanOptions {
-        seed,
-        greeting: Some(args.greeting),
-        char_name: char_name.clone(),
-        user_name: args.user.clone(),
-        max_context: args.max_context,
-        ..Default::default()
-    };
-    let result = compiled.scan(&lore_chat, &state, &scan_opts, tokenizer.as_ref());
-    for d in compiled.diagnostics() {
-        eprintln!("ccv3: warning: {d}");
-    }
-    let inserts = inserts_from_activations(&result, &books);
-
     let template = match &args.template {
         Some(p) => Template::from_file(p).map_err(|e| CliError::file(p, e))?,
         None => Template::default(),
     };
-    let opts = PromptOptions {
+    let options = SessionOptions {
         user_name: args.user.clone(),
-        greeting: args.greeting,
-        seed,
+        greeting: Some(args.greeting),
+        seed: args.seed,
         system_prompt: args.system_prompt.clone(),
         max_context: args.max_context,
         template,
-        ..PromptOptions::default()
+        now: Some(args.now.unwrap_or_else(crate::now::clock)),
+        ..SessionOptions::default()
     };
-    let mut expander =
-        CbsExpander::new(&card, &chat, &opts).with_variables(state.variables.clone());
-    let counter = TokenCounter::from_arc(tokenizer);
-    let assembled = ccv3_prompt::assemble(&card, &chat, &inserts, &opts, &mut expander, &counter)
+    // The card's book is the character book, --book files are global.
+    let mut session = Session::new(options, tokenizer).with_card(&card, display_name(&args.card));
+    for (name, b) in &globals {
+        session = session.with_book(b, BookKind::Global, name.clone());
+    }
+    for d in session.compiled().diagnostics() {
+        eprintln!("ccv3: warning: {d}");
+    }
+    let turn = session
+        .prompt(&chat, &state)
         .map_err(|e| CliError::file(&args.card, e))?;
 
     if let Some(p) = &args.state {
-        let mut next = result.state.clone();
-        next.variables = expander.variables.clone();
-        write_atomic(p, next.to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
+        write_atomic(p, turn.state.to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
     }
     let instruct = match &args.instruct {
         Some(name) => {
@@ -122,15 +94,21 @@ pub fn run(args: Args) -> CmdResult {
         None => None,
     };
     if args.json {
-        let mut v = ccv3_prompt::to_cli_json(&assembled);
-        if let Some(t) = &instruct {
-            v["text"] = serde_json::Value::String(t.render(&assembled));
-        }
-        print(&format!("{v}\n"))?;
+        let report = turn.report();
+        let doc = PromptJson {
+            messages: &report.messages,
+            tokens: report.tokens,
+            lore: &report.lore,
+            cut: &report.cut,
+            text: instruct.as_ref().map(|t| t.render(&turn.prompt)),
+        };
+        let mut text = serde_json::to_string(&doc).map_err(std::io::Error::from)?;
+        text.push('\n');
+        print(&text)?;
     } else if let Some(t) = &instruct {
-        print(&t.render(&assembled))?;
+        print(&t.render(&turn.prompt))?;
     } else {
-        print(&ccv3_prompt::to_text(&assembled))?;
+        print(&ccv3_prompt::to_text(&turn.prompt))?;
     }
     Ok(0)
 }

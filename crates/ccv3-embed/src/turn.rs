@@ -1,0 +1,394 @@
+//! The lorebook engine and prompt assembly: [`scan_lorebook`] and [`build_prompt`], through
+//! the one turn policy of [`ccv3_prompt::Session`].
+
+use crate::cards::{book_from_value, card_from_value, read_book_source, read_card_data};
+use crate::opts::{self, get, type_name};
+use crate::text::{read_chat, read_now, read_variables, tokenizer};
+use crate::{EmbedError, Source};
+use ccv3::{CardData, Lorebook};
+use ccv3_lore::chat::Chat;
+use ccv3_lore::{BookKind, ScanState, Strategy};
+use ccv3_prompt::{InstructTemplate, Session, SessionOptions, Template};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A book of a request, read, with how the session takes it.
+struct Book {
+    book: Lorebook,
+    name: String,
+    /// Read from a card's bytes: the card's name, for `{{char}}`.
+    card_name: Option<String>,
+}
+
+/// Reads the books of a request. A book's display name (the `book` of activations and the
+/// prefix of lore labels) is its `name`, else `books[i]`.
+fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
+    let mut out = Vec::with_capacity(books.len());
+    for (i, b) in books.iter().enumerate() {
+        let at = |e: EmbedError| EmbedError::new(e.code, format!("books[{i}]: {}", e.message));
+        let (book, card_name) = match b {
+            Source::Bytes(bytes) => read_book_source(bytes).map_err(at)?,
+            Source::Json(v) => (book_from_value(v).map_err(at)?.0, None),
+        };
+        let name = book
+            .name
+            .as_deref()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map_or_else(|| format!("books[{i}]"), str::to_string);
+        out.push(Book {
+            book,
+            name,
+            card_name,
+        });
+    }
+    Ok(out)
+}
+
+/// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
+/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`).
+fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
+    let mut o = SessionOptions::default();
+    if let Some(u) = opts::string(req, "user")? {
+        o.user_name = u.to_string();
+    }
+    o.char_name = opts::string(req, "char")?.map(str::to_string);
+    o.greeting = opts::count(req, "greeting")?.map(|g| usize::try_from(g).unwrap_or(usize::MAX));
+    o.scan_depth = opts::count(req, "scan_depth")?;
+    o.recursive = opts::boolean(req, "recursive")?.unwrap_or(false);
+    if let Some(s) = opts::string(req, "strategy")? {
+        o.strategy = Strategy::parse(s).ok_or_else(|| {
+            EmbedError::bad_input(format!(
+                "unknown strategy {s:?}: use evenly, character-first or global-first"
+            ))
+        })?;
+    }
+    o.max_context =
+        opts::count(req, "max_context")?.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    o.system_prompt = opts::string(req, "system_prompt")?.map(str::to_string);
+    if let Some(t) = get(req, "template") {
+        let text = serde_json::to_string(t).map_err(|e| EmbedError::bad_input(e.to_string()))?;
+        o.template = Template::from_json(&text)
+            .map_err(|e| EmbedError::bad_input(format!("template: {e}")))?;
+    }
+    o.seed = opts::seed(req, "seed")?;
+    o.now = get(req, "now").map(read_now).transpose()?;
+    Ok(o)
+}
+
+/// The chat of a request (empty when absent).
+fn request_chat(req: Option<&Value>) -> Result<Chat, EmbedError> {
+    get(req, "chat").map_or_else(|| Ok(Chat::default()), read_chat)
+}
+
+/// The state of a request: a previous call's `state` (a new chat's when absent).
+fn request_state(req: Option<&Value>) -> Result<ScanState, EmbedError> {
+    match get(req, "state") {
+        None => Ok(ScanState::default()),
+        Some(v @ Value::Object(_)) => {
+            let mut state = state_from_value(v)?;
+            if let Some(vars) = v.get("variables").filter(|x| !x.is_null()) {
+                state.variables = read_variables(vars)?;
+            }
+            Ok(state)
+        }
+        Some(other) => Err(EmbedError::bad_input(format!(
+            "state must be the state object of the previous call, found {}",
+            type_name(other)
+        ))),
+    }
+}
+
+/// A [`ScanState`] from a JSON value, its variables left to [`read_variables`].
+fn state_from_value(v: &Value) -> Result<ScanState, EmbedError> {
+    let mut v = v.clone();
+    if let Value::Object(o) = &mut v {
+        o.shift_remove("variables");
+    }
+    <ScanState as serde::Deserialize>::deserialize(&v)
+        .map_err(|e| EmbedError::bad_input(format!("state: {e}")))
+}
+
+/// The `scan_lorebook` document: `ccv3 lore scan --json` plus `state`.
+#[derive(Serialize)]
+struct ScanDoc<'r> {
+    activated: &'r [ccv3_lore::ActivatedItem<'r>],
+    rejected: &'r [ccv3_lore::RejectedItem<'r>],
+    tokens: usize,
+    state: &'r ScanState,
+}
+
+/// The `build_prompt` document: `ccv3 prompt --json` (with `text` for an instruct template)
+/// plus `state`.
+#[derive(Serialize)]
+struct PromptDoc<'r> {
+    messages: &'r [ccv3_prompt::ReportMessage],
+    tokens: usize,
+    lore: &'r [ccv3_prompt::ReportLore],
+    cut: &'r [ccv3_prompt::ReportCut],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    state: &'r ScanState,
+}
+
+/// A document as a JSON value or JSON text.
+trait Out: Sized {
+    fn from_doc(doc: &impl Serialize) -> Result<Self, EmbedError>;
+}
+
+impl Out for Value {
+    fn from_doc(doc: &impl Serialize) -> Result<Self, EmbedError> {
+        serde_json::to_value(doc).map_err(|e| EmbedError::write_failed(e.to_string()))
+    }
+}
+
+impl Out for String {
+    fn from_doc(doc: &impl Serialize) -> Result<Self, EmbedError> {
+        serde_json::to_string(doc).map_err(|e| EmbedError::write_failed(e.to_string()))
+    }
+}
+
+/// The scan document of one scan.
+fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError> {
+    let report = out.report();
+    T::from_doc(&ScanDoc {
+        activated: &report.activated,
+        rejected: &report.rejected,
+        tokens: report.tokens,
+        state: out.state(),
+    })
+}
+
+/// Runs the lorebook engine over a chat: `{activated, rejected, tokens, state}`, the first
+/// three as `ccv3 lore scan --json` prints them; `state` is what the next call passes back in.
+///
+/// `books` are Lorebook objects or file bytes (a card's bytes mean its character book: the
+/// first such book is the character book, the others are global, as in `ccv3 lore scan`).
+/// `request` keys (`snake_case` or `camelCase`, all optional): `chat` (messages
+/// `[{role, name, content}]`, `{messages: [...]}` or a chat file's text), `state`, `seed`
+/// (default: from the chat), `user`, `char` (default: the first card's name), `greeting`,
+/// `scan_depth`, `recursive`, `strategy`, `max_context`, `tokenizer` (`o200k`, `cl100k`,
+/// `estimate`).
+///
+/// # Errors
+/// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,
+/// `read-failed` for book bytes that are not a lorebook or a card with a book.
+pub fn scan_lorebook(books: &[Source<'_>], request: &Value) -> Result<Value, EmbedError> {
+    scan_with(books, request)
+}
+
+/// [`scan_lorebook`] as JSON text (for bindings that parse JSON faster than they build objects).
+///
+/// # Errors
+/// As [`scan_lorebook`].
+pub fn scan_lorebook_json(books: &[Source<'_>], request: &Value) -> Result<String, EmbedError> {
+    scan_with(books, request)
+}
+
+/// Session options of a scan request, with the policy of `ccv3 lore scan` for `{{char}}`: the
+/// request's `char`, else the first card's name, else `Character`.
+fn scan_options(req: Option<&Value>, books: &[Book]) -> Result<SessionOptions, EmbedError> {
+    let mut options = session_options(req)?;
+    if options.char_name.is_none() {
+        options.char_name = Some(
+            books
+                .iter()
+                .find_map(|b| b.card_name.clone())
+                .unwrap_or_else(|| "Character".to_string()),
+        );
+    }
+    Ok(options)
+}
+
+/// Adds `books` to `session`: the first book read from a card is the character book, the
+/// others are global (as in `ccv3 lore scan`).
+fn add_books<'a>(mut session: Session<'a>, books: &'a [Book]) -> Session<'a> {
+    let mut has_character = false;
+    for b in books {
+        let kind = if b.card_name.is_some() && !has_character {
+            has_character = true;
+            BookKind::Character
+        } else {
+            BookKind::Global
+        };
+        session = session.with_book(&b.book, kind, b.name.clone());
+    }
+    session
+}
+
+fn scan_with<T: Out>(books: &[Source<'_>], request: &Value) -> Result<T, EmbedError> {
+    let req = opts::object(request, "the request")?;
+    let books = read_books(books)?;
+    let chat = request_chat(req)?;
+    let state = request_state(req)?;
+    let mut options = scan_options(req, &books)?;
+    options.single_scan = true;
+    let tok = tokenizer(opts::string(req, "tokenizer")?)?;
+    let session = add_books(Session::new(options, tok), &books);
+    scan_doc(&session.scan(&chat, &state))
+}
+
+/// Builds the prompt of one turn: `{messages, tokens, lore, cut, state}`, the first four as
+/// `ccv3 prompt --json` prints them (plus `text`, the prompt through the instruct template,
+/// when `instruct` is given).
+///
+/// `card` is a card object or file bytes; its `character_book` is the character book and
+/// `books` are global books. `request` keys: those of [`scan_lorebook`], plus
+/// `system_prompt`, `template` (a list of slot names), `instruct` (a built-in template name:
+/// `chatml`, `llama3`, `mistral`, `alpaca`, or a template object) and `now` (unix seconds or
+/// `{unix, utc_offset_minutes}`, for the time macros). `greeting` defaults to 0.
+///
+/// # Errors
+/// As [`scan_lorebook`], and `bad-input` for a greeting the card does not have or a template
+/// without a history slot.
+pub fn build_prompt(
+    card: Source<'_>,
+    books: &[Source<'_>],
+    request: &Value,
+) -> Result<Value, EmbedError> {
+    prompt_with(card, books, request)
+}
+
+/// [`build_prompt`] as JSON text.
+///
+/// # Errors
+/// As [`build_prompt`].
+pub fn build_prompt_json(
+    card: Source<'_>,
+    books: &[Source<'_>],
+    request: &Value,
+) -> Result<String, EmbedError> {
+    prompt_with(card, books, request)
+}
+
+fn prompt_with<T: Out>(
+    card: Source<'_>,
+    books: &[Source<'_>],
+    request: &Value,
+) -> Result<T, EmbedError> {
+    let req = opts::object(request, "the request")?;
+    let card: CardData = match card {
+        Source::Bytes(b) => read_card_data(b)?,
+        Source::Json(v) => card_from_value(v)?.0.data,
+    };
+    let books = read_books(books)?;
+    let chat = request_chat(req)?;
+    let state = request_state(req)?;
+    let mut options = session_options(req)?;
+    options.greeting = Some(options.greeting.unwrap_or(0));
+    let instruct = match get(req, "instruct") {
+        None => None,
+        Some(Value::String(name)) => Some(InstructTemplate::builtin(name).ok_or_else(|| {
+            EmbedError::bad_input(format!(
+                "unknown instruct template {name:?}: use {}, or a template object",
+                InstructTemplate::BUILTIN.join(", ")
+            ))
+        })?),
+        Some(v @ Value::Object(_)) => Some(
+            InstructTemplate::from_json(&v.to_string())
+                .map_err(|e| EmbedError::bad_input(format!("instruct: {e}")))?,
+        ),
+        Some(other) => return Err(opts::wrong("instruct", "a template name or object", other)),
+    };
+    let tok = tokenizer(opts::string(req, "tokenizer")?)?;
+    let mut session = Session::new(options, tok).with_card(&card, "card");
+    for b in &books {
+        session = session.with_book(&b.book, BookKind::Global, b.name.clone());
+    }
+    let turn = session
+        .prompt(&chat, &state)
+        .map_err(|e| EmbedError::bad_input(e.to_string()))?;
+    let report = turn.report();
+    T::from_doc(&PromptDoc {
+        messages: &report.messages,
+        tokens: report.tokens,
+        lore: &report.lore,
+        cut: &report.cut,
+        text: instruct.as_ref().map(|t| t.render(&turn.prompt)),
+        state: &turn.state,
+    })
+}
+
+/// Books compiled once for many scans: the handle behind `scanLorebook` turn after turn on a
+/// big book (compiling a 50,000-entry book costs far more than scanning it).
+///
+/// The options of [`scan_lorebook`] other than `chat`, `state` and `seed` are fixed when the
+/// books are compiled; each [`CompiledBooks::scan`] takes a request with those three.
+///
+/// ```
+/// let book = serde_json::json!({"entries": [{"keys": ["tea"], "content": "Tea is strong.",
+///     "enabled": true, "insertion_order": 0}]});
+/// let mut books = ccv3_embed::CompiledBooks::new(&[ccv3_embed::Source::Json(&book)],
+///     &serde_json::json!({"user": "Sam"}))?;
+/// let out = books.scan(&serde_json::json!({"chat": [{"role": "user", "content": "Some tea?"}]}))?;
+/// assert_eq!(out["activated"][0]["content"], "Tea is strong.");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
+pub struct CompiledBooks(Compiled);
+
+self_cell::self_cell!(
+    struct Compiled {
+        owner: Vec<Book>,
+        #[not_covariant]
+        dependent: Session,
+    }
+);
+
+impl std::fmt::Debug for CompiledBooks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0
+            .with_dependent(|_, s| f.debug_tuple("CompiledBooks").field(s).finish())
+    }
+}
+
+impl CompiledBooks {
+    /// Reads and compiles `books` with the options of `request` (as [`scan_lorebook`]'s;
+    /// `chat`, `state` and `seed` are ignored here).
+    ///
+    /// # Errors
+    /// As [`scan_lorebook`].
+    pub fn new(books: &[Source<'_>], request: &Value) -> Result<CompiledBooks, EmbedError> {
+        let req = opts::object(request, "the options")?;
+        let books = read_books(books)?;
+        let options = scan_options(req, &books)?;
+        let tok = tokenizer(opts::string(req, "tokenizer")?)?;
+        let compiled = Compiled::new(books, |books| add_books(Session::new(options, tok), books));
+        // Compile now, so the first scan costs what the others do.
+        compiled.with_dependent(|_, s| {
+            s.compiled();
+        });
+        Ok(CompiledBooks(compiled))
+    }
+
+    /// The books' display names, in order.
+    pub fn book_names(&self) -> Vec<String> {
+        self.0.with_dependent(|_, s| s.book_names().to_vec())
+    }
+
+    /// Scans with `request`'s `chat`, `state` and `seed`: as [`scan_lorebook`].
+    ///
+    /// # Errors
+    /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses.
+    pub fn scan(&mut self, request: &Value) -> Result<Value, EmbedError> {
+        self.scan_with(request)
+    }
+
+    /// [`CompiledBooks::scan`] as JSON text.
+    ///
+    /// # Errors
+    /// As [`CompiledBooks::scan`].
+    pub fn scan_json(&mut self, request: &Value) -> Result<String, EmbedError> {
+        self.scan_with(request)
+    }
+
+    fn scan_with<T: Out>(&mut self, request: &Value) -> Result<T, EmbedError> {
+        let req = opts::object(request, "the request")?;
+        let chat = request_chat(req)?;
+        let state = request_state(req)?;
+        let seed = opts::seed(req, "seed")?;
+        self.0.with_dependent_mut(|_, session| {
+            session.set_seed(seed);
+            scan_doc(&session.scan(&chat, &state))
+        })
+    }
+}

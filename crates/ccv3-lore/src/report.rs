@@ -1,0 +1,209 @@
+//! A scan's result as data that serialises to the `ccv3 lore scan --json` document.
+//!
+//! ```text
+//! {"activated":[{"book":B,"index":I,"name":N,"content":C,"position":P,"depth":D,"role":R,"reason":S}],
+//!  "rejected":[{"book":B,"index":I,"name":N,"reason":S}],
+//!  "tokens":T}
+//! ```
+//! `activated` is in prompt order; `B` is the book's display name, `I` the entry's place in its
+//! book's entries as read; `content` has its decorators removed; `depth` and `role` are `null`
+//! unless the entry goes in the chat at a depth (or has `@@role`); `reason` is the explanation
+//! in words (`key "dragon" in message 3`, `constant`, `sticky`, `decorator @@activate`, ...).
+//! `rejected` lists the other entries (every entry when the scan explained all of them), in book
+//! order, with the rule that stopped it (`disabled`, `no keys`, `no key matched`,
+//! `secondary logic AND_ANY`, `scan depth (...)`, `decorator @@is_greeting`,
+//! `probability roll ...`, `group ...`, `cooldown`, `delay`, `budget (...)`, `empty content`,
+//! ...).
+//!
+//! The items borrow from the scan result and the book names: building a report copies no text,
+//! and `serde_json::to_writer` streams it.
+
+use crate::scan::{ActivationReason, RejectReason, ScanResult};
+use crate::Position;
+use ccv3::decorator::DecoratorRole;
+use serde::{Serialize, Serializer};
+use std::fmt::Display;
+
+/// The `ccv3 lore scan --json` document of one scan (see the module docs).
+///
+/// ```
+/// use ccv3_lore::{ScanReport, ScanResult};
+/// let result = ScanResult {
+///     activated: vec![], rejected: vec![], unchecked: 0, tokens: 0,
+///     state: Default::default(), disabled_ui_prompts: vec![], diagnostics: vec![],
+/// };
+/// let report = ScanReport::new(&result, &[]);
+/// assert_eq!(serde_json::to_string(&report)?, r#"{"activated":[],"rejected":[],"tokens":0}"#);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScanReport<'r> {
+    /// The activated entries, in prompt order.
+    pub activated: Vec<ActivatedItem<'r>>,
+    /// The entries that were not activated, in book order, with the rule that stopped them.
+    pub rejected: Vec<RejectedItem<'r>>,
+    /// Tokens of all activated contents.
+    pub tokens: usize,
+}
+
+/// One activated entry of a [`ScanReport`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActivatedItem<'r> {
+    /// The book's display name.
+    pub book: &'r str,
+    /// The entry's place in its book's entries as read.
+    pub index: usize,
+    /// The entry's `name`, else its `comment`.
+    pub name: Option<&'r str>,
+    /// The content without decorators.
+    pub content: &'r str,
+    /// Where it goes (`before_char`, `after_char`, `at_depth`, an `@@position` value, ...).
+    #[serde(serialize_with = "position_str")]
+    pub position: &'r Position,
+    /// The depth of an entry that goes in the chat.
+    pub depth: Option<u64>,
+    /// Its role (`system`, `user`, `assistant`), for entries in the chat or with `@@role`.
+    #[serde(serialize_with = "role_str")]
+    pub role: Option<DecoratorRole>,
+    /// Why it was activated, in words.
+    #[serde(serialize_with = "words")]
+    pub reason: &'r ActivationReason,
+}
+
+/// One entry of a [`ScanReport`] that was not activated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RejectedItem<'r> {
+    /// The book's display name.
+    pub book: &'r str,
+    /// The entry's place in its book's entries as read.
+    pub index: usize,
+    /// The entry's `name`, else its `comment`.
+    pub name: Option<&'r str>,
+    /// The rule that stopped it, in words.
+    #[serde(serialize_with = "words")]
+    pub reason: &'r RejectReason,
+}
+
+fn position_str<S: Serializer>(p: &&Position, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.as_str())
+}
+
+fn role_str<S: Serializer>(r: &Option<DecoratorRole>, s: S) -> Result<S::Ok, S::Error> {
+    match r {
+        Some(r) => s.serialize_str(r.as_str()),
+        None => s.serialize_none(),
+    }
+}
+
+fn words<S: Serializer, T: Display>(r: &&T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(*r)
+}
+
+impl<'r> ScanReport<'r> {
+    /// The report of `result`; `books` are the display names of the books in the order they
+    /// were compiled (an entry of a book without a name gets `""`).
+    pub fn new(result: &'r ScanResult<'_>, books: &'r [String]) -> ScanReport<'r> {
+        let book = |b: usize| books.get(b).map_or("", String::as_str);
+        ScanReport {
+            activated: result
+                .activated
+                .iter()
+                .map(|a| ActivatedItem {
+                    book: book(a.entry.book),
+                    index: a.entry.index,
+                    name: a.name,
+                    content: a.content,
+                    position: &a.position,
+                    depth: a.depth,
+                    role: a.role,
+                    reason: &a.reason,
+                })
+                .collect(),
+            rejected: result
+                .rejected
+                .iter()
+                .map(|r| RejectedItem {
+                    book: book(r.entry.book),
+                    index: r.entry.index,
+                    name: r.name,
+                    reason: &r.reason,
+                })
+                .collect(),
+            tokens: result.tokens,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chat::{Chat, Message};
+    use crate::{BookInput, BookKind, LorebookCompiler, ScanOptions};
+    use serde_json::{json, Value};
+
+    fn book(entries: Value) -> ccv3::Lorebook {
+        let mut d = Vec::new();
+        ccv3::Lorebook::from_json(json!({ "entries": entries }), "", false, &mut d).expect("book")
+    }
+
+    fn entry(keys: &[&str], content: &str) -> Value {
+        json!({"keys": keys, "content": content, "extensions": {}, "enabled": true, "insertion_order": 100, "use_regex": false})
+    }
+
+    /// The `ccv3 lore scan --json` shape (README, `ccv3 lore scan`).
+    #[test]
+    fn report_serialises_to_the_lore_scan_json_shape() {
+        let mut named = entry(&["a"], "@@depth 2\nSay \"hi\"\t\u{1}é");
+        named["name"] = json!("Ünï \"q\"");
+        let mut off = entry(&["b"], "off");
+        off["enabled"] = json!(false);
+        let b = book(json!([named, entry(&["a"], ""), entry(&["zz"], "Z"), off]));
+        let books = [BookInput {
+            book: &b,
+            kind: BookKind::Character,
+            name: "card \"1\".json".into(),
+        }];
+        let compiled = LorebookCompiler::new()
+            .names("Aqua", "Kazuma")
+            .for_single_scan(true)
+            .compile(&books);
+        let opts = ScanOptions {
+            seed: 1,
+            explain_all: true,
+            ..Default::default()
+        };
+        let chat = Chat::from(vec![Message::user("a b")]);
+        let result = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
+        let names = vec!["card \"1\".json".to_string()];
+        let report = ScanReport::new(&result, &names);
+        let text = serde_json::to_string(&report).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let a = &v["activated"][0];
+        let keys: Vec<&str> = a.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["book", "index", "name", "content", "position", "depth", "role", "reason"]
+        );
+        assert_eq!(a["book"], "card \"1\".json");
+        assert_eq!(a["name"], "Ünï \"q\"");
+        assert_eq!(a["content"], "Say \"hi\"\t\u{1}é");
+        assert_eq!(a["position"], "at_depth");
+        assert_eq!(a["depth"], 2);
+        assert_eq!(a["role"], "system");
+        assert_eq!(a["reason"], "key \"a\" in message 0");
+        let reasons: Vec<&str> = v["rejected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["reason"].as_str().unwrap())
+            .collect();
+        assert_eq!(reasons, ["empty content", "no key matched", "disabled"]);
+        let r = v["rejected"][0].as_object().unwrap();
+        let keys: Vec<&str> = r.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["book", "index", "name", "reason"]);
+        assert_eq!(v["rejected"][0]["name"], Value::Null);
+        assert_eq!(v["tokens"], result.tokens);
+        // The text is the tree's compact form (one encoder of the contract).
+        assert_eq!(text, v.to_string());
+    }
+}

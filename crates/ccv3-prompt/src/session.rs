@@ -1,0 +1,399 @@
+//! One place for the turn policy: a [`Session`] holds a card, its books and the options of a
+//! chat, and turns a chat and the previous state into a lorebook scan ([`Session::scan`], what
+//! `ccv3 lore scan` prints) or a whole turn ([`Session::prompt`]: scan, assemble, next state,
+//! what `ccv3 prompt` prints).
+//!
+//! # The policy
+//! - **Books**: [`Session::with_card`] adds the card's `character_book` as the character book
+//!   (the first book added from a card, only); [`Session::with_book`] adds books in order.
+//!   Entries are named `BOOK/NAME` in prompts and by book name in scan reports.
+//! - **Seed**: [`SessionOptions::seed`], else the chat's own seed ([`Chat::seed`]: FNV-1a over the
+//!   message contents), so the same chat gives the same rolls, the same entries and the same
+//!   `{{random}}`/`{{pick}}` choices in both calls.
+//! - **Names**: `{{user}}` is [`SessionOptions::user_name`]; `{{char}}` is
+//!   [`SessionOptions::char_name`], else the card's nickname or name, else `Character`.
+//! - **Scan**: both calls scan with the same options (greeting, scan depth, recursion, strategy,
+//!   maximum context), so they activate the same entries; [`Session::scan`] explains every entry
+//!   ([`ScanOptions::explain_all`]), [`Session::prompt`] only those that had a chance.
+//! - **Turn**: the activations become prompt inserts
+//!   ([`crate::adapters::inserts_from_activations`]), the prompt is assembled with the CBS engine
+//!   ([`CbsExpander`]) starting from the state's variables, and the next state is the scan's state
+//!   with the variables the macros left.
+//! - **Clock**: the library never reads the system clock. [`SessionOptions::now`] is what the
+//!   time macros see; without it they expand to an empty string.
+//!
+//! ```
+//! use ccv3_prompt::{Session, SessionOptions, Chat, ChatMessage};
+//! let mut card = ccv3::Card::new("Aqua").data;
+//! card.description = "{{char}} is a goddess.".into();
+//! let book = ccv3::Lorebook::from_json(serde_json::json!({"entries": [
+//!     {"keys": ["axel"], "content": "Axel is a town.", "extensions": {}, "enabled": true,
+//!      "insertion_order": 1, "use_regex": false}]}), "", false, &mut Vec::new()).unwrap();
+//! let chat = Chat::from(vec![ChatMessage::user("We reach Axel.")]);
+//! let session = Session::new(SessionOptions::default(), std::sync::Arc::new(ccv3_tokens::Estimate))
+//!     .with_card(&card, "aqua.png")
+//!     .with_book(&book, ccv3_lore::BookKind::Global, "world.json");
+//! let scan = session.scan(&chat, &Default::default());
+//! assert_eq!(scan.report().activated[0].book, "world.json");
+//! let turn = session.prompt(&chat, &Default::default())?;
+//! assert_eq!(turn.report().lore[0].label, "world.json/#0");
+//! assert_eq!(turn.seed, chat.seed());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::adapters::{inserts_from_activations, CbsExpander};
+use crate::{assemble, Assembled, Error, PromptOptions, PromptReport, Template, TokenCounter};
+use ccv3::{CardData, Lorebook};
+use ccv3_cbs::{Mode, Timestamp, Variables, Warning};
+use ccv3_lore::chat::Chat;
+use ccv3_lore::{
+    BookInput, BookKind, CompiledBooks, LorebookCompiler, ScanOptions, ScanReport, ScanResult,
+    ScanState, Strategy,
+};
+use ccv3_tokens::Tokenizer;
+use std::sync::{Arc, OnceLock};
+
+/// The options of a [`Session`]; `Default` is what `ccv3 prompt` uses without flags.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// `{{user}}` and the name of unnamed user messages (default `User`).
+    pub user_name: String,
+    /// `{{char}}`; `None` uses the card's nickname, else its name, else `Character`.
+    pub char_name: Option<String>,
+    /// The active greeting (0 = `first_mes`). The scan ignores `@@is_greeting` when `None`;
+    /// the prompt then uses greeting 0.
+    pub greeting: Option<usize>,
+    /// The scan depth for books that do not say (`None`: the engine's default, 2).
+    pub scan_depth: Option<u64>,
+    /// Recursion for books that do not say.
+    pub recursive: bool,
+    /// How character and global books are merged.
+    pub strategy: Strategy,
+    /// The most tokens the prompt may hold (also caps the lorebook budget).
+    pub max_context: Option<usize>,
+    /// The prompt's slot order.
+    pub template: Template,
+    /// The application's own system prompt (`{{original}}` in the card's).
+    pub system_prompt: Option<String>,
+    /// The seed of probability rolls, group weights and random macros; `None`: the chat's seed
+    /// ([`Chat::seed`]).
+    pub seed: Option<u64>,
+    /// The clock for the time macros; `None`: they expand to an empty string.
+    pub now: Option<Timestamp>,
+    /// The books are scanned once (a command-line call): compile no key automata up front.
+    /// Results are the same either way; leave it off for sessions scanned turn after turn.
+    pub single_scan: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            user_name: "User".into(),
+            char_name: None,
+            greeting: None,
+            scan_depth: None,
+            recursive: false,
+            strategy: Strategy::default(),
+            max_context: None,
+            template: Template::default(),
+            system_prompt: None,
+            seed: None,
+            now: None,
+            single_scan: false,
+        }
+    }
+}
+
+/// A card, its books and the options of a chat: see the module docs.
+///
+/// The books are compiled on first use (or by [`Session::compiled`]) and kept: build a session
+/// once and call [`Session::scan`] or [`Session::prompt`] turn after turn.
+pub struct Session<'a> {
+    card: Option<&'a CardData>,
+    books: Vec<BookInput<'a>>,
+    names: Vec<String>,
+    has_character: bool,
+    options: SessionOptions,
+    tokenizer: Arc<dyn Tokenizer>,
+    compiled: OnceLock<CompiledBooks<'a>>,
+}
+
+impl std::fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("card", &self.card.map(|c| c.name.as_str()))
+            .field("books", &self.names)
+            .field("options", &self.options)
+            .field("tokenizer", &self.tokenizer.name())
+            .finish()
+    }
+}
+
+/// What [`Session::scan`] returns: the scan and the seed it used.
+#[derive(Debug, Clone)]
+pub struct ScanOutcome<'a> {
+    /// Activations in prompt order, rejections with reasons, tokens, diagnostics (the books'
+    /// compile diagnostics first) and the next state.
+    pub result: ScanResult<'a>,
+    /// The books' display names, in order.
+    pub book_names: Vec<String>,
+    /// The seed used.
+    pub seed: u64,
+}
+
+impl ScanOutcome<'_> {
+    /// The `ccv3 lore scan --json` document.
+    pub fn report(&self) -> ScanReport<'_> {
+        ScanReport::new(&self.result, &self.book_names)
+    }
+
+    /// The state to pass to the next turn.
+    pub fn state(&self) -> &ScanState {
+        &self.result.state
+    }
+}
+
+/// What [`Session::prompt`] returns: the scan, the prompt and the next state.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome<'a> {
+    /// The lorebook scan (activations in prompt order).
+    pub scan: ScanResult<'a>,
+    /// The assembled prompt.
+    pub prompt: Assembled,
+    /// The state to pass to the next turn: the scan's, with the CBS variables the macros left.
+    pub state: ScanState,
+    /// Warnings from macro expansion, in prompt order.
+    pub warnings: Vec<Warning>,
+    /// The seed used.
+    pub seed: u64,
+}
+
+impl TurnOutcome<'_> {
+    /// The `ccv3 prompt --json` document.
+    pub fn report(&self) -> PromptReport {
+        self.prompt.report()
+    }
+}
+
+/// Macros expanded by [`Session::expand_macros`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expanded {
+    /// The text.
+    pub text: String,
+    /// Problems met (the text was still produced).
+    pub warnings: Vec<Warning>,
+}
+
+impl<'a> Session<'a> {
+    /// A session without card or books.
+    pub fn new(options: SessionOptions, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        Session {
+            card: None,
+            books: Vec::new(),
+            names: Vec::new(),
+            has_character: false,
+            options,
+            tokenizer,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Sets the card; its `character_book` (if any) becomes the next book, named `name`, as the
+    /// character book unless one was added before (then it is global).
+    pub fn with_card(mut self, card: &'a CardData, name: impl Into<String>) -> Self {
+        self.card = Some(card);
+        if let Some(book) = &card.character_book {
+            self = self.with_book(book, BookKind::Character, name);
+        }
+        self
+    }
+
+    /// Adds a book. A second character book is treated as a global one (a chat has one
+    /// character).
+    pub fn with_book(
+        mut self,
+        book: &'a Lorebook,
+        kind: BookKind,
+        name: impl Into<String>,
+    ) -> Self {
+        let kind = match kind {
+            BookKind::Character if self.has_character => BookKind::Global,
+            k => k,
+        };
+        self.has_character |= kind == BookKind::Character;
+        let name = name.into();
+        self.names.push(name.clone());
+        self.books.push(BookInput { book, kind, name });
+        self.compiled = OnceLock::new();
+        self
+    }
+
+    /// The options.
+    pub fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    /// Sets the seed of the next scans and prompts ([`SessionOptions::seed`]); the compiled books
+    /// are kept (the seed is not part of them), so a long-lived session can take each call's seed.
+    pub fn set_seed(&mut self, seed: Option<u64>) {
+        self.options.seed = seed;
+    }
+
+    /// The books, in order.
+    pub fn books(&self) -> &[BookInput<'a>] {
+        &self.books
+    }
+
+    /// The books' display names, in order.
+    pub fn book_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The name `{{char}}` stands for (see the module docs).
+    pub fn char_name(&self) -> &str {
+        match (&self.options.char_name, self.card) {
+            (Some(n), _) => n,
+            (None, Some(card)) => card.char_name(),
+            (None, None) => "Character",
+        }
+    }
+
+    /// The seed for `chat`: [`SessionOptions::seed`], else [`Chat::seed`].
+    pub fn seed_for(&self, chat: &Chat) -> u64 {
+        self.options.seed.unwrap_or_else(|| chat.seed())
+    }
+
+    /// The compiled books (compiled on the first call).
+    pub fn compiled(&self) -> &CompiledBooks<'a> {
+        self.compiled.get_or_init(|| {
+            LorebookCompiler::new()
+                .names(self.char_name(), &self.options.user_name)
+                .strategy(self.options.strategy)
+                .for_single_scan(self.options.single_scan)
+                .compile(&self.books)
+        })
+    }
+
+    fn scan_options(&self, seed: u64, explain_all: bool) -> ScanOptions {
+        let mut opts = ScanOptions {
+            recursive: self.options.recursive,
+            seed,
+            greeting: self.options.greeting,
+            char_name: self.char_name().to_string(),
+            user_name: self.options.user_name.clone(),
+            max_context: self.options.max_context,
+            explain_all,
+            ..Default::default()
+        };
+        if let Some(d) = self.options.scan_depth {
+            opts.scan_depth = d;
+        }
+        opts
+    }
+
+    /// Scans `chat` after `state`, explaining every entry: what `ccv3 lore scan` prints.
+    pub fn scan(&self, chat: &Chat, state: &ScanState) -> ScanOutcome<'a> {
+        let compiled = self.compiled();
+        let seed = self.seed_for(chat);
+        let opts = self.scan_options(seed, true);
+        let mut result = compiled.scan(chat, state, &opts, self.tokenizer.as_ref());
+        result
+            .diagnostics
+            .splice(0..0, compiled.diagnostics().iter().cloned());
+        ScanOutcome {
+            result,
+            book_names: self.names.clone(),
+            seed,
+        }
+    }
+
+    fn prompt_options(&self, seed: u64) -> PromptOptions {
+        PromptOptions {
+            user_name: self.options.user_name.clone(),
+            char_name: self.options.char_name.clone(),
+            greeting: self.options.greeting.unwrap_or(0),
+            seed,
+            system_prompt: self.options.system_prompt.clone(),
+            max_context: self.options.max_context,
+            template: self.options.template.clone(),
+            now: self.options.now,
+            ..PromptOptions::default()
+        }
+    }
+
+    /// One turn: scans `chat` after `state`, assembles the prompt and returns the next state:
+    /// what `ccv3 prompt` prints. Without a card, the prompt is built from an empty one.
+    ///
+    /// # Errors
+    /// [`Error::Greeting`] when the greeting asked for does not exist, [`Error::Template`] for a
+    /// template without a history slot.
+    pub fn prompt(&self, chat: &Chat, state: &ScanState) -> Result<TurnOutcome<'a>, Error> {
+        let compiled = self.compiled();
+        let seed = self.seed_for(chat);
+        let mut result = compiled.scan(
+            chat,
+            state,
+            &self.scan_options(seed, false),
+            self.tokenizer.as_ref(),
+        );
+        result
+            .diagnostics
+            .splice(0..0, compiled.diagnostics().iter().cloned());
+        let inserts = inserts_from_activations(&result, &self.books);
+        let opts = self.prompt_options(seed);
+        let empty;
+        let card = match self.card {
+            Some(c) => c,
+            None => {
+                empty = CardData::default();
+                &empty
+            }
+        };
+        let mut expander =
+            CbsExpander::new(card, &chat.messages, &opts).with_variables(state.variables.clone());
+        let counter = TokenCounter::from_arc(self.tokenizer.clone());
+        let prompt = assemble(
+            card,
+            &chat.messages,
+            &inserts,
+            &opts,
+            &mut expander,
+            &counter,
+        )?;
+        let mut next = result.state.clone();
+        next.variables = expander.variables;
+        Ok(TurnOutcome {
+            scan: result,
+            prompt,
+            state: next,
+            warnings: expander.warnings,
+            seed,
+        })
+    }
+
+    /// Expands the macros of `text` as in this session's prompts (card fields, names, `chat`,
+    /// the seed for `chat`, the clock), with and into `variables`: what `ccv3 cbs` prints.
+    pub fn expand_macros(
+        &self,
+        text: &str,
+        chat: &Chat,
+        variables: &mut Variables,
+        mode: Mode,
+    ) -> Expanded {
+        let opts = self.prompt_options(self.seed_for(chat));
+        let empty;
+        let card = match self.card {
+            Some(c) => c,
+            None => {
+                empty = CardData::default();
+                &empty
+            }
+        };
+        let expander = CbsExpander::new(card, &chat.messages, &opts);
+        let out = ccv3_cbs::Template::parse(text).expand(&expander.context, variables, mode);
+        Expanded {
+            text: out.text,
+            warnings: out.warnings,
+        }
+    }
+}

@@ -1,0 +1,238 @@
+"""Character Card V3 for Python: cards, lorebooks, decorators, the lorebook engine and prompts.
+
+The reference implementation of the Character Card V3 standard (written in Rust), as plain
+functions on dicts, lists and bytes; values are shaped as in the npm package ``ccv3``.
+
+>>> import ccv3
+>>> card = ccv3.read_card("examples/ember.png")          # bytes or a path
+>>> card["data"]["name"]
+'Ember Vale'
+
+Failures raise :class:`Ccv3Error` (a :class:`ValueError`) whose ``code`` is a stable string.
+The interpreter is released while the Rust code works, so threads run in parallel.
+"""
+
+from __future__ import annotations
+
+import itertools as _itertools
+import json as _json
+import os as _os
+
+from . import _ccv3
+from ._ccv3 import Ccv3Error
+
+__version__: str = _ccv3.__version__
+
+__all__ = [
+    "Ccv3Error",
+    "__version__",
+    "read_card",
+    "read_cards",
+    "read_lorebook",
+    "parse_decorators",
+    "serialize_decorators",
+    "write_card",
+    "write_lorebook",
+    "validate_card",
+    "validate_lorebook",
+    "scan_lorebook",
+    "build_prompt",
+    "expand_macros",
+    "count_tokens",
+]
+
+
+def _error(code, message):
+    err = Ccv3Error(message)
+    err.code = code
+    return err
+
+
+def _is_path(data):
+    return isinstance(data, (str, _os.PathLike))
+
+
+def _bytes(data, what="data"):
+    """The bytes of ``data``: bytes-like, or a path to read."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    if _is_path(data):
+        try:
+            with open(data, "rb") as f:
+                return f.read()
+        except OSError as e:
+            raise _error("read-failed", f"{_os.fsdecode(_os.fspath(data))}: {e.strerror or e}") from None
+    raise _error("bad-input", f"{what} must be bytes or a path, not {type(data).__name__}")
+
+
+def _dumps(value, what):
+    try:
+        return _json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as e:
+        raise _error("bad-input", f"{what}: {e}") from None
+
+
+def _loads(text):
+    return _json.loads(text)
+
+
+def read_card(data, parse_decorators=True):
+    """Reads a card file (V1/V2/V3 JSON, PNG/APNG, CHARX, WebP, JPEG) as the V3 dict
+    ``{"spec", "spec_version", "data"}``; V1 and V2 cards are upgraded.
+
+    With ``parse_decorators`` (the default) each lorebook entry gets ``decorators`` (see
+    :func:`parse_decorators`) and its ``content`` without the decorator lines.
+    """
+    return _loads(_ccv3.read_card(_bytes(data), bool(parse_decorators)))
+
+
+def read_cards(paths, threads=None, parse_decorators=True):
+    """Reads many card files in parallel, yielding ``(path, card)`` or ``(path, Ccv3Error)``
+    in the order of ``paths`` (any iterable, read lazily in batches).
+
+    ``threads`` is the number of threads (default: one per core).
+    """
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise _error("bad-input", f"threads must be a whole number of at least 1, not {threads!r}")
+    it = iter(paths)
+    batch_size = 64 * (threads or _os.cpu_count() or 1)
+    while True:
+        batch = list(_itertools.islice(it, batch_size))
+        if not batch:
+            return
+        names = [_os.fsdecode(_os.fspath(p)) for p in batch]
+        results = _ccv3.read_cards(names, threads, bool(parse_decorators))
+        for path, (text, code, message) in zip(batch, results):
+            yield path, (_loads(text) if text is not None else _error(code, message))
+
+
+def read_lorebook(data, parse_decorators=True):
+    """Reads a lorebook file (``lorebook_v3``, a bare book, SillyTavern World Info, NovelAI,
+    Agnai, RisuAI) as the Lorebook dict (the structure of a card's ``data.character_book``).
+    A card's bytes give its character book."""
+    return _loads(_ccv3.read_lorebook(_bytes(data), bool(parse_decorators)))
+
+
+def parse_decorators(content):
+    """Reads the ``@@`` decorator lines at the top of an entry's content:
+    ``{"decorators": [...], "content": body}``.
+
+    A decorator is ``{"type": name, "value": v}``: ``v`` a number for numeric decorators
+    (``depth``, ``scan_depth``, ...), a string for ``role``/``position``, a list of strings for
+    ``additional_keys``/``exclude_keys``, absent for flags (``activate``, ...). An unknown
+    decorator is ``{"type": "unknown", "name": name, "value": text}``. ``@@@`` fallbacks are
+    ``"fallbacks": [...]`` on the decorator they follow.
+    """
+    return _loads(_ccv3.parse_decorators(content))
+
+
+def serialize_decorators(decorators, content):
+    """Writes ``decorators`` as ``@@`` lines above ``content``; the inverse of
+    :func:`parse_decorators`."""
+    return _ccv3.serialize_decorators(_dumps(decorators, "decorators"), content)
+
+
+def write_card(card, format="png", image=None):
+    """Writes a card dict as ``format`` (``"png"``, ``"charx"`` or ``"json"``) and returns the
+    bytes. Decorators are written back to ``@@`` lines; PNG carries ``ccv3`` plus the V2
+    ``chara`` backfill, on ``image`` (PNG bytes or a path), else the card's own picture or a
+    placeholder."""
+    img = None if image is None else _bytes(image, "image")
+    return _ccv3.write_card(_dumps(card, "card"), format, img)
+
+
+def write_lorebook(book, format=None):
+    """Writes a Lorebook dict as ``lorebook_v3`` JSON (the default) or, with
+    ``format="worldinfo"``, SillyTavern World Info; returns the bytes."""
+    return _ccv3.write_lorebook(_dumps(book, "lorebook"), format)
+
+
+def _validate(kind, data):
+    if isinstance(data, dict):
+        return _loads(_ccv3.validate(kind, None, _dumps(data, kind)))
+    return _loads(_ccv3.validate(kind, _bytes(data), None))
+
+
+def validate_card(data):
+    """Validates a card (a dict, bytes or a path): a list of
+    ``{"severity", "code", "path", "message"}`` as ``ccv3 validate --json`` reports."""
+    return _validate("card", data)
+
+
+def validate_lorebook(data):
+    """Validates a lorebook (a dict, bytes or a path): a list of
+    ``{"severity", "code", "path", "message"}``."""
+    return _validate("lorebook", data)
+
+
+def _source(value, what):
+    """A card or book for a request: a dict stays, bytes-like values and paths become bytes."""
+    if isinstance(value, dict):
+        return value
+    return _bytes(value, what)
+
+
+def _request(books):
+    """Splits ``books`` into JSON values and bytes for the native call."""
+    values = []
+    blobs = []
+    for i, b in enumerate(books):
+        s = _source(b, f"books[{i}]")
+        if isinstance(s, bytes):
+            values.append({"$bytes": len(blobs)})
+            blobs.append(s)
+        else:
+            values.append(s)
+    return values, blobs
+
+
+def scan_lorebook(books, chat, state=None, seed=None, **options):
+    """Runs the lorebook engine over ``chat`` (a list of ``{"role", "name", "content"}``):
+    ``{"activated", "rejected", "tokens", "state"}``.
+
+    ``books`` are Lorebook dicts, or file bytes or paths (a card file means its character
+    book). Pass the returned ``state`` to the next turn. Options as in the npm package:
+    ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``, ...
+    """
+    values, blobs = _request(list(books))
+    request = dict(options)
+    request.update({"books": values, "chat": chat, "state": state, "seed": seed})
+    return _loads(_ccv3.scan_lorebook(_dumps(request, "request"), blobs))
+
+
+def build_prompt(card, chat, **options):
+    """Builds the prompt for ``card`` (a dict, bytes or a path) and ``chat``:
+    ``{"messages", "tokens", "lore", "cut", "state"}`` as ``ccv3 prompt --json``, plus ``state``.
+
+    Options: ``books``, ``state``, ``seed``, ``user``, ``max_context``, ``instruct``, ...
+    """
+    books = list(options.pop("books", None) or [])
+    values, blobs = _request(books)
+    c = _source(card, "card")
+    if isinstance(c, bytes):
+        blobs.append(c)
+        c = {"$bytes": len(blobs) - 1}
+    request = dict(options)
+    request.update({"card": c, "books": values, "chat": chat})
+    return _loads(_ccv3.build_prompt(_dumps(request, "request"), blobs))
+
+
+def expand_macros(text, **context):
+    """Expands the CBS macros of ``text`` (``{{char}}``, ``{{user}}``, ``{{random:...}}``, ...).
+
+    Context keywords: ``card`` (a dict, bytes or a path), ``chat``, ``user``, ``char``,
+    ``variables`` (``{"local": {...}, "global": {...}}`` or a flat dict), ``now`` (unix
+    seconds; without it time macros are empty), ``seed``, ``greeting``, ``display``.
+    """
+    card = context.get("card")
+    if card is not None and not isinstance(card, dict):
+        context["card"] = read_card(card)
+    return _ccv3.expand_macros(text, _dumps(context, "context"))
+
+
+def count_tokens(text, encoding="o200k"):
+    """Counts the tokens of ``text`` with ``encoding``: ``"o200k"`` (the default), ``"cl100k"``
+    or ``"estimate"``."""
+    return _ccv3.count_tokens(text, encoding)

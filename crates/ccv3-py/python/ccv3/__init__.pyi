@@ -1,0 +1,60 @@
+"""Type stubs of the ccv3 package."""
+
+import os
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Tuple, TypedDict, Union
+
+from typing_extensions import NotRequired
+
+__version__: str
+
+Json = Any
+PathLike = Union[str, "os.PathLike[str]"]
+Data = Union[bytes, bytearray, memoryview, PathLike]
+Card = Dict[str, Any]
+Lorebook = Dict[str, Any]
+Message = Dict[str, Any]
+
+class Ccv3Error(ValueError):
+    """A ccv3 failure; ``code`` is a stable kebab-case string."""
+
+    code: str
+
+class Decorator(TypedDict):
+    type: str
+    name: NotRequired[str]
+    value: NotRequired[Union[int, float, str, List[str]]]
+    fallbacks: NotRequired[List["Decorator"]]
+
+class ParsedDecorators(TypedDict):
+    decorators: List[Decorator]
+    content: str
+
+class Diagnostic(TypedDict):
+    severity: Literal["error", "warning", "info"]
+    code: str
+    path: str
+    message: str
+
+def read_card(data: Data, parse_decorators: bool = True) -> Card: ...
+def read_cards(
+    paths: Iterable[PathLike], threads: Optional[int] = None, parse_decorators: bool = True
+) -> Iterator[Tuple[PathLike, Union[Card, Ccv3Error]]]: ...
+def read_lorebook(data: Data, parse_decorators: bool = True) -> Lorebook: ...
+def parse_decorators(content: str) -> ParsedDecorators: ...
+def serialize_decorators(decorators: List[Decorator], content: str) -> str: ...
+def write_card(
+    card: Card, format: Literal["png", "charx", "json"] = "png", image: Optional[Data] = None
+) -> bytes: ...
+def write_lorebook(book: Lorebook, format: Optional[Literal["lorebook_v3", "worldinfo"]] = None) -> bytes: ...
+def validate_card(data: Union[Card, Data]) -> List[Diagnostic]: ...
+def validate_lorebook(data: Union[Lorebook, Data]) -> List[Diagnostic]: ...
+def scan_lorebook(
+    books: Iterable[Union[Lorebook, Data]],
+    chat: Union[List[Message], str],
+    state: Optional[Json] = None,
+    seed: Optional[int] = None,
+    **options: Any,
+) -> Dict[str, Any]: ...
+def build_prompt(card: Union[Card, Data], chat: Union[List[Message], str], **options: Any) -> Dict[str, Any]: ...
+def expand_macros(text: str, **context: Any) -> str: ...
+def count_tokens(text: str, encoding: Literal["o200k", "cl100k", "estimate"] = "o200k") -> int: ...

@@ -1,0 +1,270 @@
+//! The native part of the `ccv3` Python package (`ccv3._ccv3`).
+//!
+//! Every function calls the facade crate `ccv3_embed` with the interpreter released
+//! ([`Python::detach`]), so other Python threads run meanwhile. Values cross as JSON text:
+//! the package's Python layer (`python/ccv3/__init__.py`) turns dicts into text with `json.dumps`
+//! and text into dicts with `json.loads`, which is faster than building the objects one by one
+//! from Rust. Failures raise `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+use ccv3_embed::{EmbedError, ReadOptions, Source};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde_json::Value;
+
+create_exception!(
+    ccv3,
+    Ccv3Error,
+    PyValueError,
+    "A ccv3 failure: `code` is a stable kebab-case string (bad-input, read-failed, limit, ...)."
+);
+
+/// The Python exception for a facade error, with `code` set.
+fn py_err(py: Python<'_>, e: EmbedError) -> PyErr {
+    let err = Ccv3Error::new_err(e.message);
+    // Setting an attribute on a fresh exception instance cannot fail in practice; if it did,
+    // the error still carries its message.
+    let _ = err.value(py).setattr("code", e.code);
+    err
+}
+
+/// Runs `f` with the interpreter released and maps its error.
+fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, EmbedError> + Send) -> PyResult<T> {
+    py.detach(f).map_err(|e| py_err(py, e))
+}
+
+/// Parses JSON text from the Python layer.
+fn parse(text: &str, what: &str) -> Result<Value, EmbedError> {
+    serde_json::from_str(text).map_err(|e| EmbedError::bad_input(format!("{what}: {e}")))
+}
+
+/// Writes a value as JSON text for the Python layer.
+fn text(v: &Value) -> Result<String, EmbedError> {
+    serde_json::to_string(v).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
+/// `read_card(data, parse_decorators)`: the card as JSON text.
+#[pyfunction]
+fn read_card(py: Python<'_>, data: &[u8], parse_decorators: bool) -> PyResult<String> {
+    let o = ReadOptions { parse_decorators };
+    run(py, || ccv3_embed::read_card_json(data, &o))
+}
+
+/// `read_lorebook(data, parse_decorators)`: the lorebook as JSON text.
+#[pyfunction]
+fn read_lorebook(py: Python<'_>, data: &[u8], parse_decorators: bool) -> PyResult<String> {
+    let o = ReadOptions { parse_decorators };
+    run(py, || ccv3_embed::read_lorebook_json(data, &o))
+}
+
+/// One file of [`read_cards`]: `(json_text, None, None)` or `(None, code, message)`.
+type ReadOutcome = (Option<String>, Option<&'static str>, Option<String>);
+
+/// `read_cards(paths, threads, parse_decorators)`: reads files in parallel; for each path
+/// `(json_text, None, None)` or `(None, code, message)`, in order.
+#[pyfunction]
+#[pyo3(signature = (paths, threads, parse_decorators))]
+fn read_cards(
+    py: Python<'_>,
+    paths: Vec<String>,
+    threads: Option<usize>,
+    parse_decorators: bool,
+) -> PyResult<Vec<ReadOutcome>> {
+    let o = ReadOptions { parse_decorators };
+    let one = |p: &String| {
+        let out = std::fs::read(p)
+            .map_err(|e| EmbedError::read_failed(format!("{p}: {e}")))
+            .and_then(|bytes| ccv3_embed::read_card_json(&bytes, &o));
+        match out {
+            Ok(t) => (Some(t), None, None),
+            Err(e) => (None, Some(e.code), Some(e.message)),
+        }
+    };
+    run(py, || {
+        use rayon::prelude::*;
+        let mut b = rayon::ThreadPoolBuilder::new();
+        if let Some(n) = threads {
+            b = b.num_threads(n.max(1));
+        }
+        let pool = b
+            .build()
+            .map_err(|e| EmbedError::new("threads", e.to_string()))?;
+        Ok(pool.install(|| paths.par_iter().map(one).collect()))
+    })
+}
+
+/// `parse_decorators(content)`: `{"decorators": [...], "content": body}` as JSON text.
+#[pyfunction]
+fn parse_decorators(py: Python<'_>, content: &str) -> PyResult<String> {
+    run(py, || text(&ccv3_embed::parse_decorators(content)))
+}
+
+/// `serialize_decorators(decorators_json, content)`: the content with `@@` lines.
+#[pyfunction]
+fn serialize_decorators(py: Python<'_>, decorators: &str, content: &str) -> PyResult<String> {
+    run(py, || {
+        ccv3_embed::serialize_decorators(&parse(decorators, "decorators")?, content)
+    })
+}
+
+/// `write_card(card_json, format, image)`: the file's bytes.
+#[pyfunction]
+#[pyo3(signature = (card, format, image=None))]
+fn write_card<'py>(
+    py: Python<'py>,
+    card: &str,
+    format: &str,
+    image: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = run(py, || {
+        ccv3_embed::write_card(&parse(card, "card")?, format, image)
+    })?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// `write_lorebook(book_json, format)`: the file's bytes.
+#[pyfunction]
+#[pyo3(signature = (book, format=None))]
+fn write_lorebook<'py>(
+    py: Python<'py>,
+    book: &str,
+    format: Option<&str>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = run(py, || {
+        ccv3_embed::write_lorebook(&parse(book, "lorebook")?, format)
+    })?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// `validate(kind, data, json)`: the diagnostics of a card (`kind` = "card") or lorebook, given
+/// as file bytes or as JSON text, as JSON text.
+#[pyfunction]
+#[pyo3(signature = (kind, data=None, json=None))]
+fn validate(
+    py: Python<'_>,
+    kind: &str,
+    data: Option<&[u8]>,
+    json: Option<&str>,
+) -> PyResult<String> {
+    run(py, || {
+        let value;
+        let source = match (data, json) {
+            (Some(b), _) => Source::Bytes(b),
+            (None, Some(t)) => {
+                value = parse(t, kind)?;
+                Source::Json(&value)
+            }
+            (None, None) => return Err(EmbedError::bad_input("nothing to validate")),
+        };
+        let out = if kind == "card" {
+            ccv3_embed::validate_card(source)?
+        } else {
+            ccv3_embed::validate_lorebook(source)?
+        };
+        text(&out)
+    })
+}
+
+/// A card or book of a request: `{"$bytes": i}` is the `i`th of `blobs`, anything else a JSON
+/// object.
+fn source<'a>(v: &'a Value, blobs: &[&'a [u8]], what: &str) -> Result<Source<'a>, EmbedError> {
+    match v.get("$bytes").and_then(Value::as_u64) {
+        Some(i) => usize::try_from(i)
+            .ok()
+            .and_then(|i| blobs.get(i))
+            .map(|b| Source::Bytes(b))
+            .ok_or_else(|| EmbedError::bad_input(format!("{what}: no such bytes"))),
+        None => Ok(Source::Json(v)),
+    }
+}
+
+/// The books of a request (removed from it), as sources.
+fn take_books(request: &mut Value) -> Value {
+    match request.as_object_mut() {
+        Some(o) => o.shift_remove("books").unwrap_or(Value::Null),
+        None => Value::Null,
+    }
+}
+
+fn books_of<'a>(books: &'a Value, blobs: &[&'a [u8]]) -> Result<Vec<Source<'a>>, EmbedError> {
+    match books {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, b)| source(b, blobs, &format!("books[{i}]")))
+            .collect(),
+        _ => Err(EmbedError::bad_input("books must be a list")),
+    }
+}
+
+/// `scan_lorebook(request_json, blobs)`: `{activated, rejected, tokens, state}` as JSON text.
+#[pyfunction]
+fn scan_lorebook(
+    py: Python<'_>,
+    request: &str,
+    blobs: Vec<Bound<'_, PyBytes>>,
+) -> PyResult<String> {
+    let blobs: Vec<&[u8]> = blobs.iter().map(|b| b.as_bytes()).collect();
+    run(py, || {
+        let mut req = parse(request, "request")?;
+        let books = take_books(&mut req);
+        let sources = books_of(&books, &blobs)?;
+        text(&ccv3_embed::scan_lorebook(&sources, &req)?)
+    })
+}
+
+/// `build_prompt(request_json, blobs)`: `{messages, tokens, lore, cut, state}` as JSON text.
+#[pyfunction]
+fn build_prompt(py: Python<'_>, request: &str, blobs: Vec<Bound<'_, PyBytes>>) -> PyResult<String> {
+    let blobs: Vec<&[u8]> = blobs.iter().map(|b| b.as_bytes()).collect();
+    run(py, || {
+        let mut req = parse(request, "request")?;
+        let books = take_books(&mut req);
+        let card = match req.as_object_mut() {
+            Some(o) => o.shift_remove("card").unwrap_or(Value::Null),
+            None => Value::Null,
+        };
+        let sources = books_of(&books, &blobs)?;
+        let card = source(&card, &blobs, "card")?;
+        text(&ccv3_embed::build_prompt(card, &sources, &req)?)
+    })
+}
+
+/// `expand_macros(text, context_json)`: the expanded text.
+#[pyfunction]
+fn expand_macros(py: Python<'_>, text: &str, context: &str) -> PyResult<String> {
+    run(py, || {
+        ccv3_embed::expand_macros(text, &parse(context, "context")?)
+    })
+}
+
+/// `count_tokens(text, encoding)`: the number of tokens.
+#[pyfunction]
+#[pyo3(signature = (text, encoding=None))]
+fn count_tokens(py: Python<'_>, text: &str, encoding: Option<&str>) -> PyResult<usize> {
+    run(py, || ccv3_embed::count_tokens(text, encoding))
+}
+
+/// The native module `ccv3._ccv3`.
+#[pymodule]
+fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", ccv3_embed::VERSION)?;
+    m.add("Ccv3Error", m.py().get_type::<Ccv3Error>())?;
+    m.add_function(wrap_pyfunction!(read_card, m)?)?;
+    m.add_function(wrap_pyfunction!(read_lorebook, m)?)?;
+    m.add_function(wrap_pyfunction!(read_cards, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_decorators, m)?)?;
+    m.add_function(wrap_pyfunction!(serialize_decorators, m)?)?;
+    m.add_function(wrap_pyfunction!(write_card, m)?)?;
+    m.add_function(wrap_pyfunction!(write_lorebook, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_lorebook, m)?)?;
+    m.add_function(wrap_pyfunction!(build_prompt, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_macros, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,166 @@
+"""Cards and lorebooks: read, write, validate (issue 11 section 3, the Python package)."""
+
+import json
+import os
+import pathlib
+import threading
+
+import pytest
+
+import ccv3
+
+
+def test_version_is_a_string():
+    assert isinstance(ccv3.__version__, str) and ccv3.__version__.count(".") == 2
+
+
+@pytest.mark.parametrize("name", ["ember.json", "ember.png", "ember.charx"])
+def test_read_card_from_bytes_and_paths(examples, name):
+    path = examples / name
+    by_path = ccv3.read_card(path)
+    assert by_path == ccv3.read_card(str(path))
+    assert by_path == ccv3.read_card(path.read_bytes())
+    assert by_path == ccv3.read_card(bytearray(path.read_bytes()))
+    assert by_path["spec"] == "chara_card_v3"
+    assert by_path["data"]["name"] == "Ember Vale"
+
+
+def test_parse_decorators_option(examples):
+    parsed = ccv3.read_card(examples / "ember.json")
+    raw = ccv3.read_card(examples / "ember.json", parse_decorators=False)
+    p_entries = parsed["data"]["character_book"]["entries"]
+    r_entries = raw["data"]["character_book"]["entries"]
+    assert any(e["decorators"] for e in p_entries)
+    for p, r in zip(p_entries, r_entries):
+        assert "decorators" not in r
+        expected = ccv3.parse_decorators(r["content"])
+        assert p["decorators"] == expected["decorators"]
+        assert p["content"] == expected["content"]
+
+
+@pytest.mark.parametrize("fmt", ["png", "charx", "json"])
+def test_write_then_read_round_trips(examples, fmt):
+    card = ccv3.read_card(examples / "ember.json")
+    data = ccv3.write_card(card, format=fmt)
+    assert isinstance(data, bytes)
+    back = ccv3.read_card(data)
+    assert back["data"]["character_book"] == card["data"]["character_book"]
+    assert back["data"]["description"] == card["data"]["description"]
+
+
+def test_png_carries_ccv3_and_chara(examples):
+    card = ccv3.read_card(examples / "ember.json")
+    png = ccv3.write_card(card)  # png is the default
+    assert png.startswith(b"\x89PNG")
+    assert b"tEXtccv3\x00" in png and b"tEXtchara\x00" in png
+    # An image given by path is used as the picture.
+    with_image = ccv3.write_card(card, "png", image=examples / "ember.png")
+    assert ccv3.read_card(with_image)["data"]["name"] == "Ember Vale"
+
+
+def test_v1_card_dict_is_upgraded_on_write():
+    back = ccv3.read_card(ccv3.write_card({"name": "Aqua", "description": "a goddess"}, "json"))
+    assert back["spec"] == "chara_card_v3"
+    assert back["data"]["name"] == "Aqua"
+
+
+def test_lorebooks(examples):
+    book = ccv3.read_lorebook(examples / "world.json")
+    assert book["entries"]
+    for fmt in [None, "lorebook_v3", "worldinfo"]:
+        back = ccv3.read_lorebook(ccv3.write_lorebook(book, format=fmt))
+        assert len(back["entries"]) == len(book["entries"])
+    assert ccv3.read_lorebook(ccv3.write_lorebook(book))["entries"] == book["entries"]
+    # A card file gives its character book.
+    assert ccv3.read_lorebook(examples / "ember.png")["entries"]
+
+
+def test_validate(examples):
+    card = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "A",
+            "assets": [{"type": "icon", "uri": "https://e.com/a.png", "name": "main", "ext": ".PNG"}]}}
+    found = ccv3.validate_card(card)
+    assert any(d["path"] == "data.assets[0].ext" for d in found)
+    for d in found:
+        assert list(d) == ["severity", "code", "path", "message"]
+        assert d["severity"] in ("error", "warning", "info")
+    assert ccv3.validate_card(json.dumps(card).encode()) == found
+    assert isinstance(ccv3.validate_card(examples / "ember.charx"), list)
+    assert isinstance(ccv3.validate_lorebook(examples / "world.json"), list)
+    assert isinstance(ccv3.validate_lorebook(ccv3.read_lorebook(examples / "world.json")), list)
+
+
+def test_errors_are_ccv3_errors_with_codes(examples, tmp_path):
+    def code(f, *a, **k):
+        with pytest.raises(ccv3.Ccv3Error) as e:
+            f(*a, **k)
+        assert isinstance(e.value, ValueError)
+        assert str(e.value)
+        return e.value.code
+
+    assert code(ccv3.read_card, b"garbage") == "read-failed"
+    assert code(ccv3.read_card, b"") == "read-failed"
+    assert code(ccv3.read_card, examples / "world.json") == "read-failed"
+    assert code(ccv3.read_card, tmp_path / "missing.png") == "read-failed"
+    assert code(ccv3.read_card, 12) == "bad-input"
+    assert code(ccv3.read_lorebook, b"{}") == "read-failed"
+    card = ccv3.read_card(examples / "ember.json")
+    assert code(ccv3.write_card, card, "gif") == "bad-input"
+    assert code(ccv3.write_card, card, "png", image=b"not a png") == "bad-input"
+    assert code(ccv3.write_card, [1, 2], "json") == "bad-input"
+    assert code(ccv3.write_card, {"x": float("nan")}, "json") == "bad-input"
+    assert code(ccv3.write_card, {"x": object()}, "json") == "bad-input"
+    card["data"]["character_book"]["entries"][0]["decorators"] = [{"type": "depth"}]
+    assert code(ccv3.write_card, card, "json") == "bad-input"
+    assert code(ccv3.write_lorebook, {"entries": []}, "nai") == "bad-input"
+    assert code(ccv3.validate_card, examples / "world.json") == "read-failed"
+    assert code(ccv3.count_tokens, "x", "gpt2") == "bad-input"
+    assert code(ccv3.serialize_decorators, [{"type": "nonsense"}], "x") == "bad-input"
+
+
+def test_read_cards_in_parallel(examples, tmp_path):
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\nbroken")
+    paths = [examples / "ember.png", str(examples / "ember.charx"), bad,
+             tmp_path / "missing.json", examples / "ember.json"] * 3
+    out = list(ccv3.read_cards(iter(paths), threads=2))
+    assert [p for p, _ in out] == paths
+    for p, r in out:
+        if p in (bad, tmp_path / "missing.json"):
+            assert isinstance(r, ccv3.Ccv3Error) and r.code == "read-failed"
+        else:
+            assert r["data"]["name"] == "Ember Vale"
+    assert list(ccv3.read_cards([])) == []
+    with pytest.raises(ccv3.Ccv3Error):
+        list(ccv3.read_cards(paths, threads=0))
+
+
+def test_other_threads_run_while_rust_works(examples):
+    # The interpreter is released: reading in threads gives the same results.
+    data = (examples / "ember.charx").read_bytes()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(ccv3.read_card(data))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4 and all(r == results[0] for r in results)
+
+
+def test_corpus_reads_and_round_trips(corpus):
+    cards = 0
+    for line in (corpus / "MANIFEST.tsv").read_text().splitlines()[1:]:
+        cols = line.split("\t")
+        path, kind = corpus / cols[0], cols[1]
+        if kind == "lorebook":
+            book = ccv3.read_lorebook(path)
+            assert ccv3.read_lorebook(ccv3.write_lorebook(book))["entries"] == book["entries"]
+            continue
+        try:
+            card = ccv3.read_card(path)
+        except ccv3.Ccv3Error as e:
+            assert "invalid" in line, (path, e)
+            continue
+        cards += 1
+        back = ccv3.read_card(ccv3.write_card(card, "json"))
+        assert back["data"].get("character_book") == card["data"].get("character_book"), path
+    assert cards > 10

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the Python package `ccv3`: exactly one abi3 wheel (CPython 3.9 and later) in
+# target/bindings/wheels/ (older wheels removed), installed into the virtualenv
+# target/bindings/venv, which is created with maturin and pytest from PyPI when missing.
+# No arguments. PYTHON names the interpreter for the venv (default python3).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+venv="$root/target/bindings/venv"
+wheels="$root/target/bindings/wheels"
+py="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+    if ! "$py" -m venv "$venv" 2>/dev/null; then
+        # Debian's python3 keeps venv in a separate package.
+        rm -rf "$venv"
+        if command -v apt-get >/dev/null; then
+            apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+        fi
+        "$py" -m venv "$venv"
+    fi
+fi
+if [ ! -x "$venv/bin/maturin" ] || ! "$venv/bin/python" -c "import pytest" 2>/dev/null; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.8,<2" pytest
+fi
+
+rm -rf "$wheels"
+mkdir -p "$wheels"
+"$venv/bin/maturin" build --release --strip \
+    --manifest-path crates/ccv3-py/Cargo.toml \
+    --interpreter "$venv/bin/python" \
+    --out "$wheels"
+shopt -s nullglob
+built=("$wheels"/*.whl)
+if [ "${#built[@]}" -ne 1 ]; then
+    echo "python.sh: expected one wheel in $wheels, found ${#built[@]}" >&2
+    exit 1
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "${built[0]}"
+echo "python.sh: built and installed ${built[0]#"$root/"}"
