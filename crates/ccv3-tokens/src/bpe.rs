@@ -26,10 +26,11 @@ pub(crate) const SHORT_PIECE: usize = 128;
 /// No merge: a rank no pair can have.
 const NONE: u32 = u32::MAX;
 
-/// A compiled vocabulary, borrowed from the blobs built by `build.rs` into the binary.
-pub(crate) struct Vocab {
-    bytes: &'static [u8],
-    slots: &'static [u8],
+/// A compiled vocabulary, borrowed from the blobs built by `build.rs` into the binary or from a
+/// registered vocabulary file.
+pub(crate) struct Vocab<'a> {
+    bytes: &'a [u8],
+    slots: &'a [u8],
     mask: usize,
     byte_ranks: [u32; 256],
 }
@@ -50,10 +51,10 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
-impl Vocab {
+impl<'a> Vocab<'a> {
     /// Wraps the two blobs of one vocabulary, checking their shape and that every single byte
     /// is a token. The error names the problem.
-    pub(crate) fn new(bytes: &'static [u8], slots: &'static [u8]) -> Result<Vocab, String> {
+    pub(crate) fn new(bytes: &'a [u8], slots: &'a [u8]) -> Result<Vocab<'a>, String> {
         let slot_count = slots.len() / 8;
         if !slots.len().is_multiple_of(8) || !slot_count.is_power_of_two() {
             return Err("hash table length is not a power of two".to_string());

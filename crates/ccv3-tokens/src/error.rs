@@ -19,6 +19,13 @@ pub enum Error {
         /// What went wrong.
         problem: String,
     },
+    /// A tiktoken encoding's vocabulary is neither bundled (the `bundled` feature is off) nor
+    /// registered with [`crate::register_vocabulary`].
+    #[error("tiktoken encoding {encoding}: its vocabulary is not loaded (this build bundles none): register the {encoding}.vocab file with ccv3_tokens::register_vocabulary first")]
+    VocabularyMissing {
+        /// The encoding name, e.g. `o200k_base`.
+        encoding: &'static str,
+    },
     /// A tokenizer file could not be read.
     #[error("{}: {source}", path.display())]
     Io {

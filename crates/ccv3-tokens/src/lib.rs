@@ -7,6 +7,10 @@
 //! - Backends:
 //!   - [`Tiktoken`]: OpenAI's `o200k_base` (the default) and `cl100k_base`, bundled in the
 //!     binary (no download at build or run time), each built once per process on first use.
+//!     Without the `bundled` feature (on by default) the crate holds no vocabulary: an encoding
+//!     is available once its file is passed to [`register_vocabulary`] (files written by
+//!     `cargo run -p ccv3-tokens --example export_vocab -- DIR`), and is a clear
+//!     [`Error::VocabularyMissing`] before.
 //!   - [`Estimate`]: SillyTavern's guesstimate, `ceil(utf16_units / 3.35)`, for when speed or a
 //!     model-independent figure matters more than accuracy.
 //!   - [`HfTokenizer`]: a HuggingFace `tokenizer.json` loaded by path, with the `hf` feature.
@@ -26,11 +30,13 @@
 //! ```
 //! use ccv3_tokens::{load, CachedTokenizer, Tokenizer, TokenizerKind};
 //!
+//! # #[cfg(feature = "bundled")] {
 //! let kind: TokenizerKind = "o200k".parse()?;
 //! let tokenizer = CachedTokenizer::new(load(&kind)?);
 //! assert_eq!(tokenizer.count("hello world"), 2);
 //! assert_eq!(tokenizer.count(""), 0);
 //! assert_eq!(tokenizer.name(), "o200k_base");
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
@@ -44,6 +50,8 @@ mod estimate;
 mod hf;
 mod kind;
 mod tiktoken;
+#[cfg(all(test, not(feature = "bundled")))]
+mod vocab_compile;
 mod vocab_layout;
 
 use std::sync::Arc;
@@ -54,8 +62,11 @@ pub use estimate::Estimate;
 pub use hf::{HfTokenizer, MAX_FILE_SIZE};
 pub use kind::{load, TokenizerKind};
 #[doc(hidden)]
+#[cfg(feature = "bundled")]
 pub use tiktoken::build_uncached;
-pub use tiktoken::{Encoding, Tiktoken, MAX_WHITESPACE_RUN};
+#[cfg(feature = "bundled")]
+pub use tiktoken::vocabulary_file;
+pub use tiktoken::{has_vocabulary, register_vocabulary, Encoding, Tiktoken, MAX_WHITESPACE_RUN};
 
 /// Counts the tokens of a text for one model's tokenizer.
 ///

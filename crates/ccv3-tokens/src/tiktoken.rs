@@ -6,7 +6,9 @@
 //!
 //! - Vocabularies: `data/o200k_base.tiktoken` and `data/cl100k_base.tiktoken` (one
 //!   `base64(token) rank` line per token; see `data/NOTICE`) are compiled by `build.rs` into two
-//!   blobs each that the binary embeds with `include_bytes!`: every token's bytes end to end, and
+//!   blobs each that the binary embeds with `include_bytes!` (feature `bundled`, on by default;
+//!   without it the same blobs come at run time from [`register_vocabulary`], one file per
+//!   encoding, see [`vocabulary_file`]): every token's bytes end to end, and
 //!   an open-addressing hash table of `u64` slots packing rank, offset, length and a hash tag
 //!   (layout in `src/vocab_layout.rs`). Nothing is decoded or allocated per token at run time and
 //!   nothing is fetched at build or run time. The blobs add about 5.6 MB (o200k) and 2.7 MB
@@ -85,9 +87,16 @@ pub enum Encoding {
 
 /// One built encoding: its vocabulary and its compiled split pattern.
 pub(crate) struct Core {
-    vocab: Vocab,
+    vocab: Vocab<'static>,
     split: Regex,
 }
+
+/// The shared encoder of each encoding, built or registered once per process. A failed build of
+/// a bundled vocabulary is kept (it would fail again); a missing vocabulary is not stored, so a
+/// later [`register_vocabulary`] can fill the cell.
+static O200K: OnceLock<Result<Core, String>> = OnceLock::new();
+/// See [`O200K`].
+static CL100K: OnceLock<Result<Core, String>> = OnceLock::new();
 
 impl Encoding {
     /// Returns the encoding's tiktoken name, e.g. `o200k_base`.
@@ -98,41 +107,149 @@ impl Encoding {
         }
     }
 
-    /// Builds the encoder from the vocabulary compiled into the binary: no caching.
-    pub(crate) fn build(self) -> Result<Core, String> {
+    /// The split pattern of the encoding.
+    fn pattern(self) -> &'static str {
+        match self {
+            Encoding::O200k => O200K_PATTERN,
+            Encoding::Cl100k => CL100K_PATTERN,
+        }
+    }
+
+    /// The cell holding the shared encoder.
+    fn cell(self) -> &'static OnceLock<Result<Core, String>> {
+        match self {
+            Encoding::O200k => &O200K,
+            Encoding::Cl100k => &CL100K,
+        }
+    }
+
+    /// The two blobs of the vocabulary compiled into the binary.
+    #[cfg(feature = "bundled")]
+    fn bundled(self) -> (&'static [u8], &'static [u8]) {
         macro_rules! blob {
             ($name:literal, $part:literal) => {
                 include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".", $part))
             };
         }
-        let (vocab, pattern) = match self {
-            Encoding::O200k => (
-                Vocab::new(blob!("o200k_base", "bytes"), blob!("o200k_base", "slots")),
-                O200K_PATTERN,
-            ),
-            Encoding::Cl100k => (
-                Vocab::new(blob!("cl100k_base", "bytes"), blob!("cl100k_base", "slots")),
-                CL100K_PATTERN,
-            ),
-        };
-        let vocab = vocab?;
-        let split = Regex::new(pattern).map_err(|e| format!("split pattern: {e}"))?;
+        match self {
+            Encoding::O200k => (blob!("o200k_base", "bytes"), blob!("o200k_base", "slots")),
+            Encoding::Cl100k => (blob!("cl100k_base", "bytes"), blob!("cl100k_base", "slots")),
+        }
+    }
+
+    /// Builds the encoder over a vocabulary's two blobs: no caching.
+    fn build_from(self, bytes: &'static [u8], slots: &'static [u8]) -> Result<Core, String> {
+        let vocab = Vocab::new(bytes, slots)?;
+        let split = Regex::new(self.pattern()).map_err(|e| format!("split pattern: {e}"))?;
         Ok(Core { vocab, split })
+    }
+
+    /// Builds the encoder from the vocabulary compiled into the binary: no caching.
+    #[cfg(feature = "bundled")]
+    pub(crate) fn build(self) -> Result<Core, String> {
+        let (bytes, slots) = self.bundled();
+        self.build_from(bytes, slots)
     }
 
     /// Returns the shared encoder, building it on first use.
     fn core(self) -> Result<&'static Core, Error> {
-        static O200K: OnceLock<Result<Core, String>> = OnceLock::new();
-        static CL100K: OnceLock<Result<Core, String>> = OnceLock::new();
-        let cell = match self {
-            Encoding::O200k => O200K.get_or_init(|| Encoding::O200k.build()),
-            Encoding::Cl100k => CL100K.get_or_init(|| Encoding::Cl100k.build()),
+        #[cfg(feature = "bundled")]
+        let found = Some(self.cell().get_or_init(|| self.build()));
+        #[cfg(not(feature = "bundled"))]
+        let found = self.cell().get().or_else(|| self.registered_for_tests());
+        let Some(cell) = found else {
+            return Err(Error::VocabularyMissing {
+                encoding: self.name(),
+            });
         };
         cell.as_ref().map_err(|problem| Error::Encoding {
             encoding: self.name(),
             problem: problem.clone(),
         })
     }
+
+    /// Unit tests without the `bundled` feature: registers the vocabulary compiled from the
+    /// crate's `data/` on first need, so the same tests run over a registered vocabulary.
+    #[cfg(not(feature = "bundled"))]
+    fn registered_for_tests(self) -> Option<&'static Result<Core, String>> {
+        #[cfg(test)]
+        {
+            let path = format!(
+                "{}/data/{}.tiktoken",
+                env!("CARGO_MANIFEST_DIR"),
+                self.name()
+            );
+            let text = std::fs::read_to_string(&path).ok()?;
+            let (bytes, slots) = crate::vocab_compile::compile(self.name(), &text).ok()?;
+            let file = crate::vocab_layout::file(self.name(), &bytes, &slots);
+            register_vocabulary(self, file).ok()?;
+            self.cell().get()
+        }
+        #[cfg(not(test))]
+        None
+    }
+}
+
+/// Registers the vocabulary of `encoding` from the bytes of one vocabulary file (as
+/// [`vocabulary_file`] makes them, or `cargo run -p ccv3-tokens --example export_vocab -- DIR`
+/// writes them), so that [`Tiktoken::new`] can build it without the `bundled` feature. Loading
+/// is a few length checks and 256 lookups: no per-token work. The file's memory is kept for the
+/// life of the process.
+///
+/// The first vocabulary an encoding gets stays: registering again, or registering an encoding
+/// whose bundled vocabulary is already in use, checks the file and changes nothing.
+///
+/// # Errors
+/// [`Error::Encoding`] when the bytes are not a vocabulary file of `encoding`.
+///
+/// ```
+/// # #[cfg(feature = "bundled")] {
+/// use ccv3_tokens::{register_vocabulary, vocabulary_file, Encoding, Tiktoken, Tokenizer};
+/// register_vocabulary(Encoding::Cl100k, vocabulary_file(Encoding::Cl100k))?;
+/// assert_eq!(Tiktoken::cl100k()?.count("hello world"), 2);
+/// assert!(register_vocabulary(Encoding::O200k, b"not a vocabulary".to_vec()).is_err());
+/// # }
+/// # Ok::<(), ccv3_tokens::Error>(())
+/// ```
+pub fn register_vocabulary(encoding: Encoding, file: Vec<u8>) -> Result<(), Error> {
+    let problem = |problem: String| Error::Encoding {
+        encoding: encoding.name(),
+        problem,
+    };
+    let (name, bytes, slots) = crate::vocab_layout::parse_file(&file).map_err(problem)?;
+    if name != encoding.name() {
+        return Err(problem(format!("the vocabulary file is {name:?}'s")));
+    }
+    // Checked on the caller's bytes first, so a bad file is never kept.
+    Vocab::new(bytes, slots).map_err(problem)?;
+    if encoding.cell().get().is_some() {
+        return Ok(());
+    }
+    let mut built = None;
+    encoding.cell().get_or_init(|| {
+        let file: &'static [u8] = Box::leak(file.into_boxed_slice());
+        let core = crate::vocab_layout::parse_file(file)
+            .and_then(|(_, bytes, slots)| encoding.build_from(bytes, slots));
+        built = Some(core.is_ok());
+        core
+    });
+    match built {
+        Some(false) => Err(problem("the vocabulary does not build".to_string())),
+        _ => Ok(()),
+    }
+}
+
+/// True when `encoding` can be built now: its vocabulary is bundled or registered.
+pub fn has_vocabulary(encoding: Encoding) -> bool {
+    cfg!(feature = "bundled") || encoding.cell().get().is_some()
+}
+
+/// The vocabulary file of a bundled encoding (the format [`register_vocabulary`] reads): what a
+/// build with the `bundled` feature writes out for builds without it.
+#[cfg(feature = "bundled")]
+pub fn vocabulary_file(encoding: Encoding) -> Vec<u8> {
+    let (bytes, slots) = encoding.bundled();
+    crate::vocab_layout::file(encoding.name(), bytes, slots)
 }
 
 impl Core {
@@ -159,6 +276,7 @@ impl Core {
 
 /// Builds an encoding from scratch, skipping the per-process cache; for the build benchmark.
 #[doc(hidden)]
+#[cfg(feature = "bundled")]
 pub fn build_uncached(encoding: Encoding) -> bool {
     encoding.build().is_ok()
 }
@@ -182,7 +300,9 @@ impl Tiktoken {
     /// Returns a tokenizer for `encoding`, building the shared encoder if this is the first use.
     ///
     /// # Errors
-    /// [`Error::Encoding`] if the bundled vocabulary cannot be built (a broken build).
+    /// [`Error::VocabularyMissing`] without the `bundled` feature when the encoding's vocabulary
+    /// was not registered ([`register_vocabulary`]); [`Error::Encoding`] if the bundled
+    /// vocabulary cannot be built (a broken build).
     pub fn new(encoding: Encoding) -> Result<Self, Error> {
         Ok(Tiktoken {
             encoding,
@@ -455,6 +575,49 @@ mod tests {
         let want = reference.encode_ordinary(text);
         assert_eq!(ours.encode_ids(text), want, "ids of {text:?}");
         assert_eq!(ours.count(text), want.len(), "count of {text:?}");
+    }
+
+    #[cfg(feature = "bundled")]
+    #[test]
+    fn a_vocabulary_file_builds_an_encoder_that_encodes_as_the_bundled_one() {
+        for encoding in [Encoding::O200k, Encoding::Cl100k] {
+            let file: &'static [u8] = Box::leak(vocabulary_file(encoding).into_boxed_slice());
+            let (name, bytes, slots) = crate::vocab_layout::parse_file(file).expect("parses");
+            assert_eq!(name, encoding.name());
+            let from_file = encoding.build_from(bytes, slots).expect("builds");
+            let bundled = encoding.core().expect("bundled builds");
+            for text in varied_texts() {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                for piece in Pieces::new(&text) {
+                    from_file.encode_into(piece, &mut a);
+                    bundled.encode_into(piece, &mut b);
+                }
+                assert_eq!(a, b, "{}: {text:?}", encoding.name());
+            }
+        }
+    }
+
+    #[test]
+    fn broken_vocabulary_files_are_errors_not_panics() {
+        use crate::vocab_layout::{file, parse_file, FILE_HEADER_LEN};
+        let good = file("o200k_base", b"ab", &[0xff; 16]);
+        assert!(parse_file(&good).is_ok());
+        assert!(parse_file(&good[..good.len() - 1]).is_err());
+        assert!(parse_file(&good[..FILE_HEADER_LEN - 1]).is_err());
+        assert!(parse_file(b"").is_err());
+        let mut huge = good.clone();
+        huge[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(parse_file(&huge).is_err());
+        for (encoding, bytes) in [
+            (Encoding::O200k, b"not a vocabulary".to_vec()),
+            // A vocabulary file without the 256 single bytes.
+            (Encoding::O200k, good.clone()),
+            // Another encoding's file.
+            (Encoding::Cl100k, good),
+        ] {
+            let e = register_vocabulary(encoding, bytes).unwrap_err();
+            assert!(matches!(e, Error::Encoding { .. }), "{e}");
+        }
     }
 
     #[test]

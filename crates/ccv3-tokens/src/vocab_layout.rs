@@ -78,3 +78,66 @@ pub fn unpack(slot: u64) -> (u32, usize, usize, u64) {
         slot >> (RANK_BITS + OFFSET_BITS + LEN_BITS),
     )
 }
+
+/// The first bytes of a vocabulary file (see [`file`]).
+pub const FILE_MAGIC: &[u8; 8] = b"ccv3voc1";
+
+/// Bytes of a vocabulary file's name field (the encoding name, NUL-padded).
+const NAME_LEN: usize = 16;
+
+/// Bytes of a vocabulary file's header.
+pub const FILE_HEADER_LEN: usize = FILE_MAGIC.len() + NAME_LEN + 8 + 8;
+
+/// One compiled vocabulary in one file: [`FILE_MAGIC`], the encoding name (NUL-padded to 16
+/// bytes), the lengths of `bytes` and `slots` (`u64`, little-endian), then `bytes` and `slots`.
+/// Reading it back ([`parse_file`]) is a few length checks: no per-token work.
+#[allow(dead_code)]
+pub fn file(name: &str, bytes: &[u8], slots: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FILE_HEADER_LEN + bytes.len() + slots.len());
+    out.extend_from_slice(FILE_MAGIC);
+    let mut field = [0u8; NAME_LEN];
+    for (f, b) in field.iter_mut().zip(name.bytes()) {
+        *f = b;
+    }
+    out.extend_from_slice(&field);
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(slots.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(slots);
+    out
+}
+
+/// Splits a vocabulary file (see [`file`]) into its encoding name, `bytes` and `slots`; the
+/// error names what is wrong.
+#[allow(dead_code)]
+pub fn parse_file(file: &[u8]) -> Result<(&str, &[u8], &[u8]), String> {
+    if file.len() < FILE_HEADER_LEN || !file.starts_with(FILE_MAGIC) {
+        return Err("not a ccv3 vocabulary file (no ccv3voc1 header)".to_string());
+    }
+    let field = file
+        .get(FILE_MAGIC.len()..FILE_MAGIC.len() + NAME_LEN)
+        .unwrap_or_default();
+    let name_len = field.iter().position(|&b| b == 0).unwrap_or(NAME_LEN);
+    let name = std::str::from_utf8(field.get(..name_len).unwrap_or_default())
+        .map_err(|_| "the encoding name in the header is not UTF-8".to_string())?;
+    let number = |at: usize| {
+        file.get(at..at + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map(u64::from_le_bytes)
+            .unwrap_or(u64::MAX)
+    };
+    let (bytes_len, slots_len) = (
+        number(FILE_MAGIC.len() + NAME_LEN),
+        number(FILE_HEADER_LEN - 8),
+    );
+    let body = file.get(FILE_HEADER_LEN..).unwrap_or_default();
+    let expected = bytes_len.checked_add(slots_len);
+    if expected != Some(body.len() as u64) {
+        return Err(format!(
+            "the header announces {bytes_len} + {slots_len} bytes, the file holds {}",
+            body.len()
+        ));
+    }
+    let (bytes, slots) = body.split_at(bytes_len as usize);
+    Ok((name, bytes, slots))
+}
