@@ -243,12 +243,14 @@ function makeApi(host) {
     }
   }
 
-  function compileLorebooks(books) {
+  function compileLorebooks(books, options) {
     if (books instanceof CompiledLorebooks) return books;
+    if (options === undefined || options === null) options = {};
+    const rest = requestOf(options, 'options', ['books', 'chat', 'state', 'seed']);
     const packed = packBooks(books, 'books');
-    const gen = generation;
-    const handle = guard((raw) => raw.compile_books(packed.json, packed.blob, packed.lens));
-    return new CompiledLorebooks(handle, gen);
+    const json = toJson(rest, 'options');
+    const handle = withTokens(tokenizerOf(options), (raw) => raw.compile_books(packed.json, packed.blob, packed.lens, json));
+    return new CompiledLorebooks(handle, generation);
   }
 
   function requestOf(request, what, without) {
@@ -266,16 +268,19 @@ function makeApi(host) {
   function scanLorebook(request) {
     const rest = requestOf(request, 'the request', ['books']);
     if (request.books === undefined || request.books === null) throw badInput('books is required');
-    const json = toJson(rest, 'the request');
     const enc = tokenizerOf(request);
     if (request.books instanceof CompiledLorebooks) {
       const compiled = request.books;
       if (!compiled._handle || compiled._generation !== generation) {
         throw badInput('books: these compiled lorebooks were freed or belong to a restarted instance; compile them again');
       }
-      return fromJson(withTokens(enc, (raw) => raw.scan_compiled(compiled._handle, json)));
+      const turn = {};
+      for (const k of ['chat', 'state', 'seed']) if (request[k] !== undefined) turn[k] = request[k];
+      const turnJson = toJson(turn, 'the request');
+      return fromJson(withTokens(enc, (raw) => raw.scan_compiled(compiled._handle, turnJson)));
     }
     const packed = packBooks(request.books, 'books');
+    const json = toJson(rest, 'the request');
     return fromJson(withTokens(enc, (raw) => raw.scan_lorebook(packed.json, packed.blob, packed.lens, json)));
   }
 

@@ -184,9 +184,38 @@ pub fn scan_lorebook(
     request_json: &str,
 ) -> Result<String, JsValue> {
     let books = Books::parse(books_json)?;
-    let _sources = books.sources(blob, lens)?;
-    let _request = parse(request_json, "the request")?;
-    Err(js_error("unsupported", "scanLorebook is not available yet"))
+    let sources = books.sources(blob, lens)?;
+    let request = parse(request_json, "the request")?;
+    ccv3_embed::scan_lorebook_json(&sources, &request).map_err(to_js)
+}
+
+/// Lorebooks compiled once and scanned turn after turn (`compileLorebooks` in JavaScript).
+#[wasm_bindgen]
+pub struct CompiledBooks {
+    inner: ccv3_embed::CompiledBooks,
+}
+
+/// Reads and compiles books with the options of `options_json` (as `scan_lorebook`'s, without
+/// `chat`, `state` and `seed`).
+#[wasm_bindgen]
+pub fn compile_books(
+    books_json: &str,
+    blob: &[u8],
+    lens: &[u32],
+    options_json: &str,
+) -> Result<CompiledBooks, JsValue> {
+    let books = Books::parse(books_json)?;
+    let sources = books.sources(blob, lens)?;
+    let options = parse(options_json, "the options")?;
+    let inner = ccv3_embed::CompiledBooks::new(&sources, &options).map_err(to_js)?;
+    Ok(CompiledBooks { inner })
+}
+
+/// Scans compiled books with a request's `chat`, `state` and `seed`; JSON text as `scan_lorebook`.
+#[wasm_bindgen]
+pub fn scan_compiled(books: &mut CompiledBooks, request_json: &str) -> Result<String, JsValue> {
+    let request = parse(request_json, "the request")?;
+    books.inner.scan_json(&request).map_err(to_js)
 }
 
 /// Builds one prompt; `card_json` or `card_bytes` is the card. Returns
@@ -200,11 +229,31 @@ pub fn build_prompt(
     lens: &[u32],
     request_json: &str,
 ) -> Result<String, JsValue> {
-    let _ = (card_json, card_bytes);
+    let card_value = match card_json {
+        Some(text) => Some(parse(&text, "card")?),
+        None => None,
+    };
+    let card = match (&card_value, &card_bytes) {
+        (Some(value), _) => Source::Json(value),
+        (None, Some(bytes)) => Source::Bytes(bytes),
+        (None, None) => return Err(bad_input("card is required")),
+    };
     let books = Books::parse(books_json)?;
-    let _sources = books.sources(blob, lens)?;
-    let _request = parse(request_json, "the request")?;
-    Err(js_error("unsupported", "buildPrompt is not available yet"))
+    let sources = books.sources(blob, lens)?;
+    let request = parse(request_json, "the request")?;
+    ccv3_embed::build_prompt_json(card, &sources, &request).map_err(to_js)
+}
+
+/// Registers a tokenizer vocabulary file (the package's `vocab/*.vocab`) for `o200k` or `cl100k`.
+#[wasm_bindgen]
+pub fn register_vocabulary(encoding: &str, file: Vec<u8>) -> Result<(), JsValue> {
+    let encoding = match encoding {
+        "o200k" | "o200k_base" => ccv3_tokens::Encoding::O200k,
+        "cl100k" | "cl100k_base" => ccv3_tokens::Encoding::Cl100k,
+        other => return Err(bad_input(format!("unknown encoding {other:?} (o200k or cl100k)"))),
+    };
+    ccv3_tokens::register_vocabulary(encoding, file)
+        .map_err(|e| js_error("tokenizer-unavailable", &e.to_string()))
 }
 
 /// Expands CBS macros in `text` with a context given as JSON text.
