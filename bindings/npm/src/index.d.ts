@@ -177,9 +177,10 @@ export interface ScanRequest extends ScanOptions {
 
 /** An activated entry, as in `ccv3 lore scan --json`. */
 export interface ActivatedEntry {
-  book: number;
+  /** The book's name (or `books[i]` when it has none). */
+  book: string;
   index: number;
-  name: string;
+  name: string | null;
   content: string;
   position: string;
   depth?: number | null;
@@ -190,9 +191,10 @@ export interface ActivatedEntry {
 
 /** A rejected entry, as in `ccv3 lore scan --json`. */
 export interface RejectedEntry {
-  book: number;
+  /** The book's name (or `books[i]` when it has none). */
+  book: string;
   index: number;
-  name: string;
+  name: string | null;
   reason: string;
   [key: string]: unknown;
 }
