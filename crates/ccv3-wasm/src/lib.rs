@@ -70,7 +70,8 @@ fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
 
 /// Serialises a result for `JSON.parse` on the JS side.
 fn json_text(value: &Value) -> Result<String, JsValue> {
-    serde_json::to_string(value).map_err(|e| js_error("internal", &format!("cannot write JSON: {e}")))
+    serde_json::to_string(value)
+        .map_err(|e| js_error("internal", &format!("cannot write JSON: {e}")))
 }
 
 /// The books of one call: parsed objects plus slices of the concatenated file bytes.
@@ -137,7 +138,11 @@ pub fn serialize_decorators(decorators_json: &str, content: &str) -> Result<Stri
 
 /// Writes a card (JSON text) as `png`, `charx` or `json` bytes.
 #[wasm_bindgen]
-pub fn write_card(card_json: &str, format: &str, image: Option<Vec<u8>>) -> Result<Vec<u8>, JsValue> {
+pub fn write_card(
+    card_json: &str,
+    format: &str,
+    image: Option<Vec<u8>>,
+) -> Result<Vec<u8>, JsValue> {
     let card = parse(card_json, "card")?;
     ccv3_embed::write_card(&card, format, image.as_deref()).map_err(to_js)
 }
@@ -250,7 +255,11 @@ pub fn register_vocabulary(encoding: &str, file: Vec<u8>) -> Result<(), JsValue>
     let encoding = match encoding {
         "o200k" | "o200k_base" => ccv3_tokens::Encoding::O200k,
         "cl100k" | "cl100k_base" => ccv3_tokens::Encoding::Cl100k,
-        other => return Err(bad_input(format!("unknown encoding {other:?} (o200k or cl100k)"))),
+        other => {
+            return Err(bad_input(format!(
+                "unknown encoding {other:?} (o200k or cl100k)"
+            )))
+        }
     };
     ccv3_tokens::register_vocabulary(encoding, file)
         .map_err(|e| js_error("tokenizer-unavailable", &e.to_string()))
