@@ -107,14 +107,6 @@ function makeApi(host) {
   let generation = 0;
   const loaded = new Set();
 
-  function lastPanic(raw) {
-    try {
-      return raw.last_panic();
-    } catch (_) {
-      return '';
-    }
-  }
-
   // Runs `f(raw)`; errors with a code pass through, anything else means the instance trapped.
   function guard(f) {
     const raw = host.raw();
@@ -122,7 +114,7 @@ function makeApi(host) {
       return f(raw);
     } catch (e) {
       if (e instanceof Error && typeof e.code === 'string') throw e;
-      const why = lastPanic(raw) || (e && e.message) || String(e);
+      const why = (e && e.message) || String(e);
       generation++;
       loaded.clear();
       try {

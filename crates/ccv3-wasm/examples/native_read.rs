@@ -16,6 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::hint::black_box(json);
     }
     times.sort_by(f64::total_cmp);
-    println!("{{\"median_ms\":{},\"min_ms\":{}}}", times[times.len() / 2], times[0]);
+    println!(
+        "{{\"median_ms\":{},\"min_ms\":{}}}",
+        times[times.len() / 2],
+        times[0]
+    );
     Ok(())
 }

@@ -11,35 +11,14 @@
 //!   for "the next file's bytes";
 //! - `blob` + `lens`: the files' bytes concatenated, and each file's length.
 //!
-//! The module is built with `panic = "abort"`, so nothing here may panic: every input error is a
-//! returned `Error`. A panic hook records the message so that, if the instance ever traps anyway,
-//! the wrapper can report it (through [`last_panic`]) before it restarts the instance.
+//! The module is built with `panic = "immediate-abort"` (no panic machinery, for size), so nothing
+//! here may panic: every input error is a returned `Error`. If the instance ever traps anyway,
+//! the JavaScript wrapper reports code `internal` and restarts it.
 #![deny(missing_docs)]
-
-use std::sync::Mutex;
 
 use ccv3_embed::{EmbedError, ReadOptions, Source};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
-
-/// The message of the last panic, if the instance ever panicked (it must not).
-static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
-
-/// Installs the panic hook that records panic messages (runs when the module starts).
-#[wasm_bindgen(start)]
-pub fn start() {
-    std::panic::set_hook(Box::new(|info| {
-        if let Ok(mut last) = LAST_PANIC.lock() {
-            *last = info.to_string();
-        }
-    }));
-}
-
-/// Returns the message of the last panic, or an empty string (read after a trap).
-#[wasm_bindgen]
-pub fn last_panic() -> String {
-    LAST_PANIC.lock().map(|s| s.clone()).unwrap_or_default()
-}
 
 /// Returns the package version (the workspace version).
 #[wasm_bindgen]
