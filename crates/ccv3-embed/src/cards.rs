@@ -34,7 +34,12 @@ fn read_document(bytes: &[u8]) -> Result<Document, EmbedError> {
 
 /// Reads a card file.
 fn read_card_file(bytes: &[u8]) -> Result<CardFile, EmbedError> {
-    match read_document(bytes)? {
+    card_of(read_document(bytes)?)
+}
+
+/// The card of a document.
+fn card_of(doc: Document) -> Result<CardFile, EmbedError> {
+    match doc {
         Document::Card(cf) => Ok(cf),
         Document::Lorebook(_) => Err(EmbedError::read_failed(
             "the file is a lorebook, not a character card",
@@ -64,7 +69,34 @@ fn split_decorators(entries: &mut [Entry]) {
 /// limit is hit.
 pub fn read_card_json(bytes: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
     let card = read_card_model(bytes, options)?;
-    let mut out = Vec::with_capacity(bytes.len().min(1 << 26) / 2 + 1024);
+    card_json(&card, bytes.len().min(1 << 26) / 2 + 1024)
+}
+
+/// [`read_card_json`] of the file at `path`, read with [`ccv3::read_file`]: a PNG's image data
+/// is skipped, never read. For native callers (the Python package); WebAssembly has no files.
+///
+/// # Errors
+/// As [`read_card_json`]; `read-failed` naming the path when the file cannot be read.
+pub fn read_card_path_json(
+    path: &std::path::Path,
+    options: &ReadOptions,
+) -> Result<String, EmbedError> {
+    let doc = ccv3::read_file(path).map_err(|e| {
+        let e = EmbedError::from_read(&e);
+        EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
+    })?;
+    let mut card = card_of(doc)?.card;
+    if options.parse_decorators {
+        if let Some(book) = card.data.character_book.as_mut() {
+            split_decorators(&mut book.entries);
+        }
+    }
+    card_json(&card, 0)
+}
+
+/// A card as compact V3 JSON text.
+fn card_json(card: &ccv3::Card, size_hint: usize) -> Result<String, EmbedError> {
+    let mut out = Vec::with_capacity(size_hint);
     card.write_v3_json(&mut out, false)
         .map_err(|e| EmbedError::write_failed(e.to_string()))?;
     String::from_utf8(out).map_err(|e| EmbedError::write_failed(e.to_string()))

@@ -1,7 +1,7 @@
 //! Text functions: CBS macro expansion and token counting.
 
 use crate::cards::card_from_value;
-use crate::opts::{self, get, type_name};
+use crate::opts::{self, get};
 use crate::EmbedError;
 use ccv3_cbs::{Mode, Timestamp, Variables};
 use ccv3_lore::chat::Chat;
@@ -12,38 +12,30 @@ use serde_json::Value;
 /// Reads a chat given as a JSON value: an array of `{role, name?, content}`, an object with
 /// `messages`, or the text of a chat file (JSON, SillyTavern `.jsonl`).
 pub(crate) fn read_chat(v: &Value) -> Result<Chat, EmbedError> {
-    let text;
-    let input = match v {
-        Value::String(s) => s.as_str(),
-        Value::Array(_) | Value::Object(_) => {
-            text = serde_json::to_string(v).map_err(|e| EmbedError::bad_input(e.to_string()))?;
-            text.as_str()
-        }
-        other => {
-            return Err(EmbedError::new(
-                "chat",
-                format!(
-                    "a chat must be an array of messages, an object with messages, or a chat file's text; found {}",
-                    type_name(other)
-                ),
-            ))
-        }
+    let chat = match v {
+        Value::String(s) => ccv3_lore::chat::parse_chat(s),
+        other => ccv3_lore::chat::chat_from_value(other),
     };
-    ccv3_lore::chat::parse_chat(input).map_err(|e| match e {
+    chat.map_err(|e| match e {
         ccv3_lore::LoreError::Limit(_) => EmbedError::new("limit", e.to_string()),
         _ => EmbedError::new("chat", e.to_string()),
     })
 }
 
-/// Reads `now`: unix seconds, or `{unix, utc_offset_minutes}`.
+/// Reads `now`: unix seconds, an RFC 3339 date-time (`2026-11-25T13:00:00Z`), or
+/// `{unix, utc_offset_minutes}`.
 pub(crate) fn read_now(v: &Value) -> Result<Timestamp, EmbedError> {
     let bad = || {
         EmbedError::bad_input(
-            "option now must be unix seconds or {unix, utc_offset_minutes}".to_string(),
+            "option now must be unix seconds, an RFC 3339 date-time or {unix, utc_offset_minutes}"
+                .to_string(),
         )
     };
     match v {
         Value::Number(_) => opts::whole(v).map(Timestamp::utc).ok_or_else(bad),
+        Value::String(s) => {
+            Timestamp::parse(s).map_err(|e| EmbedError::bad_input(format!("now: {e}")))
+        }
         Value::Object(_) => {
             let unix = get(Some(v), "unix").and_then(opts::whole).ok_or_else(bad)?;
             let offset = match get(Some(v), "utc_offset_minutes") {
@@ -92,7 +84,7 @@ pub(crate) fn read_variables(v: &Value) -> Result<Variables, EmbedError> {
 /// `context` keys (all optional): `card` (a card object, for the character's fields), `chat`
 /// (messages, as [`crate::read_card`]'s callers pass to the scan), `user` (default `User`),
 /// `char` (overrides the card's name), `variables` (`{local, global}` or a flat map), `now`
-/// (unix seconds or `{unix, utc_offset_minutes}`; without it time macros expand to nothing),
+/// (unix seconds, an RFC 3339 date-time or `{unix, utc_offset_minutes}`; without it time macros expand to nothing),
 /// `seed` (default: from the chat), `greeting` (the greeting index), `display` (`true` renders
 /// comments for display instead of removing them).
 ///

@@ -109,15 +109,6 @@ fn state_from_value(v: &Value) -> Result<ScanState, EmbedError> {
         .map_err(|e| EmbedError::bad_input(format!("state: {e}")))
 }
 
-/// The `scan_lorebook` document: `ccv3 lore scan --json` plus `state`.
-#[derive(Serialize)]
-struct ScanDoc<'r> {
-    activated: &'r [ccv3_lore::ActivatedItem<'r>],
-    rejected: &'r [ccv3_lore::RejectedItem<'r>],
-    tokens: usize,
-    state: &'r ScanState,
-}
-
 /// The `build_prompt` document: `ccv3 prompt --json` (with `text` for an instruct template)
 /// plus `state`.
 #[derive(Serialize)]
@@ -149,14 +140,9 @@ impl Out for String {
 }
 
 /// The scan document of one scan.
+/// (`ScanOutcome` serialises as `{activated, rejected, tokens, state}`.)
 fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError> {
-    let report = out.report();
-    T::from_doc(&ScanDoc {
-        activated: &report.activated,
-        rejected: &report.rejected,
-        tokens: report.tokens,
-        state: out.state(),
-    })
+    T::from_doc(out)
 }
 
 /// Runs the lorebook engine over a chat: `{activated, rejected, tokens, state}`, the first

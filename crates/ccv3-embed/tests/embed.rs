@@ -289,6 +289,8 @@ fn expand_macros_reads_card_chat_user_variables_and_now() {
         expand_macros("{{char}}{{getvar::a}}{{getglobalvar::b}}", &ctx).unwrap(),
         "Z12"
     );
+    let ctx = json!({"now": "2026-11-25T13:00:00+02:00"});
+    assert_eq!(expand_macros("{{isodate}}", &ctx).unwrap(), "2026-11-25");
     // Without a clock, time macros are empty (the library reads no clock).
     assert_eq!(expand_macros("[{{time}}]", &Value::Null).unwrap(), "[]");
     // The same chat gives the same picks (the seed comes from the chat).

@@ -32,8 +32,9 @@ pub const MAX_CHAT_BYTES: usize = 64 * 1024 * 1024;
 pub const CHAT_SHAPES: &str = "a chat is a JSON array of {role, name, content}, an object \
 {\"messages\": [...]}, or SillyTavern .jsonl lines";
 
-/// Who wrote a message. Serialised as `system`, `user` or `assistant`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// Who wrote a message. Serialised as `system`, `user` or `assistant`; deserialised with
+/// [`Role::parse`] (so `char`, `bot`, `USER` are read as in chat files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// A system or narrator message (instructions and context in a prompt).
@@ -77,6 +78,15 @@ impl Role {
         } else {
             None
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Role::parse(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!("role {s:?} is not user, assistant or system"))
+        })
     }
 }
 
@@ -282,6 +292,96 @@ fn not_a_chat(what: &str) -> LoreError {
     LoreError::chat("", format!("{what}: {CHAT_SHAPES}"))
 }
 
+/// Reads a chat already parsed as JSON: an array of messages, an object
+/// `{"messages": [...]}`, or one object of a SillyTavern `.jsonl` chat (a message, or the
+/// metadata line: an empty chat). The same rules and errors as [`parse_chat`], for callers that
+/// hold JSON values (the bindings).
+///
+/// # Errors
+/// As [`parse_chat`].
+///
+/// ```
+/// let v = serde_json::json!([{"role": "user", "content": "hi"}]);
+/// assert_eq!(ccv3_lore::chat::chat_from_value(&v)?.messages.len(), 1);
+/// assert!(ccv3_lore::chat::chat_from_value(&serde_json::json!(5)).is_err());
+/// # Ok::<(), ccv3_lore::LoreError>(())
+/// ```
+pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
+    match v {
+        Value::Array(items) => {
+            check_len(items.len())?;
+            let mut chat = Chat::default();
+            for (i, m) in items.iter().enumerate() {
+                chat.messages.push(role_message(m, &format!("[{i}]"))?);
+            }
+            Ok(chat)
+        }
+        Value::Object(o) if o.contains_key("messages") => {
+            let items = o
+                .get("messages")
+                .and_then(Value::as_array)
+                .ok_or_else(|| LoreError::chat("messages", "must be an array"))?;
+            check_len(items.len())?;
+            let mut chat = Chat {
+                user_name: text(o.get("user_name")),
+                character_name: text(o.get("character_name")),
+                ..Default::default()
+            };
+            for (i, m) in items.iter().enumerate() {
+                let at = format!("messages[{i}]");
+                if m.get("role").is_some() {
+                    chat.messages.push(role_message(m, &at)?);
+                } else if let Some(msg) = st_message(m, &at)? {
+                    chat.messages.push(msg);
+                }
+            }
+            Ok(chat)
+        }
+        Value::Object(_) => {
+            // One line of .jsonl.
+            let mut chat = Chat::default();
+            jsonl_line(&mut chat, v, "", true)?;
+            Ok(chat)
+        }
+        Value::Null => Err(not_a_chat("null")),
+        Value::Bool(_) => Err(not_a_chat("a boolean")),
+        Value::Number(_) => Err(not_a_chat("a number")),
+        Value::String(_) => Err(not_a_chat("a string")),
+    }
+}
+
+/// Reads one object of a `.jsonl` chat into `chat` (`first`: the first line, which may be the
+/// metadata).
+fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), LoreError> {
+    if !v.is_object() {
+        return Err(LoreError::chat(at, "each line must be a JSON object"));
+    }
+    if v.get("mes").is_none() && v.get("content").is_none() {
+        if first && is_metadata(v) {
+            chat.user_name = text(v.get("user_name"));
+            chat.character_name = text(v.get("character_name"));
+            return Ok(());
+        }
+        if first {
+            return Err(LoreError::chat(
+                at,
+                format!("neither a message nor SillyTavern chat metadata: {CHAT_SHAPES}"),
+            ));
+        }
+        return Err(LoreError::chat(at, "a message needs mes"));
+    }
+    let msg = if v.get("role").is_some() {
+        Some(role_message(v, at)?)
+    } else {
+        st_message(v, at)?
+    };
+    if let Some(m) = msg {
+        chat.messages.push(m);
+        check_len(chat.messages.len())?;
+    }
+    Ok(())
+}
+
 /// Reads a chat in any of the shapes of the module docs.
 ///
 /// # Errors
@@ -310,40 +410,7 @@ pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
         return Err(not_a_chat("empty input"));
     }
     match serde_json::from_str::<Value>(input) {
-        Ok(Value::Array(items)) => {
-            check_len(items.len())?;
-            let mut chat = Chat::default();
-            for (i, m) in items.iter().enumerate() {
-                chat.messages.push(role_message(m, &format!("[{i}]"))?);
-            }
-            return Ok(chat);
-        }
-        Ok(Value::Object(ref o)) if o.contains_key("messages") => {
-            let items = o
-                .get("messages")
-                .and_then(Value::as_array)
-                .ok_or_else(|| LoreError::chat("messages", "must be an array"))?;
-            check_len(items.len())?;
-            let mut chat = Chat {
-                user_name: text(o.get("user_name")),
-                character_name: text(o.get("character_name")),
-                ..Default::default()
-            };
-            for (i, m) in items.iter().enumerate() {
-                let at = format!("messages[{i}]");
-                if m.get("role").is_some() {
-                    chat.messages.push(role_message(m, &at)?);
-                } else if let Some(msg) = st_message(m, &at)? {
-                    chat.messages.push(msg);
-                }
-            }
-            return Ok(chat);
-        }
-        Ok(Value::Object(_)) => {} // one line of .jsonl: read below
-        Ok(Value::Null) => return Err(not_a_chat("null")),
-        Ok(Value::Bool(_)) => return Err(not_a_chat("a boolean")),
-        Ok(Value::Number(_)) => return Err(not_a_chat("a number")),
-        Ok(Value::String(_)) => return Err(not_a_chat("a string")),
+        Ok(v) => return chat_from_value(&v),
         Err(e) if trimmed.starts_with('[') => {
             return Err(LoreError::chat("", format!("invalid JSON: {e}")))
         }
@@ -364,33 +431,8 @@ pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
                 LoreError::chat(&at, format!("invalid JSON: {e}"))
             }
         })?;
-        if !v.is_object() {
-            return Err(LoreError::chat(&at, "each line must be a JSON object"));
-        }
         let was_first = std::mem::replace(&mut first, false);
-        if v.get("mes").is_none() && v.get("content").is_none() {
-            if was_first && is_metadata(&v) {
-                chat.user_name = text(v.get("user_name"));
-                chat.character_name = text(v.get("character_name"));
-                continue;
-            }
-            if was_first {
-                return Err(LoreError::chat(
-                    &at,
-                    format!("neither a message nor SillyTavern chat metadata: {CHAT_SHAPES}"),
-                ));
-            }
-            return Err(LoreError::chat(&at, "a message needs mes"));
-        }
-        let msg = if v.get("role").is_some() {
-            Some(role_message(&v, &at)?)
-        } else {
-            st_message(&v, &at)?
-        };
-        if let Some(m) = msg {
-            chat.messages.push(m);
-            check_len(chat.messages.len())?;
-        }
+        jsonl_line(&mut chat, &v, &at, was_first)?;
     }
     Ok(chat)
 }
@@ -471,6 +513,20 @@ mod tests {
     }
 
     #[test]
+    fn chat_from_value_reads_the_same_shapes() {
+        use serde_json::json;
+        let c = chat_from_value(&json!({"name": "A", "is_user": true, "mes": "hi"})).unwrap();
+        assert_eq!(c.messages, [Message::user("hi").named("A")]);
+        let c = chat_from_value(&json!({"user_name": "Sam"})).unwrap();
+        assert_eq!(c.user_name.as_deref(), Some("Sam"));
+        let e = chat_from_value(&json!({"foo": 1})).unwrap_err().to_string();
+        assert!(e.starts_with("chat: ") && e.contains(CHAT_SHAPES), "{e}");
+        // A pretty-printed single message is one message, not lines.
+        let c = parse_chat("{\n  \"role\": \"user\",\n  \"content\": \"x\"\n}").unwrap();
+        assert_eq!(c.messages, [Message::user("x")]);
+    }
+
+    #[test]
     fn chat_limits() {
         let big = " ".repeat(MAX_CHAT_BYTES + 1);
         assert!(matches!(parse_chat(&big), Err(LoreError::Limit(_))));
@@ -495,6 +551,9 @@ mod tests {
         );
         let back: Message = serde_json::from_str(r#"{"role":"user","content":"x"}"#).unwrap();
         assert_eq!(back, Message::user("x"));
+        let back: Message = serde_json::from_str(r#"{"role":"Char","content":"x"}"#).unwrap();
+        assert_eq!(back, Message::assistant("x"));
+        assert!(serde_json::from_str::<Message>(r#"{"role":"robot","content":"x"}"#).is_err());
     }
 
     #[test]

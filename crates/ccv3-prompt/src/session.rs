@@ -141,6 +141,21 @@ pub struct ScanOutcome<'a> {
     pub seed: u64,
 }
 
+/// Serialises as the bindings' scan result: the [`ScanReport`] fields, then `state`
+/// (`{"activated", "rejected", "tokens", "state"}`).
+impl serde::Serialize for ScanOutcome<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let report = self.report();
+        let mut st = s.serialize_struct("ScanOutcome", 4)?;
+        st.serialize_field("activated", &report.activated)?;
+        st.serialize_field("rejected", &report.rejected)?;
+        st.serialize_field("tokens", &report.tokens)?;
+        st.serialize_field("state", self.state())?;
+        st.end()
+    }
+}
+
 impl ScanOutcome<'_> {
     /// The `ccv3 lore scan --json` document.
     pub fn report(&self) -> ScanReport<'_> {
@@ -166,6 +181,22 @@ pub struct TurnOutcome<'a> {
     pub warnings: Vec<Warning>,
     /// The seed used.
     pub seed: u64,
+}
+
+/// Serialises as the bindings' prompt result: the [`PromptReport`] fields, then `state`
+/// (`{"messages", "tokens", "lore", "cut", "state"}`).
+impl serde::Serialize for TurnOutcome<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let report = self.report();
+        let mut st = s.serialize_struct("TurnOutcome", 5)?;
+        st.serialize_field("messages", &report.messages)?;
+        st.serialize_field("tokens", &report.tokens)?;
+        st.serialize_field("lore", &report.lore)?;
+        st.serialize_field("cut", &report.cut)?;
+        st.serialize_field("state", &self.state)?;
+        st.end()
+    }
 }
 
 impl TurnOutcome<'_> {
@@ -395,5 +426,174 @@ impl<'a> Session<'a> {
             text: out.text,
             warnings: out.warnings,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccv3_lore::chat::Message;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    fn book(entries: serde_json::Value) -> Lorebook {
+        Lorebook::from_json(json!({ "entries": entries }), "", false, &mut Vec::new())
+            .expect("book")
+    }
+
+    fn entry(keys: &[&str], content: &str) -> serde_json::Value {
+        json!({"keys": keys, "content": content, "extensions": {}, "enabled": true,
+            "insertion_order": 10, "use_regex": false})
+    }
+
+    fn estimate() -> Arc<dyn Tokenizer> {
+        Arc::new(ccv3_tokens::Estimate)
+    }
+
+    /// Issue 11: the time macros get the time from the caller; without one they expand to an
+    /// empty string (ccv3-cbs `families::time`).
+    #[test]
+    fn session_now_is_passed_in_and_absent_means_empty() {
+        let mut card = ccv3::Card::new("Aqua").data;
+        card.description = "[{{isodate}}]".into();
+        let chat = Chat::from(vec![Message::user("hi")]);
+        let without = Session::new(SessionOptions::default(), estimate()).with_card(&card, "c");
+        let turn = without.prompt(&chat, &ScanState::default()).unwrap();
+        assert_eq!(turn.prompt.parts[0].content, "[]");
+        let with = Session::new(
+            SessionOptions {
+                now: Some(Timestamp::utc(1_795_611_600)),
+                ..SessionOptions::default()
+            },
+            estimate(),
+        )
+        .with_card(&card, "c");
+        let turn = with.prompt(&chat, &ScanState::default()).unwrap();
+        assert_eq!(turn.prompt.parts[0].content, "[2026-11-25]");
+        let out = with.expand_macros("{{isotime}}", &chat, &mut Variables::new(), Mode::Prompt);
+        assert_eq!(out.text, "13:00");
+    }
+
+    /// The next state carries the scan's timed effects and the CBS variables to the next turn.
+    #[test]
+    fn session_state_carries_sticky_entries_and_variables_across_turns() {
+        let mut card = ccv3::Card::new("Aqua").data;
+        card.description = "{{getvar::n}}{{setvar::n::x{{getvar::n}}}}".into();
+        let mut sticky = entry(&["dragon"], "A dragon.");
+        sticky["extensions"]["sticky"] = json!(3);
+        let b = book(json!([sticky]));
+        let session = Session::new(SessionOptions::default(), estimate())
+            .with_card(&card, "c")
+            .with_book(&b, BookKind::Global, "w");
+        let mut chat = Chat::from(vec![Message::user("a dragon!")]);
+        let first = session.prompt(&chat, &ScanState::default()).unwrap();
+        assert_eq!(first.scan.activated.len(), 1);
+        assert_eq!(first.state.variables.local["n"], "x");
+        chat.messages.push(Message::assistant("ok"));
+        chat.messages.push(Message::user("what now?"));
+        let second = session.prompt(&chat, &first.state).unwrap();
+        assert_eq!(
+            second.scan.activated[0].reason,
+            ccv3_lore::ActivationReason::Sticky
+        );
+        assert!(second.prompt.parts.iter().any(|p| p.content == "x"));
+        assert_eq!(second.state.variables.local["n"], "xx");
+        // The outcomes serialise as the bindings' objects: the CLI's report plus the state.
+        let v = serde_json::to_value(&second).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["messages", "tokens", "lore", "cut", "state"]);
+        assert_eq!(v["state"]["variables"]["local"]["n"], "xx");
+        // The scan call sees the same sticky entry from the same state.
+        let scan = session.scan(&chat, &first.state);
+        assert_eq!(scan.report().activated[0].book, "w");
+        let v = serde_json::to_value(&scan).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["activated", "rejected", "tokens", "state"]);
+        let back = ScanState::deserialize(&v["state"]).unwrap();
+        assert_eq!(&back, scan.state());
+        assert_eq!(
+            scan.state(),
+            &ScanState {
+                variables: Default::default(),
+                ..second.state.clone()
+            }
+        );
+    }
+
+    /// The seed defaults to the chat's; an explicit one wins; scan and prompt agree.
+    #[test]
+    fn session_seed_defaults_to_the_chat_and_scan_and_prompt_agree() {
+        let coins: Vec<serde_json::Value> = (0..32)
+            .map(|i| {
+                let mut e = entry(&["storm"], &format!("coin {i}"));
+                e["extensions"]["probability"] = json!(50);
+                e
+            })
+            .collect();
+        let b = book(json!(coins));
+        let chat = Chat::from(vec![Message::user("a storm")]);
+        let session = Session::new(SessionOptions::default(), estimate()).with_book(
+            &b,
+            BookKind::Global,
+            "w",
+        );
+        let scan = session.scan(&chat, &ScanState::default());
+        assert_eq!(scan.seed, chat.seed());
+        let turn = session.prompt(&chat, &ScanState::default()).unwrap();
+        let picked = |acts: &[ccv3_lore::Activation<'_>]| -> Vec<usize> {
+            acts.iter().map(|a| a.entry.index).collect()
+        };
+        assert_eq!(picked(&scan.result.activated), picked(&turn.scan.activated));
+        assert!(!scan.result.activated.is_empty() && scan.result.activated.len() < 32);
+        let seeded = Session::new(
+            SessionOptions {
+                seed: Some(chat.seed() ^ 1),
+                ..SessionOptions::default()
+            },
+            estimate(),
+        )
+        .with_book(&b, BookKind::Global, "w");
+        let other = seeded.scan(&chat, &ScanState::default());
+        assert_eq!(other.seed, chat.seed() ^ 1);
+        assert_ne!(
+            picked(&other.result.activated),
+            picked(&scan.result.activated)
+        );
+    }
+
+    /// Decorator rules exist once: `@@@` fallbacks apply to the prompt's facts too (SPEC_V3
+    /// "Decorators": a fallback is used when the decorator before it is not known).
+    #[test]
+    fn session_decorator_fallback_priority_reaches_the_insert() {
+        let b = book(json!([entry(&["x"], "@@unknown_x 1\n@@@priority 5\nbody")]));
+        let session = Session::new(SessionOptions::default(), estimate()).with_book(
+            &b,
+            BookKind::Global,
+            "w",
+        );
+        let chat = Chat::from(vec![Message::user("x")]);
+        let scan = session.scan(&chat, &ScanState::default());
+        let inserts = crate::adapters::inserts_from_activations(&scan.result, session.books());
+        assert_eq!(inserts.len(), 1);
+        assert_eq!(inserts[0].priority, Some(5.0));
+        assert_eq!(inserts[0].content, "body");
+    }
+
+    /// A second character book is global (a chat has one character), and names follow the card.
+    #[test]
+    fn session_one_character_book_and_char_name() {
+        let mut card = ccv3::Card::new("Aqua").data;
+        card.nickname = Some("Aq".into());
+        card.character_book = Some(book(json!([entry(&["a"], "A")])));
+        let other = book(json!([entry(&["b"], "B")]));
+        let s = Session::new(SessionOptions::default(), estimate())
+            .with_card(&card, "card")
+            .with_book(&other, BookKind::Character, "other");
+        let kinds: Vec<BookKind> = s.books().iter().map(|b| b.kind).collect();
+        assert_eq!(kinds, [BookKind::Character, BookKind::Global]);
+        assert_eq!(s.book_names(), ["card", "other"]);
+        assert_eq!(s.char_name(), "Aq");
+        let bare = Session::new(SessionOptions::default(), estimate());
+        assert_eq!(bare.char_name(), "Character");
     }
 }

@@ -15,6 +15,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::Value;
 
+mod topy;
+
+// The extension's Rust allocations (card models, JSON text) go through mimalloc, as in the CLI:
+// reading a big card allocates and frees many small strings.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 create_exception!(
     ccv3,
     Ccv3Error,
@@ -46,11 +53,30 @@ fn text(v: &Value) -> Result<String, EmbedError> {
     serde_json::to_string(v).map_err(|e| EmbedError::write_failed(e.to_string()))
 }
 
+/// `loads(text)`: JSON text as Python objects (dict, list, str, int, float, bool, None), keys
+/// interned; what the Python layer uses instead of `json.loads` for the values it returns.
+#[pyfunction]
+fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    topy::loads(py, text)
+}
+
 /// `read_card(data, parse_decorators)`: the card as JSON text.
 #[pyfunction]
 fn read_card(py: Python<'_>, data: &[u8], parse_decorators: bool) -> PyResult<String> {
     let o = ReadOptions { parse_decorators };
     run(py, || ccv3_embed::read_card_json(data, &o))
+}
+
+/// `read_card_path(path, parse_decorators)`: the card of a file as JSON text (a PNG's image
+/// data is skipped, not read).
+#[pyfunction]
+fn read_card_path(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    parse_decorators: bool,
+) -> PyResult<String> {
+    let o = ReadOptions { parse_decorators };
+    run(py, || ccv3_embed::read_card_path_json(&path, &o))
 }
 
 /// `read_lorebook(data, parse_decorators)`: the lorebook as JSON text.
@@ -74,14 +100,9 @@ fn read_cards(
     parse_decorators: bool,
 ) -> PyResult<Vec<ReadOutcome>> {
     let o = ReadOptions { parse_decorators };
-    let one = |p: &String| {
-        let out = std::fs::read(p)
-            .map_err(|e| EmbedError::read_failed(format!("{p}: {e}")))
-            .and_then(|bytes| ccv3_embed::read_card_json(&bytes, &o));
-        match out {
-            Ok(t) => (Some(t), None, None),
-            Err(e) => (None, Some(e.code), Some(e.message)),
-        }
+    let one = |p: &String| match ccv3_embed::read_card_path_json(std::path::Path::new(p), &o) {
+        Ok(t) => (Some(t), None, None),
+        Err(e) => (None, Some(e.code), Some(e.message)),
     };
     run(py, || {
         use rayon::prelude::*;
@@ -234,6 +255,50 @@ fn build_prompt(py: Python<'_>, request: &str, blobs: Vec<Bound<'_, PyBytes>>) -
     })
 }
 
+/// Lorebooks compiled once for many scans (`ccv3.compile_lorebooks`).
+#[pyclass(name = "CompiledLorebooks", module = "ccv3")]
+struct CompiledLorebooks {
+    inner: std::sync::Mutex<ccv3_embed::CompiledBooks>,
+}
+
+#[pymethods]
+impl CompiledLorebooks {
+    /// `CompiledLorebooks(options_json, blobs)`: compiles the request's `books` with its options.
+    #[new]
+    fn new(py: Python<'_>, request: &str, blobs: Vec<Bound<'_, PyBytes>>) -> PyResult<Self> {
+        let blobs: Vec<&[u8]> = blobs.iter().map(|b| b.as_bytes()).collect();
+        let inner = run(py, || {
+            let mut req = parse(request, "options")?;
+            let books = take_books(&mut req);
+            let sources = books_of(&books, &blobs)?;
+            ccv3_embed::CompiledBooks::new(&sources, &req)
+        })?;
+        Ok(CompiledLorebooks {
+            inner: std::sync::Mutex::new(inner),
+        })
+    }
+
+    /// `scan(request_json)`: a scan with the request's `chat`, `state` and `seed`, as JSON text.
+    fn scan(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        run(py, || {
+            let req = parse(request, "request")?;
+            let mut inner = self
+                .inner
+                .lock()
+                .map_err(|_| EmbedError::new("poisoned", "an earlier scan failed"))?;
+            inner.scan_json(&req)
+        })
+    }
+
+    /// The books' display names, in order.
+    fn book_names(&self) -> PyResult<Vec<String>> {
+        self.inner
+            .lock()
+            .map(|b| b.book_names())
+            .map_err(|_| Ccv3Error::new_err("an earlier scan failed"))
+    }
+}
+
 /// `expand_macros(text, context_json)`: the expanded text.
 #[pyfunction]
 fn expand_macros(py: Python<'_>, text: &str, context: &str) -> PyResult<String> {
@@ -254,7 +319,9 @@ fn count_tokens(py: Python<'_>, text: &str, encoding: Option<&str>) -> PyResult<
 fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", ccv3_embed::VERSION)?;
     m.add("Ccv3Error", m.py().get_type::<Ccv3Error>())?;
+    m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(read_card, m)?)?;
+    m.add_function(wrap_pyfunction!(read_card_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(read_cards, m)?)?;
     m.add_function(wrap_pyfunction!(parse_decorators, m)?)?;
@@ -265,6 +332,7 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(build_prompt, m)?)?;
     m.add_function(wrap_pyfunction!(expand_macros, m)?)?;
+    m.add_class::<CompiledLorebooks>()?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     Ok(())
 }

@@ -59,3 +59,21 @@ def test_engine_errors(examples, chat):
     with pytest.raises(ccv3.Ccv3Error) as e:
         ccv3.build_prompt(examples / "ember.png", chat, greeting=99)
     assert e.value.code == "bad-input"
+
+
+def test_compiled_lorebooks_scan_like_scan_lorebook(examples, chat):
+    books = [examples / "ember.png", examples / "world.json"]
+    compiled = ccv3.compile_lorebooks(books, user="Sam", scan_depth=3)
+    assert len(compiled.book_names) == 2
+    state = None
+    for i in range(1, len(chat) + 1):
+        one = ccv3.scan_lorebook(books, chat[:i], state=state, seed=i, user="Sam", scan_depth=3)
+        assert compiled.scan(chat[:i], state=state, seed=i) == one
+        assert ccv3.scan_lorebook(compiled, chat[:i], state=state, seed=i) == one
+        state = one["state"]
+    with pytest.raises(ccv3.Ccv3Error) as e:
+        ccv3.scan_lorebook(compiled, chat, user="X")
+    assert e.value.code == "bad-input"
+    with pytest.raises(ccv3.Ccv3Error) as e:
+        compiled.scan(5)
+    assert e.value.code == "chat"

@@ -23,7 +23,6 @@ use crate::error::{Error, Result};
 use crate::lorebook::{self, BookFormat};
 use crate::model::{Asset, AssetUri, Card, Lorebook, Raw};
 use crate::{json, legacy, png};
-use base64::Engine as _;
 use serde_json::Value;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -489,12 +488,12 @@ pub fn asset_bytes(uri: &str, files: &[EmbeddedFile]) -> Option<Vec<u8>> {
         AssetUri::Embedded(p) | AssetUri::PngChunk(p) => {
             files.iter().find(|f| f.path == p).map(|f| f.data.clone())
         }
-        AssetUri::Data { base64, .. } => base64::engine::general_purpose::STANDARD
-            .decode(base64.trim())
+        AssetUri::Data { base64, .. } => base64_simd::STANDARD
+            .decode_to_vec(base64.trim())
             .ok()
             .or_else(|| {
-                base64::engine::general_purpose::STANDARD_NO_PAD
-                    .decode(base64.trim())
+                base64_simd::STANDARD_NO_PAD
+                    .decode_to_vec(base64.trim())
                     .ok()
             }),
         _ => None,
@@ -536,7 +535,7 @@ pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
                     a.uri = format!(
                         "data:{};base64,{}",
                         media_type(&a.ext),
-                        base64::engine::general_purpose::STANDARD.encode(bytes)
+                        base64_simd::STANDARD.encode_to_string(bytes)
                     );
                 }
             }
@@ -593,9 +592,7 @@ pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> R
             a.uri = format!("__asset:{key}");
             chunks.push((
                 format!("chara-ext-asset_:{key}"),
-                base64::engine::general_purpose::STANDARD
-                    .encode(bytes)
-                    .into_bytes(),
+                base64_simd::STANDARD.encode_to_string(bytes).into_bytes(),
             ));
         }
     }

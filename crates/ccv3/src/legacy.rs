@@ -550,9 +550,13 @@ mod tests {
 
     #[test]
     fn legacy_reads_every_corpus_webp() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/webp");
+        if !crate::test_corpus::is_full() {
+            eprintln!("skipped: no WebP cards in the in-repository corpus (no ../shared/corpus)");
+            return;
+        }
+        let dir = crate::test_corpus::dir().join("webp");
         let mut n = 0;
-        for entry in std::fs::read_dir(dir).expect("shared corpus at ../shared") {
+        for entry in std::fs::read_dir(dir).expect("the test corpus") {
             let path = entry.unwrap().path();
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
             let bytes = std::fs::read(&path).unwrap();

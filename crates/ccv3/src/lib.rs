@@ -23,6 +23,8 @@ mod document;
 mod error;
 mod mapped;
 mod model;
+#[cfg(test)]
+mod test_corpus;
 
 pub mod backfill;
 pub mod charx;

@@ -1265,8 +1265,7 @@ mod tests {
 
     #[test]
     fn spec_v3_corpus_lorebooks_validate_without_panic() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/corpus/lorebook");
+        let dir = crate::test_corpus::dir().join("lorebook");
         let Ok(rd) = std::fs::read_dir(dir) else {
             return;
         };

@@ -1,16 +1,12 @@
 //! Container choices made by the document reader (SPEC_V3 "Embedding Methods").
 
-use base64::Engine as _;
-
 fn png_with(chunks: &[(&str, &str)]) -> Vec<u8> {
     let encoded: Vec<(String, Vec<u8>)> = chunks
         .iter()
         .map(|(k, v)| {
             (
                 k.to_string(),
-                base64::engine::general_purpose::STANDARD
-                    .encode(v)
-                    .into_bytes(),
+                base64_simd::STANDARD.encode_to_string(v).into_bytes(),
             )
         })
         .collect();
@@ -109,7 +105,10 @@ fn spec_v3_png_write_has_ccv3_and_a_backfilled_chara() {
 
 #[test]
 fn json_file_named_png_is_read_as_json() {
-    let path = crate::util::corpus_dir().join("png/lide_akerodia_zh_JSON_with_png_extension.png");
+    let Some(path) = crate::util::corpus_file("png/lide_akerodia_zh_JSON_with_png_extension.png")
+    else {
+        return;
+    };
     let ccv3::Document::Card(cf) = ccv3::read_file(&path).unwrap() else {
         panic!()
     };

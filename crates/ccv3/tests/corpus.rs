@@ -1,7 +1,7 @@
-//! Every file in `../shared/corpus/` loads, or fails with the clear error its MANIFEST notes
-//! lead us to expect (`MALFORMED/negative`).
+//! Every file in `../shared/corpus/` (or the in-repository subset, `tests/corpus/`) loads, or
+//! fails with the clear error its MANIFEST notes lead us to expect (`MALFORMED/negative`).
 
-use crate::util::corpus_dir;
+use crate::util::{corpus_dir, corpus_is_full};
 
 struct Row {
     file: String,
@@ -25,7 +25,8 @@ fn manifest() -> Vec<Row> {
 #[test]
 fn corpus_every_file_loads_or_fails_as_the_manifest_says() {
     let rows = manifest();
-    assert!(rows.len() >= 40, "manifest rows: {}", rows.len());
+    let least = if corpus_is_full() { 40 } else { 16 };
+    assert!(rows.len() >= least, "manifest rows: {}", rows.len());
     let mut failures = Vec::new();
     for row in &rows {
         let path = corpus_dir().join(&row.file);

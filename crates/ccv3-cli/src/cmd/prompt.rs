@@ -70,6 +70,8 @@ pub fn run(args: Args) -> CmdResult {
         max_context: args.max_context,
         template,
         now: Some(args.now.unwrap_or_else(crate::now::clock)),
+        // One scan per call (same results; no automata over every key of the books).
+        single_scan: true,
         ..SessionOptions::default()
     };
     // The card's book is the character book, --book files are global.

@@ -36,6 +36,8 @@ __all__ = [
     "validate_card",
     "validate_lorebook",
     "scan_lorebook",
+    "compile_lorebooks",
+    "CompiledLorebooks",
     "build_prompt",
     "expand_macros",
     "count_tokens",
@@ -74,8 +76,8 @@ def _dumps(value, what):
         raise _error("bad-input", f"{what}: {e}") from None
 
 
-def _loads(text):
-    return _json.loads(text)
+# JSON text to dicts and lists in Rust (keys interned): faster than json.loads on big values.
+_loads = _ccv3.loads
 
 
 def read_card(data, parse_decorators=True):
@@ -85,6 +87,9 @@ def read_card(data, parse_decorators=True):
     With ``parse_decorators`` (the default) each lorebook entry gets ``decorators`` (see
     :func:`parse_decorators`) and its ``content`` without the decorator lines.
     """
+    if _is_path(data):
+        # Rust reads the file itself: a PNG's image data is skipped, never read.
+        return _loads(_ccv3.read_card_path(_os.fsdecode(_os.fspath(data)), bool(parse_decorators)))
     return _loads(_ccv3.read_card(_bytes(data), bool(parse_decorators)))
 
 
@@ -195,11 +200,47 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
     ``books`` are Lorebook dicts, or file bytes or paths (a card file means its character
     book). Pass the returned ``state`` to the next turn. Options as in the npm package:
     ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``, ...
+
+    ``books`` may also be a :class:`CompiledLorebooks` (see :func:`compile_lorebooks`): its
+    options were fixed when it was compiled.
     """
+    if isinstance(books, CompiledLorebooks):
+        if options:
+            raise _error("bad-input", "options are fixed when the books are compiled: "
+                         + ", ".join(sorted(options)))
+        return books.scan(chat, state=state, seed=seed)
     values, blobs = _request(list(books))
     request = dict(options)
     request.update({"books": values, "chat": chat, "state": state, "seed": seed})
     return _loads(_ccv3.scan_lorebook(_dumps(request, "request"), blobs))
+
+
+class CompiledLorebooks:
+    """Lorebooks compiled once (see :func:`compile_lorebooks`), scanned turn after turn."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native):
+        self._native = native
+
+    @property
+    def book_names(self):
+        """The books' display names (their ``name``, else ``books[i]``), in order."""
+        return self._native.book_names()
+
+    def scan(self, chat, state=None, seed=None):
+        """As :func:`scan_lorebook`, with the options given at compile time."""
+        request = {"chat": chat, "state": state, "seed": seed}
+        return _loads(self._native.scan(_dumps(request, "request")))
+
+
+def compile_lorebooks(books, **options):
+    """Compiles ``books`` (as :func:`scan_lorebook` takes them) once with ``options``, for many
+    scans: compiling a big book costs far more than scanning it."""
+    values, blobs = _request(list(books))
+    request = dict(options)
+    request["books"] = values
+    return CompiledLorebooks(_ccv3.CompiledLorebooks(_dumps(request, "options"), blobs))
 
 
 def build_prompt(card, chat, **options):

@@ -153,13 +153,8 @@ fn read_err(bytes: &[u8], limits: &Limits) -> (String, String) {
 }
 
 fn corpus(name: &str) -> Vec<u8> {
-    std::fs::read(format!("/work/shared/corpus/charx/{name}"))
-        .or_else(|_| {
-            std::fs::read(format!(
-                "{}/tests/data/charx/{name}",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-        })
+    crate::test_corpus::file(&format!("charx/{name}"))
+        .and_then(|p| std::fs::read(p).ok())
         .unwrap_or_default()
 }
 

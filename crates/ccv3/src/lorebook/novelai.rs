@@ -116,9 +116,7 @@ mod tests {
     use crate::lorebook::{read_lorebook_slice, BookFormat};
 
     fn corpus(name: &str) -> Option<Vec<u8>> {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/corpus/lorebook")
-            .join(name);
+        let p = crate::test_corpus::file(&format!("lorebook/{name}"))?;
         std::fs::read(p).ok()
     }
 
@@ -132,7 +130,6 @@ mod tests {
         ];
         for (name, n) in files {
             let Some(bytes) = corpus(name) else {
-                eprintln!("shared corpus not found; skipped");
                 return;
             };
             let mut d = Vec::new();
