@@ -1,0 +1,138 @@
+// Side-by-side benchmarks of the npm package (issue 11 section 5), in one run:
+//  1. readCard of the 8.6 MB card with a 2,000-entry book (peers harness: gen.py -> card_5MB_post.png),
+//     WebAssembly start-up included once, against SillyTavern's read path (png-chunks-extract +
+//     png-chunk-text + base64 + JSON.parse) and @character-foundry/loader parseCard.
+//  2. scanLorebook of the 50,000-entry book over 100 messages with compiled books reused across
+//     calls, against the native warm scan of the same facade calls (examples/native_scan.rs).
+//
+// node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm]
+//   --gen: python3 ../shared/peers/gen.py --out /tmp/gen
+//   --peers: a folder where `npm ci` ran over a copy of ../shared/peers/package{,-lock}.json
+// Prints one JSON line per measurement and a summary table.
+import fs from 'node:fs';
+import path from 'node:path';
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..', '..');
+const args = {};
+for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
+const gen = args.gen || '/tmp/gen';
+const pkg = path.resolve(args.pkg || path.join(repo, 'target', 'bindings', 'npm'));
+const peers = args.peers ? path.resolve(args.peers) : null;
+
+function bench(fn, { warmup = 2, iters = 10, minMs = 500, maxIters = 200 } = {}) {
+  for (let i = 0; i < warmup; i++) fn();
+  const t = [];
+  const start = performance.now();
+  while (t.length < iters || (performance.now() - start < minMs && t.length < maxIters)) {
+    const a = performance.now();
+    fn();
+    t.push(performance.now() - a);
+  }
+  t.sort((x, y) => x - y);
+  return { n: t.length, median_ms: t[Math.floor(t.length / 2)], min_ms: t[0] };
+}
+
+const rows = [];
+function report(row) {
+  rows.push(row);
+  console.log(JSON.stringify(row));
+}
+
+// ---- 1. readCard ----
+const cardFile = path.join(gen, 'card_5MB_post.png');
+const cardBytes = fs.readFileSync(cardFile);
+const t0 = performance.now();
+const require = createRequire(import.meta.url);
+const ccv3 = require(path.join(pkg, 'index.cjs'));
+const startup = performance.now() - t0;
+const t1 = performance.now();
+const first = ccv3.readCard(cardBytes);
+const firstRead = performance.now() - t1;
+const warm = bench(() => ccv3.readCard(cardBytes));
+report({ op: 'readCard', impl: 'ccv3 (wasm)', startup_ms: startup, first_ms: firstRead, startup_plus_first_ms: startup + firstRead, ...warm, entries: first.data.character_book.entries.length });
+
+if (peers) {
+  const preq = createRequire(path.join(peers, 'package.json'));
+  const extract = preq('png-chunks-extract');
+  const PNGtext = preq('png-chunk-text');
+  const st = (buf) => {
+    const tc = extract(buf).filter((c) => c.name === 'tEXt').map((c) => PNGtext.decode(c.data));
+    for (const kw of ['ccv3', 'chara']) {
+      const c = tc.find((x) => x.keyword.toLowerCase() === kw);
+      if (c) return JSON.parse(Buffer.from(c.text, 'base64').toString('utf8'));
+    }
+    throw new Error('no card');
+  };
+  let a = performance.now();
+  const stCard = st(cardBytes);
+  report({ op: 'readCard', impl: 'SillyTavern read path', first_ms: performance.now() - a, ...bench(() => st(cardBytes)), entries: stCard.data.character_book.entries.length });
+  const { parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader')));
+  a = performance.now();
+  const cf = await parseCard(cardBytes);
+  const cfFirst = performance.now() - a;
+  // parseCard may be sync or async: time it with await either way.
+  const times = [];
+  for (let i = 0; i < 2; i++) await parseCard(cardBytes);
+  const start = performance.now();
+  while (times.length < 10 || (performance.now() - start < 500 && times.length < 200)) {
+    const b = performance.now();
+    await parseCard(cardBytes);
+    times.push(performance.now() - b);
+  }
+  times.sort((x, y) => x - y);
+  report({ op: 'readCard', impl: '@character-foundry/loader', first_ms: cfFirst, n: times.length, median_ms: times[times.length >> 1], min_ms: times[0], entries: (cf.card || cf).data?.character_book?.entries?.length });
+}
+
+function pathToImport(p) {
+  return new URL(`file://${p}`).href;
+}
+
+// ---- 2. scanLorebook, 50,000 entries x 100 messages ----
+const bookFile = path.join(gen, 'lorebook_50000.json');
+const chatRaw = JSON.parse(fs.readFileSync(path.join(gen, 'chat.json'), 'utf8'));
+const chat = (chatRaw.messages || chatRaw).map((m) => ({
+  role: m.role || (m.is_user ? 'user' : 'assistant'),
+  name: m.name || '',
+  content: m.content ?? m.mes ?? '',
+}));
+const options = { scanDepth: 100 };
+const bookBytes = fs.readFileSync(bookFile);
+let a = performance.now();
+const compiled = ccv3.compileLorebooks([bookBytes], options);
+const compileMs = performance.now() - a;
+const scan = bench(() => ccv3.scanLorebook({ books: compiled, chat }), { warmup: 1, iters: 10, minMs: 1000 });
+const out = ccv3.scanLorebook({ books: compiled, chat });
+report({ op: 'scanLorebook 50k x 100', impl: 'ccv3 (wasm, compiled books)', compile_ms: compileMs, ...scan, activated: out.activated.length, rejected: out.rejected.length });
+
+const chatFile = path.join(os.tmpdir(), `ccv3-bench-chat-${process.pid}.json`);
+fs.writeFileSync(chatFile, JSON.stringify(chat));
+try {
+  const exe = path.join(repo, 'target', 'release', 'examples', 'native_scan');
+  if (!fs.existsSync(exe)) {
+    execFileSync('cargo', ['build', '--release', '-q', '-p', 'ccv3-wasm', '--example', 'native_scan'], { cwd: repo, stdio: 'inherit' });
+  }
+  const native = JSON.parse(execFileSync(exe, [bookFile, chatFile, JSON.stringify(options), '20'], { encoding: 'utf8' }));
+  report({ op: 'scanLorebook 50k x 100', impl: 'native (same facade calls)', compile_ms: native.compile_ms, median_ms: native.scan_median_ms, min_ms: native.scan_min_ms });
+} finally {
+  fs.rmSync(chatFile, { force: true });
+}
+
+// ---- Summary ----
+const get = (op, impl) => rows.find((r) => r.op === op && r.impl.startsWith(impl));
+const ours = get('readCard', 'ccv3');
+const peersRead = rows.filter((r) => r.op === 'readCard' && !r.impl.startsWith('ccv3'));
+console.log('\nsummary');
+console.log(`  WebAssembly core: ${fs.statSync(path.join(pkg, 'web', 'ccv3_wasm_bg.wasm')).size} bytes`);
+console.log(`  readCard warm median ${ours.median_ms.toFixed(1)} ms; start-up + first read ${ours.startup_plus_first_ms.toFixed(1)} ms`);
+for (const p of peersRead) {
+  console.log(`  ${p.impl}: warm median ${p.median_ms.toFixed(1)} ms, first ${p.first_ms.toFixed(1)} ms -> ccv3 warm ${(p.median_ms / ours.median_ms).toFixed(2)}x faster, cold-with-start-up vs their first ${(p.first_ms / ours.startup_plus_first_ms).toFixed(2)}x`);
+}
+const w = get('scanLorebook 50k x 100', 'ccv3');
+const n = get('scanLorebook 50k x 100', 'native');
+if (w && n) console.log(`  scanLorebook 50k x 100: wasm ${w.median_ms.toFixed(2)} ms vs native ${n.median_ms.toFixed(2)} ms = ${(w.median_ms / n.median_ms).toFixed(2)}x`);
+ccv3.CompiledLorebooks && compiled.free();

@@ -1,0 +1,301 @@
+// TypeScript declarations for the npm package `ccv3` (Node entry; `ccv3/web` adds init).
+
+/** Any JSON value. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Stable error codes: `error.code` of every Error the package throws. */
+export type ErrorCode =
+  | 'bad-input'
+  | 'read-failed'
+  | 'limit'
+  | 'write-failed'
+  | 'tokenizer-unavailable'
+  | 'internal'
+  | 'not-initialized'
+  | (string & {});
+
+/** An Error thrown by ccv3: `message` names the problem, `code` is stable. */
+export interface Ccv3Error extends Error {
+  code: ErrorCode;
+}
+
+/**
+ * A decorator line (`@@name value`) of a lorebook entry. `value` is a number for numeric
+ * decorators (`depth`, `activate_only_after`, `scan_depth`, ...), a string for `role`/`position`,
+ * an array of strings for `additional_keys`/`exclude_keys`, absent for flags (`activate`, ...).
+ * An unknown decorator is `{type: 'unknown', name, value?}`. `@@@` fallbacks follow in `fallbacks`.
+ */
+export interface Decorator {
+  type: string;
+  value?: number | string | string[];
+  /** The decorator's name, for `type: 'unknown'`. */
+  name?: string;
+  fallbacks?: Decorator[];
+}
+
+/** The result of parseDecorators. */
+export interface ParsedDecorators {
+  decorators: Decorator[];
+  content: string;
+}
+
+/** A lorebook entry (spec section "Lorebook"); unknown fields are kept in order. */
+export interface LorebookEntry {
+  keys: string[];
+  content: string;
+  extensions: { [key: string]: Json };
+  enabled: boolean;
+  insertion_order: number;
+  case_sensitive?: boolean;
+  use_regex: boolean;
+  constant?: boolean;
+  name?: string;
+  priority?: number;
+  id?: number | string;
+  comment?: string;
+  selective?: boolean;
+  secondary_keys?: string[];
+  position?: string;
+  /** Present when read with `parseDecorators: true` (the default). */
+  decorators?: Decorator[];
+  [key: string]: unknown;
+}
+
+/** A lorebook: the same structure as a card's `data.character_book`. */
+export interface Lorebook {
+  name?: string;
+  description?: string;
+  scan_depth?: number;
+  token_budget?: number;
+  recursive_scanning?: boolean;
+  extensions: { [key: string]: Json };
+  entries: LorebookEntry[];
+  [key: string]: unknown;
+}
+
+/** A card asset (spec section "assets"). */
+export interface Asset {
+  type: string;
+  uri: string;
+  name: string;
+  ext: string;
+  [key: string]: unknown;
+}
+
+/** The `data` of a V3 card. */
+export interface CardData {
+  name: string;
+  description: string;
+  tags: string[];
+  creator: string;
+  character_version: string;
+  mes_example: string;
+  extensions: { [key: string]: Json };
+  system_prompt: string;
+  post_history_instructions: string;
+  first_mes: string;
+  alternate_greetings: string[];
+  personality: string;
+  scenario: string;
+  creator_notes: string;
+  group_only_greetings: string[];
+  character_book?: Lorebook;
+  assets?: Asset[];
+  nickname?: string;
+  creator_notes_multilingual?: { [lang: string]: string };
+  source?: string[];
+  creation_date?: number;
+  modification_date?: number;
+  [key: string]: unknown;
+}
+
+/** A Character Card V3 object. */
+export interface CharacterCardV3 {
+  spec: 'chara_card_v3';
+  spec_version: string;
+  data: CardData;
+  [key: string]: unknown;
+}
+
+/** Options of readCard and readLorebook. */
+export interface ReadOptions {
+  /** Split `@@` decorator lines off each entry's content into `decorators` (default true). */
+  parseDecorators?: boolean;
+}
+
+/** Options of writeCard. */
+export interface WriteCardOptions {
+  format: 'png' | 'charx' | 'json';
+  /** PNG bytes for the `png` format (else the card's own image or a placeholder). */
+  image?: Uint8Array;
+}
+
+/** Options of writeLorebook. */
+export interface WriteLorebookOptions {
+  format?: 'lorebook_v3' | 'worldinfo';
+}
+
+/** One finding of validateCard / validateLorebook (the same codes and paths as `ccv3 validate --json`). */
+export interface Diagnostic {
+  severity: 'error' | 'warning' | 'info';
+  code: string;
+  path: string;
+  message: string;
+}
+
+/** A chat message. */
+export interface ChatMessage {
+  role: 'user' | 'assistant' | 'system' | (string & {});
+  name?: string;
+  content: string;
+}
+
+/** What a turn returns and the next turn passes back (opaque, JSON-serialisable). */
+export type ScanState = { [key: string]: Json };
+
+/** A lorebook object, or a file's bytes (a card's bytes mean its character book). */
+export type BookInput = Lorebook | Uint8Array;
+
+/** Options of scanLorebook and buildPrompt (camelCase; snake_case is accepted too). */
+export interface ScanOptions {
+  chat: ChatMessage[];
+  state?: ScanState | null;
+  /** The seed for probability rolls; its default comes from the chat. */
+  seed?: number;
+  scanDepth?: number;
+  recursive?: boolean;
+  tokenizer?: 'o200k' | 'cl100k' | 'estimate' | (string & {});
+  charName?: string;
+  userName?: string;
+  [option: string]: unknown;
+}
+
+/** The argument of scanLorebook. */
+export interface ScanRequest extends ScanOptions {
+  books: BookInput | BookInput[] | CompiledLorebooks;
+}
+
+/** An activated entry, as in `ccv3 lore scan --json`. */
+export interface ActivatedEntry {
+  /** The book's name (or `books[i]` when it has none). */
+  book: string;
+  index: number;
+  name: string | null;
+  content: string;
+  position: string;
+  depth?: number | null;
+  role?: string | null;
+  reason: string;
+  [key: string]: unknown;
+}
+
+/** A rejected entry, as in `ccv3 lore scan --json`. */
+export interface RejectedEntry {
+  /** The book's name (or `books[i]` when it has none). */
+  book: string;
+  index: number;
+  name: string | null;
+  reason: string;
+  [key: string]: unknown;
+}
+
+/** The result of scanLorebook. */
+export interface ScanResult {
+  activated: ActivatedEntry[];
+  rejected: RejectedEntry[];
+  tokens: number;
+  state: ScanState;
+}
+
+/** The argument of buildPrompt. */
+export interface BuildPromptRequest extends Omit<ScanOptions, 'chat'> {
+  card: CharacterCardV3 | Uint8Array;
+  chat: ChatMessage[];
+  books?: BookInput | BookInput[];
+  user?: string;
+  maxContext?: number;
+  instruct?: string | { [key: string]: Json };
+}
+
+/** A message of the assembled prompt. */
+export interface PromptMessage {
+  role: string;
+  content: string;
+}
+
+/** A lorebook insertion of the assembled prompt. */
+export interface PromptLore {
+  label: string;
+  position: string;
+  slot: string;
+  role: string;
+  tokens: number;
+}
+
+/** Something the context budget cut. */
+export interface PromptCut {
+  kind: string;
+  label: string;
+  tokens: number;
+  reason: string;
+}
+
+/** The result of buildPrompt: `ccv3 prompt --json` plus `state`. */
+export interface PromptResult {
+  messages: PromptMessage[];
+  tokens: number;
+  lore: PromptLore[];
+  cut: PromptCut[];
+  state: ScanState;
+}
+
+/** The context of expandMacros. */
+export interface MacroContext {
+  card?: CharacterCardV3;
+  chat?: ChatMessage[];
+  user?: string;
+  variables?: { [name: string]: Json };
+  /** "Now" for `{{time}}`/`{{date}}` (a Date, ISO text or milliseconds since 1970); without it they use a fixed, documented value. */
+  now?: Date | string | number;
+}
+
+/** A tokenizer encoding. */
+export type Encoding = 'o200k' | 'cl100k';
+
+/** Lorebooks compiled once and reused across scanLorebook calls (pass it as `books`). */
+export declare class CompiledLorebooks {
+  private constructor();
+  /** Frees the compiled books now instead of when garbage collected. */
+  free(): void;
+}
+
+/** Reads a card (V1/V2 JSON, PNG/APNG, CHARX, WebP/JPEG) as a V3 object. */
+export declare function readCard(bytes: Uint8Array, options?: ReadOptions): CharacterCardV3;
+/** Reads a lorebook (lorebook_v3, bare book, SillyTavern World Info, NovelAI, Agnai, RisuAI). */
+export declare function readLorebook(bytes: Uint8Array, options?: ReadOptions): Lorebook;
+/** Splits the decorator lines off an entry's content. */
+export declare function parseDecorators(content: string): ParsedDecorators;
+/** Writes decorators back as `@@` lines before `content`; the inverse of parseDecorators. */
+export declare function serializeDecorators(decorators: Decorator[], content: string): string;
+/** Writes a card as PNG (ccv3 plus the V2 chara backfill), CHARX or JSON. */
+export declare function writeCard(card: CharacterCardV3, options: WriteCardOptions): Uint8Array;
+/** Writes a lorebook as lorebook_v3 JSON (default) or SillyTavern World Info. */
+export declare function writeLorebook(lorebook: Lorebook, options?: WriteLorebookOptions): Uint8Array;
+/** Validates a card's file bytes or a card object. */
+export declare function validateCard(bytesOrCard: Uint8Array | CharacterCardV3 | { [key: string]: Json }): Diagnostic[];
+/** Validates a lorebook's file bytes or a lorebook object. */
+export declare function validateLorebook(bytesOrLorebook: Uint8Array | Lorebook | { [key: string]: Json }): Diagnostic[];
+/** Compiles lorebooks once, for many scanLorebook calls. */
+export declare function compileLorebooks(books: BookInput | BookInput[]): CompiledLorebooks;
+/** Runs the lorebook engine over a chat: one turn. Pass `state` back in on the next turn. */
+export declare function scanLorebook(request: ScanRequest): ScanResult;
+/** Builds a prompt (scan, then assemble within the context budget): one turn. */
+export declare function buildPrompt(request: BuildPromptRequest): PromptResult;
+/** Expands CBS macros (`{{char}}`, `{{user}}`, `{{random::a::b}}`, ...) in a text. */
+export declare function expandMacros(text: string, context?: MacroContext): string;
+/** Counts the tokens of a text ('o200k' by default). */
+export declare function countTokens(text: string, encoding?: Encoding): number;
+/** Registers a tokenizer vocabulary's bytes (the package's `vocab/*.vocab` files); Node does this on first need. */
+export declare function registerVocabulary(encoding: Encoding, bytes: Uint8Array): void;
+/** The package version. */
+export declare const version: string;

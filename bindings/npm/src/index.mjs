@@ -1,0 +1,22 @@
+// Node entry (ES module): the same instance as require('ccv3').
+import api from './index.cjs';
+
+export const {
+  readCard,
+  readLorebook,
+  parseDecorators,
+  serializeDecorators,
+  writeCard,
+  writeLorebook,
+  validateCard,
+  validateLorebook,
+  scanLorebook,
+  compileLorebooks,
+  CompiledLorebooks,
+  buildPrompt,
+  expandMacros,
+  countTokens,
+  registerVocabulary,
+  version,
+} = api;
+export default api;

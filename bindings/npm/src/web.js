@@ -1,0 +1,112 @@
+// Browser entry (ES module): `import init, { readCard } from 'ccv3/web'; await init();`
+//
+// `init()` fetches and instantiates the WebAssembly core next to this file (or takes what
+// wasm-bindgen's init takes: a URL, Response, bytes or WebAssembly.Module). `initSync(bytesOrModule)`
+// does the same synchronously. Tokenizer vocabularies are not in the core: `await loadTokenizer('o200k')`
+// (or 'cl100k') before countTokens, or buildPrompt/scanLorebook with a token budget.
+import * as glue from './ccv3_wasm.js';
+import { makeApi } from './api.js';
+
+let ready = false;
+let compiled = null; // the WebAssembly.Module, kept to restart a trapped instance
+let api = null;
+
+function notReady() {
+  const e = new Error("ccv3/web: call `await init()` (or initSync) before using the package");
+  e.code = 'not-initialized';
+  return e;
+}
+
+function host() {
+  return {
+    raw() {
+      if (!ready) throw notReady();
+      return glue;
+    },
+    restart() {
+      ready = false;
+      glue.__ccv3_reset();
+      glue.initSync({ module: compiled });
+      ready = true;
+    },
+    loadVocabulary() {
+      return false; // web: vocabularies are loaded asynchronously with loadTokenizer()
+    },
+    version: '__CCV3_VERSION__',
+  };
+}
+
+api = makeApi(host());
+
+async function toModule(input) {
+  if (input instanceof WebAssembly.Module) return input;
+  if (input === undefined) input = new URL('./ccv3_wasm_bg.wasm', import.meta.url);
+  if (input instanceof ArrayBuffer || ArrayBuffer.isView(input)) return WebAssembly.compile(input);
+  if (typeof input === 'string' || input instanceof URL) input = fetch(input);
+  const response = await input;
+  if (typeof WebAssembly.compileStreaming === 'function' && response.headers &&
+      String(response.headers.get('Content-Type')).startsWith('application/wasm')) {
+    return WebAssembly.compileStreaming(response);
+  }
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+/** Fetches, compiles and instantiates the WebAssembly core. Safe to call more than once. */
+export default async function init(input) {
+  if (ready) return;
+  if (input && typeof input === 'object' && 'module_or_path' in input) input = input.module_or_path;
+  const module = await toModule(await input);
+  if (ready) return;
+  compiled = module;
+  glue.initSync({ module });
+  ready = true;
+}
+
+/** Instantiates the WebAssembly core synchronously from its bytes or a compiled module. */
+export function initSync(input) {
+  if (ready) return;
+  if (input && typeof input === 'object' && 'module' in input) input = input.module;
+  compiled = input instanceof WebAssembly.Module ? input : new WebAssembly.Module(input);
+  glue.initSync({ module: compiled });
+  ready = true;
+}
+
+/**
+ * Loads a tokenizer vocabulary ('o200k' default, or 'cl100k'). `source` may be a URL, a Response
+ * or the bytes; by default the file shipped beside this module (../vocab/NAME_base.vocab).
+ */
+export async function loadTokenizer(encoding = 'o200k', source) {
+  const name = encoding === 'o200k_base' ? 'o200k' : encoding === 'cl100k_base' ? 'cl100k' : encoding;
+  if (source === undefined) source = new URL(`../vocab/${name}_base.vocab`, import.meta.url);
+  let bytes;
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) bytes = source;
+  else {
+    const response = await (typeof source === 'string' || source instanceof URL ? fetch(source) : source);
+    if (response.ok === false) {
+      const e = new Error(`ccv3/web: could not load the ${name} vocabulary (HTTP ${response.status})`);
+      e.code = 'tokenizer-unavailable';
+      throw e;
+    }
+    bytes = new Uint8Array(await response.arrayBuffer());
+  }
+  api.registerVocabulary(name, bytes);
+}
+
+export const {
+  readCard,
+  readLorebook,
+  parseDecorators,
+  serializeDecorators,
+  writeCard,
+  writeLorebook,
+  validateCard,
+  validateLorebook,
+  scanLorebook,
+  compileLorebooks,
+  CompiledLorebooks,
+  buildPrompt,
+  expandMacros,
+  countTokens,
+  registerVocabulary,
+  version,
+} = api;
