@@ -78,7 +78,8 @@ def main():
         print(f"{name:50s} {ms:9.2f} ms  (median of {n})")
     for kind in ("path", "bytes"):
         ours = results.get(f"ccv3.read_card({kind})")
-        peer = next((v for k, v in results.items() if k.startswith("tavern_card") and kind in k), None)
+        peer_name = "tavern_card.parse_png_card(path bytes)" if kind == "path" else "tavern_card.parse_png_card(bytes)"
+        peer = results.get(peer_name)
         if ours and peer:
             print(f"speed-up over tavern-card ({kind}): {peer / ours:.1f}x")
     print(json.dumps({k: round(v, 3) for k, v in results.items()}))
