@@ -8,6 +8,7 @@ mod args;
 mod cmd;
 mod now;
 mod output;
+mod shown;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -14,12 +14,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    // Temporary files are private (0600); the output is an ordinary file.
+    // Temporary files are private (0600); the output is an ordinary file: a replaced file keeps
+    // its permission bits but never setuid, setgid or sticky (issue 12 "Files").
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = fs::metadata(path)
-            .map(|m| m.permissions().mode())
+            .map(|m| m.permissions().mode() & 0o777)
             .unwrap_or(0o644);
         fs::set_permissions(tmp.path(), fs::Permissions::from_mode(mode))?;
     }

@@ -354,3 +354,48 @@ fn cli_prompt_instruct_chatml_renders_text() {
     assert!(text.starts_with("<|im_start|>system"), "{text}");
     assert!(text.contains("<|im_start|>user") && text.contains("<|im_end|>"));
 }
+
+/// Issue 12 "Output for people": control characters from card fields are shown escaped by
+/// `inspect` (ESC, OSC 52 clipboard writes, BEL, forged line breaks), and `--json` keeps the text.
+#[test]
+fn inspect_escapes_control_characters_from_card_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = dir.path().join("evil.json");
+    let name = "Eve\u{1b}]52;c;SGk=\u{7}\u{1b}[2J\nfile:        forged";
+    let json = serde_json::json!({
+        "spec": "chara_card_v3", "spec_version": "3.0",
+        "data": {"name": name, "description": "", "personality": "", "scenario": "",
+                 "first_mes": "", "mes_example": "", "creator_notes": "", "system_prompt": "",
+                 "post_history_instructions": "", "alternate_greetings": [], "tags": ["t\u{7}ag"],
+                 "creator": "\u{9b}31m", "character_version": "", "extensions": {},
+                 "group_only_greetings": []}
+    });
+    std::fs::write(&card, json.to_string()).unwrap();
+    let out = ccv3(&[&"inspect", &card]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{9b}'));
+    assert!(text.contains("name:        Eve\\x1b]52;c;SGk=\\x07\\x1b[2J\\nfile:        forged"));
+    assert!(text.contains("tags:        t\\x07ag"));
+    assert!(text.contains("creator:     \\u{9b}31m"));
+    assert_eq!(text.matches("\nfile:").count(), 0, "no forged line");
+    let json_out = ccv3(&[&"inspect", &card, &"--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    assert_eq!(v["data"]["name"], name);
+}
+
+/// Issue 12 "Files": writing over an existing file keeps its permission bits but never setuid,
+/// setgid or sticky.
+#[cfg(unix)]
+#[test]
+fn convert_over_a_setuid_file_drops_the_special_bits() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.json");
+    std::fs::write(&out_path, b"old").unwrap();
+    std::fs::set_permissions(&out_path, std::fs::Permissions::from_mode(0o6755)).unwrap();
+    let out = ccv3(&[&"convert", &example("ember.png"), &out_path]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mode = std::fs::metadata(&out_path).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o755);
+}

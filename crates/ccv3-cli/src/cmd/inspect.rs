@@ -1,6 +1,7 @@
 //! `ccv3 inspect FILE [--json]`.
 
 use super::{load, print, CmdResult};
+use crate::shown::shown;
 use ccv3::{Document, Severity};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -28,26 +29,26 @@ pub fn run(path: &Path, json: bool) -> CmdResult {
 
 fn summary(path: &Path, doc: &Document) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "file:        {}", path.display());
+    let _ = writeln!(s, "file:        {}", shown(&path.display().to_string()));
     match doc {
         Document::Card(cf) => {
             let d = &cf.card.data;
-            let _ = writeln!(s, "name:        {}", d.name);
+            let _ = writeln!(s, "name:        {}", shown(&d.name));
             if let Some(n) = d.nickname.as_deref().filter(|n| !n.is_empty()) {
-                let _ = writeln!(s, "nickname:    {n}");
+                let _ = writeln!(s, "nickname:    {}", shown(n));
             }
             let origin = cf.card.origin.map_or("?", |o| o.label());
             let _ = writeln!(
                 s,
                 "spec:        {origin} (written as spec_version {})",
-                cf.card.spec_version
+                shown(&cf.card.spec_version)
             );
             let _ = writeln!(s, "container:   {}", cf.container.label());
             if !d.creator.is_empty() {
-                let _ = writeln!(s, "creator:     {}", d.creator);
+                let _ = writeln!(s, "creator:     {}", shown(&d.creator));
             }
             if !d.tags.is_empty() {
-                let _ = writeln!(s, "tags:        {}", d.tags.join(", "));
+                let _ = writeln!(s, "tags:        {}", shown(&d.tags.join(", ")));
             }
             let _ = writeln!(
                 s,
@@ -77,7 +78,14 @@ fn summary(path: &Path, doc: &Document) -> String {
                         } else {
                             a.uri.clone()
                         };
-                        let _ = writeln!(s, "  - {} {:?} .{} {}", a.kind, a.name, a.ext, uri);
+                        let _ = writeln!(
+                            s,
+                            "  - {} \"{}\" .{} {}",
+                            shown(&a.kind),
+                            shown(&a.name),
+                            shown(&a.ext),
+                            shown(&uri)
+                        );
                     }
                     if list.len() > 50 {
                         let _ = writeln!(s, "  ... {} more", list.len() - 50);
@@ -95,7 +103,7 @@ fn summary(path: &Path, doc: &Document) -> String {
             }
             let ext: Vec<&str> = d.extensions.keys().map(String::as_str).collect();
             if !ext.is_empty() {
-                let _ = writeln!(s, "extensions:  {}", ext.join(", "));
+                let _ = writeln!(s, "extensions:  {}", shown(&ext.join(", ")));
             }
         }
         Document::Lorebook(bf) => {
@@ -103,7 +111,7 @@ fn summary(path: &Path, doc: &Document) -> String {
             let _ = writeln!(
                 s,
                 "lorebook:    {}",
-                b.name.as_deref().unwrap_or("(unnamed)")
+                shown(b.name.as_deref().unwrap_or("(unnamed)"))
             );
             let _ = writeln!(s, "format:      {:?}", bf.format);
             let enabled = b.entries.iter().filter(|e| e.enabled).count();
@@ -121,7 +129,7 @@ fn summary(path: &Path, doc: &Document) -> String {
         .count();
     let _ = writeln!(s, "diagnostics: {errors} errors, {warnings} warnings");
     for d in diags.iter().take(30) {
-        let _ = writeln!(s, "  {d}");
+        let _ = writeln!(s, "  {}", shown(&d.to_string()));
     }
     if diags.len() > 30 {
         let _ = writeln!(
