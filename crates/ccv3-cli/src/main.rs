@@ -9,6 +9,7 @@ mod cmd;
 mod now;
 mod output;
 mod shown;
+mod warnings;
 
 use clap::Parser;
 use std::process::ExitCode;

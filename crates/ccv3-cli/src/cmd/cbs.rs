@@ -53,9 +53,11 @@ pub fn run(args: Args) -> CmdResult {
         Mode::Prompt
     };
     let out = session.expand_macros(&text, &chat, &mut Variables::new(), mode);
-    for w in &out.warnings {
-        eprintln!("ccv3: warning: {}", w.render(&text));
-    }
+    crate::warnings::print_capped(
+        out.warnings
+            .iter()
+            .map(|w| (warning_kind(w), w.render(&text))),
+    );
     print(&out.text)?;
     Ok(0)
 }
@@ -76,4 +78,14 @@ pub fn load_chat(path: &Path) -> Result<Chat, CliError> {
     }
     let text = String::from_utf8(bytes).map_err(|e| CliError::file(path, e))?;
     ccv3_lore::chat::parse_chat(&text).map_err(|e| CliError::file(path, e))
+}
+
+/// A CBS warning's kind (its variant name), for counting repeated warnings.
+fn warning_kind(w: &ccv3_cbs::Warning) -> String {
+    let debug = format!("{w:?}");
+    debug
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }

@@ -138,9 +138,7 @@ pub fn run(args: Args) -> CmdResult {
         }
         print(&text)?;
     }
-    for d in compiled.diagnostics() {
-        eprintln!("ccv3: warning: {d}");
-    }
+    crate::warnings::print_diagnostics(compiled.diagnostics());
     // The process ends next: handing a big book's million allocations back one by one would
     // cost more than the scan did, so they are left to the end of the process.
     std::mem::forget(out);

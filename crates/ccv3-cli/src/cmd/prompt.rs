@@ -79,9 +79,7 @@ pub fn run(args: Args) -> CmdResult {
     for (name, b) in &globals {
         session = session.with_book(b, BookKind::Global, name.clone());
     }
-    for d in session.compiled().diagnostics() {
-        eprintln!("ccv3: warning: {d}");
-    }
+    crate::warnings::print_diagnostics(session.compiled().diagnostics());
     let turn = session
         .prompt(&chat, &state)
         .map_err(|e| CliError::file(&args.card, e))?;
