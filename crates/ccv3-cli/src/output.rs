@@ -37,6 +37,13 @@ pub struct StagedDir {
 impl StagedDir {
     /// Prepares a staging folder beside `target`, which must not exist or be an empty folder.
     pub fn new(target: &Path) -> std::io::Result<Self> {
+        // Never through a symbolic link, dangling or not (issue 12 "Files").
+        if fs::symlink_metadata(target).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "is a symbolic link; give a folder path that is not a link",
+            ));
+        }
         if target.exists() {
             let empty = fs::read_dir(target)?.next().is_none();
             if !empty {
@@ -75,7 +82,11 @@ impl StagedDir {
                 fs::remove_dir(&self.target)?;
             }
             let path = staging.keep();
-            fs::rename(&path, &self.target)?;
+            if let Err(e) = fs::rename(&path, &self.target) {
+                // Nothing staged is left behind on failure.
+                let _ = fs::remove_dir_all(&path);
+                return Err(e);
+            }
         }
         Ok(())
     }

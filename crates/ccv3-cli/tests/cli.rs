@@ -399,3 +399,26 @@ fn convert_over_a_setuid_file_drops_the_special_bits() {
     let mode = std::fs::metadata(&out_path).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o755);
 }
+
+/// Issue 12 "Files": `extract` to a target that is a symbolic link (here a dangling one) fails
+/// naming the target, writes nothing through the link and leaves no staging folder behind.
+#[cfg(unix)]
+#[test]
+fn extract_to_a_dangling_symlink_fails_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("out");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+    let out = ccv3(&[&"extract", &example("ember.png"), &link]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("out"), "{}", stderr(&out));
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        vec!["out".to_string()],
+        "only the link itself remains"
+    );
+    assert!(!dir.path().join("nowhere").exists());
+}
