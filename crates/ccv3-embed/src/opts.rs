@@ -114,17 +114,7 @@ pub(crate) fn wrong(snake: &str, want: &str, found: &Value) -> EmbedError {
     ))
 }
 
-/// `null`, `a boolean`, `a number`, `a string`, `an array` or `an object`.
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use ccv3::json::type_name;
 
 #[cfg(test)]
 mod tests {

@@ -343,10 +343,7 @@ pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
             jsonl_line(&mut chat, v, "", true)?;
             Ok(chat)
         }
-        Value::Null => Err(not_a_chat("null")),
-        Value::Bool(_) => Err(not_a_chat("a boolean")),
-        Value::Number(_) => Err(not_a_chat("a number")),
-        Value::String(_) => Err(not_a_chat("a string")),
+        other => Err(not_a_chat(ccv3::json::type_name(other))),
     }
 }
 

@@ -118,3 +118,20 @@ pub(crate) fn write<W: std::io::Write, T: Serialize + ?Sized>(
 pub fn to_compact<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }
+
+/// A short name of a JSON value's type, for messages: `null`, `a boolean`, `a number`,
+/// `a string`, `an array` or `an object`.
+///
+/// ```
+/// assert_eq!(ccv3::json::type_name(&serde_json::json!([1])), "an array");
+/// ```
+pub fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
