@@ -157,6 +157,22 @@ pub enum Warning {
 }
 
 impl Warning {
+    /// A short stable name of the warning's kind (`depth`, `unclosed-block`, ...), for counting
+    /// repeated warnings.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Warning::Depth { .. } => "depth",
+            Warning::UnclosedBlock { .. } => "unclosed-block",
+            Warning::Output { .. } => "output",
+            Warning::Budget { .. } => "budget",
+            Warning::EachItems { .. } => "each-items",
+            Warning::Recursion { .. } => "recursion",
+            Warning::Variable { .. } => "variable",
+            Warning::Argument { .. } => "argument",
+            Warning::TooMany => "too-many",
+        }
+    }
+
     /// Byte offset in the template the warning is about (`None` for [`Warning::TooMany`]).
     pub fn offset(&self) -> Option<usize> {
         match self {

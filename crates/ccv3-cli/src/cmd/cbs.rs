@@ -56,7 +56,7 @@ pub fn run(args: Args) -> CmdResult {
     crate::warnings::print_capped(
         out.warnings
             .iter()
-            .map(|w| (warning_kind(w), w.render(&text))),
+            .map(|w| (w.kind().to_string(), w.render(&text))),
     );
     print(&out.text)?;
     Ok(0)
@@ -78,14 +78,4 @@ pub fn load_chat(path: &Path) -> Result<Chat, CliError> {
     }
     let text = String::from_utf8(bytes).map_err(|e| CliError::file(path, e))?;
     ccv3_lore::chat::parse_chat(&text).map_err(|e| CliError::file(path, e))
-}
-
-/// A CBS warning's kind (its variant name), for counting repeated warnings.
-fn warning_kind(w: &ccv3_cbs::Warning) -> String {
-    let debug = format!("{w:?}");
-    debug
-        .split(|c: char| !c.is_alphanumeric())
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }
