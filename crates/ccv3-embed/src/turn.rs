@@ -187,12 +187,11 @@ fn scan_options(req: Option<&Value>, books: &[Book]) -> Result<SessionOptions, E
 }
 
 /// Adds `books` to `session`: the first book read from a card is the character book, the
-/// others are global (as in `ccv3 lore scan`).
+/// others are global (as in `ccv3 lore scan`; [`Session::with_book`] keeps only the first
+/// character book).
 fn add_books<'a>(mut session: Session<'a>, books: &'a [Book]) -> Session<'a> {
-    let mut has_character = false;
     for b in books {
-        let kind = if b.card_name.is_some() && !has_character {
-            has_character = true;
+        let kind = if b.card_name.is_some() {
             BookKind::Character
         } else {
             BookKind::Global
