@@ -78,8 +78,13 @@ pub fn run(paths: &[PathBuf], as_json: bool) -> CmdResult {
         for r in &reports {
             match &r.outcome {
                 Ok(diags) => {
-                    for d in diags {
-                        out.push_str(&format!("{}: {d}\n", r.file.display()));
+                    // Repeated findings of one code are counted, not printed a million times
+                    // (issue 12); `--json` still lists every one.
+                    let lines = crate::warnings::capped(
+                        diags.iter().map(|d| (d.code.clone(), d.to_string())),
+                    );
+                    for line in lines {
+                        out.push_str(&format!("{}: {line}\n", r.file.display()));
                     }
                 }
                 Err(msg) => out.push_str(&format!("{}: unreadable: {msg}\n", r.file.display())),
