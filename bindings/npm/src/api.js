@@ -135,7 +135,10 @@ function makeApi(host) {
         if (!e || e.code !== 'tokenizer-unavailable' || attempt >= 2) throw e;
         const named = /cl100k/.test(e.message) ? 'cl100k' : /o200k/.test(e.message) ? 'o200k' : preferred;
         const wanted = loaded.has(named) ? (named === 'o200k' ? 'cl100k' : 'o200k') : named;
-        if (loaded.has(wanted) || !host.loadVocabulary(wanted, registerVocabulary)) throw e;
+        if (loaded.has(wanted) || !host.loadVocabulary(wanted, registerVocabulary)) {
+          if (host.missingVocabulary) e.message = host.missingVocabulary(named, e.message);
+          throw e;
+        }
       }
     }
   }
