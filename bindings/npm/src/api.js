@@ -97,6 +97,42 @@ function packBooks(books, what) {
   return { json: toJson(json, what), blob, lens };
 }
 
+let utf8;
+
+// Makes `obj[key]` (an existing data property, so its place among the keys stays) the JSON value
+// of the UTF-8 `bytes`, parsed on first access. The property is enumerable and replaces itself
+// with a plain data property when first read or assigned, so JSON.stringify, structuredClone,
+// Object.keys, spread, for...in and deep equality all see a plain object.
+function lazyJson(obj, key, bytes) {
+  let value;
+  let parsed = false;
+  const settle = (v) => {
+    value = v;
+    parsed = true;
+    bytes = null;
+    try {
+      Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
+    } catch (_) {
+      // The object was sealed or frozen: the accessor stays and serves the value.
+    }
+  };
+  Object.defineProperty(obj, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (!parsed) {
+        if (!utf8) utf8 = new TextDecoder();
+        settle(JSON.parse(utf8.decode(bytes)));
+      }
+      return value;
+    },
+    set(v) {
+      if (Object.isFrozen(obj)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
+      settle(v);
+    },
+  });
+}
+
 /**
  * Builds the public functions.
  * host.raw() -> the current raw exports; host.restart() -> replaces a trapped instance;
@@ -150,7 +186,13 @@ function makeApi(host) {
   function readCard(bytes, options) {
     const data = asBytes(bytes, 'bytes');
     const parse = boolOption(options, 'parseDecorators', true);
-    return fromJson(guard((raw) => raw.read_card(data, parse)));
+    // The card comes in two parts: the card with its book's entries empty, and the entries'
+    // JSON text as bytes, parsed on first access (see lazyJson).
+    const parts = guard((raw) => raw.read_card_parts(data, parse));
+    const card = fromJson(parts[0]);
+    const book = card.data && card.data.character_book;
+    if (parts[1] !== undefined && book) lazyJson(book, 'entries', parts[1]);
+    return card;
   }
 
   function readLorebook(bytes, options) {

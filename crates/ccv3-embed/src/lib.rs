@@ -50,8 +50,9 @@ mod text;
 mod turn;
 
 pub use cards::{
-    read_card, read_card_json, read_card_path_json, read_lorebook, read_lorebook_json,
-    validate_card, validate_lorebook, write_card, write_lorebook, ReadOptions,
+    read_card, read_card_json, read_card_parts, read_card_path_json, read_lorebook,
+    read_lorebook_json, validate_card, validate_lorebook, write_card, write_lorebook, CardParts,
+    ReadOptions,
 };
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;

@@ -2,9 +2,9 @@
 //! and bad input. Behaviour named in issue 11 sections 2 and 3 (the npm and Python packages).
 
 use ccv3_embed::{
-    count_tokens, expand_macros, parse_decorators, read_card, read_card_json, read_lorebook,
-    read_lorebook_json, serialize_decorators, validate_card, validate_lorebook, write_card,
-    write_lorebook, ReadOptions, Source,
+    count_tokens, expand_macros, parse_decorators, read_card, read_card_json, read_card_parts,
+    read_lorebook, read_lorebook_json, serialize_decorators, validate_card, validate_lorebook,
+    write_card, write_lorebook, ReadOptions, Source,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -75,6 +75,53 @@ fn read_card_json_is_read_card_as_text() {
         v,
         read_lorebook(&example("world.json"), &ReadOptions::default()).unwrap()
     );
+}
+
+/// `read_card_parts` put back together, or the error's code and message.
+fn parts_joined(bytes: &[u8], o: &ReadOptions) -> Result<Value, (String, String)> {
+    let parts =
+        read_card_parts(std::io::Cursor::new(bytes), o).map_err(|e| (e.code.into(), e.message))?;
+    let mut card: Value = serde_json::from_str(&parts.card).unwrap();
+    match parts.entries {
+        Some(text) => {
+            let book = &mut card["data"]["character_book"];
+            assert_eq!(book["entries"], json!([]));
+            book["entries"] = serde_json::from_str(&text).unwrap();
+        }
+        None => assert!(card["data"].get("character_book").is_none()),
+    }
+    Ok(card)
+}
+
+fn whole(bytes: &[u8], o: &ReadOptions) -> Result<Value, (String, String)> {
+    let text = read_card_json(bytes, o).map_err(|e| (e.code.into(), e.message))?;
+    Ok(serde_json::from_str(&text).unwrap())
+}
+
+#[test]
+fn read_card_parts_join_into_read_card_json() {
+    // Issue 11 section 5 (Node readCard): the npm package reads a card in two parts (the card
+    // without its entries, and the entries) and must give the same object as read_card_json.
+    let mut inputs: Vec<Vec<u8>> = ["ember.json", "ember.png", "ember.charx", "world.json"]
+        .iter()
+        .map(|n| example(n))
+        .collect();
+    let no_book = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "A"}});
+    inputs.push(write_card(&no_book, "png", None).unwrap());
+    inputs.push(b"not a card".to_vec());
+    if let Some(dir) = corpus() {
+        let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();
+        for line in manifest.lines().skip(1) {
+            if let Some(file) = line.split('\t').next() {
+                inputs.push(std::fs::read(dir.join(file)).unwrap());
+            }
+        }
+    }
+    for (i, bytes) in inputs.iter().enumerate() {
+        for o in [ReadOptions::default(), RAW] {
+            assert_eq!(parts_joined(bytes, &o), whole(bytes, &o), "input {i}");
+        }
+    }
 }
 
 #[test]
@@ -372,6 +419,11 @@ proptest! {
     #[test]
     fn no_input_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), text in "[ -~\n]{0,60}") {
         let _ = read_card(&bytes, &ReadOptions::default());
+        // Issue 12 (hostile input): the two-part reader fails exactly where the whole one does.
+        prop_assert_eq!(
+            parts_joined(&bytes, &ReadOptions::default()),
+            whole(&bytes, &ReadOptions::default())
+        );
         let _ = read_lorebook(&bytes, &ReadOptions::default());
         let _ = validate_card(Source::Bytes(&bytes));
         let _ = parse_decorators(&text);
