@@ -98,7 +98,7 @@ if (peers) {
   const start2 = performance.now();
   while (touched.length < 10 || (performance.now() - start2 < 500 && touched.length < 200)) {
     const b = performance.now();
-    touch(await parseCard(cardBytes));
+    { const r = await parseCard(cardBytes); touch(r.card || r); }
     touched.push(performance.now() - b);
   }
   touched.sort((x, y) => x - y);

@@ -99,17 +99,22 @@ function packBooks(books, what) {
 
 let utf8;
 
-// Makes `obj[key]` (an existing data property, so its place among the keys stays) the JSON value
-// of the UTF-8 `bytes`, parsed on first access. The property is enumerable and replaces itself
-// with a plain data property when first read or assigned, so JSON.stringify, structuredClone,
+function utf8Decoder() {
+  if (!utf8) utf8 = new TextDecoder();
+  return utf8;
+}
+
+// Makes `obj[key]` (an existing data property, so its place among the keys stays) the value
+// `make()` returns, made on first access. The property is enumerable and replaces itself with a
+// plain data property when first read or assigned, so JSON.stringify, structuredClone,
 // Object.keys, spread, for...in and deep equality all see a plain object.
-function lazyJson(obj, key, bytes) {
+function lazyValue(obj, key, make) {
   let value;
-  let parsed = false;
+  let made = false;
   const settle = (v) => {
     value = v;
-    parsed = true;
-    bytes = null;
+    made = true;
+    make = null;
     try {
       Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
     } catch (_) {
@@ -120,10 +125,7 @@ function lazyJson(obj, key, bytes) {
     enumerable: true,
     configurable: true,
     get() {
-      if (!parsed) {
-        if (!utf8) utf8 = new TextDecoder();
-        settle(JSON.parse(utf8.decode(bytes)));
-      }
+      if (!made) settle(make());
       return value;
     },
     set(v) {
@@ -186,12 +188,19 @@ function makeApi(host) {
   function readCard(bytes, options) {
     const data = asBytes(bytes, 'bytes');
     const parse = boolOption(options, 'parseDecorators', true);
-    // The card comes in two parts: the card with its book's entries empty, and the entries'
-    // JSON text as bytes, parsed on first access (see lazyJson).
+    // The card comes in two parts: the card with its book's entries empty, and the entries,
+    // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book,
+    // read by the core from the card's text (every error was found by read_card_parts already).
     const parts = guard((raw) => raw.read_card_parts(data, parse));
     const card = fromJson(parts[0]);
     const book = card.data && card.data.character_book;
-    if (parts[1] !== undefined && book) lazyJson(book, 'entries', parts[1]);
+    if (book && parts[1] !== undefined) {
+      const text = parts[1];
+      lazyValue(book, 'entries', () => JSON.parse(utf8Decoder().decode(text)));
+    } else if (book && parts[2] !== undefined) {
+      const text = parts[2];
+      lazyValue(book, 'entries', () => fromJson(guard((raw) => raw.card_entries(text, parse))));
+    }
     return card;
   }
 

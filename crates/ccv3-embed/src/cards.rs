@@ -38,7 +38,7 @@ fn read_card_file(bytes: &[u8]) -> Result<CardFile, EmbedError> {
 }
 
 /// The card of a document.
-fn card_of(doc: Document) -> Result<CardFile, EmbedError> {
+pub(crate) fn card_of(doc: Document) -> Result<CardFile, EmbedError> {
     match doc {
         Document::Card(cf) => Ok(cf),
         Document::Lorebook(_) => Err(EmbedError::read_failed(
@@ -48,7 +48,7 @@ fn card_of(doc: Document) -> Result<CardFile, EmbedError> {
 }
 
 /// Moves the decorator lines of each entry into a `decorators` list in its extra fields.
-fn split_decorators(entries: &mut [Entry]) {
+pub(crate) fn split_decorators(entries: &mut [Entry]) {
     for e in entries {
         let (list, body) = decorator::parse_list(&e.content);
         let list = serde_json::to_value(&list).unwrap_or_else(|_| Value::Array(Vec::new()));
@@ -94,74 +94,8 @@ pub fn read_card_path_json(
     card_json(&card, 0)
 }
 
-/// A card as two JSON texts, for bindings that build the big part of a card only when it is
-/// first used ([`read_card_parts`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardParts {
-    /// The V3 card as compact JSON text, the same as [`read_card_json`] gives except that its
-    /// `data.character_book.entries` (when the card has a book) is the empty array `[]`.
-    pub card: String,
-    /// The book's `entries` as a compact JSON array text, exactly the text [`read_card_json`]
-    /// writes for them; `None` when the card has no book.
-    pub entries: Option<String>,
-}
-
-/// Reads a card from a random-access source (see [`ccv3::read_seekable`]: a PNG's image data is
-/// seeked past, never read) and returns it in two parts: the card without its book's entries,
-/// and the entries. Putting `entries` back into `data.character_book` gives the value of
-/// [`read_card_json`] for the same bytes.
-///
-/// ```
-/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0",
-///     "data": {"name": "Ember", "character_book": {"entries": [
-///         {"keys": ["fire"], "content": "@@depth 2\nEmber is warm.", "enabled": true,
-///          "insertion_order": 0}]}}});
-/// let png = ccv3_embed::write_card(&card, "png", None)?;
-/// let options = ccv3_embed::ReadOptions::default();
-/// let parts = ccv3_embed::read_card_parts(std::io::Cursor::new(&png), &options)?;
-/// let mut whole: serde_json::Value = serde_json::from_str(&parts.card).unwrap();
-/// let entries: serde_json::Value = serde_json::from_str(parts.entries.as_deref().unwrap()).unwrap();
-/// whole["data"]["character_book"]["entries"] = entries;
-/// assert_eq!(whole, ccv3_embed::read_card(&png, &options)?);
-/// # Ok::<(), ccv3_embed::EmbedError>(())
-/// ```
-///
-/// # Errors
-/// As [`read_card_json`]; `read-failed` also when the source fails.
-pub fn read_card_parts<R: std::io::Read + std::io::Seek>(
-    source: R,
-    options: &ReadOptions,
-) -> Result<CardParts, EmbedError> {
-    let doc = ccv3::read_seekable(source).map_err(|e| EmbedError::from_read(&e))?;
-    let mut card = card_of(doc)?.card;
-    let Some(book) = card.data.character_book.as_mut() else {
-        return Ok(CardParts {
-            card: card_json(&card, 0)?,
-            entries: None,
-        });
-    };
-    if options.parse_decorators {
-        split_decorators(&mut book.entries);
-    }
-    let mut entries = Vec::with_capacity(1024 + book.entries.len() * 512);
-    book.write_entries_json(&mut entries)
-        .map_err(|e| EmbedError::write_failed(e.to_string()))?;
-    let entries =
-        String::from_utf8(entries).map_err(|e| EmbedError::write_failed(e.to_string()))?;
-    // The rest of the card with an empty list where the entries go.
-    let kept = std::mem::take(&mut book.entries);
-    let head = card_json(&card, 0);
-    if let Some(book) = card.data.character_book.as_mut() {
-        book.entries = kept;
-    }
-    Ok(CardParts {
-        card: head?,
-        entries: Some(entries),
-    })
-}
-
 /// A card as compact V3 JSON text.
-fn card_json(card: &ccv3::Card, size_hint: usize) -> Result<String, EmbedError> {
+pub(crate) fn card_json(card: &ccv3::Card, size_hint: usize) -> Result<String, EmbedError> {
     let mut out = Vec::with_capacity(size_hint);
     card.write_v3_json(&mut out, false)
         .map_err(|e| EmbedError::write_failed(e.to_string()))?;

@@ -46,16 +46,17 @@ mod cards;
 mod decorators;
 mod error;
 mod opts;
+mod parts;
 mod text;
 mod turn;
 
 pub use cards::{
-    read_card, read_card_json, read_card_parts, read_card_path_json, read_lorebook,
-    read_lorebook_json, validate_card, validate_lorebook, write_card, write_lorebook, CardParts,
-    ReadOptions,
+    read_card, read_card_json, read_card_path_json, read_lorebook, read_lorebook_json,
+    validate_card, validate_lorebook, write_card, write_lorebook, ReadOptions,
 };
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
+pub use parts::{card_entries_json, read_card_parts, CardParts, PartEntries};
 pub use text::{count_tokens, expand_macros};
 pub use turn::{build_prompt, build_prompt_json, scan_lorebook, scan_lorebook_json, CompiledBooks};
 

@@ -2,9 +2,9 @@
 //! and bad input. Behaviour named in issue 11 sections 2 and 3 (the npm and Python packages).
 
 use ccv3_embed::{
-    count_tokens, expand_macros, parse_decorators, read_card, read_card_json, read_card_parts,
-    read_lorebook, read_lorebook_json, serialize_decorators, validate_card, validate_lorebook,
-    write_card, write_lorebook, ReadOptions, Source,
+    card_entries_json, count_tokens, expand_macros, parse_decorators, read_card, read_card_json,
+    read_card_parts, read_lorebook, read_lorebook_json, serialize_decorators, validate_card,
+    validate_lorebook, write_card, write_lorebook, PartEntries, ReadOptions, Source,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -82,7 +82,11 @@ fn parts_joined(bytes: &[u8], o: &ReadOptions) -> Result<Value, (String, String)
     let parts =
         read_card_parts(std::io::Cursor::new(bytes), o).map_err(|e| (e.code.into(), e.message))?;
     let mut card: Value = serde_json::from_str(&parts.card).unwrap();
-    match parts.entries {
+    let entries = parts.entries.map(|e| match e {
+        PartEntries::Json(text) => text,
+        PartEntries::Later(card_text) => card_entries_json(&card_text, o).unwrap(),
+    });
+    match entries {
         Some(text) => {
             let book = &mut card["data"]["character_book"];
             assert_eq!(book["entries"], json!([]));
@@ -122,6 +126,136 @@ fn read_card_parts_join_into_read_card_json() {
             assert_eq!(parts_joined(bytes, &o), whole(bytes, &o), "input {i}");
         }
     }
+}
+
+/// A PNG whose `ccv3` chunk holds `text` as it is (base64 of it).
+fn png_of_text(text: &str) -> Vec<u8> {
+    let value = ccv3::png::encode_text_value(text);
+    ccv3::png::write_card_chunks(&ccv3::png::plain_image(), &[("ccv3", &value)]).unwrap()
+}
+
+/// A V3 card with a book of `n` entries (over the size from which entries are read later).
+fn big_card_text(n: usize) -> String {
+    let entries: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"keys": [format!("k{i}")], "content": format!("@@depth {}\nEntry {i} \u{e9}.", i % 7),
+                "extensions": {"position": i % 3, "deep": [[{"a": null}]]}, "enabled": i % 2 == 0,
+                "insertion_order": i, "zz_extra": "x".repeat(i % 40)})
+        })
+        .collect();
+    serde_json::to_string(&json!({"spec": "chara_card_v3", "spec_version": "3.0",
+        "data": {"name": "Big", "description": "d", "character_book": {"name": "B",
+            "entries": entries, "after": 1}, "tags": ["t"]}}))
+    .unwrap()
+}
+
+#[test]
+fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json() {
+    // Issue 11 section 5 (Node readCard): for a big book the entries are read on first use from
+    // the card text; every error must still come from read_card_parts, and odd texts must take
+    // the plain path (issue 12: hostile input). Each text's PNG is compared with read_card_json.
+    let big = big_card_text(600);
+    assert!(big.len() > 64 * 1024);
+    let later = |text: &str| {
+        let parts = read_card_parts(
+            std::io::Cursor::new(png_of_text(text)),
+            &ReadOptions::default(),
+        );
+        matches!(parts, Ok(p) if matches!(p.entries, Some(PartEntries::Later(_))))
+    };
+    assert!(later(&big), "a big book is read later");
+    let entries_at = big.find("\"entries\":[").unwrap();
+    let mut texts = vec![
+        (big.clone(), true),
+        // A key of the path twice, or spelled in another case: the plain path.
+        (
+            big.replacen(
+                "\"data\":{",
+                "\"data\":{\"character_book\":{\"entries\":[]},",
+                1,
+            ),
+            false,
+        ),
+        (
+            big.replacen("\"name\":\"B\",", "\"name\":\"B\",\"entries\":[],", 1),
+            false,
+        ),
+        (big.replacen("\"after\":1", "\"Entries\":[]", 1), false),
+        (big.replacen("\"spec\":", "\"DATA\":{},\"spec\":", 1), false),
+        (
+            big.replacen("\"data\":{", "\"data\":{\"name\":\"x\",", 1),
+            true,
+        ),
+        // Escaped keys mean the same key.
+        (
+            big.replacen("\"entries\":[", "\"entri\\u0065s\":[", 1),
+            true,
+        ),
+        // Broken texts inside the entries: the same error as read_card_json.
+        (big.replacen("Entry 5 ", "Entry \\ud800 ", 1), false),
+        (big.replacen("Entry 5 ", "Entry \\x ", 1), false),
+        (
+            big.replacen("\"insertion_order\":7", "\"insertion_order\":1e999", 1),
+            false,
+        ),
+        (
+            big.replacen("\"insertion_order\":7", "\"insertion_order\":\"7\"", 1),
+            true,
+        ),
+        (
+            format!(
+                "{}{}{},{}",
+                &big[..entries_at + 11],
+                "[".repeat(200),
+                "]".repeat(200),
+                &big[entries_at + 11..]
+            ),
+            false,
+        ),
+        (
+            format!(
+                "{}{}{},{}",
+                &big[..entries_at + 11],
+                "[".repeat(100),
+                "]".repeat(100),
+                &big[entries_at + 11..]
+            ),
+            true,
+        ),
+        (
+            big.replacen("{\"keys\":[\"k9\"]", "1,{\"keys\":[\"k9\"]", 1),
+            true,
+        ),
+        (format!("\u{feff}{big}"), false),
+        (
+            big.replacen("\"entries\":[", "\"entries\":{\"a\":", 1)
+                .replacen("],\"after\"", "},\"after\"", 1),
+            false,
+        ),
+        (format!("{big} x"), false),
+        (big.replacen("\"spec\":\"chara_card_v3\",", "", 1), true),
+    ];
+    texts.push((big.replacen("chara_card_v3", "chara_card_v2", 1), true));
+    for (i, (text, want_later)) in texts.iter().enumerate() {
+        let png = png_of_text(text);
+        for o in [ReadOptions::default(), RAW] {
+            assert_eq!(parts_joined(&png, &o), whole(&png, &o), "text {i}");
+        }
+        assert_eq!(later(text), *want_later, "text {i}");
+    }
+    // A truncated PNG after the card chunk reads the same card.
+    let png = png_of_text(&big);
+    let cut = &png[..png.len() - 6];
+    assert_eq!(parts_joined(cut, &RAW), whole(cut, &RAW));
+    // The later entries of a text that is not a card are an error, not a panic.
+    assert_eq!(
+        card_entries_json(b"{]", &RAW).unwrap_err().code,
+        "read-failed"
+    );
+    assert_eq!(
+        card_entries_json(b"{}", &RAW).unwrap_err().code,
+        "read-failed"
+    );
 }
 
 #[test]

@@ -167,9 +167,10 @@ impl std::io::Seek for JsBytes<'_> {
 }
 
 /// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in
-/// JavaScript); returns `[card, entries]`: the V3 card as JSON text with its book's `entries`
-/// empty, and those entries as the UTF-8 bytes of a JSON array (`undefined` without a book).
-/// The wrapper parses the card at once and the entries on first access.
+/// JavaScript); returns `[card, entries, later]`: the V3 card as JSON text with its book's
+/// `entries` empty; those entries as the UTF-8 bytes of a JSON array, or (`later`, for a big
+/// book) the card's JSON text to hand to `card_entries` when they are wanted; `undefined` for
+/// the one not given (both without a book). The wrapper parses the entries on first access.
 #[wasm_bindgen]
 pub fn read_card_parts(
     bytes: &js_sys::Uint8Array,
@@ -178,14 +179,29 @@ pub fn read_card_parts(
     let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
     let parts =
         ccv3_embed::read_card_parts(source, &ReadOptions { parse_decorators }).map_err(to_js)?;
-    let entries = match &parts.entries {
-        Some(text) => js_sys::Uint8Array::from(text.as_bytes()).into(),
-        None => JsValue::UNDEFINED,
+    let (entries, later) = match &parts.entries {
+        Some(ccv3_embed::PartEntries::Json(text)) => (
+            js_sys::Uint8Array::from(text.as_bytes()).into(),
+            JsValue::UNDEFINED,
+        ),
+        Some(ccv3_embed::PartEntries::Later(text)) => (
+            JsValue::UNDEFINED,
+            js_sys::Uint8Array::from(text.as_slice()).into(),
+        ),
+        None => (JsValue::UNDEFINED, JsValue::UNDEFINED),
     };
-    Ok(js_sys::Array::of2(
+    Ok(js_sys::Array::of3(
         &JsValue::from_str(&parts.card),
         &entries,
+        &later,
     ))
+}
+
+/// Reads the entries of a card's book from the card's JSON text (`later` of
+/// `read_card_parts`); returns them as JSON text.
+#[wasm_bindgen]
+pub fn card_entries(card_text: &[u8], parse_decorators: bool) -> Result<String, JsValue> {
+    ccv3_embed::card_entries_json(card_text, &ReadOptions { parse_decorators }).map_err(to_js)
 }
 
 /// Reads a lorebook file's bytes; returns the lorebook as JSON text.

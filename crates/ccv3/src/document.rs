@@ -352,10 +352,7 @@ fn png_err(keyword: &str, e: Error) -> Error {
 
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
 fn card_from_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    json::with_raw(text, false, |raw, d| {
-        diags.extend(d);
-        Card::from_raw(raw, diags)
-    })
+    Card::from_json_text(text, diags)
 }
 
 fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {

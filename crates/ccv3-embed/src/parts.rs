@@ -1,0 +1,316 @@
+//! A card in two parts, for bindings that build a big book's entries only when they are first
+//! used: the card without its book's entries, and the entries (their JSON text, or the card's
+//! text to read them from later with [`card_entries_json`]).
+//!
+//! Reading a PNG card with a big book, most of the time goes into the book's entries: building
+//! the model of each and writing it back as JSON. [`read_card_parts`] checks the whole card text
+//! as the reader's JSON parser would, finds where `data.character_book.entries` stands, and
+//! reads the card with an empty array there; the entries are read from the same text only when
+//! they are asked for. Anything unusual (a key of that path twice, a spelling that differs only
+//! in case, text the check refuses, a card the reader refuses) takes the plain path: the whole
+//! card read at once, so the parts always put together give [`crate::read_card_json`]'s value.
+
+use crate::cards::{card_json, card_of, split_decorators};
+use crate::{EmbedError, ReadOptions};
+use ccv3::{Card, Lorebook};
+use serde::de::{
+    DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
+
+/// Entries texts shorter than this are read at once (the later path pays off for big books).
+const LATER_FROM: usize = 64 * 1024;
+
+/// A card as two parts ([`read_card_parts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardParts {
+    /// The V3 card as compact JSON text, the same as [`crate::read_card_json`] gives except that
+    /// its `data.character_book.entries` (when the card has a book) is the empty array `[]`.
+    pub card: String,
+    /// The book's entries; `None` when the card has no book.
+    pub entries: Option<PartEntries>,
+}
+
+/// The entries of a [`CardParts`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartEntries {
+    /// The entries as a compact JSON array text, exactly the text [`crate::read_card_json`]
+    /// writes for them.
+    Json(String),
+    /// Not read yet: the card's JSON text, from which [`card_entries_json`] reads them.
+    Later(Vec<u8>),
+}
+
+/// Reads a card from a random-access source (see [`ccv3::read_seekable`]: a PNG's image data is
+/// seeked past, never read) in two parts: the card without its book's entries, and the entries,
+/// either as JSON text or, for a big book, as the card text to read them from when they are
+/// wanted ([`card_entries_json`]). Putting the entries back into `data.character_book` gives the
+/// value of [`crate::read_card_json`] for the same bytes; every error is found here, not later.
+///
+/// ```
+/// use ccv3_embed::{card_entries_json, read_card_parts, PartEntries, ReadOptions};
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember", "character_book": {"entries": [
+///         {"keys": ["fire"], "content": "@@depth 2\nEmber is warm.", "enabled": true,
+///          "insertion_order": 0}]}}});
+/// let png = ccv3_embed::write_card(&card, "png", None)?;
+/// let options = ReadOptions::default();
+/// let parts = read_card_parts(std::io::Cursor::new(&png), &options)?;
+/// let entries = match parts.entries.unwrap() {
+///     PartEntries::Json(text) => text,
+///     PartEntries::Later(card_text) => card_entries_json(&card_text, &options)?,
+/// };
+/// let mut whole: serde_json::Value = serde_json::from_str(&parts.card).unwrap();
+/// whole["data"]["character_book"]["entries"] = serde_json::from_str(&entries).unwrap();
+/// assert_eq!(whole, ccv3_embed::read_card(&png, &options)?);
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
+///
+/// # Errors
+/// As [`crate::read_card_json`]; `read-failed` also when the source fails.
+pub fn read_card_parts<R: Read + Seek>(
+    mut source: R,
+    options: &ReadOptions,
+) -> Result<CardParts, EmbedError> {
+    let io = |e: std::io::Error| EmbedError::read_failed(e.to_string());
+    let start = source.stream_position().map_err(io)?;
+    if let Some(text) = png_card_text(&mut source) {
+        if let Some(parts) = later_parts(text)? {
+            return Ok(parts);
+        }
+    }
+    source.seek(SeekFrom::Start(start)).map_err(io)?;
+    let doc = ccv3::read_seekable(source).map_err(|e| EmbedError::from_read(&e))?;
+    let mut card = card_of(doc)?.card;
+    let Some(book) = card.data.character_book.as_mut() else {
+        return Ok(CardParts {
+            card: card_json(&card, 0)?,
+            entries: None,
+        });
+    };
+    if options.parse_decorators {
+        split_decorators(&mut book.entries);
+    }
+    let entries = entries_text(book)?;
+    // The rest of the card with an empty list where the entries go.
+    let kept = std::mem::take(&mut book.entries);
+    let head = card_json(&card, 0);
+    if let Some(book) = card.data.character_book.as_mut() {
+        book.entries = kept;
+    }
+    Ok(CardParts {
+        card: head?,
+        entries: Some(PartEntries::Json(entries)),
+    })
+}
+
+/// Reads the entries of a card's book from the card's JSON text ([`PartEntries::Later`]) as a
+/// compact JSON array text, decorators split off as `options` say.
+///
+/// # Errors
+/// `read-failed` when the text is not a card with a book (never for the text that
+/// [`read_card_parts`] handed out).
+pub fn card_entries_json(card_text: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
+    let mut card =
+        Card::from_json_text(card_text, &mut Vec::new()).map_err(|e| EmbedError::from_read(&e))?;
+    let book = card
+        .data
+        .character_book
+        .as_mut()
+        .ok_or_else(|| EmbedError::read_failed("the card has no lorebook"))?;
+    if options.parse_decorators {
+        split_decorators(&mut book.entries);
+    }
+    entries_text(book)
+}
+
+/// A book's entries as compact JSON text.
+fn entries_text(book: &Lorebook) -> Result<String, EmbedError> {
+    let mut out = Vec::with_capacity(1024 + book.entries.len() * 512);
+    book.write_entries_json(&mut out)
+        .map_err(|e| EmbedError::write_failed(e.to_string()))?;
+    String::from_utf8(out).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
+/// The text of a PNG's `ccv3` chunk, when the source is a PNG that has a decodable one (read
+/// as [`ccv3::read_seekable`] reads it first: `chara` chunks seeked past).
+fn png_card_text<R: Read + Seek>(source: &mut R) -> Option<Vec<u8>> {
+    let start = source.stream_position().ok()?;
+    let mut sig = [0u8; 8];
+    source.read_exact(&mut sig).ok()?;
+    source.seek(SeekFrom::Start(start)).ok()?;
+    if sig != ccv3::png::SIGNATURE {
+        return None;
+    }
+    let limits = ccv3::png::Limits {
+        read_chara: false,
+        ..Default::default()
+    };
+    let chunks = ccv3::png::read_card_chunks(&mut *source, &limits).ok()?;
+    chunks.ccv3.map(String::into_bytes)
+}
+
+/// The card of `text` without its entries, when its entries are big and everything is as usual.
+fn later_parts(text: Vec<u8>) -> Result<Option<CardParts>, EmbedError> {
+    let Some(range) = entries_range(&text) else {
+        return Ok(None);
+    };
+    if range.len() < LATER_FROM {
+        return Ok(None);
+    }
+    let (Some(before), Some(after)) = (text.get(..range.start), text.get(range.end..)) else {
+        return Ok(None);
+    };
+    let mut head = Vec::with_capacity(before.len() + after.len() + 2);
+    head.extend_from_slice(before);
+    head.extend_from_slice(b"[]");
+    head.extend_from_slice(after);
+    let Ok(card) = Card::from_json_text(&head, &mut Vec::new()) else {
+        return Ok(None);
+    };
+    match &card.data.character_book {
+        Some(book) if book.entries.is_empty() => {}
+        _ => return Ok(None),
+    }
+    Ok(Some(CardParts {
+        card: card_json(&card, head.len() + 1024)?,
+        entries: Some(PartEntries::Later(text)),
+    }))
+}
+
+/// Where `data.character_book.entries` (an array) stands in `text`, when the whole text passes
+/// the reader's JSON parser's checks (syntax, strings, numbers, nesting limit) and each key of
+/// that path occurs once, spelled exactly.
+fn entries_range(text: &[u8]) -> Option<Range<usize>> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    Walk.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let raw = Path(0).deserialize(&mut de).ok()??;
+    let value = raw.get();
+    if !value.starts_with('[') {
+        return None;
+    }
+    let start = (value.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start.checked_add(value.len())?;
+    (end <= text.len()).then_some(start..end)
+}
+
+/// Every value, checked as `serde_json::Value` would be parsed, nothing kept.
+struct Walk;
+
+impl<'de> DeserializeSeed<'de> for Walk {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(Walk)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Walk)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key_seed(Walk)?.is_some() {
+            map.next_value_seed(Walk)?;
+        }
+        Ok(())
+    }
+}
+
+/// A key, borrowed when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(s.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The keys of the path, outermost first.
+const PATH: [&str; 3] = ["data", "character_book", "entries"];
+
+/// The object at depth `.0` of [`PATH`] (0: the document); gives the `entries` value's text.
+struct Path(usize);
+
+impl<'de> DeserializeSeed<'de> for Path {
+    type Value = Option<&'de RawValue>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Path {
+    type Value = Option<&'de RawValue>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let Some(&want) = PATH.get(self.0) else {
+            return Err(A::Error::custom("too deep"));
+        };
+        let mut found = None;
+        let mut seen = false;
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            if k == want {
+                if seen {
+                    return Err(A::Error::custom("a key of the path occurs twice"));
+                }
+                seen = true;
+                found = if self.0 + 1 == PATH.len() {
+                    Some(map.next_value::<&'de RawValue>()?)
+                } else {
+                    map.next_value_seed(Path(self.0 + 1))?
+                };
+            } else if PATH.iter().any(|p| k.eq_ignore_ascii_case(p)) {
+                return Err(A::Error::custom("a key spelled like one of the path"));
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
