@@ -138,7 +138,7 @@ fn entries_text(book: &Lorebook) -> Result<String, EmbedError> {
 
 /// The text of a PNG's `ccv3` chunk, when the source is a PNG that has a decodable one (read
 /// as [`ccv3::read_seekable`] reads it first: `chara` chunks seeked past).
-fn png_card_text<R: Read + Seek>(source: &mut R) -> Option<Vec<u8>> {
+fn png_card_text<R: Read + Seek>(source: &mut R) -> Option<String> {
     let start = source.stream_position().ok()?;
     let mut sig = [0u8; 8];
     source.read_exact(&mut sig).ok()?;
@@ -146,23 +146,26 @@ fn png_card_text<R: Read + Seek>(source: &mut R) -> Option<Vec<u8>> {
     if sig != ccv3::png::SIGNATURE {
         return None;
     }
+    // The diagnostics are dropped here, so the CRC (only ever a warning) is not checked.
     let limits = ccv3::png::Limits {
         read_chara: false,
+        verify_crc: false,
         ..Default::default()
     };
     let chunks = ccv3::png::read_card_chunks(&mut *source, &limits).ok()?;
-    chunks.ccv3.map(String::into_bytes)
+    chunks.ccv3
 }
 
 /// The card of `text` without its entries, when its entries are big and everything is as usual.
-fn later_parts(text: Vec<u8>) -> Result<Option<CardParts>, EmbedError> {
+fn later_parts(text: String) -> Result<Option<CardParts>, EmbedError> {
     let Some(range) = entries_range(&text) else {
         return Ok(None);
     };
     if range.len() < LATER_FROM {
         return Ok(None);
     }
-    let (Some(before), Some(after)) = (text.get(..range.start), text.get(range.end..)) else {
+    let bytes = text.as_bytes();
+    let (Some(before), Some(after)) = (bytes.get(..range.start), bytes.get(range.end..)) else {
         return Ok(None);
     };
     let mut head = Vec::with_capacity(before.len() + after.len() + 2);
@@ -178,18 +181,19 @@ fn later_parts(text: Vec<u8>) -> Result<Option<CardParts>, EmbedError> {
     }
     Ok(Some(CardParts {
         card: card_json(&card, head.len() + 1024)?,
-        entries: Some(PartEntries::Later(text)),
+        entries: Some(PartEntries::Later(text.into_bytes())),
     }))
 }
 
 /// Where `data.character_book.entries` (an array) stands in `text`, when the whole text passes
 /// the reader's JSON parser's checks (syntax, strings, numbers, nesting limit) and each key of
 /// that path occurs once, spelled exactly.
-fn entries_range(text: &[u8]) -> Option<Range<usize>> {
-    let mut de = serde_json::Deserializer::from_slice(text);
+fn entries_range(text: &str) -> Option<Range<usize>> {
+    // From `str`: the text is UTF-8 already, so the parser does not check it again.
+    let mut de = serde_json::Deserializer::from_str(text);
     Walk.deserialize(&mut de).ok()?;
     de.end().ok()?;
-    let mut de = serde_json::Deserializer::from_slice(text);
+    let mut de = serde_json::Deserializer::from_str(text);
     let raw = Path(0).deserialize(&mut de).ok()??;
     let value = raw.get();
     if !value.starts_with('[') {
