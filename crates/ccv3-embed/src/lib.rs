@@ -11,7 +11,8 @@
 //!   [`validate_card`], [`validate_lorebook`]. A card is the V3 object `{spec, spec_version,
 //!   data}` whatever was read; with [`ReadOptions::parse_decorators`] each lorebook entry gets
 //!   a `decorators` list and its `content` without the decorator lines, and the writers put them
-//!   back as `@@` lines.
+//!   back as `@@` lines. [`read_card_parts`] reads a card from a random-access source in two
+//!   parts, for bindings that build a big book's entries only when they are first used.
 //! - Decorators: [`parse_decorators`], [`serialize_decorators`] (the list form of
 //!   [`ccv3::decorator::Decorator`]).
 //! - The lorebook engine and prompts: [`scan_lorebook`] and [`build_prompt`], through the turn
