@@ -6,8 +6,8 @@
 //  2. scanLorebook of the 50,000-entry book over 100 messages with compiled books reused across
 //     calls, against the native warm scan of the same facade calls (examples/native_scan.rs).
 //
-// node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read]
-//   --only read: part 1 only
+// node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60]
+//   --only read: part 1 only; --rounds: rounds of the interleaved readCard comparison
 //   --gen: python3 ../shared/peers/gen.py --out /tmp/gen
 //   --peers: a folder where `npm ci` ran over a copy of ../shared/peers/package{,-lock}.json
 // Prints one JSON line per measurement and a summary table.
@@ -105,6 +105,45 @@ if (peers) {
   report({ op: 'readCard + JSON.stringify', impl: '@character-foundry/loader', n: touched.length, median_ms: touched[touched.length >> 1], min_ms: touched[0] });
 }
 
+// Interleaved: one call of each reader per round, so that a busy machine slows them alike; the
+// ratio is the median over rounds of (peer time / ccv3 time).
+if (peers) {
+  const preq = createRequire(path.join(peers, 'package.json'));
+  const { parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader')));
+  const impls = {
+    ccv3: async () => ccv3.readCard(cardBytes),
+    cf: async () => parseCard(cardBytes),
+    'ccv3 + JSON.stringify': async () => touch(ccv3.readCard(cardBytes)),
+    'cf + JSON.stringify': async () => {
+      const r = await parseCard(cardBytes);
+      return touch(r.card || r);
+    },
+  };
+  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
+  for (let i = 0; i < 3; i++) for (const k in impls) await impls[k]();
+  const rounds = Number(args.rounds || 60);
+  for (let i = 0; i < rounds; i++) {
+    for (const k in impls) {
+      const b = performance.now();
+      await impls[k]();
+      t[k].push(performance.now() - b);
+    }
+  }
+  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const ratio = (ours, theirs) => med(t[ours].map((x, i) => t[theirs][i] / x));
+  report({
+    op: 'readCard interleaved with @character-foundry/loader',
+    impl: 'ccv3 (wasm)',
+    rounds,
+    ccv3_median_ms: med(t.ccv3),
+    cf_median_ms: med(t.cf),
+    cf_over_ccv3: ratio('ccv3', 'cf'),
+    ccv3_stringify_median_ms: med(t['ccv3 + JSON.stringify']),
+    cf_stringify_median_ms: med(t['cf + JSON.stringify']),
+    cf_over_ccv3_stringify: ratio('ccv3 + JSON.stringify', 'cf + JSON.stringify'),
+  });
+}
+
 function pathToImport(p) {
   return new URL(`file://${p}`).href;
 }
@@ -153,6 +192,10 @@ console.log(`  WebAssembly core: ${fs.statSync(path.join(pkg, 'web', 'ccv3_wasm_
 console.log(`  readCard warm median ${ours.median_ms.toFixed(1)} ms; start-up + first read ${ours.startup_plus_first_ms.toFixed(1)} ms`);
 for (const p of peersRead) {
   console.log(`  ${p.impl}: warm median ${p.median_ms.toFixed(1)} ms, first ${p.first_ms.toFixed(1)} ms -> ccv3 warm ${(p.median_ms / ours.median_ms).toFixed(2)}x faster, cold-with-start-up vs their first ${(p.first_ms / ours.startup_plus_first_ms).toFixed(2)}x`);
+}
+const inter = rows.find((r) => r.op.startsWith('readCard interleaved'));
+if (inter) {
+  console.log(`  interleaved x${inter.rounds}: readCard ${inter.ccv3_median_ms.toFixed(1)} ms vs character-foundry ${inter.cf_median_ms.toFixed(1)} ms -> ${inter.cf_over_ccv3.toFixed(2)}x; + JSON.stringify ${inter.ccv3_stringify_median_ms.toFixed(1)} vs ${inter.cf_stringify_median_ms.toFixed(1)} ms -> ${inter.cf_over_ccv3_stringify.toFixed(2)}x`);
 }
 const oursTouch = get('readCard + JSON.stringify', 'ccv3');
 console.log(`  readCard + JSON.stringify warm median ${oursTouch.median_ms.toFixed(1)} ms`);

@@ -13,10 +13,7 @@
 use crate::cards::{card_json, card_of, split_decorators};
 use crate::{EmbedError, ReadOptions};
 use ccv3::{Card, Lorebook};
-use serde::de::{
-    DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor,
-};
-use serde_json::value::RawValue;
+use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
@@ -188,20 +185,132 @@ fn later_parts(text: String) -> Result<Option<CardParts>, EmbedError> {
 /// Where `data.character_book.entries` (an array) stands in `text`, when the whole text passes
 /// the reader's JSON parser's checks (syntax, strings, numbers, nesting limit) and each key of
 /// that path occurs once, spelled exactly.
+///
+/// One pass: the array's start follows its key, and its end is found from the last string in
+/// it (the parser hands out strings without escapes as slices of the text): past that string
+/// there are only numbers, literals and punctuation, so counting brackets from there finds the
+/// array's `]`. Arrays without such a string (no strings, or the last one escaped) are `None`.
 fn entries_range(text: &str) -> Option<Range<usize>> {
     // From `str`: the text is UTF-8 already, so the parser does not check it again.
     let mut de = serde_json::Deserializer::from_str(text);
-    Walk.deserialize(&mut de).ok()?;
+    let found = Path(0).deserialize(&mut de).ok()?;
     de.end().ok()?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let raw = Path(0).deserialize(&mut de).ok()??;
-    let value = raw.get();
-    if !value.starts_with('[') {
-        return None;
+    let Found { key_end, last } = found?;
+    let bytes = text.as_bytes();
+    let base = text.as_ptr() as usize;
+    // `"entries"`, then `:` between optional whitespace, then the array.
+    let mut at = key_end.checked_sub(base)?;
+    (bytes.get(at) == Some(&b'"')).then_some(())?;
+    at += 1;
+    let skip_ws = |mut i: usize| {
+        while bytes.get(i).is_some_and(|b| b" \t\r\n".contains(b)) {
+            i += 1;
+        }
+        i
+    };
+    at = skip_ws(at);
+    (bytes.get(at) == Some(&b':')).then_some(())?;
+    let start = skip_ws(at + 1);
+    (bytes.get(start) == Some(&b'[')).then_some(())?;
+    let (last_end, mut depth) = last?;
+    let mut i = last_end.checked_sub(base)?;
+    (i > start && bytes.get(i) == Some(&b'"')).then_some(())?;
+    loop {
+        i += 1;
+        match bytes.get(i)? {
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(start..i + 1);
+                }
+            }
+            b'"' => return None,
+            _ => {}
+        }
     }
-    let start = (value.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-    let end = start.checked_add(value.len())?;
-    (end <= text.len()).then_some(start..end)
+}
+
+/// What [`Path`] found: the address just past the `entries` key's text, and the address just
+/// past the last string of the array with the number of containers open around it (the array
+/// included), `None` when it has no string or its last one was escaped.
+struct Found {
+    key_end: usize,
+    last: Option<(usize, usize)>,
+}
+
+/// Every value inside the `entries` array, checked as [`Walk`] checks it, noting its last string.
+struct Track<'s> {
+    last: &'s mut Option<(usize, usize)>,
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Track<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Track<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<(), E> {
+        *self.last = Some((s.as_ptr() as usize + s.len(), self.depth));
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        // Escaped: not a slice of the text, so where it ends is not known.
+        *self.last = None;
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let depth = self.depth + 1;
+        while seq
+            .next_element_seed(Track {
+                last: &mut *self.last,
+                depth,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let depth = self.depth + 1;
+        while map
+            .next_key_seed(Track {
+                last: &mut *self.last,
+                depth,
+            })?
+            .is_some()
+        {
+            map.next_value_seed(Track {
+                last: &mut *self.last,
+                depth,
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// Every value, checked as `serde_json::Value` would be parsed, nothing kept.
@@ -277,18 +386,19 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
 /// The keys of the path, outermost first.
 const PATH: [&str; 3] = ["data", "character_book", "entries"];
 
-/// The object at depth `.0` of [`PATH`] (0: the document); gives the `entries` value's text.
+/// The object at depth `.0` of [`PATH`] (0: the document): every value checked as [`Walk`]
+/// checks it, and where the `entries` array is.
 struct Path(usize);
 
 impl<'de> DeserializeSeed<'de> for Path {
-    type Value = Option<&'de RawValue>;
+    type Value = Option<Found>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for Path {
-    type Value = Option<&'de RawValue>;
+    type Value = Option<Found>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object")
     }
@@ -305,14 +415,26 @@ impl<'de> Visitor<'de> for Path {
                 }
                 seen = true;
                 found = if self.0 + 1 == PATH.len() {
-                    Some(map.next_value::<&'de RawValue>()?)
+                    let mut last = None;
+                    map.next_value_seed(Track {
+                        last: &mut last,
+                        depth: 0,
+                    })?;
+                    match k {
+                        Cow::Borrowed(key) => Some(Found {
+                            key_end: key.as_ptr() as usize + key.len(),
+                            last,
+                        }),
+                        // An escaped key: where it ends is not known.
+                        Cow::Owned(_) => None,
+                    }
                 } else {
                     map.next_value_seed(Path(self.0 + 1))?
                 };
             } else if PATH.iter().any(|p| k.eq_ignore_ascii_case(p)) {
                 return Err(A::Error::custom("a key spelled like one of the path"));
             } else {
-                map.next_value::<IgnoredAny>()?;
+                map.next_value_seed(Walk)?;
             }
         }
         Ok(found)

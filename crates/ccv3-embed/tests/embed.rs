@@ -165,6 +165,8 @@ fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json(
     };
     assert!(later(&big), "a big book is read later");
     let entries_at = big.find("\"entries\":[").unwrap();
+    let tail = format!("\"zz_extra\":\"{}\"}}]", "x".repeat(39));
+    assert!(big.contains(&tail));
     let mut texts = vec![
         (big.clone(), true),
         // A key of the path twice, or spelled in another case: the plain path.
@@ -186,9 +188,20 @@ fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json(
             big.replacen("\"data\":{", "\"data\":{\"name\":\"x\",", 1),
             true,
         ),
-        // Escaped keys mean the same key.
+        // Escaped keys mean the same key (read at once: where the key ends is not known).
         (
             big.replacen("\"entries\":[", "\"entri\\u0065s\":[", 1),
+            false,
+        ),
+        // The array's last string escaped (read at once), or numbers, literals and nested
+        // arrays after its last string.
+        (big.replacen(&tail, "\"zz_extra\":\"\\u0078\"}]", 1), false),
+        (
+            big.replacen(
+                &tail,
+                "\"zz_extra\":\"x\", \"n\" : [ 1, {\"a\":[[ true ]]}, -2.5e3 ] }\n ]",
+                1,
+            ),
             true,
         ),
         // Broken texts inside the entries: the same error as read_card_json.
@@ -236,6 +249,16 @@ fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json(
         (big.replacen("\"spec\":\"chara_card_v3\",", "", 1), true),
     ];
     texts.push((big.replacen("chara_card_v3", "chara_card_v2", 1), true));
+    // Around serde_json's nesting limit (128 levels; the array is the 4th).
+    for n in 120..128 {
+        let nested = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let text = format!(
+            "{}{nested},{}",
+            &big[..entries_at + 11],
+            &big[entries_at + 11..]
+        );
+        texts.push((text, n <= 123));
+    }
     for (i, (text, want_later)) in texts.iter().enumerate() {
         let png = png_of_text(text);
         for o in [ReadOptions::default(), RAW] {
