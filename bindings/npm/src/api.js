@@ -108,6 +108,11 @@ function utf8Decoder() {
 // `make()` returns, made on first access. The property is enumerable and replaces itself with a
 // plain data property when first read or assigned, so JSON.stringify, structuredClone,
 // Object.keys, spread, for...in and deep equality all see a plain object.
+// Node's util.inspect (console.log) would show the accessor as [Getter/Setter]: until then the
+// object carries a non-enumerable inspect hook (Node's registered symbol) that makes the value
+// first; JSON, structuredClone, deep equality, keys and spread never see it.
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
 function lazyValue(obj, key, make) {
   let value;
   let made = false;
@@ -117,10 +122,22 @@ function lazyValue(obj, key, make) {
     make = null;
     try {
       Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
+      delete obj[INSPECT];
     } catch (_) {
       // The object was sealed or frozen: the accessor stays and serves the value.
     }
   };
+  if (!Object.prototype.hasOwnProperty.call(obj, INSPECT)) {
+    Object.defineProperty(obj, INSPECT, {
+      enumerable: false,
+      configurable: true,
+      writable: true,
+      value() {
+        void obj[key];
+        return this;
+      },
+    });
+  }
   Object.defineProperty(obj, key, {
     enumerable: true,
     configurable: true,

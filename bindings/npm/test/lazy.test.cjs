@@ -76,6 +76,14 @@ for (const [label, png] of [['ember.png', example('ember.png')], ['big.png', big
     assert.ok(Object.keys(want).includes('entries'));
   });
 
+  test(`${label}: util.inspect (console.log) shows the entries, not an accessor`, () => {
+    const book = ccv3.readCard(png).data.character_book;
+    const shown = require('util').inspect(book, { depth: 1 });
+    assert.ok(!shown.includes('Getter'), shown.slice(0, 200));
+    assert.deepStrictEqual(Object.getOwnPropertySymbols(book), []);
+    assert.deepStrictEqual(Object.getOwnPropertyDescriptor(book, 'entries').value, plain(png).data.character_book.entries);
+  });
+
   test(`${label}: first access replaces the accessor with a plain, writable data property`, () => {
     const book = ccv3.readCard(png).data.character_book;
     const entries = book.entries;
