@@ -1,11 +1,13 @@
 // Side-by-side benchmarks of the npm package (issue 11 section 5), in one run:
 //  1. readCard of the 8.6 MB card with a 2,000-entry book (peers harness: gen.py -> card_5MB_post.png),
 //     WebAssembly start-up included once, against SillyTavern's read path (png-chunks-extract +
-//     png-chunk-text + base64 + JSON.parse) and @character-foundry/loader parseCard.
+//     png-chunk-text + base64 + JSON.parse) and @character-foundry/loader parseCard; then each
+//     reader followed by JSON.stringify of what it returned (every value touched).
 //  2. scanLorebook of the 50,000-entry book over 100 messages with compiled books reused across
 //     calls, against the native warm scan of the same facade calls (examples/native_scan.rs).
 //
-// node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm]
+// node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60]
+//   --only read: part 1 only; --rounds: rounds of the interleaved readCard comparison
 //   --gen: python3 ../shared/peers/gen.py --out /tmp/gen
 //   --peers: a folder where `npm ci` ran over a copy of ../shared/peers/package{,-lock}.json
 // Prints one JSON line per measurement and a summary table.
@@ -55,6 +57,11 @@ const first = ccv3.readCard(cardBytes);
 const firstRead = performance.now() - t1;
 const warm = bench(() => ccv3.readCard(cardBytes));
 report({ op: 'readCard', impl: 'ccv3 (wasm)', startup_ms: startup, first_ms: firstRead, startup_plus_first_ms: startup + firstRead, ...warm, entries: first.data.character_book.entries.length });
+// readCard, then every value of the card touched: JSON.stringify reads each property (the
+// entries, which ccv3 parses on first access, included). The same for each peer below.
+const touch = (card) => JSON.stringify(card).length;
+const cardTextLength = touch(first);
+report({ op: 'readCard + JSON.stringify', impl: 'ccv3 (wasm)', ...bench(() => touch(ccv3.readCard(cardBytes))), json_chars: cardTextLength });
 
 if (peers) {
   const preq = createRequire(path.join(peers, 'package.json'));
@@ -71,6 +78,7 @@ if (peers) {
   let a = performance.now();
   const stCard = st(cardBytes);
   report({ op: 'readCard', impl: 'SillyTavern read path', first_ms: performance.now() - a, ...bench(() => st(cardBytes)), entries: stCard.data.character_book.entries.length });
+  report({ op: 'readCard + JSON.stringify', impl: 'SillyTavern read path', ...bench(() => touch(st(cardBytes))) });
   const { parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader')));
   a = performance.now();
   const cf = await parseCard(cardBytes);
@@ -86,6 +94,54 @@ if (peers) {
   }
   times.sort((x, y) => x - y);
   report({ op: 'readCard', impl: '@character-foundry/loader', first_ms: cfFirst, n: times.length, median_ms: times[times.length >> 1], min_ms: times[0], entries: (cf.card || cf).data?.character_book?.entries?.length });
+  const touched = [];
+  const start2 = performance.now();
+  while (touched.length < 10 || (performance.now() - start2 < 500 && touched.length < 200)) {
+    const b = performance.now();
+    { const r = await parseCard(cardBytes); touch(r.card || r); }
+    touched.push(performance.now() - b);
+  }
+  touched.sort((x, y) => x - y);
+  report({ op: 'readCard + JSON.stringify', impl: '@character-foundry/loader', n: touched.length, median_ms: touched[touched.length >> 1], min_ms: touched[0] });
+}
+
+// Interleaved: one call of each reader per round, so that a busy machine slows them alike; the
+// ratio is the median over rounds of (peer time / ccv3 time).
+if (peers) {
+  const preq = createRequire(path.join(peers, 'package.json'));
+  const { parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader')));
+  const impls = {
+    ccv3: async () => ccv3.readCard(cardBytes),
+    cf: async () => parseCard(cardBytes),
+    'ccv3 + JSON.stringify': async () => touch(ccv3.readCard(cardBytes)),
+    'cf + JSON.stringify': async () => {
+      const r = await parseCard(cardBytes);
+      return touch(r.card || r);
+    },
+  };
+  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
+  for (let i = 0; i < 3; i++) for (const k in impls) await impls[k]();
+  const rounds = Number(args.rounds || 60);
+  for (let i = 0; i < rounds; i++) {
+    for (const k in impls) {
+      const b = performance.now();
+      await impls[k]();
+      t[k].push(performance.now() - b);
+    }
+  }
+  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const ratio = (ours, theirs) => med(t[ours].map((x, i) => t[theirs][i] / x));
+  report({
+    op: 'readCard interleaved with @character-foundry/loader',
+    impl: 'ccv3 (wasm)',
+    rounds,
+    ccv3_median_ms: med(t.ccv3),
+    cf_median_ms: med(t.cf),
+    cf_over_ccv3: ratio('ccv3', 'cf'),
+    ccv3_stringify_median_ms: med(t['ccv3 + JSON.stringify']),
+    cf_stringify_median_ms: med(t['cf + JSON.stringify']),
+    cf_over_ccv3_stringify: ratio('ccv3 + JSON.stringify', 'cf + JSON.stringify'),
+  });
 }
 
 function pathToImport(p) {
@@ -93,33 +149,38 @@ function pathToImport(p) {
 }
 
 // ---- 2. scanLorebook, 50,000 entries x 100 messages ----
-const bookFile = path.join(gen, 'lorebook_50000.json');
-const chatRaw = JSON.parse(fs.readFileSync(path.join(gen, 'chat.json'), 'utf8'));
-const chat = (chatRaw.messages || chatRaw).map((m) => ({
-  role: m.role || (m.is_user ? 'user' : 'assistant'),
-  name: m.name || '',
-  content: m.content ?? m.mes ?? '',
-}));
-const options = { scanDepth: 100 };
-const bookBytes = fs.readFileSync(bookFile);
-let a = performance.now();
-const compiled = ccv3.compileLorebooks([bookBytes], options);
-const compileMs = performance.now() - a;
-const scan = bench(() => ccv3.scanLorebook({ books: compiled, chat }), { warmup: 1, iters: 10, minMs: 1000 });
-const out = ccv3.scanLorebook({ books: compiled, chat });
-report({ op: 'scanLorebook 50k x 100', impl: 'ccv3 (wasm, compiled books)', compile_ms: compileMs, ...scan, activated: out.activated.length, rejected: out.rejected.length });
+const scanPart = args.only !== 'read';
 
-const chatFile = path.join(os.tmpdir(), `ccv3-bench-chat-${process.pid}.json`);
-fs.writeFileSync(chatFile, JSON.stringify(chat));
-try {
-  const exe = path.join(repo, 'target', 'release', 'examples', 'native_scan');
-  if (!fs.existsSync(exe)) {
-    execFileSync('cargo', ['build', '--release', '-q', '-p', 'ccv3-wasm', '--example', 'native_scan'], { cwd: repo, stdio: 'inherit' });
+let compiled;
+if (scanPart) {
+  const bookFile = path.join(gen, 'lorebook_50000.json');
+  const chatRaw = JSON.parse(fs.readFileSync(path.join(gen, 'chat.json'), 'utf8'));
+  const chat = (chatRaw.messages || chatRaw).map((m) => ({
+    role: m.role || (m.is_user ? 'user' : 'assistant'),
+    name: m.name || '',
+    content: m.content ?? m.mes ?? '',
+  }));
+  const options = { scanDepth: 100 };
+  const bookBytes = fs.readFileSync(bookFile);
+  let a = performance.now();
+  compiled = ccv3.compileLorebooks([bookBytes], options);
+  const compileMs = performance.now() - a;
+  const scan = bench(() => ccv3.scanLorebook({ books: compiled, chat }), { warmup: 1, iters: 10, minMs: 1000 });
+  const out = ccv3.scanLorebook({ books: compiled, chat });
+  report({ op: 'scanLorebook 50k x 100', impl: 'ccv3 (wasm, compiled books)', compile_ms: compileMs, ...scan, activated: out.activated.length, rejected: out.rejected.length });
+
+  const chatFile = path.join(os.tmpdir(), `ccv3-bench-chat-${process.pid}.json`);
+  fs.writeFileSync(chatFile, JSON.stringify(chat));
+  try {
+    const exe = path.join(repo, 'target', 'release', 'examples', 'native_scan');
+    if (!fs.existsSync(exe)) {
+      execFileSync('cargo', ['build', '--release', '-q', '-p', 'ccv3-wasm', '--example', 'native_scan'], { cwd: repo, stdio: 'inherit' });
+    }
+    const native = JSON.parse(execFileSync(exe, [bookFile, chatFile, JSON.stringify(options), '20'], { encoding: 'utf8' }));
+    report({ op: 'scanLorebook 50k x 100', impl: 'native (same facade calls)', compile_ms: native.compile_ms, median_ms: native.scan_median_ms, min_ms: native.scan_min_ms });
+  } finally {
+    fs.rmSync(chatFile, { force: true });
   }
-  const native = JSON.parse(execFileSync(exe, [bookFile, chatFile, JSON.stringify(options), '20'], { encoding: 'utf8' }));
-  report({ op: 'scanLorebook 50k x 100', impl: 'native (same facade calls)', compile_ms: native.compile_ms, median_ms: native.scan_median_ms, min_ms: native.scan_min_ms });
-} finally {
-  fs.rmSync(chatFile, { force: true });
 }
 
 // ---- Summary ----
@@ -132,7 +193,16 @@ console.log(`  readCard warm median ${ours.median_ms.toFixed(1)} ms; start-up + 
 for (const p of peersRead) {
   console.log(`  ${p.impl}: warm median ${p.median_ms.toFixed(1)} ms, first ${p.first_ms.toFixed(1)} ms -> ccv3 warm ${(p.median_ms / ours.median_ms).toFixed(2)}x faster, cold-with-start-up vs their first ${(p.first_ms / ours.startup_plus_first_ms).toFixed(2)}x`);
 }
+const inter = rows.find((r) => r.op.startsWith('readCard interleaved'));
+if (inter) {
+  console.log(`  interleaved x${inter.rounds}: readCard ${inter.ccv3_median_ms.toFixed(1)} ms vs character-foundry ${inter.cf_median_ms.toFixed(1)} ms -> ${inter.cf_over_ccv3.toFixed(2)}x; + JSON.stringify ${inter.ccv3_stringify_median_ms.toFixed(1)} vs ${inter.cf_stringify_median_ms.toFixed(1)} ms -> ${inter.cf_over_ccv3_stringify.toFixed(2)}x`);
+}
+const oursTouch = get('readCard + JSON.stringify', 'ccv3');
+console.log(`  readCard + JSON.stringify warm median ${oursTouch.median_ms.toFixed(1)} ms`);
+for (const p of rows.filter((r) => r.op === 'readCard + JSON.stringify' && !r.impl.startsWith('ccv3'))) {
+  console.log(`  ${p.impl} + JSON.stringify: warm median ${p.median_ms.toFixed(1)} ms -> ccv3 ${(p.median_ms / oursTouch.median_ms).toFixed(2)}x faster`);
+}
 const w = get('scanLorebook 50k x 100', 'ccv3');
 const n = get('scanLorebook 50k x 100', 'native');
 if (w && n) console.log(`  scanLorebook 50k x 100: wasm ${w.median_ms.toFixed(2)} ms vs native ${n.median_ms.toFixed(2)} ms = ${(w.median_ms / n.median_ms).toFixed(2)}x`);
-ccv3.CompiledLorebooks && compiled.free();
+if (compiled) compiled.free();

@@ -97,6 +97,61 @@ function packBooks(books, what) {
   return { json: toJson(json, what), blob, lens };
 }
 
+let utf8;
+
+function utf8Decoder() {
+  if (!utf8) utf8 = new TextDecoder();
+  return utf8;
+}
+
+// Makes `obj[key]` (an existing data property, so its place among the keys stays) the value
+// `make()` returns, made on first access. The property is enumerable and replaces itself with a
+// plain data property when first read or assigned, so JSON.stringify, structuredClone,
+// Object.keys, spread, for...in and deep equality all see a plain object.
+// Node's util.inspect (console.log) would show the accessor as [Getter/Setter]: until then the
+// object carries a non-enumerable inspect hook (Node's registered symbol) that makes the value
+// first; JSON, structuredClone, deep equality, keys and spread never see it.
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+function lazyValue(obj, key, make) {
+  let value;
+  let made = false;
+  const settle = (v) => {
+    value = v;
+    made = true;
+    make = null;
+    try {
+      Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
+      delete obj[INSPECT];
+    } catch (_) {
+      // The object was sealed or frozen: the accessor stays and serves the value.
+    }
+  };
+  if (!Object.prototype.hasOwnProperty.call(obj, INSPECT)) {
+    Object.defineProperty(obj, INSPECT, {
+      enumerable: false,
+      configurable: true,
+      writable: true,
+      value() {
+        void obj[key];
+        return this;
+      },
+    });
+  }
+  Object.defineProperty(obj, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (!made) settle(make());
+      return value;
+    },
+    set(v) {
+      if (Object.isFrozen(obj)) throw new TypeError(`Cannot assign to read only property '${key}' of object`);
+      settle(v);
+    },
+  });
+}
+
 /**
  * Builds the public functions.
  * host.raw() -> the current raw exports; host.restart() -> replaces a trapped instance;
@@ -153,7 +208,20 @@ function makeApi(host) {
   function readCard(bytes, options) {
     const data = asBytes(bytes, 'bytes');
     const parse = boolOption(options, 'parseDecorators', true);
-    return fromJson(guard((raw) => raw.read_card(data, parse)));
+    // The card comes in two parts: the card with its book's entries empty, and the entries,
+    // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book,
+    // read by the core from the card's text (every error was found by read_card_parts already).
+    const parts = guard((raw) => raw.read_card_parts(data, parse));
+    const card = fromJson(parts[0]);
+    const book = card.data && card.data.character_book;
+    if (book && parts[1] !== undefined) {
+      const text = parts[1];
+      lazyValue(book, 'entries', () => JSON.parse(utf8Decoder().decode(text)));
+    } else if (book && parts[2] !== undefined) {
+      const text = parts[2];
+      lazyValue(book, 'entries', () => fromJson(guard((raw) => raw.card_entries(text, parse))));
+    }
+    return card;
   }
 
   function readLorebook(bytes, options) {

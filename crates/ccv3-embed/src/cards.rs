@@ -38,7 +38,7 @@ fn read_card_file(bytes: &[u8]) -> Result<CardFile, EmbedError> {
 }
 
 /// The card of a document.
-fn card_of(doc: Document) -> Result<CardFile, EmbedError> {
+pub(crate) fn card_of(doc: Document) -> Result<CardFile, EmbedError> {
     match doc {
         Document::Card(cf) => Ok(cf),
         Document::Lorebook(_) => Err(EmbedError::read_failed(
@@ -48,7 +48,7 @@ fn card_of(doc: Document) -> Result<CardFile, EmbedError> {
 }
 
 /// Moves the decorator lines of each entry into a `decorators` list in its extra fields.
-fn split_decorators(entries: &mut [Entry]) {
+pub(crate) fn split_decorators(entries: &mut [Entry]) {
     for e in entries {
         let (list, body) = decorator::parse_list(&e.content);
         let list = serde_json::to_value(&list).unwrap_or_else(|_| Value::Array(Vec::new()));
@@ -95,7 +95,7 @@ pub fn read_card_path_json(
 }
 
 /// A card as compact V3 JSON text.
-fn card_json(card: &ccv3::Card, size_hint: usize) -> Result<String, EmbedError> {
+pub(crate) fn card_json(card: &ccv3::Card, size_hint: usize) -> Result<String, EmbedError> {
     let mut out = Vec::with_capacity(size_hint);
     card.write_v3_json(&mut out, false)
         .map_err(|e| EmbedError::write_failed(e.to_string()))?;

@@ -11,7 +11,8 @@
 //!   [`validate_card`], [`validate_lorebook`]. A card is the V3 object `{spec, spec_version,
 //!   data}` whatever was read; with [`ReadOptions::parse_decorators`] each lorebook entry gets
 //!   a `decorators` list and its `content` without the decorator lines, and the writers put them
-//!   back as `@@` lines.
+//!   back as `@@` lines. [`read_card_parts`] reads a card from a random-access source in two
+//!   parts, for bindings that build a big book's entries only when they are first used.
 //! - Decorators: [`parse_decorators`], [`serialize_decorators`] (the list form of
 //!   [`ccv3::decorator::Decorator`]).
 //! - The lorebook engine and prompts: [`scan_lorebook`] and [`build_prompt`], through the turn
@@ -46,6 +47,7 @@ mod cards;
 mod decorators;
 mod error;
 mod opts;
+mod parts;
 mod text;
 mod turn;
 
@@ -55,6 +57,7 @@ pub use cards::{
 };
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
+pub use parts::{card_entries_json, read_card_parts, CardParts, PartEntries};
 pub use text::{count_tokens, expand_macros};
 pub use turn::{build_prompt, build_prompt_json, scan_lorebook, scan_lorebook_json, CompiledBooks};
 

@@ -2,9 +2,9 @@
 //! and bad input. Behaviour named in issue 11 sections 2 and 3 (the npm and Python packages).
 
 use ccv3_embed::{
-    count_tokens, expand_macros, parse_decorators, read_card, read_card_json, read_lorebook,
-    read_lorebook_json, serialize_decorators, validate_card, validate_lorebook, write_card,
-    write_lorebook, ReadOptions, Source,
+    card_entries_json, count_tokens, expand_macros, parse_decorators, read_card, read_card_json,
+    read_card_parts, read_lorebook, read_lorebook_json, serialize_decorators, validate_card,
+    validate_lorebook, write_card, write_lorebook, PartEntries, ReadOptions, Source,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -74,6 +74,210 @@ fn read_card_json_is_read_card_as_text() {
     assert_eq!(
         v,
         read_lorebook(&example("world.json"), &ReadOptions::default()).unwrap()
+    );
+}
+
+/// `read_card_parts` put back together, or the error's code and message.
+fn parts_joined(bytes: &[u8], o: &ReadOptions) -> Result<Value, (String, String)> {
+    let parts =
+        read_card_parts(std::io::Cursor::new(bytes), o).map_err(|e| (e.code.into(), e.message))?;
+    let mut card: Value = serde_json::from_str(&parts.card).unwrap();
+    let entries = parts.entries.map(|e| match e {
+        PartEntries::Json(text) => text,
+        PartEntries::Later(card_text) => card_entries_json(&card_text, o).unwrap(),
+    });
+    match entries {
+        Some(text) => {
+            let book = &mut card["data"]["character_book"];
+            assert_eq!(book["entries"], json!([]));
+            book["entries"] = serde_json::from_str(&text).unwrap();
+        }
+        None => assert!(card["data"].get("character_book").is_none()),
+    }
+    Ok(card)
+}
+
+fn whole(bytes: &[u8], o: &ReadOptions) -> Result<Value, (String, String)> {
+    let text = read_card_json(bytes, o).map_err(|e| (e.code.into(), e.message))?;
+    Ok(serde_json::from_str(&text).unwrap())
+}
+
+#[test]
+fn read_card_parts_join_into_read_card_json() {
+    // Issue 11 section 5 (Node readCard): the npm package reads a card in two parts (the card
+    // without its entries, and the entries) and must give the same object as read_card_json.
+    let mut inputs: Vec<Vec<u8>> = ["ember.json", "ember.png", "ember.charx", "world.json"]
+        .iter()
+        .map(|n| example(n))
+        .collect();
+    let no_book = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "A"}});
+    inputs.push(write_card(&no_book, "png", None).unwrap());
+    inputs.push(b"not a card".to_vec());
+    if let Some(dir) = corpus() {
+        let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).unwrap();
+        for line in manifest.lines().skip(1) {
+            if let Some(file) = line.split('\t').next() {
+                inputs.push(std::fs::read(dir.join(file)).unwrap());
+            }
+        }
+    }
+    for (i, bytes) in inputs.iter().enumerate() {
+        for o in [ReadOptions::default(), RAW] {
+            assert_eq!(parts_joined(bytes, &o), whole(bytes, &o), "input {i}");
+        }
+    }
+}
+
+/// A PNG whose `ccv3` chunk holds `text` as it is (base64 of it).
+fn png_of_text(text: &str) -> Vec<u8> {
+    let value = ccv3::png::encode_text_value(text);
+    ccv3::png::write_card_chunks(&ccv3::png::plain_image(), &[("ccv3", &value)]).unwrap()
+}
+
+/// A V3 card with a book of `n` entries (over the size from which entries are read later).
+fn big_card_text(n: usize) -> String {
+    let entries: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"keys": [format!("k{i}")], "content": format!("@@depth {}\nEntry {i} \u{e9}.", i % 7),
+                "extensions": {"position": i % 3, "deep": [[{"a": null}]]}, "enabled": i % 2 == 0,
+                "insertion_order": i, "zz_extra": "x".repeat(i % 40)})
+        })
+        .collect();
+    serde_json::to_string(&json!({"spec": "chara_card_v3", "spec_version": "3.0",
+        "data": {"name": "Big", "description": "d", "character_book": {"name": "B",
+            "entries": entries, "after": 1}, "tags": ["t"]}}))
+    .unwrap()
+}
+
+#[test]
+fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json() {
+    // Issue 11 section 5 (Node readCard): for a big book the entries are read on first use from
+    // the card text; every error must still come from read_card_parts, and odd texts must take
+    // the plain path (issue 12: hostile input). Each text's PNG is compared with read_card_json.
+    let big = big_card_text(600);
+    assert!(big.len() > 64 * 1024);
+    let later = |text: &str| {
+        let parts = read_card_parts(
+            std::io::Cursor::new(png_of_text(text)),
+            &ReadOptions::default(),
+        );
+        matches!(parts, Ok(p) if matches!(p.entries, Some(PartEntries::Later(_))))
+    };
+    assert!(later(&big), "a big book is read later");
+    let entries_at = big.find("\"entries\":[").unwrap();
+    let tail = format!("\"zz_extra\":\"{}\"}}]", "x".repeat(39));
+    assert!(big.contains(&tail));
+    let mut texts = vec![
+        (big.clone(), true),
+        // A key of the path twice, or spelled in another case: the plain path.
+        (
+            big.replacen(
+                "\"data\":{",
+                "\"data\":{\"character_book\":{\"entries\":[]},",
+                1,
+            ),
+            false,
+        ),
+        (
+            big.replacen("\"name\":\"B\",", "\"name\":\"B\",\"entries\":[],", 1),
+            false,
+        ),
+        (big.replacen("\"after\":1", "\"Entries\":[]", 1), false),
+        (big.replacen("\"spec\":", "\"DATA\":{},\"spec\":", 1), false),
+        (
+            big.replacen("\"data\":{", "\"data\":{\"name\":\"x\",", 1),
+            true,
+        ),
+        // Escaped keys mean the same key (read at once: where the key ends is not known).
+        (
+            big.replacen("\"entries\":[", "\"entri\\u0065s\":[", 1),
+            false,
+        ),
+        // The array's last string escaped (read at once), or numbers, literals and nested
+        // arrays after its last string.
+        (big.replacen(&tail, "\"zz_extra\":\"\\u0078\"}]", 1), false),
+        (
+            big.replacen(
+                &tail,
+                "\"zz_extra\":\"x\", \"n\" : [ 1, {\"a\":[[ true ]]}, -2.5e3 ] }\n ]",
+                1,
+            ),
+            true,
+        ),
+        // Broken texts inside the entries: the same error as read_card_json.
+        (big.replacen("Entry 5 ", "Entry \\ud800 ", 1), false),
+        (big.replacen("Entry 5 ", "Entry \\x ", 1), false),
+        (
+            big.replacen("\"insertion_order\":7", "\"insertion_order\":1e999", 1),
+            false,
+        ),
+        (
+            big.replacen("\"insertion_order\":7", "\"insertion_order\":\"7\"", 1),
+            true,
+        ),
+        (
+            format!(
+                "{}{}{},{}",
+                &big[..entries_at + 11],
+                "[".repeat(200),
+                "]".repeat(200),
+                &big[entries_at + 11..]
+            ),
+            false,
+        ),
+        (
+            format!(
+                "{}{}{},{}",
+                &big[..entries_at + 11],
+                "[".repeat(100),
+                "]".repeat(100),
+                &big[entries_at + 11..]
+            ),
+            true,
+        ),
+        (
+            big.replacen("{\"keys\":[\"k9\"]", "1,{\"keys\":[\"k9\"]", 1),
+            true,
+        ),
+        (format!("\u{feff}{big}"), false),
+        (
+            big.replacen("\"entries\":[", "\"entries\":{\"a\":", 1)
+                .replacen("],\"after\"", "},\"after\"", 1),
+            false,
+        ),
+        (format!("{big} x"), false),
+        (big.replacen("\"spec\":\"chara_card_v3\",", "", 1), true),
+    ];
+    texts.push((big.replacen("chara_card_v3", "chara_card_v2", 1), true));
+    // Around serde_json's nesting limit (128 levels; the array is the 4th).
+    for n in 120..128 {
+        let nested = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let text = format!(
+            "{}{nested},{}",
+            &big[..entries_at + 11],
+            &big[entries_at + 11..]
+        );
+        texts.push((text, n <= 123));
+    }
+    for (i, (text, want_later)) in texts.iter().enumerate() {
+        let png = png_of_text(text);
+        for o in [ReadOptions::default(), RAW] {
+            assert_eq!(parts_joined(&png, &o), whole(&png, &o), "text {i}");
+        }
+        assert_eq!(later(text), *want_later, "text {i}");
+    }
+    // A truncated PNG after the card chunk reads the same card.
+    let png = png_of_text(&big);
+    let cut = &png[..png.len() - 6];
+    assert_eq!(parts_joined(cut, &RAW), whole(cut, &RAW));
+    // The later entries of a text that is not a card are an error, not a panic.
+    assert_eq!(
+        card_entries_json(b"{]", &RAW).unwrap_err().code,
+        "read-failed"
+    );
+    assert_eq!(
+        card_entries_json(b"{}", &RAW).unwrap_err().code,
+        "read-failed"
     );
 }
 
@@ -372,6 +576,11 @@ proptest! {
     #[test]
     fn no_input_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200), text in "[ -~\n]{0,60}") {
         let _ = read_card(&bytes, &ReadOptions::default());
+        // Issue 12 (hostile input): the two-part reader fails exactly where the whole one does.
+        prop_assert_eq!(
+            parts_joined(&bytes, &ReadOptions::default()),
+            whole(&bytes, &ReadOptions::default())
+        );
         let _ = read_lorebook(&bytes, &ReadOptions::default());
         let _ = validate_card(Source::Bytes(&bytes));
         let _ = parse_decorators(&text);

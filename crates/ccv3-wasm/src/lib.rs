@@ -96,6 +96,114 @@ pub fn read_card(bytes: &[u8], parse_decorators: bool) -> Result<String, JsValue
     ccv3_embed::read_card_json(bytes, &ReadOptions { parse_decorators }).map_err(to_js)
 }
 
+/// A JavaScript `Uint8Array` read in place, as a random-access source: each read copies only
+/// the bytes asked for into WebAssembly memory (a PNG card's image data is never copied).
+struct JsBytes<'a> {
+    array: &'a js_sys::Uint8Array,
+    len: u64,
+    pos: u64,
+}
+
+impl<'a> JsBytes<'a> {
+    /// The array as a source, or `limit` when it is longer than a WebAssembly memory can
+    /// address (4 GiB).
+    fn new(array: &'a js_sys::Uint8Array) -> Result<Self, JsValue> {
+        // `length` as a number: js-sys's `length()` is a `u32`, which a longer array would wrap.
+        let len = js_sys::Reflect::get(array, &JsValue::from_str("length"))
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or(f64::NAN);
+        if !(0.0..=f64::from(u32::MAX)).contains(&len) {
+            return Err(js_error(
+                "limit",
+                &format!("input of {len} bytes is over the 4 GiB limit"),
+            ));
+        }
+        Ok(JsBytes {
+            array,
+            len: len as u64,
+            pos: 0,
+        })
+    }
+}
+
+impl std::io::Read for JsBytes<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.len.saturating_sub(self.pos);
+        let n = usize::try_from(left).map_or(buf.len(), |left| left.min(buf.len()));
+        let (Ok(start), Some(dst)) = (u32::try_from(self.pos), buf.get_mut(..n)) else {
+            return Ok(0);
+        };
+        if n == 0 {
+            return Ok(0);
+        }
+        // `start + n <= len <= u32::MAX`, so the end fits; the view has exactly `n` bytes.
+        let end = start.saturating_add(n as u32);
+        self.array.subarray(start, end).copy_to(dst);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for JsBytes<'_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let target = match to {
+            std::io::SeekFrom::Start(n) => Some(n),
+            std::io::SeekFrom::End(d) => self.len.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        match target {
+            Some(n) => {
+                // Past the end is allowed (as for files); reads there return 0 bytes.
+                self.pos = n;
+                Ok(n)
+            }
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "seek before the start of the input",
+            )),
+        }
+    }
+}
+
+/// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in
+/// JavaScript); returns `[card, entries, later]`: the V3 card as JSON text with its book's
+/// `entries` empty; those entries as the UTF-8 bytes of a JSON array, or (`later`, for a big
+/// book) the card's JSON text to hand to `card_entries` when they are wanted; `undefined` for
+/// the one not given (both without a book). The wrapper parses the entries on first access.
+#[wasm_bindgen]
+pub fn read_card_parts(
+    bytes: &js_sys::Uint8Array,
+    parse_decorators: bool,
+) -> Result<js_sys::Array, JsValue> {
+    let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
+    let parts =
+        ccv3_embed::read_card_parts(source, &ReadOptions { parse_decorators }).map_err(to_js)?;
+    let (entries, later) = match &parts.entries {
+        Some(ccv3_embed::PartEntries::Json(text)) => (
+            js_sys::Uint8Array::from(text.as_bytes()).into(),
+            JsValue::UNDEFINED,
+        ),
+        Some(ccv3_embed::PartEntries::Later(text)) => (
+            JsValue::UNDEFINED,
+            js_sys::Uint8Array::from(text.as_slice()).into(),
+        ),
+        None => (JsValue::UNDEFINED, JsValue::UNDEFINED),
+    };
+    Ok(js_sys::Array::of3(
+        &JsValue::from_str(&parts.card),
+        &entries,
+        &later,
+    ))
+}
+
+/// Reads the entries of a card's book from the card's JSON text (`later` of
+/// `read_card_parts`); returns them as JSON text.
+#[wasm_bindgen]
+pub fn card_entries(card_text: &[u8], parse_decorators: bool) -> Result<String, JsValue> {
+    ccv3_embed::card_entries_json(card_text, &ReadOptions { parse_decorators }).map_err(to_js)
+}
+
 /// Reads a lorebook file's bytes; returns the lorebook as JSON text.
 #[wasm_bindgen]
 pub fn read_lorebook(bytes: &[u8], parse_decorators: bool) -> Result<String, JsValue> {

@@ -200,6 +200,56 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     read_bytes(&bytes)
 }
 
+/// Reads a card or lorebook from a random-access source (a file, a cursor over bytes, a buffer
+/// that lives elsewhere, such as a JavaScript `Uint8Array` behind a binding), sniffing the
+/// container from its first bytes.
+///
+/// A PNG is read as [`read_file`] reads one: only the chunk headers and the card text chunks are
+/// read, image data is seeked past (so the source is never copied whole, and
+/// [`CardFile::image`] is `None`). Any other container is read whole, up to 2 GiB, and then
+/// read as [`read_bytes`] reads it. Reading starts at the source's current
+/// position.
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#;
+/// let doc = ccv3::read_seekable(std::io::Cursor::new(&text[..]))?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// assert_eq!(cf.card.data.name, "A");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+///
+/// # Errors
+/// As [`read_bytes`]; [`Error::Limit`] for a source longer than 2 GiB that is not a PNG, and [`Error::Io`] when the source fails.
+pub fn read_seekable<R: Read + Seek>(mut r: R) -> Result<Document> {
+    let start = r.stream_position()?;
+    let mut head = [0u8; 16];
+    let n = read_up_to(&mut r, &mut head)?;
+    r.seek(SeekFrom::Start(start))?;
+    if png::is_png(head.get(..n).unwrap_or_default()) {
+        return read_png(|limits| {
+            r.seek(SeekFrom::Start(start))?;
+            png::read_card_chunks(&mut r, limits)
+        })
+        .map(Document::Card);
+    }
+    let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
+    r.seek(SeekFrom::Start(start))?;
+    if len > MAX_FILE_LEN {
+        return Err(Error::Limit(format!(
+            "input of {len} bytes is over the {MAX_FILE_LEN}-byte limit"
+        )));
+    }
+    // The length is what the source says; read no more than the limit whatever it says.
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 26));
+    r.take(MAX_FILE_LEN + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_LEN {
+        return Err(Error::Limit(format!(
+            "input is over the {MAX_FILE_LEN}-byte limit"
+        )));
+    }
+    read_bytes(&bytes)
+}
+
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
     let mut n = 0;
     while n < buf.len() {
@@ -302,10 +352,7 @@ fn png_err(keyword: &str, e: Error) -> Error {
 
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
 fn card_from_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    json::with_raw(text, false, |raw, d| {
-        diags.extend(d);
-        Card::from_raw(raw, diags)
-    })
+    Card::from_json_text(text, diags)
 }
 
 fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {

@@ -110,6 +110,10 @@ pub struct Limits {
     /// turn this off: `chara` chunks are then seeked past like image data and reported in
     /// [`CardChunks::chara_skipped`], so the caller reads again only when `ccv3` is missing.
     pub read_chara: bool,
+    /// Check the CRC of each card text chunk read (the default; a mismatch is a `png-bad-crc`
+    /// warning and the value is used anyway). Readers that drop the diagnostics turn it off and
+    /// save hashing megabytes of text.
+    pub verify_crc: bool,
 }
 
 impl Default for Limits {
@@ -120,6 +124,7 @@ impl Default for Limits {
             max_total_text: 1 << 30,
             max_chunks: 1_000_000,
             read_chara: true,
+            verify_crc: true,
         }
     }
 }
@@ -529,9 +534,12 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                     if let Some(rest) = prefix.get_mut(done..) {
                         self.read_exact(rest, &header)?;
                     }
-                    let mut hasher = crc32fast::Hasher::new();
-                    hasher.update(&header.kind);
-                    hasher.update(&prefix);
+                    let crc = self.limits.verify_crc.then(|| {
+                        let mut hasher = crc32fast::Hasher::new();
+                        hasher.update(&header.kind);
+                        hasher.update(&prefix);
+                        hasher.finalize()
+                    });
                     let keyword = memchr::memchr(0, &prefix)
                         .and_then(|n| prefix.get(..n))
                         .map(<[u8]>::to_vec);
@@ -539,7 +547,7 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                         header,
                         keyword,
                         data: Some(prefix),
-                        crc: Some(hasher.finalize()),
+                        crc,
                     };
                 }
                 State::Skip {
@@ -1560,12 +1568,20 @@ mod tests {
         let mut t = text("ccv3", &b64("{}"));
         let last = t.len() - 1;
         t[last] ^= 0xFF;
-        let c = read_card_chunks_from_slice(&png_of(&[t])).unwrap();
+        let c = read_card_chunks_from_slice(&png_of(&[t.clone()])).unwrap();
         assert_eq!(c.ccv3.as_deref(), Some("{}"));
         assert!(c
             .diagnostics
             .iter()
             .any(|d| d.code == "png-bad-crc" && d.severity == Severity::Warning));
+        // Unchecked when the reader asks: the same value, no warning.
+        let limits = Limits {
+            verify_crc: false,
+            ..Limits::default()
+        };
+        let c = read_card_chunks(Cursor::new(png_of(&[t])), &limits).unwrap();
+        assert_eq!(c.ccv3.as_deref(), Some("{}"));
+        assert!(c.diagnostics.iter().all(|d| d.code != "png-bad-crc"));
     }
 
     #[test]

@@ -337,3 +337,78 @@ fn read_file_with_mmap_reads_a_big_file_as_read_file_does() {
     assert_eq!(plain, book(ccv3::read_bytes(&text).unwrap()));
     assert_eq!(mapped, plain);
 }
+
+/// A source that hands out at most 3 bytes per read and counts the bytes it hands out.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    pos: u64,
+    read: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let at = usize::try_from(self.pos)
+            .unwrap_or(usize::MAX)
+            .min(self.bytes.len());
+        let n = buf.len().min(3).min(self.bytes.len() - at);
+        buf[..n].copy_from_slice(&self.bytes[at..at + n]);
+        self.pos += n as u64;
+        self.read += n;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Trickle<'_> {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = match to {
+            std::io::SeekFrom::Start(n) => n,
+            std::io::SeekFrom::End(d) => (self.bytes.len() as u64).saturating_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+        };
+        Ok(self.pos)
+    }
+}
+
+#[test]
+fn read_seekable_reads_what_read_bytes_reads_and_seeks_past_png_image_data() {
+    // Issue 11 section 5 (Node readCard): a PNG card is read through a random-access source
+    // without copying its image data; other containers are read whole, then as read_bytes does.
+    let card = |d: ccv3::Document| match d {
+        ccv3::Document::Card(cf) => (cf.card, cf.container, cf.files, cf.diagnostics),
+        ccv3::Document::Lorebook(_) => panic!("not a card"),
+    };
+    let mut image = ccv3::png::plain_image();
+    // A big IDAT-like chunk the reader must seek past (an unknown ancillary chunk here).
+    let big = vec![7u8; 200_000];
+    let mut chunk = (big.len() as u32).to_be_bytes().to_vec();
+    chunk.extend_from_slice(b"zzzz");
+    chunk.extend_from_slice(&big);
+    chunk.extend_from_slice(&crc32fast::hash(&[b"zzzz".as_slice(), &big].concat()).to_be_bytes());
+    image.splice(33..33, chunk);
+    let cf = card_file(&png_with(&[("ccv3", V3)]));
+    let png = ccv3::write_png(&cf, Some(&image), ccv3::CardVersion::V3).unwrap();
+    let json = ccv3::write_json(&cf, ccv3::CardVersion::V3);
+    for bytes in [png.as_slice(), json.as_slice()] {
+        let mut source = Trickle {
+            bytes,
+            pos: 0,
+            read: 0,
+        };
+        let doc = ccv3::read_seekable(&mut source).unwrap();
+        if ccv3::png::is_png(bytes) {
+            assert!(source.read < 10_000, "read {} bytes", source.read);
+            let ccv3::Document::Card(cf) = &doc else {
+                panic!()
+            };
+            assert_eq!(cf.image, None);
+        }
+        assert_eq!(card(doc), card(ccv3::read_bytes(bytes).unwrap()));
+    }
+    // Truncated and broken inputs are the same errors as from read_bytes.
+    for cut in [0, 8, 40, png.len() / 2, png.len() - 1] {
+        let short = &png[..cut];
+        let a = ccv3::read_seekable(std::io::Cursor::new(short)).map(|d| card(d).0.data.name);
+        let b = ccv3::read_bytes(short).map(|d| card(d).0.data.name);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "cut at {cut}");
+    }
+}

@@ -567,6 +567,21 @@ impl Lorebook {
         crate::json::write(w, &self.standalone(), pretty)
     }
 
+    /// Writes the book's `entries` array (V3 shape) as compact JSON text: the same text that
+    /// [`Lorebook::write_lorebook_v3`] and [`crate::Card::write_v3_json`] write for it (compact).
+    /// Bindings use it to hand over a big book's entries apart from the rest of a card.
+    ///
+    /// ```
+    /// let mut book = ccv3::Lorebook::default();
+    /// book.entries.push(ccv3::Entry::new(&["a"], "A."));
+    /// let mut text = Vec::new();
+    /// book.write_entries_json(&mut text).unwrap();
+    /// assert_eq!(text, serde_json::to_vec(&book.to_json()["entries"]).unwrap());
+    /// ```
+    pub fn write_entries_json<W: std::io::Write>(&self, w: W) -> std::io::Result<()> {
+        crate::json::write(w, &Out::Entries(&self.entries, true), false)
+    }
+
     /// The standalone form, ready to be written.
     pub(crate) fn standalone(&self) -> Standalone<'_> {
         Standalone(self.arranged(true))

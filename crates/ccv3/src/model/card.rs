@@ -398,6 +398,27 @@ impl Card {
         Self::from_raw(Raw::from_value(v), diags)
     }
 
+    /// Reads a card from JSON text (UTF-8, a BOM or UTF-16 accepted with a diagnostic), as the
+    /// PNG and CHARX readers read the text of a `ccv3`/`chara` chunk or a `card.json`: the fast
+    /// path, with no `Value` tree for the fields the model knows.
+    ///
+    /// ```
+    /// let mut diags = Vec::new();
+    /// let card = ccv3::Card::from_json_text(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#, &mut diags)?;
+    /// assert_eq!(card.data.name, "A");
+    /// # Ok::<(), ccv3::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Json`] for text that is not JSON, [`Error::Limit`] for text over 1 GiB, and the
+    /// errors of [`Card::from_json`].
+    pub fn from_json_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
+        crate::json::with_raw(text, false, |raw, d| {
+            diags.extend(d);
+            Card::from_raw(raw, diags)
+        })
+    }
+
     /// Reads a card from the fast raw tree (see [`Card::from_json`]).
     pub(crate) fn from_raw(v: Raw, diags: &mut Vec<Diagnostic>) -> Result<Card> {
         let pairs = match v {
