@@ -1,10 +1,11 @@
 //! The native part of the `ccv3` Python package (`ccv3._ccv3`).
 //!
 //! Every function calls the facade crate `ccv3_embed` with the interpreter released
-//! ([`Python::detach`]), so other Python threads run meanwhile. Values cross as JSON text:
-//! the package's Python layer (`python/ccv3/__init__.py`) turns dicts into text with `json.dumps`
-//! and text into dicts with `json.loads`, which is faster than building the objects one by one
-//! from Rust. Failures raise `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
+//! ([`Python::detach`]), so other Python threads run meanwhile. Cards and lorebooks come back as
+//! Python objects built straight from the Rust values once the interpreter is held again
+//! (`ser.rs`: no JSON text in between); other values cross as JSON text, which the Python layer
+//! (`python/ccv3/__init__.py`) writes with `json.dumps` and reads with [`loads`]. Failures raise
+//! `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -15,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::Value;
 
+mod ser;
 mod topy;
 
 // The extension's Rust allocations (card models, JSON text) go through mimalloc, as in the CLI:
@@ -77,6 +79,103 @@ fn read_card_path(
 ) -> PyResult<String> {
     let o = ReadOptions { parse_decorators };
     run(py, || ccv3_embed::read_card_path_json(&path, &o))
+}
+
+/// A card model written as the V3 object ([`ccv3::Card::serialize_v3`]).
+struct V3(ccv3::Card);
+
+impl serde::Serialize for V3 {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_v3(ser)
+    }
+}
+
+/// The card as Python objects; the model is freed with the interpreter released.
+fn card_object(py: Python<'_>, card: ccv3::Card) -> PyResult<Bound<'_, PyAny>> {
+    let card = V3(card);
+    let out = ser::to_py(py, &card);
+    py.detach(move || drop(card));
+    out
+}
+
+/// `read_card_value(data, parse_decorators)`: the card as a dict (what `json.loads` of
+/// [`read_card`]'s text gives, without the text).
+#[pyfunction]
+fn read_card_value<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    parse_decorators: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = ReadOptions { parse_decorators };
+    let card = run(py, || ccv3_embed::read_card_model(data, &o))?;
+    card_object(py, card)
+}
+
+/// `read_card_path_value(path, parse_decorators)`: the card of a file as a dict (a PNG's image
+/// data is skipped, not read).
+#[pyfunction]
+fn read_card_path_value(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    parse_decorators: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    let o = ReadOptions { parse_decorators };
+    let card = run(py, || ccv3_embed::read_card_path_model(&path, &o))?;
+    card_object(py, card)
+}
+
+/// `read_lorebook_value(data, parse_decorators)`: the lorebook as a dict.
+#[pyfunction]
+fn read_lorebook_value<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    parse_decorators: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = ReadOptions { parse_decorators };
+    let book = run(py, || ccv3_embed::read_lorebook(data, &o))?;
+    let out = ser::to_py(py, &book);
+    py.detach(move || drop(book));
+    out
+}
+
+/// `read_cards_values(paths, threads, parse_decorators)`: reads files in parallel with the
+/// interpreter released; for each path `(card, None, None)` or `(None, code, message)`, in
+/// order, the cards as dicts.
+#[pyfunction]
+#[pyo3(signature = (paths, threads, parse_decorators))]
+fn read_cards_values<'py>(
+    py: Python<'py>,
+    paths: Vec<String>,
+    threads: Option<usize>,
+    parse_decorators: bool,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let o = ReadOptions { parse_decorators };
+    let one = |p: &String| ccv3_embed::read_card_path_model(std::path::Path::new(p), &o);
+    let cards = run(py, || {
+        use rayon::prelude::*;
+        let mut b = rayon::ThreadPoolBuilder::new();
+        if let Some(n) = threads {
+            b = b.num_threads(n.max(1));
+        }
+        let pool = b
+            .build()
+            .map_err(|e| EmbedError::new("threads", e.to_string()))?;
+        Ok(pool.install(|| paths.par_iter().map(one).collect::<Vec<_>>()))
+    })?;
+    let none = || py.None().into_bound(py);
+    let mut out = Vec::with_capacity(cards.len());
+    for card in cards {
+        let item = match card {
+            Ok(c) => (card_object(py, c)?, none(), none()),
+            Err(e) => (
+                none(),
+                e.code.into_pyobject(py)?.into_any(),
+                e.message.into_pyobject(py)?.into_any(),
+            ),
+        };
+        out.push(item.into_pyobject(py)?.into_any());
+    }
+    Ok(out)
 }
 
 /// `read_lorebook(data, parse_decorators)`: the lorebook as JSON text.
@@ -324,6 +423,10 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_card_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(read_cards, m)?)?;
+    m.add_function(wrap_pyfunction!(read_card_value, m)?)?;
+    m.add_function(wrap_pyfunction!(read_card_path_value, m)?)?;
+    m.add_function(wrap_pyfunction!(read_lorebook_value, m)?)?;
+    m.add_function(wrap_pyfunction!(read_cards_values, m)?)?;
     m.add_function(wrap_pyfunction!(parse_decorators, m)?)?;
     m.add_function(wrap_pyfunction!(serialize_decorators, m)?)?;
     m.add_function(wrap_pyfunction!(write_card, m)?)?;
