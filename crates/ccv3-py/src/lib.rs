@@ -90,6 +90,39 @@ impl serde::Serialize for V3 {
     }
 }
 
+/// Books with fewer entries than this parse their entries' extensions on one thread.
+const SPLIT_ENTRIES: usize = 256;
+
+/// Parses each lorebook entry's `extensions` now (they stay JSON text in the model until
+/// looked at), on this thread and a second one for a big book: called with the interpreter
+/// released, so that building the dicts afterwards, with the interpreter held, finds them parsed.
+fn parse_extensions(card: &ccv3::Card) {
+    let Some(book) = card.data.character_book.as_ref() else {
+        return;
+    };
+    let touch = |entries: &[ccv3::Entry]| {
+        for e in entries {
+            // Looking inside parses the text once; the map is kept with the entry.
+            let _ = e.extensions.len();
+        }
+    };
+    let entries = book.entries.as_slice();
+    if entries.len() < SPLIT_ENTRIES {
+        return touch(entries);
+    }
+    let (first, second) = entries.split_at(entries.len() / 2);
+    std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("ccv3-py-extensions".into())
+            .spawn_scoped(scope, || touch(second));
+        touch(first);
+        if other.is_err() {
+            // No second thread to be had: this one does the rest.
+            touch(second);
+        }
+    });
+}
+
 /// The card as Python objects; the model is freed with the interpreter released.
 fn card_object(py: Python<'_>, card: ccv3::Card) -> PyResult<Bound<'_, PyAny>> {
     let card = V3(card);
@@ -107,7 +140,11 @@ fn read_card_value<'py>(
     parse_decorators: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let o = ReadOptions { parse_decorators };
-    let card = run(py, || ccv3_embed::read_card_model(data, &o))?;
+    let card = run(py, || {
+        let card = ccv3_embed::read_card_model(data, &o)?;
+        parse_extensions(&card);
+        Ok(card)
+    })?;
     card_object(py, card)
 }
 
@@ -120,7 +157,11 @@ fn read_card_path_value(
     parse_decorators: bool,
 ) -> PyResult<Bound<'_, PyAny>> {
     let o = ReadOptions { parse_decorators };
-    let card = run(py, || ccv3_embed::read_card_path_model(&path, &o))?;
+    let card = run(py, || {
+        let card = ccv3_embed::read_card_path_model(&path, &o)?;
+        parse_extensions(&card);
+        Ok(card)
+    })?;
     card_object(py, card)
 }
 
@@ -150,7 +191,11 @@ fn read_cards_values<'py>(
     parse_decorators: bool,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
     let o = ReadOptions { parse_decorators };
-    let one = |p: &String| ccv3_embed::read_card_path_model(std::path::Path::new(p), &o);
+    let one = |p: &String| {
+        let card = ccv3_embed::read_card_path_model(std::path::Path::new(p), &o)?;
+        parse_extensions(&card);
+        Ok::<_, EmbedError>(card)
+    };
     let cards = run(py, || {
         use rayon::prelude::*;
         let mut b = rayon::ThreadPoolBuilder::new();

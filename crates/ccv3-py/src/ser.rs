@@ -15,14 +15,44 @@ use std::fmt;
 type Keys<'py> = RefCell<FxHashMap<Box<str>, Bound<'py, PyString>>>;
 
 /// `value` as Python objects.
+///
+/// The cyclic garbage collector is paused meanwhile: a big card makes tens of thousands of
+/// dicts and lists, every 700 of which would start a collection that can find nothing to free
+/// (everything made is reachable from the value being built). No Python code runs in between,
+/// since the interpreter is held throughout, and the collector's earlier state comes back
+/// afterwards, error or not.
 pub(crate) fn to_py<'py, T: Serialize + ?Sized>(
     py: Python<'py>,
     value: &T,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let _paused = GcPause::new(py)?;
     let keys: Keys<'py> = RefCell::new(FxHashMap::default());
-    value
-        .serialize(ToPy { py, keys: &keys })
-        .map_err(|e| e.0)
+    value.serialize(ToPy { py, keys: &keys }).map_err(|e| e.0)
+}
+
+/// The `gc` module while it is paused: enabled again on drop if it was enabled before.
+struct GcPause<'py>(Option<Bound<'py, PyModule>>);
+
+impl<'py> GcPause<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let gc = py.import("gc")?;
+        if gc.call_method0("isenabled")?.is_truthy()? {
+            gc.call_method0("disable")?;
+            Ok(GcPause(Some(gc)))
+        } else {
+            Ok(GcPause(None))
+        }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if let Some(gc) = &self.0 {
+            // `gc.enable()` cannot fail; were it to, the collector would stay paused rather
+            // than the error replacing the caller's result.
+            let _ = gc.call_method0("enable");
+        }
+    }
 }
 
 /// A Python error on its way through serde.
@@ -468,7 +498,11 @@ impl<'a, 'py> ser::Serializer for KeySer<'a, 'py> {
     fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> KeyOut<'py> {
         Ok(self.0.key(v))
     }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, v: &T) -> KeyOut<'py> {
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> KeyOut<'py> {
         v.serialize(self)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
