@@ -5,6 +5,7 @@
 //! call and shared (a card repeats the same few dozen keys thousands of times).
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use rustc_hash::FxHashMap;
 use serde::ser::{self, Serialize};
@@ -30,15 +31,22 @@ pub(crate) fn to_py<'py, T: Serialize + ?Sized>(
     value.serialize(ToPy { py, keys: &keys }).map_err(|e| e.0)
 }
 
-/// The `gc` module while it is paused: enabled again on drop if it was enabled before.
-struct GcPause<'py>(Option<Bound<'py, PyModule>>);
+/// `gc.isenabled`, `gc.disable` and `gc.enable`, looked up once (importing takes longer than
+/// a small card's whole build).
+static GC_ISENABLED: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static GC_DISABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static GC_ENABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The collector while it is paused: enabled again on drop if it was enabled before.
+struct GcPause<'py>(Option<&'py Bound<'py, PyAny>>);
 
 impl<'py> GcPause<'py> {
     fn new(py: Python<'py>) -> PyResult<Self> {
-        let gc = py.import("gc")?;
-        if gc.call_method0("isenabled")?.is_truthy()? {
-            gc.call_method0("disable")?;
-            Ok(GcPause(Some(gc)))
+        let enabled = GC_ISENABLED.import(py, "gc", "isenabled")?;
+        if enabled.call0()?.is_truthy()? {
+            let enable = GC_ENABLE.import(py, "gc", "enable")?;
+            GC_DISABLE.import(py, "gc", "disable")?.call0()?;
+            Ok(GcPause(Some(enable)))
         } else {
             Ok(GcPause(None))
         }
@@ -47,10 +55,10 @@ impl<'py> GcPause<'py> {
 
 impl Drop for GcPause<'_> {
     fn drop(&mut self) {
-        if let Some(gc) = &self.0 {
+        if let Some(enable) = self.0 {
             // `gc.enable()` cannot fail; were it to, the collector would stay paused rather
             // than the error replacing the caller's result.
-            let _ = gc.call_method0("enable");
+            let _ = enable.call0();
         }
     }
 }
