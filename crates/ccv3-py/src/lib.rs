@@ -94,9 +94,9 @@ impl serde::Serialize for V3 {
 const SPLIT_ENTRIES: usize = 256;
 
 /// Parses each lorebook entry's `extensions` now (they stay JSON text in the model until
-/// looked at), on this thread and a second one for a big book: called with the interpreter
+/// looked at), on this thread and, with `split`, a second one for a big book: called with the interpreter
 /// released, so that building the dicts afterwards, with the interpreter held, finds them parsed.
-fn parse_extensions(card: &ccv3::Card) {
+fn parse_extensions(card: &ccv3::Card, split: bool) {
     let Some(book) = card.data.character_book.as_ref() else {
         return;
     };
@@ -107,7 +107,7 @@ fn parse_extensions(card: &ccv3::Card) {
         }
     };
     let entries = book.entries.as_slice();
-    if entries.len() < SPLIT_ENTRIES {
+    if !split || entries.len() < SPLIT_ENTRIES {
         return touch(entries);
     }
     let (first, second) = entries.split_at(entries.len() / 2);
@@ -142,7 +142,7 @@ fn read_card_value<'py>(
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
         let card = ccv3_embed::read_card_model(data, &o)?;
-        parse_extensions(&card);
+        parse_extensions(&card, true);
         Ok(card)
     })?;
     card_object(py, card)
@@ -159,7 +159,7 @@ fn read_card_path_value(
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
         let card = ccv3_embed::read_card_path_model(&path, &o)?;
-        parse_extensions(&card);
+        parse_extensions(&card, true);
         Ok(card)
     })?;
     card_object(py, card)
@@ -179,48 +179,173 @@ fn read_lorebook_value<'py>(
     out
 }
 
-/// `read_cards_values(paths, threads, parse_decorators)`: reads files in parallel with the
-/// interpreter released; for each path `(card, None, None)` or `(None, code, message)`, in
-/// order, the cards as dicts.
+/// One file of a [`CardBatch`].
+enum Slot {
+    /// Not read yet.
+    Pending,
+    /// Read: its card, or why not.
+    Ready(Result<Box<ccv3::Card>, EmbedError>),
+    /// Handed to Python.
+    Taken,
+}
+
+/// What a [`CardBatch`] shares with its reading threads.
+struct Shared {
+    paths: Vec<String>,
+    options: ReadOptions,
+    /// The next file for a thread to read.
+    next: std::sync::atomic::AtomicUsize,
+    /// Set when the batch is dropped: the threads stop after the file they are reading.
+    cancelled: std::sync::atomic::AtomicBool,
+    slots: std::sync::Mutex<Vec<Slot>>,
+    /// Signalled each time a file is read.
+    ready: std::sync::Condvar,
+}
+
+/// Reads one file of a batch (its extensions parsed: the files share the threads, so one card
+/// uses one).
+fn read_one(path: &str, options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
+    let card = ccv3_embed::read_card_path_model(std::path::Path::new(path), options)?;
+    parse_extensions(&card, false);
+    Ok(card)
+}
+
+impl Shared {
+    /// A reading thread: reads the next unread file until none is left or the batch is gone.
+    fn work(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        while !self.cancelled.load(Relaxed) {
+            let i = self.next.fetch_add(1, Relaxed);
+            let Some(path) = self.paths.get(i) else {
+                return;
+            };
+            // The readers promise not to panic; were one to, the file reports it instead of its
+            // taker waiting forever.
+            let card = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                read_one(path, &self.options).map(Box::new)
+            }))
+            .unwrap_or_else(|_| {
+                Err(EmbedError::new(
+                    "internal",
+                    format!("{path}: reading failed"),
+                ))
+            });
+            let Ok(mut slots) = self.slots.lock() else {
+                return;
+            };
+            if let Some(slot) = slots.get_mut(i) {
+                *slot = Slot::Ready(card);
+            }
+            drop(slots);
+            self.ready.notify_all();
+        }
+    }
+}
+
+/// The cards of [`read_cards_batch`]: threads read the files in order, with the interpreter
+/// released, while Python takes the cards read so far; each card becomes a dict when taken, so
+/// reading the next files overlaps building this one, and a batch never holds more than one
+/// card's Python objects.
+#[pyclass(module = "ccv3")]
+struct CardBatch {
+    shared: std::sync::Arc<Shared>,
+    /// How many reading threads started (none: `take` reads the file itself).
+    threads: usize,
+}
+
+impl Drop for CardBatch {
+    fn drop(&mut self) {
+        self.shared
+            .cancelled
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[pymethods]
+impl CardBatch {
+    /// The number of files.
+    fn __len__(&self) -> usize {
+        self.shared.paths.len()
+    }
+
+    /// `take(i)`: the `i`th file's `(card, None, None)` or `(None, code, message)`, waiting
+    /// (interpreter released) until it is read; a file is taken once.
+    fn take<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+    ) -> PyResult<(Bound<'py, PyAny>, Option<&'static str>, Option<String>)> {
+        let s = &*self.shared;
+        let Some(path) = s.paths.get(i) else {
+            return Err(Ccv3Error::new_err(format!("no file {i} in the batch")));
+        };
+        let threads = self.threads;
+        let slot = py.detach(|| {
+            let mut slots = s.slots.lock().ok()?;
+            loop {
+                match std::mem::replace(slots.get_mut(i)?, Slot::Taken) {
+                    Slot::Pending if threads == 0 => {
+                        drop(slots);
+                        return Some(Slot::Ready(read_one(path, &s.options).map(Box::new)));
+                    }
+                    Slot::Pending => {
+                        slots[i] = Slot::Pending;
+                        slots = s.ready.wait(slots).ok()?;
+                    }
+                    other => return Some(other),
+                }
+            }
+        });
+        match slot {
+            Some(Slot::Ready(Ok(card))) => Ok((card_object(py, *card)?, None, None)),
+            Some(Slot::Ready(Err(e))) => {
+                Ok((py.None().into_bound(py), Some(e.code), Some(e.message)))
+            }
+            _ => Err(Ccv3Error::new_err(format!(
+                "file {i} of the batch was taken already"
+            ))),
+        }
+    }
+}
+
+/// `read_cards_batch(paths, threads, parse_decorators)`: starts reading the files on
+/// `threads` threads (default: one per core) and returns the [`CardBatch`] to take the cards
+/// from, in order.
 #[pyfunction]
 #[pyo3(signature = (paths, threads, parse_decorators))]
-fn read_cards_values<'py>(
-    py: Python<'py>,
+fn read_cards_batch(
     paths: Vec<String>,
     threads: Option<usize>,
     parse_decorators: bool,
-) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let o = ReadOptions { parse_decorators };
-    let one = |p: &String| {
-        let card = ccv3_embed::read_card_path_model(std::path::Path::new(p), &o)?;
-        parse_extensions(&card);
-        Ok::<_, EmbedError>(card)
-    };
-    let cards = run(py, || {
-        use rayon::prelude::*;
-        let mut b = rayon::ThreadPoolBuilder::new();
-        if let Some(n) = threads {
-            b = b.num_threads(n.max(1));
+) -> CardBatch {
+    let n = paths.len();
+    let wanted = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, n.max(1));
+    let shared = std::sync::Arc::new(Shared {
+        slots: std::sync::Mutex::new((0..n).map(|_| Slot::Pending).collect()),
+        paths,
+        options: ReadOptions { parse_decorators },
+        next: std::sync::atomic::AtomicUsize::new(0),
+        cancelled: std::sync::atomic::AtomicBool::new(false),
+        ready: std::sync::Condvar::new(),
+    });
+    let mut started = 0;
+    if n > 0 {
+        for _ in 0..wanted {
+            let s = std::sync::Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name("ccv3-py-read".into())
+                .spawn(move || s.work());
+            if spawned.is_ok() {
+                started += 1;
+            }
         }
-        let pool = b
-            .build()
-            .map_err(|e| EmbedError::new("threads", e.to_string()))?;
-        Ok(pool.install(|| paths.par_iter().map(one).collect::<Vec<_>>()))
-    })?;
-    let none = || py.None().into_bound(py);
-    let mut out = Vec::with_capacity(cards.len());
-    for card in cards {
-        let item = match card {
-            Ok(c) => (card_object(py, c)?, none(), none()),
-            Err(e) => (
-                none(),
-                e.code.into_pyobject(py)?.into_any(),
-                e.message.into_pyobject(py)?.into_any(),
-            ),
-        };
-        out.push(item.into_pyobject(py)?.into_any());
     }
-    Ok(out)
+    CardBatch {
+        shared,
+        threads: started,
+    }
 }
 
 /// `read_lorebook(data, parse_decorators)`: the lorebook as JSON text.
@@ -471,7 +596,8 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_card_value, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_path_value, m)?)?;
     m.add_function(wrap_pyfunction!(read_lorebook_value, m)?)?;
-    m.add_function(wrap_pyfunction!(read_cards_values, m)?)?;
+    m.add_function(wrap_pyfunction!(read_cards_batch, m)?)?;
+    m.add_class::<CardBatch>()?;
     m.add_function(wrap_pyfunction!(parse_decorators, m)?)?;
     m.add_function(wrap_pyfunction!(serialize_decorators, m)?)?;
     m.add_function(wrap_pyfunction!(write_card, m)?)?;

@@ -108,8 +108,10 @@ def read_cards(paths, threads=None, parse_decorators=True):
         if not batch:
             return
         names = [_os.fsdecode(_os.fspath(p)) for p in batch]
-        results = _ccv3.read_cards_values(names, threads, bool(parse_decorators))
-        for path, (card, code, message) in zip(batch, results):
+        # Read in parallel; each card becomes a dict only when its turn to be yielded comes.
+        results = _ccv3.read_cards_batch(names, threads, bool(parse_decorators))
+        for i, path in enumerate(batch):
+            card, code, message = results.take(i)
             yield path, (card if code is None else _error(code, message))
 
 
