@@ -4,7 +4,7 @@
 //! ([`Python::detach`]), so other Python threads run meanwhile. Cards and lorebooks come back as
 //! Python objects built straight from the Rust values once the interpreter is held again
 //! (`ser.rs`: no JSON text in between); other values cross as JSON text, which the Python layer
-//! (`python/ccv3/__init__.py`) writes with `json.dumps` and reads with [`loads`]. Failures raise
+//! (`python/ccv3/__init__.py`) writes with `json.dumps` and reads with `loads`. Failures raise
 //! `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
