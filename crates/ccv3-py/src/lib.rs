@@ -355,37 +355,6 @@ fn read_lorebook(py: Python<'_>, data: &[u8], parse_decorators: bool) -> PyResul
     run(py, || ccv3_embed::read_lorebook_json(data, &o))
 }
 
-/// One file of [`read_cards`]: `(json_text, None, None)` or `(None, code, message)`.
-type ReadOutcome = (Option<String>, Option<&'static str>, Option<String>);
-
-/// `read_cards(paths, threads, parse_decorators)`: reads files in parallel; for each path
-/// `(json_text, None, None)` or `(None, code, message)`, in order.
-#[pyfunction]
-#[pyo3(signature = (paths, threads, parse_decorators))]
-fn read_cards(
-    py: Python<'_>,
-    paths: Vec<String>,
-    threads: Option<usize>,
-    parse_decorators: bool,
-) -> PyResult<Vec<ReadOutcome>> {
-    let o = ReadOptions { parse_decorators };
-    let one = |p: &String| match ccv3_embed::read_card_path_json(std::path::Path::new(p), &o) {
-        Ok(t) => (Some(t), None, None),
-        Err(e) => (None, Some(e.code), Some(e.message)),
-    };
-    run(py, || {
-        use rayon::prelude::*;
-        let mut b = rayon::ThreadPoolBuilder::new();
-        if let Some(n) = threads {
-            b = b.num_threads(n.max(1));
-        }
-        let pool = b
-            .build()
-            .map_err(|e| EmbedError::new("threads", e.to_string()))?;
-        Ok(pool.install(|| paths.par_iter().map(one).collect()))
-    })
-}
-
 /// `parse_decorators(content)`: `{"decorators": [...], "content": body}` as JSON text.
 #[pyfunction]
 fn parse_decorators(py: Python<'_>, content: &str) -> PyResult<String> {
@@ -592,7 +561,6 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_card, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_lorebook, m)?)?;
-    m.add_function(wrap_pyfunction!(read_cards, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_value, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_path_value, m)?)?;
     m.add_function(wrap_pyfunction!(read_lorebook_value, m)?)?;
