@@ -17,6 +17,7 @@ use pyo3::types::PyBytes;
 use serde_json::Value;
 
 mod ser;
+mod tape;
 mod topy;
 
 // The extension's Rust allocations (card models, JSON text) go through mimalloc, as in the CLI:
@@ -123,10 +124,25 @@ fn parse_extensions(card: &ccv3::Card, split: bool) {
     });
 }
 
-/// The card as Python objects; the model is freed with the interpreter released.
+/// Whether a card's book is big enough to be walked on a second thread while its dicts are
+/// built ([`tape`]).
+fn big_book(card: &ccv3::Card) -> bool {
+    card.data
+        .character_book
+        .as_ref()
+        .is_some_and(|b| b.entries.len() >= SPLIT_ENTRIES)
+}
+
+/// The card as Python objects (a big book walked on a second thread meanwhile, its entries'
+/// extensions parsed there); the model is freed with the interpreter released.
 fn card_object(py: Python<'_>, card: ccv3::Card) -> PyResult<Bound<'_, PyAny>> {
+    let split = big_book(&card);
     let card = V3(card);
-    let out = ser::to_py(py, &card);
+    let out = if split {
+        tape::to_py(py, &card)
+    } else {
+        ser::to_py(py, &card)
+    };
     py.detach(move || drop(card));
     out
 }
@@ -142,7 +158,9 @@ fn read_card_value<'py>(
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
         let card = ccv3_embed::read_card_model(data, &o)?;
-        parse_extensions(&card, true);
+        if !big_book(&card) {
+            parse_extensions(&card, false);
+        }
         Ok(card)
     })?;
     card_object(py, card)
@@ -159,7 +177,9 @@ fn read_card_path_value(
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
         let card = ccv3_embed::read_card_path_model(&path, &o)?;
-        parse_extensions(&card, true);
+        if !big_book(&card) {
+            parse_extensions(&card, false);
+        }
         Ok(card)
     })?;
     card_object(py, card)

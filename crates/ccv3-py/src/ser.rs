@@ -38,10 +38,11 @@ static GC_DISABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static GC_ENABLE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The collector while it is paused: enabled again on drop if it was enabled before.
-struct GcPause<'py>(Option<&'py Bound<'py, PyAny>>);
+pub(crate) struct GcPause<'py>(Option<&'py Bound<'py, PyAny>>);
 
 impl<'py> GcPause<'py> {
-    fn new(py: Python<'py>) -> PyResult<Self> {
+    /// Pauses the collector if it runs.
+    pub(crate) fn new(py: Python<'py>) -> PyResult<Self> {
         let enabled = GC_ISENABLED.import(py, "gc", "isenabled")?;
         if enabled.call0()?.is_truthy()? {
             let enable = GC_ENABLE.import(py, "gc", "enable")?;

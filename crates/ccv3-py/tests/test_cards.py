@@ -222,3 +222,27 @@ def test_read_cards_can_be_left_early(examples):
         if i == 3:
             break
     assert len(list(ccv3.read_cards(paths[:5], threads=1))) == 5
+
+
+def test_big_books_are_built_alike_on_two_threads(tmp_path):
+    # Issue 11 section 5: a book of 256 entries or more is walked on a second thread while the
+    # dicts are built; the result is still json.loads of the card's JSON text.
+    from ccv3 import _ccv3
+
+    entries = [{"keys": [f"k{i}", "é"], "content": f"@@depth {i % 7}\n@@@role system\nEntry {i}.",
+                "enabled": i % 3 != 0, "insertion_order": i, "id": i, "priority": 1.5 * i,
+                "extensions": {"depth": i, "nested": {"a": [1, None, True, "x"]}, "big": 2**63},
+                "x_unknown": {"deep": [[i]]}} for i in range(600)]
+    card = {"spec": "chara_card_v3", "spec_version": "3.0",
+            "data": {"name": "Many", "character_book": {"name": "B", "entries": entries}}}
+    path = tmp_path / "many.png"
+    path.write_bytes(ccv3.write_card(card, "png"))
+    data = path.read_bytes()
+    for decorators in (True, False):
+        want = json.loads(_ccv3.read_card(data, decorators))
+        for got in (ccv3.read_card(data, decorators), ccv3.read_card(path, decorators)):
+            assert got == want
+            assert _shape(got) == _shape(want)
+        [(_, got)] = list(ccv3.read_cards([path], parse_decorators=decorators))
+        assert got == want and _shape(got) == _shape(want)
+    assert want["data"]["character_book"]["entries"][5]["extensions"]["big"] == 2**63
