@@ -133,10 +133,10 @@ fn big_book(card: &ccv3::Card) -> bool {
         .is_some_and(|b| b.entries.len() >= SPLIT_ENTRIES)
 }
 
-/// The card as Python objects (a big book walked on a second thread meanwhile, its entries'
-/// extensions parsed there); the model is freed with the interpreter released.
-fn card_object(py: Python<'_>, card: ccv3::Card) -> PyResult<Bound<'_, PyAny>> {
-    let split = big_book(&card);
+/// The card as Python objects (with `tape`, a big book walked on a second thread meanwhile, its
+/// entries' extensions parsed there); the model is freed with the interpreter released.
+fn card_object(py: Python<'_>, card: ccv3::Card, tape: bool) -> PyResult<Bound<'_, PyAny>> {
+    let split = tape && big_book(&card);
     let card = V3(card);
     let out = if split {
         tape::to_py(py, &card)
@@ -163,7 +163,7 @@ fn read_card_value<'py>(
         }
         Ok(card)
     })?;
-    card_object(py, card)
+    card_object(py, card, true)
 }
 
 /// `read_card_path_value(path, parse_decorators)`: the card of a file as a dict (a PNG's image
@@ -182,7 +182,7 @@ fn read_card_path_value(
         }
         Ok(card)
     })?;
-    card_object(py, card)
+    card_object(py, card, true)
 }
 
 /// `read_lorebook_value(data, parse_decorators)`: the lorebook as a dict.
@@ -317,7 +317,8 @@ impl CardBatch {
             }
         });
         match slot {
-            Some(Slot::Ready(Ok(card))) => Ok((card_object(py, *card)?, None, None)),
+            // Built on this thread alone: the reading threads have the other cores.
+            Some(Slot::Ready(Ok(card))) => Ok((card_object(py, *card, false)?, None, None)),
             Some(Slot::Ready(Err(e))) => {
                 Ok((py.None().into_bound(py), Some(e.code), Some(e.message)))
             }
