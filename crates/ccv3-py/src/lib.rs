@@ -91,37 +91,20 @@ impl serde::Serialize for V3 {
     }
 }
 
-/// Books with fewer entries than this parse their entries' extensions on one thread.
-const SPLIT_ENTRIES: usize = 256;
+/// Books with this many entries or more are walked on a second thread while their dicts are
+/// built ([`tape`]).
+const TAPE_ENTRIES: usize = 256;
 
-/// Parses each lorebook entry's `extensions` now (they stay JSON text in the model until
-/// looked at), on this thread and, with `split`, a second one for a big book: called with the interpreter
-/// released, so that building the dicts afterwards, with the interpreter held, finds them parsed.
-fn parse_extensions(card: &ccv3::Card, split: bool) {
-    let Some(book) = card.data.character_book.as_ref() else {
-        return;
-    };
-    let touch = |entries: &[ccv3::Entry]| {
-        for e in entries {
+/// Parses each lorebook entry's `extensions` now (they stay JSON text in the model until looked
+/// at): called with the interpreter released, so that building the dicts afterwards, with the
+/// interpreter held, finds them parsed.
+fn parse_extensions(card: &ccv3::Card) {
+    if let Some(book) = card.data.character_book.as_ref() {
+        for e in &book.entries {
             // Looking inside parses the text once; the map is kept with the entry.
             let _ = e.extensions.len();
         }
-    };
-    let entries = book.entries.as_slice();
-    if !split || entries.len() < SPLIT_ENTRIES {
-        return touch(entries);
     }
-    let (first, second) = entries.split_at(entries.len() / 2);
-    std::thread::scope(|scope| {
-        let other = std::thread::Builder::new()
-            .name("ccv3-py-extensions".into())
-            .spawn_scoped(scope, || touch(second));
-        touch(first);
-        if other.is_err() {
-            // No second thread to be had: this one does the rest.
-            touch(second);
-        }
-    });
 }
 
 /// Whether a card's book is big enough to be walked on a second thread while its dicts are
@@ -130,7 +113,7 @@ fn big_book(card: &ccv3::Card) -> bool {
     card.data
         .character_book
         .as_ref()
-        .is_some_and(|b| b.entries.len() >= SPLIT_ENTRIES)
+        .is_some_and(|b| b.entries.len() >= TAPE_ENTRIES)
 }
 
 /// The card as Python objects (with `tape`, a big book walked on a second thread meanwhile, its
@@ -158,8 +141,9 @@ fn read_card_value<'py>(
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
         let card = ccv3_embed::read_card_model(data, &o)?;
+        // A big book's extensions are parsed on the tape's thread instead.
         if !big_book(&card) {
-            parse_extensions(&card, false);
+            parse_extensions(&card);
         }
         Ok(card)
     })?;
@@ -177,8 +161,9 @@ fn read_card_path_value(
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
         let card = ccv3_embed::read_card_path_model(&path, &o)?;
+        // A big book's extensions are parsed on the tape's thread instead.
         if !big_book(&card) {
-            parse_extensions(&card, false);
+            parse_extensions(&card);
         }
         Ok(card)
     })?;
@@ -222,11 +207,10 @@ struct Shared {
     ready: std::sync::Condvar,
 }
 
-/// Reads one file of a batch (its extensions parsed: the files share the threads, so one card
-/// uses one).
+/// Reads one file of a batch, its extensions parsed here on the reading thread.
 fn read_one(path: &str, options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
     let card = ccv3_embed::read_card_path_model(std::path::Path::new(path), options)?;
-    parse_extensions(&card, false);
+    parse_extensions(&card);
     Ok(card)
 }
 
