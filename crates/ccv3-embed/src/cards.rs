@@ -81,6 +81,19 @@ pub fn read_card_path_json(
     path: &std::path::Path,
     options: &ReadOptions,
 ) -> Result<String, EmbedError> {
+    card_json(&read_card_path_model(path, options)?, 0)
+}
+
+/// The card of the file at `path` as the model, its entries' decorators split off when asked
+/// (the card [`read_card_path_json`] writes). For native callers that build their own objects
+/// from it with [`ccv3::Card::serialize_v3`] (the Python package).
+///
+/// # Errors
+/// As [`read_card_path_json`].
+pub fn read_card_path_model(
+    path: &std::path::Path,
+    options: &ReadOptions,
+) -> Result<ccv3::Card, EmbedError> {
     let doc = ccv3::read_file(path).map_err(|e| {
         let e = EmbedError::from_read(&e);
         EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
@@ -91,7 +104,7 @@ pub fn read_card_path_json(
             split_decorators(&mut book.entries);
         }
     }
-    card_json(&card, 0)
+    Ok(card)
 }
 
 /// A card as compact V3 JSON text.
@@ -111,8 +124,13 @@ pub fn read_card(bytes: &[u8], options: &ReadOptions) -> Result<Value, EmbedErro
     Ok(read_card_model(bytes, options)?.to_v3_json())
 }
 
-/// The card of a file, its entries' decorators split off when asked.
-fn read_card_model(bytes: &[u8], options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
+/// The card of a file's bytes as the model, its entries' decorators split off when asked (the
+/// card [`read_card_json`] writes). For native callers that build their own objects from it
+/// with [`ccv3::Card::serialize_v3`] (the Python package).
+///
+/// # Errors
+/// As [`read_card_json`].
+pub fn read_card_model(bytes: &[u8], options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
     let mut card = read_card_file(bytes)?.card;
     if options.parse_decorators {
         if let Some(book) = card.data.character_book.as_mut() {

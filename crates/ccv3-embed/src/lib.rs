@@ -55,6 +55,8 @@ pub use cards::{
     read_card, read_card_json, read_card_path_json, read_lorebook, read_lorebook_json,
     validate_card, validate_lorebook, write_card, write_lorebook, ReadOptions,
 };
+// The card as the model, for native bindings that build their own objects (ccv3-py).
+pub use cards::{read_card_model, read_card_path_model};
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
 pub use parts::{card_entries_json, read_card_parts, CardParts, PartEntries};

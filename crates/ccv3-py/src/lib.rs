@@ -1,10 +1,11 @@
 //! The native part of the `ccv3` Python package (`ccv3._ccv3`).
 //!
 //! Every function calls the facade crate `ccv3_embed` with the interpreter released
-//! ([`Python::detach`]), so other Python threads run meanwhile. Values cross as JSON text:
-//! the package's Python layer (`python/ccv3/__init__.py`) turns dicts into text with `json.dumps`
-//! and text into dicts with `json.loads`, which is faster than building the objects one by one
-//! from Rust. Failures raise `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
+//! ([`Python::detach`]), so other Python threads run meanwhile. Cards and lorebooks come back as
+//! Python objects built straight from the Rust values once the interpreter is held again
+//! (`ser.rs`: no JSON text in between); other values cross as JSON text, which the Python layer
+//! (`python/ccv3/__init__.py`) writes with `json.dumps` and reads with `loads`. Failures raise
+//! `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -15,6 +16,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::Value;
 
+mod ser;
+mod tape;
 mod topy;
 
 // The extension's Rust allocations (card models, JSON text) go through mimalloc, as in the CLI:
@@ -79,42 +82,282 @@ fn read_card_path(
     run(py, || ccv3_embed::read_card_path_json(&path, &o))
 }
 
+/// A card model written as the V3 object ([`ccv3::Card::serialize_v3`]).
+struct V3(ccv3::Card);
+
+impl serde::Serialize for V3 {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_v3(ser)
+    }
+}
+
+/// Books with this many entries or more are walked on a second thread while their dicts are
+/// built ([`tape`]).
+const TAPE_ENTRIES: usize = 256;
+
+/// Parses each lorebook entry's `extensions` now (they stay JSON text in the model until looked
+/// at): called with the interpreter released, so that building the dicts afterwards, with the
+/// interpreter held, finds them parsed.
+fn parse_extensions(card: &ccv3::Card) {
+    if let Some(book) = card.data.character_book.as_ref() {
+        for e in &book.entries {
+            // Looking inside parses the text once; the map is kept with the entry.
+            let _ = e.extensions.len();
+        }
+    }
+}
+
+/// Whether a card's book is big enough to be walked on a second thread while its dicts are
+/// built ([`tape`]).
+fn big_book(card: &ccv3::Card) -> bool {
+    card.data
+        .character_book
+        .as_ref()
+        .is_some_and(|b| b.entries.len() >= TAPE_ENTRIES)
+}
+
+/// The card as Python objects (with `tape`, a big book walked on a second thread meanwhile, its
+/// entries' extensions parsed there); the model is freed with the interpreter released.
+fn card_object(py: Python<'_>, card: ccv3::Card, tape: bool) -> PyResult<Bound<'_, PyAny>> {
+    let split = tape && big_book(&card);
+    let card = V3(card);
+    let out = if split {
+        tape::to_py(py, &card)
+    } else {
+        ser::to_py(py, &card)
+    };
+    py.detach(move || drop(card));
+    out
+}
+
+/// `read_card_value(data, parse_decorators)`: the card as a dict (what `json.loads` of
+/// [`read_card`]'s text gives, without the text).
+#[pyfunction]
+fn read_card_value<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    parse_decorators: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = ReadOptions { parse_decorators };
+    let card = run(py, || {
+        let card = ccv3_embed::read_card_model(data, &o)?;
+        // A big book's extensions are parsed on the tape's thread instead.
+        if !big_book(&card) {
+            parse_extensions(&card);
+        }
+        Ok(card)
+    })?;
+    card_object(py, card, true)
+}
+
+/// `read_card_path_value(path, parse_decorators)`: the card of a file as a dict (a PNG's image
+/// data is skipped, not read).
+#[pyfunction]
+fn read_card_path_value(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    parse_decorators: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    let o = ReadOptions { parse_decorators };
+    let card = run(py, || {
+        let card = ccv3_embed::read_card_path_model(&path, &o)?;
+        // A big book's extensions are parsed on the tape's thread instead.
+        if !big_book(&card) {
+            parse_extensions(&card);
+        }
+        Ok(card)
+    })?;
+    card_object(py, card, true)
+}
+
+/// `read_lorebook_value(data, parse_decorators)`: the lorebook as a dict.
+#[pyfunction]
+fn read_lorebook_value<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    parse_decorators: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let o = ReadOptions { parse_decorators };
+    let book = run(py, || ccv3_embed::read_lorebook(data, &o))?;
+    let out = ser::to_py(py, &book);
+    py.detach(move || drop(book));
+    out
+}
+
+/// One file of a [`CardBatch`].
+enum Slot {
+    /// Not read yet.
+    Pending,
+    /// Read: its card, or why not.
+    Ready(Result<Box<ccv3::Card>, EmbedError>),
+    /// Handed to Python.
+    Taken,
+}
+
+/// What a [`CardBatch`] shares with its reading threads.
+struct Shared {
+    paths: Vec<String>,
+    options: ReadOptions,
+    /// The next file for a thread to read.
+    next: std::sync::atomic::AtomicUsize,
+    /// Set when the batch is dropped: the threads stop after the file they are reading.
+    cancelled: std::sync::atomic::AtomicBool,
+    slots: std::sync::Mutex<Vec<Slot>>,
+    /// Signalled each time a file is read.
+    ready: std::sync::Condvar,
+}
+
+/// Reads one file of a batch, its extensions parsed here on the reading thread.
+fn read_one(path: &str, options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
+    let card = ccv3_embed::read_card_path_model(std::path::Path::new(path), options)?;
+    parse_extensions(&card);
+    Ok(card)
+}
+
+impl Shared {
+    /// A reading thread: reads the next unread file until none is left or the batch is gone.
+    fn work(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        while !self.cancelled.load(Relaxed) {
+            let i = self.next.fetch_add(1, Relaxed);
+            let Some(path) = self.paths.get(i) else {
+                return;
+            };
+            // The readers promise not to panic; were one to, the file reports it instead of its
+            // taker waiting forever.
+            let card = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                read_one(path, &self.options).map(Box::new)
+            }))
+            .unwrap_or_else(|_| {
+                Err(EmbedError::new(
+                    "internal",
+                    format!("{path}: reading failed"),
+                ))
+            });
+            let Ok(mut slots) = self.slots.lock() else {
+                return;
+            };
+            if let Some(slot) = slots.get_mut(i) {
+                *slot = Slot::Ready(card);
+            }
+            drop(slots);
+            self.ready.notify_all();
+        }
+    }
+}
+
+/// The cards of [`read_cards_batch`]: threads read the files in order, with the interpreter
+/// released, while Python takes the cards read so far; each card becomes a dict when taken, so
+/// reading the next files overlaps building this one, and a batch never holds more than one
+/// card's Python objects.
+#[pyclass(module = "ccv3")]
+struct CardBatch {
+    shared: std::sync::Arc<Shared>,
+    /// How many reading threads started (none: `take` reads the file itself).
+    threads: usize,
+}
+
+impl Drop for CardBatch {
+    fn drop(&mut self) {
+        self.shared
+            .cancelled
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[pymethods]
+impl CardBatch {
+    /// The number of files.
+    fn __len__(&self) -> usize {
+        self.shared.paths.len()
+    }
+
+    /// `take(i)`: the `i`th file's `(card, None, None)` or `(None, code, message)`, waiting
+    /// (interpreter released) until it is read; a file is taken once.
+    fn take<'py>(
+        &self,
+        py: Python<'py>,
+        i: usize,
+    ) -> PyResult<(Bound<'py, PyAny>, Option<&'static str>, Option<String>)> {
+        let s = &*self.shared;
+        let Some(path) = s.paths.get(i) else {
+            return Err(Ccv3Error::new_err(format!("no file {i} in the batch")));
+        };
+        let threads = self.threads;
+        let slot = py.detach(|| {
+            let mut slots = s.slots.lock().ok()?;
+            loop {
+                match std::mem::replace(slots.get_mut(i)?, Slot::Taken) {
+                    Slot::Pending if threads == 0 => {
+                        drop(slots);
+                        return Some(Slot::Ready(read_one(path, &s.options).map(Box::new)));
+                    }
+                    Slot::Pending => {
+                        slots[i] = Slot::Pending;
+                        slots = s.ready.wait(slots).ok()?;
+                    }
+                    other => return Some(other),
+                }
+            }
+        });
+        match slot {
+            // Built on this thread alone: the reading threads have the other cores.
+            Some(Slot::Ready(Ok(card))) => Ok((card_object(py, *card, false)?, None, None)),
+            Some(Slot::Ready(Err(e))) => {
+                Ok((py.None().into_bound(py), Some(e.code), Some(e.message)))
+            }
+            _ => Err(Ccv3Error::new_err(format!(
+                "file {i} of the batch was taken already"
+            ))),
+        }
+    }
+}
+
+/// `read_cards_batch(paths, threads, parse_decorators)`: starts reading the files on
+/// `threads` threads (default: one per core) and returns the [`CardBatch`] to take the cards
+/// from, in order.
+#[pyfunction]
+#[pyo3(signature = (paths, threads, parse_decorators))]
+fn read_cards_batch(
+    paths: Vec<String>,
+    threads: Option<usize>,
+    parse_decorators: bool,
+) -> CardBatch {
+    let n = paths.len();
+    let wanted = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, n.max(1));
+    let shared = std::sync::Arc::new(Shared {
+        slots: std::sync::Mutex::new((0..n).map(|_| Slot::Pending).collect()),
+        paths,
+        options: ReadOptions { parse_decorators },
+        next: std::sync::atomic::AtomicUsize::new(0),
+        cancelled: std::sync::atomic::AtomicBool::new(false),
+        ready: std::sync::Condvar::new(),
+    });
+    let mut started = 0;
+    if n > 0 {
+        for _ in 0..wanted {
+            let s = std::sync::Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .name("ccv3-py-read".into())
+                .spawn(move || s.work());
+            if spawned.is_ok() {
+                started += 1;
+            }
+        }
+    }
+    CardBatch {
+        shared,
+        threads: started,
+    }
+}
+
 /// `read_lorebook(data, parse_decorators)`: the lorebook as JSON text.
 #[pyfunction]
 fn read_lorebook(py: Python<'_>, data: &[u8], parse_decorators: bool) -> PyResult<String> {
     let o = ReadOptions { parse_decorators };
     run(py, || ccv3_embed::read_lorebook_json(data, &o))
-}
-
-/// One file of [`read_cards`]: `(json_text, None, None)` or `(None, code, message)`.
-type ReadOutcome = (Option<String>, Option<&'static str>, Option<String>);
-
-/// `read_cards(paths, threads, parse_decorators)`: reads files in parallel; for each path
-/// `(json_text, None, None)` or `(None, code, message)`, in order.
-#[pyfunction]
-#[pyo3(signature = (paths, threads, parse_decorators))]
-fn read_cards(
-    py: Python<'_>,
-    paths: Vec<String>,
-    threads: Option<usize>,
-    parse_decorators: bool,
-) -> PyResult<Vec<ReadOutcome>> {
-    let o = ReadOptions { parse_decorators };
-    let one = |p: &String| match ccv3_embed::read_card_path_json(std::path::Path::new(p), &o) {
-        Ok(t) => (Some(t), None, None),
-        Err(e) => (None, Some(e.code), Some(e.message)),
-    };
-    run(py, || {
-        use rayon::prelude::*;
-        let mut b = rayon::ThreadPoolBuilder::new();
-        if let Some(n) = threads {
-            b = b.num_threads(n.max(1));
-        }
-        let pool = b
-            .build()
-            .map_err(|e| EmbedError::new("threads", e.to_string()))?;
-        Ok(pool.install(|| paths.par_iter().map(one).collect()))
-    })
 }
 
 /// `parse_decorators(content)`: `{"decorators": [...], "content": body}` as JSON text.
@@ -323,7 +566,11 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_card, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_lorebook, m)?)?;
-    m.add_function(wrap_pyfunction!(read_cards, m)?)?;
+    m.add_function(wrap_pyfunction!(read_card_value, m)?)?;
+    m.add_function(wrap_pyfunction!(read_card_path_value, m)?)?;
+    m.add_function(wrap_pyfunction!(read_lorebook_value, m)?)?;
+    m.add_function(wrap_pyfunction!(read_cards_batch, m)?)?;
+    m.add_class::<CardBatch>()?;
     m.add_function(wrap_pyfunction!(parse_decorators, m)?)?;
     m.add_function(wrap_pyfunction!(serialize_decorators, m)?)?;
     m.add_function(wrap_pyfunction!(write_card, m)?)?;

@@ -164,3 +164,85 @@ def test_corpus_reads_and_round_trips(corpus):
         back = ccv3.read_card(ccv3.write_card(card, "json"))
         assert back["data"].get("character_book") == card["data"].get("character_book"), path
     assert cards > 10
+
+
+def _shape(v):
+    """A value's types and key order, all the way down."""
+    if isinstance(v, dict):
+        return ("dict", [(k, _shape(x)) for k, x in v.items()])
+    if isinstance(v, list):
+        return ("list", [_shape(x) for x in v])
+    return type(v).__name__
+
+
+def test_cards_are_built_as_json_loads_builds_the_json_text(examples, corpus):
+    # Issue 11 section 5: read_card builds its dicts straight from Rust, and they are exactly
+    # what json.loads made of the card's JSON text before: values, types and key order.
+    from ccv3 import _ccv3
+
+    files = [examples / n for n in ("ember.png", "ember.charx", "ember.json", "world.json")]
+    files += sorted(p for p in corpus.rglob("*") if p.is_file() and p.stat().st_size < 4_000_000)
+    compared = 0
+    for f in files:
+        data = f.read_bytes()
+        for decorators in (True, False):
+            for native, public in ((_ccv3.read_card, ccv3.read_card),
+                                   (_ccv3.read_lorebook, ccv3.read_lorebook)):
+                try:
+                    want = json.loads(native(data, decorators))
+                except ccv3.Ccv3Error:
+                    continue
+                for got in (public(data, decorators), public(f, decorators)):
+                    assert got == want, f
+                    assert _shape(got) == _shape(want), f
+                compared += 1
+    assert compared > 10
+
+
+def test_reading_leaves_the_garbage_collector_as_it_was(examples):
+    # The collector is paused while a card's dicts are built (issue 11 section 5), then restored.
+    import gc
+
+    assert gc.isenabled()
+    ccv3.read_card(examples / "ember.png")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        ccv3.read_card(examples / "ember.png")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_read_cards_can_be_left_early(examples):
+    # Leaving the generator drops its batch: the reading threads stop, nothing waits.
+    paths = [examples / "ember.png"] * 200
+    for i, (path, card) in enumerate(ccv3.read_cards(paths, threads=2)):
+        assert card["data"]["name"] == "Ember Vale"
+        if i == 3:
+            break
+    assert len(list(ccv3.read_cards(paths[:5], threads=1))) == 5
+
+
+def test_big_books_are_built_alike_on_two_threads(tmp_path):
+    # Issue 11 section 5: a book of 256 entries or more is walked on a second thread while the
+    # dicts are built; the result is still json.loads of the card's JSON text.
+    from ccv3 import _ccv3
+
+    entries = [{"keys": [f"k{i}", "é"], "content": f"@@depth {i % 7}\n@@@role system\nEntry {i}.",
+                "enabled": i % 3 != 0, "insertion_order": i, "id": i, "priority": 1.5 * i,
+                "extensions": {"depth": i, "nested": {"a": [1, None, True, "x"]}, "big": 2**63},
+                "x_unknown": {"deep": [[i]]}} for i in range(600)]
+    card = {"spec": "chara_card_v3", "spec_version": "3.0",
+            "data": {"name": "Many", "character_book": {"name": "B", "entries": entries}}}
+    path = tmp_path / "many.png"
+    path.write_bytes(ccv3.write_card(card, "png"))
+    data = path.read_bytes()
+    for decorators in (True, False):
+        want = json.loads(_ccv3.read_card(data, decorators))
+        for got in (ccv3.read_card(data, decorators), ccv3.read_card(path, decorators)):
+            assert got == want
+            assert _shape(got) == _shape(want)
+        [(_, got)] = list(ccv3.read_cards([path], parse_decorators=decorators))
+        assert got == want and _shape(got) == _shape(want)
+    assert want["data"]["character_book"]["entries"][5]["extensions"]["big"] == 2**63

@@ -89,8 +89,8 @@ def read_card(data, parse_decorators=True):
     """
     if _is_path(data):
         # Rust reads the file itself: a PNG's image data is skipped, never read.
-        return _loads(_ccv3.read_card_path(_os.fsdecode(_os.fspath(data)), bool(parse_decorators)))
-    return _loads(_ccv3.read_card(_bytes(data), bool(parse_decorators)))
+        return _ccv3.read_card_path_value(_os.fsdecode(_os.fspath(data)), bool(parse_decorators))
+    return _ccv3.read_card_value(_bytes(data), bool(parse_decorators))
 
 
 def read_cards(paths, threads=None, parse_decorators=True):
@@ -108,16 +108,18 @@ def read_cards(paths, threads=None, parse_decorators=True):
         if not batch:
             return
         names = [_os.fsdecode(_os.fspath(p)) for p in batch]
-        results = _ccv3.read_cards(names, threads, bool(parse_decorators))
-        for path, (text, code, message) in zip(batch, results):
-            yield path, (_loads(text) if text is not None else _error(code, message))
+        # Read in parallel; each card becomes a dict only when its turn to be yielded comes.
+        results = _ccv3.read_cards_batch(names, threads, bool(parse_decorators))
+        for i, path in enumerate(batch):
+            card, code, message = results.take(i)
+            yield path, (card if code is None else _error(code, message))
 
 
 def read_lorebook(data, parse_decorators=True):
     """Reads a lorebook file (``lorebook_v3``, a bare book, SillyTavern World Info, NovelAI,
     Agnai, RisuAI) as the Lorebook dict (the structure of a card's ``data.character_book``).
     A card's bytes give its character book."""
-    return _loads(_ccv3.read_lorebook(_bytes(data), bool(parse_decorators)))
+    return _ccv3.read_lorebook_value(_bytes(data), bool(parse_decorators))
 
 
 def parse_decorators(content):

@@ -573,6 +573,22 @@ impl Card {
         crate::json::write(w, &self.v3_arranged(), pretty)
     }
 
+    /// Serialises [`Card::to_v3_json`] with any serde serializer, without building the tree
+    /// first (the value [`Card::write_v3_json`] writes as text; the Python package builds its
+    /// objects this way).
+    ///
+    /// ```
+    /// let card = ccv3::Card::new("Ember");
+    /// let v = card.serialize_v3(serde_json::value::Serializer).unwrap();
+    /// assert_eq!(v, card.to_v3_json());
+    /// ```
+    ///
+    /// # Errors
+    /// The serializer's own errors.
+    pub fn serialize_v3<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        serde::Serialize::serialize(&self.v3_arranged(), ser)
+    }
+
     /// The V3 card's keys in writing order.
     pub(crate) fn v3_arranged(&self) -> Arranged<'_> {
         let version = if self.origin == Some(SpecVersion::V3) && !self.spec_version.is_empty() {
