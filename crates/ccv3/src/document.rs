@@ -110,8 +110,10 @@ impl Document {
     }
 }
 
-/// The largest file [`read_file`] reads into memory (2 GiB); PNGs are never read whole.
-pub const MAX_FILE_LEN: u64 = 2 << 30;
+/// The largest file [`read_file`] reads whole into memory by default (256 MiB; a JSON file, a
+/// JPEG or WebP card, a PNG whose picture is kept): [`ReadOptions::max_file_len`] changes it.
+/// PNGs are otherwise never read whole, and CHARX archives are streamed.
+pub const MAX_FILE_LEN: u64 = 256 << 20;
 
 /// Reads a card or lorebook from bytes, sniffing the container.
 ///
@@ -123,33 +125,57 @@ pub const MAX_FILE_LEN: u64 = 2 << 30;
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn read_bytes(bytes: &[u8]) -> Result<Document> {
+    read_bytes_with(bytes, &ReadOptions::default())
+}
+
+/// [`read_bytes`] with the limits of `opts` ([`ReadOptions::mmap`] and
+/// [`ReadOptions::max_file_len`] do not apply to bytes already in memory). The picture of a PNG,
+/// JPEG or WebP card is always kept in [`CardFile::image`].
+///
+/// ```
+/// let mut opts = ccv3::ReadOptions::default();
+/// opts.max_json_len = 10;
+/// let err = ccv3::read_bytes_with(br#"{"spec":"chara_card_v3","data":{}}"#, &opts).unwrap_err();
+/// assert!(err.to_string().contains("ReadOptions::max_json_len"));
+/// ```
+pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     if png::is_png(bytes) {
-        let mut cf = read_png(|limits| png::read_card_chunks(std::io::Cursor::new(bytes), limits))?;
+        let mut cf = read_png(opts, |limits| {
+            png::read_card_chunks(std::io::Cursor::new(bytes), limits)
+        })?;
         cf.image = Some(bytes.to_vec());
         return Ok(Document::Card(cf));
     }
     if charx::looks_like_charx(bytes) {
-        let archive = charx::read_charx_from_slice(bytes, &charx::Limits::default())?;
-        return card_from_charx(archive).map(Document::Card);
+        let archive = charx::read_charx_from_slice(bytes, &opts.charx)?;
+        return card_from_charx(archive, opts).map(Document::Card);
     }
     if legacy::is_jpeg(bytes) {
         let text = legacy::read_jpeg_card(bytes)?;
-        return card_from_image_json(&text, Container::Jpeg, bytes).map(Document::Card);
+        return card_from_image_json(&text, Container::Jpeg, bytes, opts).map(Document::Card);
     }
     if legacy::is_webp(bytes) {
         let text = legacy::read_webp_card(bytes)?;
-        return card_from_image_json(&text, Container::Webp, bytes).map(Document::Card);
+        return card_from_image_json(&text, Container::Webp, bytes, opts).map(Document::Card);
     }
-    read_json_document(bytes)
+    read_json_document(bytes, opts)
 }
 
-/// How [`read_file_with`] reads a file.
+/// How [`read_file_with`] and [`read_bytes_with`] read: file access and the safety limits.
+///
+/// Every limit has a default far above real cards and books (the biggest cards are about 60 MB)
+/// that keeps a read, and every `ccv3` command, under 1 GiB of memory; each error for a limit
+/// names the option that raises it (issue 12). The struct is `non_exhaustive`: start from
+/// `ReadOptions::default()` and set fields.
 ///
 /// ```
-/// let opts = ccv3::ReadOptions::default().mmap(true);
-/// assert!(opts.mmap);
+/// let opts = ccv3::ReadOptions::default().mmap(true).keep_image(true);
+/// assert!(opts.mmap && opts.keep_image);
+/// let mut bigger = ccv3::ReadOptions::default();
+/// bigger.charx.max_total_size = 1 << 30;
+/// bigger.png.max_total_text = 1 << 30;
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReadOptions {
     /// Map big files (1 MiB and more, not PNGs) read-only instead of reading them into memory
@@ -158,12 +184,48 @@ pub struct ReadOptions {
     /// process with `SIGBUS`: ask for it only where that trade is acceptable (a command-line tool,
     /// say).
     pub mmap: bool,
+    /// [`read_file_with`] keeps the picture of a PNG card in [`CardFile::image`] (read whole, at
+    /// most [`ReadOptions::max_file_len`] bytes), as [`read_bytes`] does; default `false`: the
+    /// picture is only seeked past. Converting a card to another PNG or to CHARX needs it.
+    pub keep_image: bool,
+    /// The largest file read whole into memory, in bytes (a JSON file, a JPEG or WebP card, a
+    /// PNG whose picture is kept); bigger files are refused from their metadata. Default
+    /// [`MAX_FILE_LEN`] (256 MiB).
+    pub max_file_len: u64,
+    /// The largest JSON text decoded, in bytes, wherever it comes from (a file, a PNG chunk,
+    /// a CHARX's `card.json`). Default [`json::MAX_JSON_LEN`] (256 MiB).
+    pub max_json_len: u64,
+    /// The limits of the PNG reader, among them the budget of all text read and inflated from
+    /// one file ([`png::Limits::max_total_text`]).
+    pub png: png::Limits,
+    /// The limits of the CHARX reader, among them the budget of all bytes decompressed from one
+    /// archive ([`charx::Limits::max_total_size`]).
+    pub charx: charx::Limits,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            mmap: false,
+            keep_image: false,
+            max_file_len: MAX_FILE_LEN,
+            max_json_len: json::MAX_JSON_LEN as u64,
+            png: png::Limits::default(),
+            charx: charx::Limits::default(),
+        }
+    }
 }
 
 impl ReadOptions {
     /// These options with [`ReadOptions::mmap`] set to `on`.
     pub fn mmap(mut self, on: bool) -> Self {
         self.mmap = on;
+        self
+    }
+
+    /// These options with [`ReadOptions::keep_image`] set to `on`.
+    pub fn keep_image(mut self, on: bool) -> Self {
+        self.keep_image = on;
         self
     }
 }
@@ -176,28 +238,57 @@ pub fn read_file(path: &Path) -> Result<Document> {
 }
 
 /// Reads a card or lorebook file as `opts` say. PNG files are read with seeks, so image data is
-/// never read; CHARX archives are streamed. Errors do not name the file: callers add it.
+/// never read (unless [`ReadOptions::keep_image`] asks for the picture); CHARX archives are
+/// streamed from the file, one entry at a time. Other files are read whole, up to
+/// [`ReadOptions::max_file_len`]. Errors do not name the file: callers add it.
 pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     let mut file = std::fs::File::open(path)?;
     let mut head = [0u8; 16];
     let n = read_up_to(&mut file, &mut head)?;
     file.seek(SeekFrom::Start(0))?;
-    if png::is_png(&head[..n]) {
-        return read_png(|limits| {
+    let len = file.metadata()?.len();
+    let too_big = || {
+        Error::Limit(format!(
+            "file of {len} bytes is over the limit of {} bytes for files read whole (the option \
+             ReadOptions::max_file_len raises it)",
+            opts.max_file_len
+        ))
+    };
+    let head = head.get(..n).unwrap_or_default();
+    if png::is_png(head) {
+        let mut cf = read_png(opts, |limits| {
             file.seek(SeekFrom::Start(0))?;
             // A small buffer: every skipped chunk discards it, and card text is read in one large read.
             png::read_card_chunks(std::io::BufReader::with_capacity(512, &mut file), limits)
-        })
-        .map(Document::Card);
+        })?;
+        if opts.keep_image {
+            if len > opts.max_file_len {
+                return Err(too_big());
+            }
+            file.seek(SeekFrom::Start(0))?;
+            let mut image = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            file.by_ref()
+                .take(opts.max_file_len)
+                .read_to_end(&mut image)?;
+            cf.image = Some(image);
+        }
+        return Ok(Document::Card(cf));
     }
-    let len = file.metadata()?.len();
-    if len > MAX_FILE_LEN {
-        return Err(Error::Limit(format!(
-            "file of {len} bytes is over the {MAX_FILE_LEN}-byte limit"
-        )));
+    // A zip, or a JPEG with a CHARX behind it: streamed, never read whole (issue 12).
+    if head.starts_with(b"PK\x03\x04")
+        || (legacy::is_jpeg(head) && charx::reader_lists_card_json(&mut file))
+    {
+        file.seek(SeekFrom::Start(0))?;
+        let reader = std::io::BufReader::with_capacity(64 * 1024, &mut file);
+        let archive = charx::read_charx(reader, &opts.charx)?;
+        return card_from_charx(archive, opts).map(Document::Card);
     }
-    let bytes = crate::mapped::whole_file(&mut file, len, MAX_FILE_LEN, opts.mmap)?;
-    read_bytes(&bytes)
+    if len > opts.max_file_len {
+        return Err(too_big());
+    }
+    file.seek(SeekFrom::Start(0))?;
+    let bytes = crate::mapped::whole_file(&mut file, len, opts.max_file_len, opts.mmap)?;
+    read_bytes_with(&bytes, opts)
 }
 
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
@@ -215,25 +306,30 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
 /// when there is no `ccv3` chunk, or it holds no readable card, is the file read again with
 /// `chara` (a second walk over the chunk headers, which costs little).
 fn read_png(
+    opts: &ReadOptions,
     mut read_chunks: impl FnMut(&png::Limits) -> Result<png::CardChunks>,
 ) -> Result<CardFile> {
     let fast = png::Limits {
         read_chara: false,
-        ..png::Limits::default()
+        ..opts.png
     };
     let chunks = read_chunks(&fast)?;
     if !chunks.chara_skipped {
-        return card_from_png_chunks(chunks);
+        return card_from_png_chunks(chunks, opts);
     }
     if chunks.ccv3.is_some() {
-        if let Ok(cf) = card_from_png_chunks(chunks) {
+        if let Ok(cf) = card_from_png_chunks(chunks, opts) {
             return Ok(cf);
         }
     }
-    card_from_png_chunks(read_chunks(&png::Limits::default())?)
+    let all = png::Limits {
+        read_chara: true,
+        ..opts.png
+    };
+    card_from_png_chunks(read_chunks(&all)?, opts)
 }
 
-fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
+fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<CardFile> {
     let mut diags = chunks.diagnostics;
     let files = chunks
         .assets
@@ -243,7 +339,7 @@ fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
     // `ccv3` wins over `chara` (SPEC_V3 "PNG/APNG"); a broken `ccv3` beside a good `chara` is a
     // warning, and the backfilled `chara` is otherwise ignored.
     let card = match (&chunks.ccv3, &chunks.chara) {
-        (Some(text), chara) => match card_from_text(text.as_bytes(), &mut diags) {
+        (Some(text), chara) => match card_from_text(text.as_bytes(), opts, &mut diags) {
             Ok(card) => card,
             Err(e) => match chara {
                 Some(chara) => {
@@ -252,14 +348,15 @@ fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
                         "",
                         format!("the ccv3 chunk holds no readable card ({e}); read the chara chunk instead"),
                     ));
-                    card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?
+                    card_from_text(chara.as_bytes(), opts, &mut diags)
+                        .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?
                 }
-                None => return Err(png_err("ccv3", e)),
+                None => return Err(png_err("ccv3", chunks.ccv3_chunk.as_ref(), e)),
             },
         },
         (None, Some(chara)) => {
-            let mut card =
-                card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?;
+            let mut card = card_from_text(chara.as_bytes(), opts, &mut diags)
+                .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?;
             trim_backfill_warning(&mut card, &mut diags);
             card
         }
@@ -292,25 +389,28 @@ fn trim_backfill_warning(card: &mut Card, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-fn png_err(keyword: &str, e: Error) -> Error {
+/// An error about the card in the `keyword` chunk found at `place` (issue 12: errors name the
+/// chunk type and its byte offset).
+fn png_err(keyword: &str, place: Option<&png::ChunkPlace>, e: Error) -> Error {
+    let (kind, offset) = place.map_or(("tEXt", 0), |p| (p.kind.as_str(), p.offset));
     Error::Png {
-        chunk: format!("tEXt {keyword}"),
-        offset: 0,
+        chunk: format!("{kind} {keyword}"),
+        offset,
         problem: e.to_string(),
     }
 }
 
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
-fn card_from_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    json::with_raw(text, false, |raw, d| {
+fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) -> Result<Card> {
+    json::with_raw(text, opts.max_json_len, false, |raw, d| {
         diags.extend(d);
         Card::from_raw(raw, diags)
     })
 }
 
-fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {
+fn card_from_charx(archive: charx::CharxArchive, opts: &ReadOptions) -> Result<CardFile> {
     let mut diags = archive.diagnostics;
-    let card = card_from_text(&archive.card_json, &mut diags).map_err(|e| Error::Charx {
+    let card = card_from_text(&archive.card_json, opts, &mut diags).map_err(|e| Error::Charx {
         entry: "card.json".into(),
         problem: e.to_string(),
     })?;
@@ -331,9 +431,14 @@ fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {
     })
 }
 
-fn card_from_image_json(text: &str, container: Container, bytes: &[u8]) -> Result<CardFile> {
+fn card_from_image_json(
+    text: &str,
+    container: Container,
+    bytes: &[u8],
+    opts: &ReadOptions,
+) -> Result<CardFile> {
     let mut diags = Vec::new();
-    let card = card_from_text(text.as_bytes(), &mut diags)?;
+    let card = card_from_text(text.as_bytes(), opts, &mut diags)?;
     Ok(CardFile {
         card,
         container,
@@ -343,7 +448,7 @@ fn card_from_image_json(text: &str, container: Container, bytes: &[u8]) -> Resul
     })
 }
 
-fn read_json_document(bytes: &[u8]) -> Result<Document> {
+fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     let not_json = |e: Error| match e {
         Error::Json {
             line: 1, column: 1, ..
@@ -357,15 +462,15 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
     };
     // Cards, `lorebook_v3` files and bare `character_book`s take the fast path; the other
     // lorebook formats are parsed again as a `Value` for their readers.
-    let fast = match fast_json_document(bytes, true).map_err(not_json)? {
+    let fast = match fast_json_document(bytes, opts, true).map_err(not_json)? {
         // The bare-book guess did not hold: parse again without it.
-        FastJson::Retry => fast_json_document(bytes, false).map_err(not_json)?,
+        FastJson::Retry => fast_json_document(bytes, opts, false).map_err(not_json)?,
         other => other,
     };
     if let FastJson::Done(doc) = fast {
         return Ok(*doc);
     }
-    let (v, mut diags) = json::parse(bytes)?;
+    let (v, mut diags) = json::parse_limited(bytes, opts.max_json_len)?;
     if lorebook::looks_like_lorebook(&v) {
         let (book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
         return Ok(Document::Lorebook(BookFile {
@@ -392,8 +497,8 @@ enum FastJson {
 }
 
 /// The fast path of [`read_json_document`].
-fn fast_json_document(bytes: &[u8], bare_books: bool) -> Result<FastJson> {
-    json::with_raw(bytes, bare_books, |raw, mut diags| {
+fn fast_json_document(bytes: &[u8], opts: &ReadOptions, bare_books: bool) -> Result<FastJson> {
+    json::with_raw(bytes, opts.max_json_len, bare_books, |raw, mut diags| {
         let card = crate::model::raw_is_card(&raw);
         let format = if card {
             None
