@@ -24,7 +24,7 @@ use crate::lorebook::{self, BookFormat};
 use crate::model::{Asset, AssetUri, Card, Lorebook, Raw};
 use crate::{json, legacy, png};
 use serde_json::Value;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// The container a card was read from.
@@ -193,7 +193,7 @@ pub struct ReadOptions {
     /// [`MAX_FILE_LEN`] (256 MiB).
     pub max_file_len: u64,
     /// The largest JSON text decoded, in bytes, wherever it comes from (a file, a PNG chunk,
-    /// a CHARX's `card.json`). Default [`json::MAX_JSON_LEN`] (256 MiB).
+    /// a CHARX's `card.json`). Default [`json::MAX_JSON_LEN`] (128 MiB).
     pub max_json_len: u64,
     /// The limits of the PNG reader, among them the budget of all text read and inflated from
     /// one file ([`png::Limits::max_total_text`]).
@@ -267,7 +267,7 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
             }
             file.seek(SeekFrom::Start(0))?;
             let mut image = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-            file.by_ref()
+            Read::by_ref(&mut file)
                 .take(opts.max_file_len)
                 .read_to_end(&mut image)?;
             cf.image = Some(image);
@@ -627,16 +627,108 @@ pub fn media_type(ext: &str) -> &'static str {
     }
 }
 
+/// The embedded files of a card, found by path in one hash lookup (issue 12: a card with
+/// 200,000 assets is written in linear time). Borrowed files are copied out; owned files are
+/// moved out on their last use, so a consumed [`CardFile`] is never held twice.
+struct Store<'a> {
+    held: Held<'a>,
+    /// The first file of each path (as a linear search would find it).
+    index: std::collections::HashMap<String, usize>,
+    /// How many more times each file will be asked for.
+    uses: Vec<usize>,
+}
+
+enum Held<'a> {
+    Borrowed(&'a [EmbeddedFile]),
+    Owned(Vec<EmbeddedFile>),
+}
+
+impl<'a> Store<'a> {
+    fn new(held: Held<'a>, assets: Option<&[Asset]>) -> Self {
+        let files: &[EmbeddedFile] = match &held {
+            Held::Borrowed(f) => f,
+            Held::Owned(f) => f,
+        };
+        let mut index = std::collections::HashMap::with_capacity(files.len());
+        for (i, f) in files.iter().enumerate() {
+            index.entry(f.path.clone()).or_insert(i);
+        }
+        let mut uses = vec![0usize; files.len()];
+        for a in assets.into_iter().flatten() {
+            if let AssetUri::Embedded(p) | AssetUri::PngChunk(p) = a.parsed_uri() {
+                if let Some(&i) = index.get(p) {
+                    if let Some(u) = uses.get_mut(i) {
+                        *u += 1;
+                    }
+                }
+            }
+        }
+        Store { held, index, uses }
+    }
+
+    fn files(&self) -> &[EmbeddedFile] {
+        match &self.held {
+            Held::Borrowed(f) => f,
+            Held::Owned(f) => f,
+        }
+    }
+
+    /// The bytes of the `i`th file: moved out on its last use when owned, else copied.
+    fn take_at(&mut self, i: usize) -> Option<Vec<u8>> {
+        let left = self.uses.get_mut(i)?;
+        *left = left.saturating_sub(1);
+        let last = *left == 0;
+        match &mut self.held {
+            Held::Borrowed(f) => f.get(i).map(|f| f.data.clone()),
+            Held::Owned(f) => {
+                let file = f.get_mut(i)?;
+                Some(if last {
+                    std::mem::take(&mut file.data)
+                } else {
+                    file.data.clone()
+                })
+            }
+        }
+    }
+
+    /// The bytes of the file at `path` (see [`Store::take_at`]).
+    fn take(&mut self, path: &str) -> Option<Vec<u8>> {
+        let i = *self.index.get(path)?;
+        self.take_at(i)
+    }
+
+    /// The bytes an asset URI stands for: an embedded file, a PNG chunk or a `data:` URL.
+    fn asset(&mut self, uri: &str) -> Option<Vec<u8>> {
+        match AssetUri::parse(uri) {
+            AssetUri::Embedded(p) | AssetUri::PngChunk(p) => self.take(p),
+            AssetUri::Data { .. } => asset_bytes(uri, &[]),
+            _ => None,
+        }
+    }
+}
+
 /// Writes a card as JSON (pretty), embedded assets turned into `data:` URLs.
 pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
-    let mut card = cf.card.clone();
+    let mut out = Vec::with_capacity(4096);
+    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    // Writing to memory cannot fail.
+    let _ = json_into(cf.card.clone(), store, version, &mut out);
+    out
+}
+
+fn json_into<W: Write>(
+    mut card: Card,
+    mut store: Store<'_>,
+    version: CardVersion,
+    mut out: W,
+) -> Result<()> {
     if let Some(assets) = card.data.assets.as_mut() {
         for a in assets.iter_mut() {
             if matches!(
                 a.parsed_uri(),
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_)
             ) {
-                if let Some(bytes) = asset_bytes(&a.uri, &cf.files) {
+                if let Some(bytes) = store.asset(&a.uri) {
                     a.uri = format!(
                         "data:{};base64,{}",
                         media_type(&a.ext),
@@ -646,11 +738,14 @@ pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
             }
         }
     }
+    drop(store);
     match version {
         // Written straight from the model, without a tree.
-        CardVersion::V3 => json::to_pretty(&card.v3_arranged()),
-        CardVersion::V2 => json::to_pretty(&card_json(&card, version)),
+        CardVersion::V3 => json::write(&mut out, &card.v3_arranged(), true)?,
+        CardVersion::V2 => json::write(&mut out, &card_json(&card, version), true)?,
     }
+    out.write_all(b"\n")?;
+    Ok(())
 }
 
 /// The card as a JSON value of the given version.
@@ -667,11 +762,22 @@ pub fn card_json(card: &Card, version: CardVersion) -> Value {
 /// Writes a card as PNG. `image` is the picture to use (else the card's own PNG, else its main
 /// icon asset when that is a PNG, else a plain generated image).
 pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> Result<Vec<u8>> {
-    let mut card = cf.card.clone();
-    let mut picture: Option<Vec<u8>> = image.map(<[u8]>::to_vec);
-    if picture.is_none() {
-        picture = cf.image.clone().filter(|b| png::is_png(b));
-    }
+    let picture = image
+        .map(<[u8]>::to_vec)
+        .or_else(|| cf.image.clone().filter(|b| png::is_png(b)));
+    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    let mut out = Vec::new();
+    png_into(cf.card.clone(), store, picture, version, &mut out)?;
+    Ok(out)
+}
+
+fn png_into<W: Write>(
+    mut card: Card,
+    mut store: Store<'_>,
+    mut picture: Option<Vec<u8>>,
+    version: CardVersion,
+    out: W,
+) -> Result<()> {
     let mut chunks: Vec<(String, Vec<u8>)> = Vec::new();
     if let Some(assets) = card.data.assets.as_mut() {
         let main_icon = main_icon_index(assets);
@@ -684,7 +790,7 @@ pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> R
             if !embedded {
                 continue;
             }
-            let Some(bytes) = asset_bytes(&a.uri, &cf.files) else {
+            let Some(bytes) = store.asset(&a.uri) else {
                 continue;
             };
             if Some(i) == main_icon && picture.is_none() && png::is_png(&bytes) {
@@ -701,38 +807,35 @@ pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> R
             ));
         }
     }
+    drop(store);
     let picture = picture.unwrap_or_else(png::plain_image);
     let mut text: Vec<(String, Vec<u8>)> = Vec::new();
+    // Each JSON text is dropped as soon as it is encoded.
+    let encode = |v: Vec<u8>| png::encode_text_value(&String::from_utf8_lossy(&v));
     match version {
         CardVersion::V3 => {
-            let v3 = json::to_compact(&card.v3_arranged());
-            let v2 = json::to_compact(&card.to_v2_json(&BackfillOptions::default()));
-            text.push((
-                "chara".into(),
-                png::encode_text_value(&String::from_utf8_lossy(&v2)),
+            let v2 = encode(json::to_compact(
+                &card.to_v2_json(&BackfillOptions::default()),
             ));
-            text.push((
-                "ccv3".into(),
-                png::encode_text_value(&String::from_utf8_lossy(&v3)),
-            ));
+            text.push(("chara".into(), v2));
+            let v3 = encode(json::to_compact(&card.v3_arranged()));
+            text.push(("ccv3".into(), v3));
         }
         CardVersion::V2 => {
-            let v2 = json::to_compact(&card.to_v2_json(&BackfillOptions {
+            let v2 = encode(json::to_compact(&card.to_v2_json(&BackfillOptions {
                 warning: false,
                 stash_v3: true,
-            }));
-            text.push((
-                "chara".into(),
-                png::encode_text_value(&String::from_utf8_lossy(&v2)),
-            ));
+            })));
+            text.push(("chara".into(), v2));
         }
     }
+    drop(card);
     text.extend(chunks);
     let refs: Vec<(&str, &[u8])> = text
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_slice()))
         .collect();
-    png::write_card_chunks(&picture, &refs)
+    png::write_card_chunks_to(&picture, &refs, out)
 }
 
 fn main_icon_index(assets: &[Asset]) -> Option<usize> {
@@ -748,19 +851,92 @@ pub fn write_charx(cf: &CardFile) -> Result<Vec<u8>> {
     charx::write_charx_to_vec(&card_json, &files)
 }
 
+/// Writes a card to `out` in the container `to` (JSON, PNG or CHARX), as [`write_json`],
+/// [`write_png`] and [`write_charx`] do, but consuming the card: each embedded file is moved
+/// into the output instead of copied, and the output is streamed to `out` instead of built in
+/// memory, so a card is never held twice (issue 12). `image` is the picture of a PNG output
+/// (else the card's own PNG, else its main icon when that is a PNG, else a plain image).
+///
+/// # Errors
+///
+/// [`Error::Parameter`] for a WebP or JPEG output or a V2 CHARX; the writers' errors; I/O errors.
+///
+/// ```
+/// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// let expected = ccv3::write_json(&cf, ccv3::CardVersion::V3);
+/// let mut out = std::io::Cursor::new(Vec::new());
+/// ccv3::write_card_to(cf, ccv3::Container::Json, ccv3::CardVersion::V3, None, &mut out)?;
+/// assert_eq!(out.into_inner(), expected);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn write_card_to<W: Write + Seek>(
+    cf: CardFile,
+    to: Container,
+    version: CardVersion,
+    image: Option<Vec<u8>>,
+    out: W,
+) -> Result<()> {
+    let CardFile {
+        card,
+        container,
+        files,
+        image: own_image,
+        ..
+    } = cf;
+    match (to, version) {
+        (Container::Json, _) => {
+            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            json_into(card, store, version, std::io::BufWriter::new(out))
+        }
+        (Container::Png, _) => {
+            let picture = image.or_else(|| own_image.filter(|b| png::is_png(b)));
+            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            png_into(card, store, picture, version, std::io::BufWriter::new(out))
+        }
+        (Container::Charx, CardVersion::V3) => {
+            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            let (card_json, files) = layout(card, container, own_image.as_deref(), store);
+            charx::write_charx(out, &card_json, &files)
+        }
+        (Container::Charx, CardVersion::V2) => Err(Error::Parameter(
+            "CHARX holds V3 cards only: write V2 cards as JSON or PNG".into(),
+        )),
+        (other, _) => Err(Error::Parameter(format!(
+            "cards are written as JSON, PNG or CHARX, not {}",
+            other.label()
+        ))),
+    }
+}
+
 /// The files of a card's CHARX form: `card.json` (pretty V3 JSON, asset URIs rewritten to
 /// `embeded://`) and every other file with its path inside the archive.
 pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
-    let mut card = cf.card.clone();
+    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    layout(cf.card.clone(), cf.container, cf.image.as_deref(), store)
+}
+
+/// [`charx_layout`], consuming the card: its files are moved into the layout, not copied.
+pub fn into_charx_layout(cf: CardFile) -> (Vec<u8>, Vec<CharxFile>) {
+    let store = Store::new(Held::Owned(cf.files), cf.card.data.assets.as_deref());
+    layout(cf.card, cf.container, cf.image.as_deref(), store)
+}
+
+fn layout(
+    mut card: Card,
+    container: Container,
+    image: Option<&[u8]>,
+    mut store: Store<'_>,
+) -> (Vec<u8>, Vec<CharxFile>) {
     let mut out: Vec<CharxFile> = Vec::new();
     let mut paths = charx::PathDeduper::new();
     let mut assets = card.data.assets.take();
-    if assets.is_none() && cf.image.as_deref().is_some_and(png::is_png) {
+    if assets.is_none() && image.is_some_and(png::is_png) {
         assets = Some(Asset::default_list());
     }
     // Files the assets point at move to the spec's folders; the others (RisuAI's module.risum,
     // x_meta/...) keep their paths, which are reserved first so no asset lands on them.
-    let referenced: Vec<&str> = assets
+    let referenced: std::collections::HashSet<&str> = assets
         .iter()
         .flatten()
         .filter_map(|a| match a.parsed_uri() {
@@ -768,23 +944,33 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
             _ => None,
         })
         .collect();
-    let kept: Vec<&EmbeddedFile> = cf
-        .files
-        .iter()
-        .filter(|f| cf.container == Container::Charx && !referenced.contains(&f.path.as_str()))
-        .collect();
-    for f in &kept {
-        paths.reserve(&f.path);
+    let kept: Vec<usize> = if container == Container::Charx {
+        store
+            .files()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !referenced.contains(f.path.as_str()))
+            .map(|(i, _)| i)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    drop(referenced);
+    for &i in &kept {
+        if let Some(f) = store.files().get(i) {
+            let path = f.path.clone();
+            paths.reserve(&path);
+        }
     }
     if let Some(list) = assets.as_mut() {
         for a in list.iter_mut() {
             // An asset already in this CHARX keeps its path (RisuAI's x_meta/ files name them).
             if let AssetUri::Embedded(p) = a.parsed_uri() {
-                if cf.container == Container::Charx && paths.reserve(p) {
-                    if let Some(f) = cf.files.iter().find(|f| f.path == p) {
+                if container == Container::Charx && paths.reserve(p) {
+                    if let Some(data) = store.take(p) {
                         out.push(CharxFile {
-                            path: f.path.clone(),
-                            data: f.data.clone(),
+                            path: p.to_string(),
+                            data,
                         });
                         continue;
                     }
@@ -792,10 +978,10 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
             }
             let bytes = match a.parsed_uri() {
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_) | AssetUri::Data { .. } => {
-                    asset_bytes(&a.uri, &cf.files)
+                    store.asset(&a.uri)
                 }
                 AssetUri::Default if a.kind == "icon" => {
-                    cf.image.clone().filter(|b| png::is_png(b))
+                    image.filter(|b| png::is_png(b)).map(<[u8]>::to_vec)
                 }
                 _ => None,
             };
@@ -829,10 +1015,16 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
         }
     }
     card.data.assets = assets;
-    out.extend(kept.into_iter().map(|f| CharxFile {
-        path: f.path.clone(),
-        data: f.data.clone(),
-    }));
+    for i in kept {
+        let path = store.files().get(i).map(|f| f.path.clone());
+        // Kept files are asked for once each: moved when owned.
+        if let Some(u) = store.uses.get_mut(i) {
+            *u = 1;
+        }
+        if let (Some(path), Some(data)) = (path, store.take_at(i)) {
+            out.push(CharxFile { path, data });
+        }
+    }
     (json::to_pretty(&card.v3_arranged()), out)
 }
 

@@ -17,11 +17,12 @@ use crate::model::Raw;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The most JSON text decoded by default (256 MiB; [`crate::ReadOptions::max_json_len`] changes
+/// The most JSON text decoded by default (128 MiB; [`crate::ReadOptions::max_json_len`] changes
 /// it): bigger inputs are refused before any allocation. Real cards and books are far smaller
-/// (the biggest cards are about 60 MB with their images), and a text this big already costs a few
-/// times its size in memory once parsed.
-pub const MAX_JSON_LEN: usize = 256 << 20;
+/// (the biggest cards are about 60 MB with their images, big lorebooks 40 MB), and a text's
+/// strings are held a few times over while a card is converted (parsed, copied into a PNG's
+/// two chunks, base64), which this bound keeps under 1 GiB.
+pub const MAX_JSON_LEN: usize = 128 << 20;
 
 /// The diagnostic code of lone surrogate escapes replaced by U+FFFD (see the module docs).
 pub const LONE_SURROGATE: &str = "json-lone-surrogate";

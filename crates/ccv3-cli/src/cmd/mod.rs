@@ -93,10 +93,11 @@ pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
     ccv3::read_file_with(path, &read_options()).map_err(|e| CliError::file(path, e))
 }
 
-/// Reads a card or lorebook from bytes already in memory (keeps the image for rewriting).
+/// Reads a card or lorebook and keeps a PNG card's picture for rewriting (within the library's
+/// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`).
 pub fn load_whole(path: &Path) -> Result<ccv3::Document, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| CliError::file(path, e))?;
-    ccv3::read_bytes(&bytes).map_err(|e| CliError::file(path, e))
+    ccv3::read_file_with(path, &read_options().keep_image(true))
+        .map_err(|e| CliError::file(path, e))
 }
 
 /// Writes to stdout, mapping a closed pipe to a quiet exit.
