@@ -168,3 +168,26 @@ fn issue12_a_bad_ccv3_chunk_is_named_with_its_offset() {
         "{err} (chunk at {at})"
     );
 }
+
+#[test]
+fn issue12_size_limits_name_the_option_that_raises_them() {
+    // A 2 MiB card: within the defaults, over `--max-input-mib 1`, whose error says so.
+    let dir = tempfile::tempdir().unwrap();
+    let card = dir.path().join("big.json");
+    let text = format!(
+        r#"{{"spec":"chara_card_v3","spec_version":"3.0","data":{{"name":"A","description":"{}"}}}}"#,
+        "x".repeat(2 << 20)
+    );
+    std::fs::write(&card, text).unwrap();
+    let o = ccv3(&[&"inspect", &card]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for cmd in ["inspect", "validate"] {
+        let o = ccv3(&[&cmd, &card, &"--max-input-mib", &"1"]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {err}");
+        assert!(err.contains("big.json"), "{cmd}: {err}");
+        assert!(err.contains("--max-input-mib"), "{cmd}: {err}");
+    }
+    let o = ccv3(&[&"inspect", &card, &"--max-input-mib", &"3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -40,7 +40,7 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
     let doc = load_whole(input)?;
     let picture = match image {
         Some(p) => {
-            let bytes = read_bounded(p, ccv3::MAX_FILE_LEN, "the --image limit")
+            let bytes = read_bounded(p, super::max_input(), super::RAISE_HINT)
                 .map_err(|e| CliError::file(p, e))?;
             if !ccv3::png::is_png(&bytes) {
                 return Err(CliError::file(p, "--image must be a PNG file"));

@@ -11,11 +11,6 @@ use std::path::Path;
 /// Most files `pack` reads from a folder.
 const MAX_PACK_FILES: usize = 20_000;
 
-/// Most bytes `pack` reads from a folder, all files together: the CHARX reader's budget
-/// (`ccv3::charx::Limits::max_total_size`), so whatever `pack` writes reads back. Checked from
-/// each file's metadata before it is read (issue 12: a 3 GiB sparse file is refused, not read).
-const MAX_PACK_BYTES: u64 = 256 << 20;
-
 /// Deepest folder nesting `pack` walks.
 const MAX_PACK_DEPTH: usize = 64;
 
@@ -58,20 +53,21 @@ fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
 pub fn pack(dir: &Path, output: &Path) -> CmdResult {
     let kind = out_kind(output)?;
     let card_path = dir.join("card.json");
-    let bytes = read_bounded(
-        &card_path,
-        ccv3::json::MAX_JSON_LEN as u64,
-        "the JSON text limit, ReadOptions::max_json_len",
-    )
-    .map_err(|e| CliError::file(&card_path, e))?;
-    let (value, mut diagnostics) =
-        ccv3::json::parse(&bytes).map_err(|e| CliError::file(&card_path, e))?;
+    let opts = super::read_options();
+    let bytes = read_bounded(&card_path, opts.max_json_len, super::RAISE_HINT)
+        .map_err(|e| CliError::file(&card_path, e))?;
+    let (value, mut diagnostics) = ccv3::json::parse_limited(&bytes, opts.max_json_len)
+        .map_err(|e| super::read_error(&card_path, e))?;
     drop(bytes);
     let card = ccv3::Card::from_json(value, &mut diagnostics)
         .map_err(|e| CliError::file(&card_path, e))?;
     let mut files = Vec::new();
     let mut total = 0u64;
-    walk(dir, dir, 0, &mut total, &mut files)?;
+    // All files together within the CHARX reader's budget, so whatever `pack` writes reads
+    // back; checked from each file's metadata before it is read (issue 12: a 3 GiB sparse file
+    // is refused, not read).
+    let max = opts.charx.max_total_size;
+    walk(dir, dir, 0, (&mut total, max), &mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let cf = CardFile {
         card,
@@ -88,7 +84,7 @@ fn walk(
     root: &Path,
     dir: &Path,
     depth: usize,
-    total: &mut u64,
+    (total, max): (&mut u64, u64),
     out: &mut Vec<EmbeddedFile>,
 ) -> Result<(), CliError> {
     if depth > MAX_PACK_DEPTH {
@@ -103,7 +99,7 @@ fn walk(
         // The entry's own type: symbolic links are neither followed nor read.
         let ft = entry.file_type().map_err(|e| CliError::file(&path, e))?;
         if ft.is_dir() {
-            walk(root, &path, depth + 1, total, out)?;
+            walk(root, &path, depth + 1, (&mut *total, max), out)?;
         } else if ft.is_file() {
             let rel = path
                 .strip_prefix(root)
@@ -128,12 +124,13 @@ fn walk(
                 .map_err(|e| CliError::file(&path, e))?
                 .len();
             *total = total.saturating_add(len);
-            if *total > MAX_PACK_BYTES {
+            if *total > max {
                 return Err(CliError::file(
                     &path,
                     format!(
-                        "the folder's files hold more than {MAX_PACK_BYTES} bytes (the CHARX \
-                         limit, ccv3::charx::Limits::max_total_size): not packed"
+                        "the folder's files hold more than {max} bytes (the CHARX limit, \
+                         charx::Limits::max_total_size): not packed {}",
+                        super::RAISE_HINT
                     ),
                 ));
             }
