@@ -643,6 +643,51 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
 // Keywords and values
 // ---------------------------------------------------------------------------------------------
 
+/// The most diagnostics of one code a PNG read lists; the rest are counted in one more.
+const PER_CODE: usize = 100;
+
+/// The diagnostics of one read, at most [`PER_CODE`] of each code; the rest are counted and
+/// summed up in one last diagnostic of the same code (issue 12: a million duplicate chunks must
+/// not make a million warnings).
+#[derive(Default)]
+struct Notes {
+    list: Vec<Diagnostic>,
+    counts: std::collections::HashMap<String, usize>,
+}
+
+impl Notes {
+    fn push(&mut self, d: Diagnostic) {
+        let n = self.counts.entry(d.code.clone()).or_default();
+        *n += 1;
+        if *n <= PER_CODE {
+            self.list.push(d);
+        }
+    }
+
+    fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        for d in ds {
+            self.push(d);
+        }
+    }
+
+    fn finish(mut self) -> Vec<Diagnostic> {
+        let mut summaries = Vec::new();
+        for d in &self.list {
+            let n = self.counts.remove(&d.code).unwrap_or(0);
+            if n > PER_CODE {
+                summaries.push(Diagnostic::new(
+                    d.severity,
+                    d.code.clone(),
+                    "",
+                    format!("{} more like the above not listed", n - PER_CODE),
+                ));
+            }
+        }
+        self.list.extend(summaries);
+        self.list
+    }
+}
+
 /// The error for a file whose card text passes [`Limits::max_total_text`].
 fn over_budget(limits: &Limits, chunk: &str, at: u64) -> Error {
     Error::Limit(format!(
@@ -906,17 +951,19 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
     let mut walker = Walker::new(r, Mode::CardText, limits)?;
     let mut out = CardChunks::default();
     let mut first_bad: Option<Error> = None;
+    let mut notes = Notes::default();
     loop {
         let walked = match walker.next_chunk() {
             Ok(Some(w)) => w,
             Ok(None) => break,
             Err(fault) => {
                 if fault.structural && (out.ccv3.is_some() || out.chara.is_some()) {
-                    out.diagnostics.push(Diagnostic::warning(
+                    notes.push(Diagnostic::warning(
                         "png-truncated",
                         "",
                         format!("after the card chunks: {}", fault.error),
                     ));
+                    out.diagnostics = notes.finish();
                     return Ok(out);
                 }
                 return Err(fault.error);
@@ -925,7 +972,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
         if &walked.header.kind == b"IEND" {
             let trailing = walker.remaining();
             if trailing > 0 {
-                out.diagnostics.push(Diagnostic::info(
+                notes.push(Diagnostic::info(
                     "png-data-after-iend",
                     "",
                     format!("{trailing} bytes after IEND ignored"),
@@ -956,7 +1003,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                     CardKey::Asset(path) => format!("repeats asset {path:?}"),
                     _ => "repeats an earlier chunk".to_string(),
                 };
-                out.diagnostics.push(Diagnostic::warning(
+                notes.push(Diagnostic::warning(
                     "png-duplicate-chunk",
                     "",
                     format!("{} {what} and is ignored", label()),
@@ -968,14 +1015,14 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
         };
         let label = label();
         if walked.crc_ok == Some(false) {
-            out.diagnostics.push(Diagnostic::warning(
+            notes.push(Diagnostic::warning(
                 "png-bad-crc",
                 "",
                 format!("{label} has a bad CRC; its value is used anyway"),
             ));
         }
         if &header.kind != b"tEXt" {
-            out.diagnostics.push(Diagnostic::info(
+            notes.push(Diagnostic::info(
                 "png-compressed-text",
                 "",
                 format!("{label} is not a tEXt chunk (the spec says tEXt)"),
@@ -984,7 +1031,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
         let lower = matches!(key, CardKey::Ccv3 | CardKey::Chara)
             && keyword.iter().any(u8::is_ascii_uppercase);
         if lower {
-            out.diagnostics.push(Diagnostic::info(
+            notes.push(Diagnostic::info(
                 "png-keyword-case",
                 "",
                 format!("{label}: keyword is not lowercase"),
@@ -995,7 +1042,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
             Ok(t) => t,
             Err(TextFault::OverBudget) => return Err(over_budget(limits, &header.name(), at)),
             Err(TextFault::Malformed(problem)) => {
-                out.diagnostics.push(Diagnostic::error(
+                notes.push(Diagnostic::error(
                     "png-text-chunk-malformed",
                     "",
                     format!("{label}: {problem}"),
@@ -1028,10 +1075,10 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                             offset: at,
                         });
                         walker.done.insert(key);
-                        out.diagnostics.extend(leniency_diagnostic(how, &label));
+                        notes.extend(leniency_diagnostic(how, &label));
                     }
                     Err(problem) => {
-                        out.diagnostics.push(Diagnostic::error(
+                        notes.push(Diagnostic::error(
                             "png-card-chunk-undecodable",
                             "",
                             format!("{label}: {problem}"),
@@ -1048,7 +1095,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
             }
             CardKey::Asset(path) => {
                 if path.is_empty() {
-                    out.diagnostics.push(Diagnostic::warning(
+                    notes.push(Diagnostic::warning(
                         "png-asset-undecodable",
                         "",
                         format!("{label}: asset keyword has an empty path; ignored"),
@@ -1057,11 +1104,11 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                 }
                 match decode_base64(text.trim_ascii()) {
                     Ok((bytes, how)) => {
-                        out.diagnostics.extend(leniency_diagnostic(how, &label));
+                        notes.extend(leniency_diagnostic(how, &label));
                         walker.done.insert(CardKey::Asset(path.clone()));
                         out.assets.push((path, bytes));
                     }
-                    Err(problem) => out.diagnostics.push(Diagnostic::warning(
+                    Err(problem) => notes.push(Diagnostic::warning(
                         "png-asset-undecodable",
                         "",
                         format!("{label}: {problem}; asset ignored"),
@@ -1075,6 +1122,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
             return Err(err);
         }
     }
+    out.diagnostics = notes.finish();
     Ok(out)
 }
 
