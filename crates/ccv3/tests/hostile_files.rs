@@ -352,3 +352,27 @@ fn issue12_card_writers_move_assets_and_match_the_copying_writers() {
     let err = ccv3::write_card_to(cf, Container::Webp, ccv3::CardVersion::V3, None, &mut out);
     assert!(matches!(err, Err(Error::Parameter(_))));
 }
+
+#[test]
+fn issue12_many_assets_of_one_name_get_paths_in_linear_time() {
+    // Each new `main` used to probe main, main-2, ... main-N: quadratic in the number of assets.
+    let mut paths = ccv3::charx::PathDeduper::new();
+    let start = std::time::Instant::now();
+    let mut last = String::new();
+    for _ in 0..100_000 {
+        last = paths.asset_path("icon", "main", "png");
+    }
+    assert_eq!(last, "assets/icon/images/main-100000.png");
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+    // A name that looks like a suffixed one is still skipped over.
+    let mut paths = ccv3::charx::PathDeduper::new();
+    assert!(paths.reserve("assets/icon/images/x-2.png"));
+    assert_eq!(
+        paths.asset_path("icon", "x", "png"),
+        "assets/icon/images/x.png"
+    );
+    assert_eq!(
+        paths.asset_path("icon", "x", "png"),
+        "assets/icon/images/x-3.png"
+    );
+}

@@ -28,10 +28,15 @@ pub fn extract(file: &Path, dir: &Path) -> CmdResult {
     let root = staged.path().to_path_buf();
     write_new(&root.join("card.json"), &card_json).map_err(|e| CliError::file(dir, e))?;
     drop(card_json);
+    // Folders made so far: each is made once, not once per file in it.
+    let mut made = std::collections::HashSet::new();
     for f in files {
         let target = ccv3::charx::safe_join(&root, &f.path).map_err(|e| CliError::file(file, e))?;
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| CliError::file(dir, e))?;
+            if !made.contains(parent) {
+                std::fs::create_dir_all(parent).map_err(|e| CliError::file(dir, e))?;
+                made.insert(parent.to_path_buf());
+            }
         }
         write_new(&target, &f.data).map_err(|e| CliError::file(dir, format!("{}: {e}", f.path)))?;
     }
