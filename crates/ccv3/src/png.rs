@@ -112,6 +112,10 @@ pub struct Limits {
     pub max_total_text: u64,
     /// Largest number of chunks walked.
     pub max_chunks: u64,
+    /// Most distinct asset chunks (`chara-ext-asset_:PATH`) read. Default 20,000, the CHARX
+    /// reader's entry limit: a card with more could not be written as a CHARX that reads back,
+    /// and extracting it would make hundreds of thousands of files (issue 12).
+    pub max_assets: usize,
     /// Read `chara` chunks (the default). Readers that only want the card and prefer `ccv3`
     /// turn this off: `chara` chunks are then seeked past like image data and reported in
     /// [`CardChunks::chara_skipped`], so the caller reads again only when `ccv3` is missing.
@@ -125,6 +129,7 @@ impl Default for Limits {
             max_inflated: 256 << 20,
             max_total_text: 256 << 20,
             max_chunks: 1_000_000,
+            max_assets: 20_000,
             read_chara: true,
         }
     }
@@ -1095,6 +1100,13 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                 }
             }
             CardKey::Asset(path) => {
+                if out.assets.len() >= limits.max_assets {
+                    return Err(Error::Limit(format!(
+                        "the PNG holds more than {} asset chunks (reached at the {label}; the \
+                         option png::Limits::max_assets raises it)",
+                        limits.max_assets
+                    )));
+                }
                 if path.is_empty() {
                     notes.push(Diagnostic::warning(
                         "png-asset-undecodable",

@@ -125,11 +125,17 @@ fn issue12_png_many_distinct_assets_are_deduplicated_in_linear_time() {
     let mut chunks = vec![text("ccv3", &b64(CARD))];
     chunks.extend((0..50_000).map(|i| text(&format!("chara-ext-asset_:{i}"), b"QUFB")));
     let png = png_of(&chunks);
+    let mut opts = ReadOptions::default();
+    opts.png.max_assets = 50_000;
     let start = std::time::Instant::now();
-    let Document::Card(cf) = ccv3::read_bytes(&png).unwrap() else {
+    let Document::Card(cf) = ccv3::read_bytes_with(&png, &opts).unwrap() else {
         panic!("a card")
     };
     assert_eq!(cf.files.len(), 50_000);
+    // By default at most 20,000 (the CHARX entry limit): more is refused, naming the option.
+    let err = ccv3::read_bytes(&png).unwrap_err().to_string();
+    assert!(err.contains("png::Limits::max_assets"), "{err}");
+    assert!(err.contains("\"chara-ext-asset_:20000\""), "{err}");
     // Generous even for a debug build on a busy machine; the quadratic search took minutes.
     assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
 }
