@@ -195,6 +195,11 @@ pub struct ReadOptions {
     /// The largest JSON text decoded, in bytes, wherever it comes from (a file, a PNG chunk,
     /// a CHARX's `card.json`). Default [`json::MAX_JSON_LEN`] (128 MiB).
     pub max_json_len: u64,
+    /// The most values (strings, numbers, objects, arrays, ...) and keys one JSON text may hold;
+    /// texts of at least twice as many bytes are counted (strings skipped with `memchr`) before
+    /// parsing. Default [`json::MAX_JSON_VALUES`] (3 million; a 50,000-entry lorebook holds 2.5
+    /// million).
+    pub max_json_values: u64,
     /// The limits of the PNG reader, among them the budget of all text read and inflated from
     /// one file ([`png::Limits::max_total_text`]).
     pub png: png::Limits,
@@ -210,6 +215,7 @@ impl Default for ReadOptions {
             keep_image: false,
             max_file_len: MAX_FILE_LEN,
             max_json_len: json::MAX_JSON_LEN as u64,
+            max_json_values: json::MAX_JSON_VALUES,
             png: png::Limits::default(),
             charx: charx::Limits::default(),
         }
@@ -402,7 +408,7 @@ fn png_err(keyword: &str, place: Option<&png::ChunkPlace>, e: Error) -> Error {
 
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
 fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    json::with_raw(text, opts.max_json_len, false, |raw, d| {
+    json::with_raw(text, opts, false, |raw, d| {
         diags.extend(d);
         Card::from_raw(raw, diags)
     })
@@ -470,7 +476,7 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     if let FastJson::Done(doc) = fast {
         return Ok(*doc);
     }
-    let (v, mut diags) = json::parse_limited(bytes, opts.max_json_len)?;
+    let (v, mut diags) = json::parse_with(bytes, opts)?;
     if lorebook::looks_like_lorebook(&v) {
         let (book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
         return Ok(Document::Lorebook(BookFile {
@@ -498,7 +504,7 @@ enum FastJson {
 
 /// The fast path of [`read_json_document`].
 fn fast_json_document(bytes: &[u8], opts: &ReadOptions, bare_books: bool) -> Result<FastJson> {
-    json::with_raw(bytes, opts.max_json_len, bare_books, |raw, mut diags| {
+    json::with_raw(bytes, opts, bare_books, |raw, mut diags| {
         let card = crate::model::raw_is_card(&raw);
         let format = if card {
             None

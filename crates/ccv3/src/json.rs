@@ -24,6 +24,12 @@ use serde_json::Value;
 /// two chunks, base64), which this bound keeps under 1 GiB.
 pub const MAX_JSON_LEN: usize = 128 << 20;
 
+/// The most JSON values (strings, numbers, objects, arrays, ...) and object keys a text may hold
+/// by default ([`crate::ReadOptions::max_json_values`] changes it). A parsed value costs tens
+/// to hundreds of bytes however short its text (`0,` is two bytes), so a 120 MiB array of zeros
+/// took 9 GiB; a 50,000-entry lorebook holds 2.5 million values and keys.
+pub const MAX_JSON_VALUES: u64 = 3_000_000;
+
 /// The diagnostic code of lone surrogate escapes replaced by U+FFFD (see the module docs).
 pub const LONE_SURROGATE: &str = "json-lone-surrogate";
 
@@ -37,17 +43,20 @@ pub const LONE_SURROGATE: &str = "json-lone-surrogate";
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<Diagnostic>)> {
-    parse_limited(bytes, MAX_JSON_LEN as u64)
+    parse_with(bytes, &crate::ReadOptions::default())
 }
 
-/// [`parse`] with a limit on the text's size in bytes instead of [`MAX_JSON_LEN`].
+/// [`parse`] within the JSON limits of `opts` ([`crate::ReadOptions::max_json_len`] and
+/// [`crate::ReadOptions::max_json_values`]) instead of the defaults.
 ///
 /// ```
-/// let err = ccv3::json::parse_limited(b"[1, 2, 3]", 4).unwrap_err();
+/// let mut opts = ccv3::ReadOptions::default();
+/// opts.max_json_len = 4;
+/// let err = ccv3::json::parse_with(b"[1, 2, 3]", &opts).unwrap_err();
 /// assert!(err.to_string().contains("max_json_len"));
 /// ```
-pub fn parse_limited(bytes: &[u8], max_len: u64) -> Result<(Value, Vec<Diagnostic>)> {
-    with_text(bytes, max_len, |text, mut diags| {
+pub fn parse_with(bytes: &[u8], opts: &crate::ReadOptions) -> Result<(Value, Vec<Diagnostic>)> {
+    with_text(bytes, opts, |text, mut diags| {
         let (v, repaired) = from_slice_repaired::<Value>(text).map_err(|e| Error::from_json(&e))?;
         diags.extend(repaired);
         Ok((v, diags))
@@ -191,13 +200,13 @@ pub fn repair_lone_surrogates(text: &[u8]) -> Option<Repaired> {
 /// `bare_books` adds the guess for a top-level `entries` array.
 pub(crate) fn with_raw<T>(
     bytes: &[u8],
-    max_len: u64,
+    opts: &crate::ReadOptions,
     bare_books: bool,
     f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
 ) -> Result<T> {
     with_text(
         bytes,
-        max_len,
+        opts,
         |text, mut diags| match crate::model::stream::parse(text, bare_books) {
             Ok(raw) => f(raw, diags),
             Err(e) if is_lone_surrogate_error(&e) => {
@@ -222,12 +231,51 @@ pub(crate) fn too_long(len: u64, max_len: u64) -> Error {
     ))
 }
 
-/// Checks size and encoding, then calls `f` with UTF-8 JSON text and the diagnostics so far.
+/// About how many JSON values and object keys `text` holds: every `,`, `:`, `[` and `{` outside
+/// strings, plus one (each value but the first follows a comma or a colon, opens a container, or
+/// is the first item of one). Strings are skipped with `memchr`, so card text (mostly strings)
+/// costs little; structure is counted byte by byte.
+pub(crate) fn count_values(text: &[u8], stop_above: u64) -> u64 {
+    let mut n: u64 = 1;
+    let mut i = 0usize;
+    while i < text.len() {
+        let rest = text.get(i..).unwrap_or_default();
+        let quote = memchr::memchr(b'"', rest).unwrap_or(rest.len());
+        n += rest
+            .get(..quote)
+            .unwrap_or_default()
+            .iter()
+            .filter(|&&b| matches!(b, b',' | b':' | b'[' | b'{'))
+            .count() as u64;
+        if n > stop_above {
+            return n;
+        }
+        // Inside a string: to the closing quote, stepping over escapes.
+        i += quote + 1;
+        while let Some(off) = text.get(i..).and_then(|r| memchr::memchr2(b'"', b'\\', r)) {
+            let at = i + off;
+            if text.get(at) == Some(&b'\\') {
+                i = at + 2;
+            } else {
+                i = at + 1;
+                break;
+            }
+        }
+        if i >= text.len() {
+            break;
+        }
+    }
+    n
+}
+
+/// Checks size, value count and encoding, then calls `f` with UTF-8 JSON text and the
+/// diagnostics so far.
 fn with_text<T>(
     bytes: &[u8],
-    max_len: u64,
+    opts: &crate::ReadOptions,
     f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T>,
 ) -> Result<T> {
+    let max_len = opts.max_json_len;
     if bytes.len() as u64 > max_len {
         return Err(too_long(bytes.len() as u64, max_len));
     }
@@ -274,6 +322,17 @@ fn with_text<T>(
     } else {
         bytes
     };
+    // A value takes at least two text of text (`0,`): shorter texts cannot pass the count.
+    let max_values = opts.max_json_values;
+    if text.len() as u64 / 2 > max_values {
+        let n = count_values(text, max_values);
+        if n > max_values {
+            return Err(Error::Limit(format!(
+                "JSON text holds more than {max_values} values (the option \
+                 ReadOptions::max_json_values raises it)"
+            )));
+        }
+    }
     // serde_json checks UTF-8 as it parses and reports where it is broken.
     f(text, diags)
 }

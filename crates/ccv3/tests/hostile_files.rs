@@ -382,3 +382,32 @@ fn issue12_many_assets_of_one_name_get_paths_in_linear_time() {
         "assets/icon/images/x-3.png"
     );
 }
+
+#[test]
+fn issue12_json_with_too_many_values_is_refused_before_parsing() {
+    // A 120 MiB array of zeros took 9 GiB (every `0,` a parsed value); here 3,000 values against
+    // a limit of 1,000, in a card's field so the fast path would take it.
+    let zeros = vec!["0"; 3000].join(",");
+    let card = format!(
+        r#"{{"spec":"chara_card_v3","spec_version":"3.0","data":{{"name":"A","extensions":{{"z":[{zeros}]}}}}}}"#
+    );
+    let mut opts = ReadOptions::default();
+    opts.max_json_values = 1000;
+    let err = ccv3::read_bytes_with(card.as_bytes(), &opts).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, Error::Limit(_)), "{msg}");
+    assert!(msg.contains("ReadOptions::max_json_values"), "{msg}");
+    // Nested empty arrays count too.
+    let nested = format!("[{}]", vec!["[[[]]]"; 1000].join(","));
+    let err = ccv3::json::parse_with(nested.as_bytes(), &opts).unwrap_err();
+    assert!(err.to_string().contains("max_json_values"), "{err}");
+    // Commas, brackets and escaped quotes inside strings are text, not values.
+    let text = format!(
+        r#"{{"spec":"chara_card_v3","spec_version":"3.0","data":{{"name":"{}"}}}}"#,
+        r#"a,[{\",\"\\"#.repeat(1000)
+    );
+    let Document::Card(cf) = ccv3::read_bytes_with(text.as_bytes(), &opts).unwrap() else {
+        panic!("a card")
+    };
+    assert!(cf.card.data.name.starts_with("a,[{\",\"\\a"));
+}

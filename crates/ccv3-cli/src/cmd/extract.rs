@@ -61,8 +61,8 @@ pub fn pack(dir: &Path, output: &Path) -> CmdResult {
     let opts = super::read_options();
     let bytes = read_bounded(&card_path, opts.max_json_len, super::RAISE_HINT)
         .map_err(|e| CliError::file(&card_path, e))?;
-    let (value, mut diagnostics) = ccv3::json::parse_limited(&bytes, opts.max_json_len)
-        .map_err(|e| super::read_error(&card_path, e))?;
+    let (value, mut diagnostics) =
+        ccv3::json::parse_with(&bytes, &opts).map_err(|e| super::read_error(&card_path, e))?;
     drop(bytes);
     let card = ccv3::Card::from_json(value, &mut diagnostics)
         .map_err(|e| CliError::file(&card_path, e))?;

@@ -99,6 +99,7 @@ pub fn read_options() -> ccv3::ReadOptions {
     if let Some(&max) = MAX_INPUT.get() {
         opts.max_file_len = max;
         opts.max_json_len = max;
+        opts.max_json_values = opts.max_json_values.max(max / 2);
         opts.png.max_text_chunk = max;
         opts.png.max_inflated = max;
         opts.png.max_total_text = max;
