@@ -48,7 +48,12 @@
 //! * Both `ccv3` and `chara` are returned; choosing between them is the caller's job (the spec
 //!   says `ccv3` SHOULD win).
 //! * When a keyword occurs twice, the first chunk (in file order) whose value decodes is kept and
-//!   the others are reported as a warning (`png-duplicate-chunk`).
+//!   the others are reported as a warning (`png-duplicate-chunk`); once a key is read, its later
+//!   chunks are seeked past like image data (found with one hash lookup, never read or inflated).
+//! * One budget per file ([`Limits::max_total_text`]) covers every card text chunk read and
+//!   everything its zTXt/iTXt text inflates to, checked while inflating; at most
+//!   [`Limits::max_assets`] asset chunks are read; at most 100 diagnostics of one code are listed,
+//!   then one counts the rest (issue 12).
 //! * Values are base64; whitespace inside, missing padding and the URL-safe alphabet are accepted
 //!   with a warning (`png-base64-lenient`); a raw JSON text (starting with `{`) instead of
 //!   base64 is accepted with a warning (`png-text-not-base64`).
