@@ -116,9 +116,18 @@ pub fn max_input() -> u64 {
 
 /// The failure for a library error reading `path`: a size limit also says how to raise it.
 pub fn read_error(path: &Path, e: ccv3::Error) -> CliError {
-    match e {
-        ccv3::Error::Limit(_) => CliError::file(path, format!("{e} {RAISE_HINT}")),
-        e => CliError::file(path, e),
+    CliError::file(path, with_hint(e))
+}
+
+/// A library error's text; a size limit that `--max-input-mib` raises also says so (count and
+/// ratio limits do not move with it).
+pub fn with_hint(e: ccv3::Error) -> String {
+    let text = e.to_string();
+    let counts = ["max_assets", "max_entries", "max_chunks", "max_ratio"];
+    if matches!(e, ccv3::Error::Limit(_)) && !counts.iter().any(|c| text.contains(c)) {
+        format!("{text} {RAISE_HINT}")
+    } else {
+        text
     }
 }
 
