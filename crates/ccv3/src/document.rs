@@ -642,6 +642,23 @@ struct Store<'a> {
     index: std::collections::HashMap<String, usize>,
     /// How many more times each file will be asked for.
     uses: Vec<usize>,
+    /// Bytes copied so far (a file used by several assets is copied for each but the last).
+    copied: u64,
+    /// A copy was refused: [`MAX_COPIED`] would have been passed.
+    over: bool,
+}
+
+/// Most bytes the writers copy out of a card's files (and picture): a file named by many assets
+/// is copied for each, so one 100 MiB file named by 100,000 assets would ask for 10 TB (issue
+/// 12). A card read within the default limits never gets near it when every file is used once.
+const MAX_COPIED: u64 = 256 << 20;
+
+/// The error of a writer whose copies passed [`MAX_COPIED`].
+fn too_many_copies() -> Error {
+    Error::Limit(format!(
+        "writing the card would copy more than {MAX_COPIED} bytes of its files (one file is \
+         named by many assets)"
+    ))
 }
 
 enum Held<'a> {
@@ -669,7 +686,13 @@ impl<'a> Store<'a> {
                 }
             }
         }
-        Store { held, index, uses }
+        Store {
+            held,
+            index,
+            uses,
+            copied: 0,
+            over: false,
+        }
     }
 
     fn files(&self) -> &[EmbeddedFile] {
@@ -684,6 +707,11 @@ impl<'a> Store<'a> {
         let left = self.uses.get_mut(i)?;
         *left = left.saturating_sub(1);
         let last = *left == 0;
+        let len = self.files().get(i)?.data.len();
+        let moved = last && matches!(self.held, Held::Owned(_));
+        if !moved && !self.charge(len) {
+            return None;
+        }
         match &mut self.held {
             Held::Borrowed(f) => f.get(i).map(|f| f.data.clone()),
             Held::Owned(f) => {
@@ -695,6 +723,33 @@ impl<'a> Store<'a> {
                 })
             }
         }
+    }
+
+    /// True when the copies the assets ask for would pass [`MAX_COPIED`]: known before any is
+    /// made, so a strict writer refuses at once.
+    fn copies_too_many(&self) -> bool {
+        let owned = matches!(self.held, Held::Owned(_));
+        let total = self
+            .files()
+            .iter()
+            .zip(&self.uses)
+            .map(|(f, &uses)| {
+                let copies = if owned { uses.saturating_sub(1) } else { uses };
+                (copies as u64).saturating_mul(f.data.len() as u64)
+            })
+            .fold(0u64, u64::saturating_add);
+        total > MAX_COPIED
+    }
+
+    /// Counts a copy of `len` bytes against [`MAX_COPIED`]; false (and `over` set) past it.
+    fn charge(&mut self, len: usize) -> bool {
+        let total = self.copied.saturating_add(len as u64);
+        if total > MAX_COPIED {
+            self.over = true;
+            return false;
+        }
+        self.copied = total;
+        true
     }
 
     /// The bytes of the file at `path` (see [`Store::take_at`]).
@@ -713,21 +768,29 @@ impl<'a> Store<'a> {
     }
 }
 
-/// Writes a card as JSON (pretty), embedded assets turned into `data:` URLs.
+/// Writes a card as JSON (pretty), embedded assets turned into `data:` URLs. Copies of the
+/// card's files past 256 MiB in all (one file named by very many assets) are not made: those
+/// assets keep their URIs ([`write_card_to`] refuses such a card instead).
 pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
     let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
-    // Writing to memory cannot fail.
-    let _ = json_into(cf.card.clone(), store, version, &mut out);
+    // Writing to memory cannot fail, and copies past the bound are skipped, not refused.
+    let _ = json_into(cf.card.clone(), store, version, false, &mut out);
     out
 }
 
+/// Writes the card as JSON into `out`; `strict` refuses a card whose copies passed
+/// [`MAX_COPIED`] (else those assets keep their URIs).
 fn json_into<W: Write>(
     mut card: Card,
     mut store: Store<'_>,
     version: CardVersion,
+    strict: bool,
     mut out: W,
 ) -> Result<()> {
+    if strict && store.copies_too_many() {
+        return Err(too_many_copies());
+    }
     if let Some(assets) = card.data.assets.as_mut() {
         for a in assets.iter_mut() {
             if matches!(
@@ -743,6 +806,9 @@ fn json_into<W: Write>(
                 }
             }
         }
+    }
+    if strict && store.over {
+        return Err(too_many_copies());
     }
     drop(store);
     match version {
@@ -784,6 +850,9 @@ fn png_into<W: Write>(
     version: CardVersion,
     out: W,
 ) -> Result<()> {
+    if store.copies_too_many() {
+        return Err(too_many_copies());
+    }
     let mut chunks: Vec<(String, Vec<u8>)> = Vec::new();
     if let Some(assets) = card.data.assets.as_mut() {
         let main_icon = main_icon_index(assets);
@@ -812,6 +881,9 @@ fn png_into<W: Write>(
                 base64_simd::STANDARD.encode_to_string(bytes).into_bytes(),
             ));
         }
+    }
+    if store.over {
+        return Err(too_many_copies());
     }
     drop(store);
     let picture = picture.unwrap_or_else(png::plain_image);
@@ -853,7 +925,8 @@ fn main_icon_index(assets: &[Asset]) -> Option<usize> {
 
 /// Writes a card as CHARX: `card.json` plus every asset at the spec's folder, URIs rewritten.
 pub fn write_charx(cf: &CardFile) -> Result<Vec<u8>> {
-    let (card_json, files) = charx_layout(cf);
+    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    let (card_json, files) = layout(cf.card.clone(), cf.container, cf.image.as_deref(), store)?;
     charx::write_charx_to_vec(&card_json, &files)
 }
 
@@ -893,7 +966,7 @@ pub fn write_card_to<W: Write + Seek>(
     match (to, version) {
         (Container::Json, _) => {
             let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
-            json_into(card, store, version, std::io::BufWriter::new(out))
+            json_into(card, store, version, true, std::io::BufWriter::new(out))
         }
         (Container::Png, _) => {
             let picture = image.or_else(|| own_image.filter(|b| png::is_png(b)));
@@ -902,7 +975,7 @@ pub fn write_card_to<W: Write + Seek>(
         }
         (Container::Charx, CardVersion::V3) => {
             let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
-            let (card_json, files) = layout(card, container, own_image.as_deref(), store);
+            let (card_json, files) = layout(card, container, own_image.as_deref(), store)?;
             charx::write_charx(out, &card_json, &files)
         }
         (Container::Charx, CardVersion::V2) => Err(Error::Parameter(
@@ -916,23 +989,51 @@ pub fn write_card_to<W: Write + Seek>(
 }
 
 /// The files of a card's CHARX form: `card.json` (pretty V3 JSON, asset URIs rewritten to
-/// `embeded://`) and every other file with its path inside the archive.
+/// `embeded://`) and every other file with its path inside the archive. Copies of the card's
+/// files past 256 MiB in all (one file named by very many assets) are left out, their assets'
+/// URIs unchanged; [`write_charx`] and [`write_card_to`] refuse such a card instead.
 pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
-    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
-    layout(cf.card.clone(), cf.container, cf.image.as_deref(), store)
+    let mut store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    layout_inner(
+        cf.card.clone(),
+        cf.container,
+        cf.image.as_deref(),
+        &mut store,
+    )
 }
 
 /// [`charx_layout`], consuming the card: its files are moved into the layout, not copied.
-pub fn into_charx_layout(cf: CardFile) -> (Vec<u8>, Vec<CharxFile>) {
+///
+/// # Errors
+///
+/// [`Error::Limit`] when a file named by many assets would be copied past 256 MiB in all.
+pub fn into_charx_layout(cf: CardFile) -> Result<(Vec<u8>, Vec<CharxFile>)> {
     let store = Store::new(Held::Owned(cf.files), cf.card.data.assets.as_deref());
     layout(cf.card, cf.container, cf.image.as_deref(), store)
 }
 
+/// [`layout_inner`], refusing a layout whose copies passed [`MAX_COPIED`].
 fn layout(
-    mut card: Card,
+    card: Card,
     container: Container,
     image: Option<&[u8]>,
     mut store: Store<'_>,
+) -> Result<(Vec<u8>, Vec<CharxFile>)> {
+    if store.copies_too_many() {
+        return Err(too_many_copies());
+    }
+    let out = layout_inner(card, container, image, &mut store);
+    if store.over {
+        return Err(too_many_copies());
+    }
+    Ok(out)
+}
+
+fn layout_inner(
+    mut card: Card,
+    container: Container,
+    image: Option<&[u8]>,
+    store: &mut Store<'_>,
 ) -> (Vec<u8>, Vec<CharxFile>) {
     let mut out: Vec<CharxFile> = Vec::new();
     let mut paths = charx::PathDeduper::new();
@@ -986,9 +1087,9 @@ fn layout(
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_) | AssetUri::Data { .. } => {
                     store.asset(&a.uri)
                 }
-                AssetUri::Default if a.kind == "icon" => {
-                    image.filter(|b| png::is_png(b)).map(<[u8]>::to_vec)
-                }
+                AssetUri::Default if a.kind == "icon" => image
+                    .filter(|b| png::is_png(b) && store.charge(b.len()))
+                    .map(<[u8]>::to_vec),
                 _ => None,
             };
             let Some(bytes) = bytes else { continue };

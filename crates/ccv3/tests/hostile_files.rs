@@ -351,7 +351,10 @@ fn issue12_card_writers_move_assets_and_match_the_copying_writers() {
         assert_eq!(out.into_inner(), expected, "{to:?}");
     }
     let (json, files) = ccv3::charx_layout(&cf);
-    assert_eq!(ccv3::into_charx_layout(cf.clone()), (json, files.clone()));
+    assert_eq!(
+        ccv3::into_charx_layout(cf.clone()).unwrap(),
+        (json, files.clone())
+    );
     // The asset used twice is there twice.
     assert_eq!(files.len(), 3, "{files:?}");
     let mut out = std::io::Cursor::new(Vec::new());
@@ -410,4 +413,39 @@ fn issue12_json_with_too_many_values_is_refused_before_parsing() {
         panic!("a card")
     };
     assert!(cf.card.data.name.starts_with("a,[{\",\"\\a"));
+}
+
+#[test]
+fn issue12_one_file_named_by_many_assets_is_not_copied_without_bound() {
+    // One 1 MiB file named by 300 assets: each output needs a copy per asset (300 MiB, or 10 TB
+    // for 100 MiB and 100,000 assets); past 256 MiB of copies the writers refuse.
+    let assets: Vec<String> = (0..300)
+        .map(|i| format!(r#"{{"type":"other","uri":"embeded://a.bin","name":"a{i}","ext":"bin"}}"#))
+        .collect();
+    let card = format!(
+        r#"{{"spec":"chara_card_v3","spec_version":"3.0","data":{{"name":"A","assets":[{}]}}}}"#,
+        assets.join(",")
+    );
+    let files = vec![ccv3::charx::CharxFile {
+        path: "a.bin".into(),
+        data: vec![7; 1 << 20],
+    }];
+    let bytes = ccv3::charx::write_charx_to_vec(card.as_bytes(), &files).unwrap();
+    let Document::Card(cf) = ccv3::read_bytes(&bytes).unwrap() else {
+        panic!("a card")
+    };
+    for to in [Container::Json, Container::Png, Container::Charx] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let err = ccv3::write_card_to(cf.clone(), to, ccv3::CardVersion::V3, None, &mut out);
+        assert!(matches!(err, Err(Error::Limit(_))), "{to:?}: {err:?}");
+    }
+    assert!(matches!(ccv3::write_charx(&cf), Err(Error::Limit(_))));
+    assert!(matches!(
+        ccv3::write_png(&cf, None, ccv3::CardVersion::V3),
+        Err(Error::Limit(_))
+    ));
+    assert!(ccv3::into_charx_layout(cf.clone()).is_err());
+    // The infallible layout stops copying at the bound: the rest keep their URIs.
+    let (_, files) = ccv3::charx_layout(&cf);
+    assert!(files.len() < 300);
 }

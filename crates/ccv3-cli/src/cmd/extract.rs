@@ -23,7 +23,7 @@ pub fn extract(file: &Path, dir: &Path) -> CmdResult {
         ));
     };
     // The files move into the layout (not copied), and each is dropped once written.
-    let (card_json, files) = ccv3::into_charx_layout(cf);
+    let (card_json, files) = ccv3::into_charx_layout(cf).map_err(|e| CliError::file(file, e))?;
     let staged = StagedDir::new(dir).map_err(|e| CliError::file(dir, e))?;
     let root = staged.path().to_path_buf();
     write_new(&root.join("card.json"), &card_json).map_err(|e| CliError::file(dir, e))?;
