@@ -10,6 +10,11 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Raise the size limits of the card and lorebook files read (files read whole, JSON text,
+    /// PNG card text, CHARX contents, `pack` folders) to this many MiB each. The defaults
+    /// (128-256 MiB) are far above real cards and keep every command under 1 GiB of memory.
+    #[arg(long, global = true, value_name = "MIB")]
+    pub max_input_mib: Option<u64>,
 }
 
 /// The subcommands.

@@ -395,6 +395,29 @@ fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), L
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
 pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
+    parse_chat_with_warnings(input).map(|(chat, _)| chat)
+}
+
+/// [`parse_chat`], also returning what was repaired: lone UTF-16 surrogate escapes (half of an
+/// emoji pair, as chat applications that cut text by UTF-16 unit leave behind) become U+FFFD
+/// with one [`ccv3::json::LONE_SURROGATE`] warning instead of rejecting the chat (issue 12).
+///
+/// # Errors
+/// As [`parse_chat`].
+///
+/// ```
+/// let (chat, warnings) = ccv3_lore::chat::parse_chat_with_warnings(r#"[{"role":"user","content":"a\ud83d"}]"#)?;
+/// assert_eq!(chat.messages[0].content, "a\u{fffd}");
+/// assert_eq!(warnings[0].code, ccv3::json::LONE_SURROGATE);
+/// # Ok::<(), ccv3_lore::LoreError>(())
+/// ```
+pub fn parse_chat_with_warnings(input: &str) -> Result<(Chat, Vec<ccv3::Diagnostic>), LoreError> {
+    let mut warnings = Vec::new();
+    let chat = parse_chat_inner(input, &mut warnings)?;
+    Ok((chat, warnings))
+}
+
+fn parse_chat_inner(input: &str, warnings: &mut Vec<ccv3::Diagnostic>) -> Result<Chat, LoreError> {
     if input.len() > MAX_CHAT_BYTES {
         return Err(LoreError::Limit(format!(
             "chat is {} bytes, more than {MAX_CHAT_BYTES}",
@@ -406,8 +429,11 @@ pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
     if trimmed.is_empty() {
         return Err(not_a_chat("empty input"));
     }
-    match serde_json::from_str::<Value>(input) {
-        Ok(v) => return chat_from_value(&v),
+    match ccv3::json::from_slice_repaired::<Value>(input.as_bytes()) {
+        Ok((v, repaired)) => {
+            warnings.extend(repaired);
+            return chat_from_value(&v);
+        }
         Err(e) if trimmed.starts_with('[') => {
             return Err(LoreError::chat("", format!("invalid JSON: {e}")))
         }
@@ -421,13 +447,24 @@ pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
             continue;
         }
         let at = format!("line {}", n + 1);
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            if first {
-                LoreError::chat(&at, format!("invalid JSON ({e}): {CHAT_SHAPES}"))
-            } else {
-                LoreError::chat(&at, format!("invalid JSON: {e}"))
+        let (v, repaired) =
+            ccv3::json::from_slice_repaired::<Value>(line.as_bytes()).map_err(|e| {
+                if first {
+                    LoreError::chat(&at, format!("invalid JSON ({e}): {CHAT_SHAPES}"))
+                } else {
+                    LoreError::chat(&at, format!("invalid JSON: {e}"))
+                }
+            })?;
+        if let Some(mut w) = repaired {
+            // One warning per chat, for the first line that needed it.
+            if !warnings
+                .iter()
+                .any(|d| d.code == ccv3::json::LONE_SURROGATE)
+            {
+                w.message = format!("{at}: {}", w.message);
+                warnings.push(w);
             }
-        })?;
+        }
         let was_first = std::mem::replace(&mut first, false);
         jsonl_line(&mut chat, &v, &at, was_first)?;
     }

@@ -59,12 +59,15 @@ fn variables_empty(v: &ccv3_cbs::Variables) -> bool {
 }
 
 impl ScanState {
-    /// Reads a state from JSON.
+    /// Reads a state from JSON. Lone UTF-16 surrogate escapes (in CBS variables, say) become
+    /// U+FFFD instead of failing the read (issue 12; see [`ccv3::json::from_slice_repaired`]).
     ///
     /// # Errors
     /// [`crate::LoreError::State`] when the text is not a state object.
     pub fn from_json(text: &str) -> Result<ScanState, crate::LoreError> {
-        serde_json::from_str(text).map_err(|e| crate::LoreError::State(e.to_string()))
+        ccv3::json::from_slice_repaired(text.as_bytes())
+            .map(|(state, _)| state)
+            .map_err(|e| crate::LoreError::State(e.to_string()))
     }
 
     /// The state as pretty JSON.

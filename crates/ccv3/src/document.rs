@@ -24,7 +24,7 @@ use crate::lorebook::{self, BookFormat};
 use crate::model::{Asset, AssetUri, Card, Lorebook, Raw};
 use crate::{json, legacy, png};
 use serde_json::Value;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// The container a card was read from.
@@ -110,8 +110,10 @@ impl Document {
     }
 }
 
-/// The largest file [`read_file`] reads into memory (2 GiB); PNGs are never read whole.
-pub const MAX_FILE_LEN: u64 = 2 << 30;
+/// The largest file [`read_file`] reads whole into memory by default (256 MiB; a JSON file, a
+/// JPEG or WebP card, a PNG whose picture is kept): [`ReadOptions::max_file_len`] changes it.
+/// PNGs are otherwise never read whole, and CHARX archives are streamed.
+pub const MAX_FILE_LEN: u64 = 256 << 20;
 
 /// Reads a card or lorebook from bytes, sniffing the container.
 ///
@@ -123,33 +125,57 @@ pub const MAX_FILE_LEN: u64 = 2 << 30;
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn read_bytes(bytes: &[u8]) -> Result<Document> {
+    read_bytes_with(bytes, &ReadOptions::default())
+}
+
+/// [`read_bytes`] with the limits of `opts` ([`ReadOptions::mmap`] and
+/// [`ReadOptions::max_file_len`] do not apply to bytes already in memory). The picture of a PNG,
+/// JPEG or WebP card is always kept in [`CardFile::image`].
+///
+/// ```
+/// let mut opts = ccv3::ReadOptions::default();
+/// opts.max_json_len = 10;
+/// let err = ccv3::read_bytes_with(br#"{"spec":"chara_card_v3","data":{}}"#, &opts).unwrap_err();
+/// assert!(err.to_string().contains("ReadOptions::max_json_len"));
+/// ```
+pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     if png::is_png(bytes) {
-        let mut cf = read_png(|limits| png::read_card_chunks(std::io::Cursor::new(bytes), limits))?;
+        let mut cf = read_png(opts, |limits| {
+            png::read_card_chunks(std::io::Cursor::new(bytes), limits)
+        })?;
         cf.image = Some(bytes.to_vec());
         return Ok(Document::Card(cf));
     }
     if charx::looks_like_charx(bytes) {
-        let archive = charx::read_charx_from_slice(bytes, &charx::Limits::default())?;
-        return card_from_charx(archive).map(Document::Card);
+        let archive = charx::read_charx_from_slice(bytes, &opts.charx)?;
+        return card_from_charx(archive, opts).map(Document::Card);
     }
     if legacy::is_jpeg(bytes) {
         let text = legacy::read_jpeg_card(bytes)?;
-        return card_from_image_json(&text, Container::Jpeg, bytes).map(Document::Card);
+        return card_from_image_json(&text, Container::Jpeg, bytes, opts).map(Document::Card);
     }
     if legacy::is_webp(bytes) {
         let text = legacy::read_webp_card(bytes)?;
-        return card_from_image_json(&text, Container::Webp, bytes).map(Document::Card);
+        return card_from_image_json(&text, Container::Webp, bytes, opts).map(Document::Card);
     }
-    read_json_document(bytes)
+    read_json_document(bytes, opts)
 }
 
-/// How [`read_file_with`] reads a file.
+/// How [`read_file_with`] and [`read_bytes_with`] read: file access and the safety limits.
+///
+/// Every limit has a default far above real cards and books (the biggest cards are about 60 MB)
+/// that keeps a read, and every `ccv3` command, under 1 GiB of memory; each error for a limit
+/// names the option that raises it (issue 12). The struct is `non_exhaustive`: start from
+/// `ReadOptions::default()` and set fields.
 ///
 /// ```
-/// let opts = ccv3::ReadOptions::default().mmap(true);
-/// assert!(opts.mmap);
+/// let opts = ccv3::ReadOptions::default().mmap(true).keep_image(true);
+/// assert!(opts.mmap && opts.keep_image);
+/// let mut bigger = ccv3::ReadOptions::default();
+/// bigger.charx.max_total_size = 1 << 30;
+/// bigger.png.max_total_text = 1 << 30;
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReadOptions {
     /// Map big files (1 MiB and more, not PNGs) read-only instead of reading them into memory
@@ -158,12 +184,54 @@ pub struct ReadOptions {
     /// process with `SIGBUS`: ask for it only where that trade is acceptable (a command-line tool,
     /// say).
     pub mmap: bool,
+    /// [`read_file_with`] keeps the picture of a PNG card in [`CardFile::image`] (read whole, at
+    /// most [`ReadOptions::max_file_len`] bytes), as [`read_bytes`] does; default `false`: the
+    /// picture is only seeked past. Converting a card to another PNG or to CHARX needs it.
+    pub keep_image: bool,
+    /// The largest file read whole into memory, in bytes (a JSON file, a JPEG or WebP card, a
+    /// PNG whose picture is kept); bigger files are refused from their metadata. Default
+    /// [`MAX_FILE_LEN`] (256 MiB).
+    pub max_file_len: u64,
+    /// The largest JSON text decoded, in bytes, wherever it comes from (a file, a PNG chunk,
+    /// a CHARX's `card.json`). Default [`json::MAX_JSON_LEN`] (128 MiB).
+    pub max_json_len: u64,
+    /// The most values (strings, numbers, objects, arrays, ...) and keys one JSON text may hold;
+    /// texts of at least twice as many bytes are counted (strings skipped with `memchr`) before
+    /// parsing. Default [`json::MAX_JSON_VALUES`] (3 million; a 50,000-entry lorebook holds 2.5
+    /// million).
+    pub max_json_values: u64,
+    /// The limits of the PNG reader, among them the budget of all text read and inflated from
+    /// one file ([`png::Limits::max_total_text`]).
+    pub png: png::Limits,
+    /// The limits of the CHARX reader, among them the budget of all bytes decompressed from one
+    /// archive ([`charx::Limits::max_total_size`]).
+    pub charx: charx::Limits,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            mmap: false,
+            keep_image: false,
+            max_file_len: MAX_FILE_LEN,
+            max_json_len: json::MAX_JSON_LEN as u64,
+            max_json_values: json::MAX_JSON_VALUES,
+            png: png::Limits::default(),
+            charx: charx::Limits::default(),
+        }
+    }
 }
 
 impl ReadOptions {
     /// These options with [`ReadOptions::mmap`] set to `on`.
     pub fn mmap(mut self, on: bool) -> Self {
         self.mmap = on;
+        self
+    }
+
+    /// These options with [`ReadOptions::keep_image`] set to `on`.
+    pub fn keep_image(mut self, on: bool) -> Self {
+        self.keep_image = on;
         self
     }
 }
@@ -176,28 +244,57 @@ pub fn read_file(path: &Path) -> Result<Document> {
 }
 
 /// Reads a card or lorebook file as `opts` say. PNG files are read with seeks, so image data is
-/// never read; CHARX archives are streamed. Errors do not name the file: callers add it.
+/// never read (unless [`ReadOptions::keep_image`] asks for the picture); CHARX archives are
+/// streamed from the file, one entry at a time. Other files are read whole, up to
+/// [`ReadOptions::max_file_len`]. Errors do not name the file: callers add it.
 pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     let mut file = std::fs::File::open(path)?;
     let mut head = [0u8; 16];
     let n = read_up_to(&mut file, &mut head)?;
     file.seek(SeekFrom::Start(0))?;
-    if png::is_png(&head[..n]) {
-        return read_png(|limits| {
+    let len = file.metadata()?.len();
+    let too_big = || {
+        Error::Limit(format!(
+            "file of {len} bytes is over the limit of {} bytes for files read whole (the option \
+             ReadOptions::max_file_len raises it)",
+            opts.max_file_len
+        ))
+    };
+    let head = head.get(..n).unwrap_or_default();
+    if png::is_png(head) {
+        let mut cf = read_png(opts, |limits| {
             file.seek(SeekFrom::Start(0))?;
             // A small buffer: every skipped chunk discards it, and card text is read in one large read.
             png::read_card_chunks(std::io::BufReader::with_capacity(512, &mut file), limits)
-        })
-        .map(Document::Card);
+        })?;
+        if opts.keep_image {
+            if len > opts.max_file_len {
+                return Err(too_big());
+            }
+            file.seek(SeekFrom::Start(0))?;
+            let mut image = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            Read::by_ref(&mut file)
+                .take(opts.max_file_len)
+                .read_to_end(&mut image)?;
+            cf.image = Some(image);
+        }
+        return Ok(Document::Card(cf));
     }
-    let len = file.metadata()?.len();
-    if len > MAX_FILE_LEN {
-        return Err(Error::Limit(format!(
-            "file of {len} bytes is over the {MAX_FILE_LEN}-byte limit"
-        )));
+    // A zip, or a JPEG with a CHARX behind it: streamed, never read whole (issue 12).
+    if head.starts_with(b"PK\x03\x04")
+        || (legacy::is_jpeg(head) && charx::reader_lists_card_json(&mut file))
+    {
+        file.seek(SeekFrom::Start(0))?;
+        let reader = std::io::BufReader::with_capacity(64 * 1024, &mut file);
+        let archive = charx::read_charx(reader, &opts.charx)?;
+        return card_from_charx(archive, opts).map(Document::Card);
     }
-    let bytes = crate::mapped::whole_file(&mut file, len, MAX_FILE_LEN, opts.mmap)?;
-    read_bytes(&bytes)
+    if len > opts.max_file_len {
+        return Err(too_big());
+    }
+    file.seek(SeekFrom::Start(0))?;
+    let bytes = crate::mapped::whole_file(&mut file, len, opts.max_file_len, opts.mmap)?;
+    read_bytes_with(&bytes, opts)
 }
 
 /// Reads a card or lorebook from a random-access source (a file, a cursor over bytes, a buffer
@@ -206,8 +303,9 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
 ///
 /// A PNG is read as [`read_file`] reads one: only the chunk headers and the card text chunks are
 /// read, image data is seeked past (so the source is never copied whole, and
-/// [`CardFile::image`] is `None`). Any other container is read whole, up to 2 GiB, and then
-/// read as [`read_bytes`] reads it. Reading starts at the source's current
+/// [`CardFile::image`] is `None`). Any other container is read whole, up to
+/// [`ReadOptions::max_file_len`] ([`MAX_FILE_LEN`] by default), and then read as [`read_bytes`]
+/// reads it. Reading starts at the source's current
 /// position.
 ///
 /// ```
@@ -219,35 +317,46 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
 /// ```
 ///
 /// # Errors
-/// As [`read_bytes`]; [`Error::Limit`] for a source longer than 2 GiB that is not a PNG, and [`Error::Io`] when the source fails.
-pub fn read_seekable<R: Read + Seek>(mut r: R) -> Result<Document> {
+/// As [`read_bytes`]; [`Error::Limit`] for a source over the limit that is not a PNG, and [`Error::Io`] when the source fails.
+pub fn read_seekable<R: Read + Seek>(r: R) -> Result<Document> {
+    read_seekable_with(r, &ReadOptions::default())
+}
+
+/// Reads a card or lorebook from a random-access source as `opts` say (see [`read_seekable`];
+/// [`ReadOptions::mmap`] does not apply).
+///
+/// # Errors
+/// As [`read_seekable`]; the limits are the options'.
+pub fn read_seekable_with<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<Document> {
     let start = r.stream_position()?;
     let mut head = [0u8; 16];
     let n = read_up_to(&mut r, &mut head)?;
     r.seek(SeekFrom::Start(start))?;
     if png::is_png(head.get(..n).unwrap_or_default()) {
-        return read_png(|limits| {
+        return read_png(opts, |limits| {
             r.seek(SeekFrom::Start(start))?;
             png::read_card_chunks(&mut r, limits)
         })
         .map(Document::Card);
     }
+    let max = opts.max_file_len;
     let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
     r.seek(SeekFrom::Start(start))?;
-    if len > MAX_FILE_LEN {
+    if len > max {
         return Err(Error::Limit(format!(
-            "input of {len} bytes is over the {MAX_FILE_LEN}-byte limit"
+            "input of {len} bytes is over the {max}-byte limit (the option \
+             ReadOptions::max_file_len raises it)"
         )));
     }
     // The length is what the source says; read no more than the limit whatever it says.
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 26));
-    r.take(MAX_FILE_LEN + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE_LEN {
+    r.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
         return Err(Error::Limit(format!(
-            "input is over the {MAX_FILE_LEN}-byte limit"
+            "input is over the {max}-byte limit (the option ReadOptions::max_file_len raises it)"
         )));
     }
-    read_bytes(&bytes)
+    read_bytes_with(&bytes, opts)
 }
 
 fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
@@ -265,25 +374,30 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
 /// when there is no `ccv3` chunk, or it holds no readable card, is the file read again with
 /// `chara` (a second walk over the chunk headers, which costs little).
 fn read_png(
+    opts: &ReadOptions,
     mut read_chunks: impl FnMut(&png::Limits) -> Result<png::CardChunks>,
 ) -> Result<CardFile> {
     let fast = png::Limits {
         read_chara: false,
-        ..png::Limits::default()
+        ..opts.png
     };
     let chunks = read_chunks(&fast)?;
     if !chunks.chara_skipped {
-        return card_from_png_chunks(chunks);
+        return card_from_png_chunks(chunks, opts);
     }
     if chunks.ccv3.is_some() {
-        if let Ok(cf) = card_from_png_chunks(chunks) {
+        if let Ok(cf) = card_from_png_chunks(chunks, opts) {
             return Ok(cf);
         }
     }
-    card_from_png_chunks(read_chunks(&png::Limits::default())?)
+    let all = png::Limits {
+        read_chara: true,
+        ..opts.png
+    };
+    card_from_png_chunks(read_chunks(&all)?, opts)
 }
 
-fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
+fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<CardFile> {
     let mut diags = chunks.diagnostics;
     let files = chunks
         .assets
@@ -293,7 +407,7 @@ fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
     // `ccv3` wins over `chara` (SPEC_V3 "PNG/APNG"); a broken `ccv3` beside a good `chara` is a
     // warning, and the backfilled `chara` is otherwise ignored.
     let card = match (&chunks.ccv3, &chunks.chara) {
-        (Some(text), chara) => match card_from_text(text.as_bytes(), &mut diags) {
+        (Some(text), chara) => match card_from_text(text.as_bytes(), opts, &mut diags) {
             Ok(card) => card,
             Err(e) => match chara {
                 Some(chara) => {
@@ -302,14 +416,15 @@ fn card_from_png_chunks(chunks: png::CardChunks) -> Result<CardFile> {
                         "",
                         format!("the ccv3 chunk holds no readable card ({e}); read the chara chunk instead"),
                     ));
-                    card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?
+                    card_from_text(chara.as_bytes(), opts, &mut diags)
+                        .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?
                 }
-                None => return Err(png_err("ccv3", e)),
+                None => return Err(png_err("ccv3", chunks.ccv3_chunk.as_ref(), e)),
             },
         },
         (None, Some(chara)) => {
-            let mut card =
-                card_from_text(chara.as_bytes(), &mut diags).map_err(|e| png_err("chara", e))?;
+            let mut card = card_from_text(chara.as_bytes(), opts, &mut diags)
+                .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?;
             trim_backfill_warning(&mut card, &mut diags);
             card
         }
@@ -342,22 +457,28 @@ fn trim_backfill_warning(card: &mut Card, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-fn png_err(keyword: &str, e: Error) -> Error {
+/// An error about the card in the `keyword` chunk found at `place` (issue 12: errors name the
+/// chunk type and its byte offset).
+fn png_err(keyword: &str, place: Option<&png::ChunkPlace>, e: Error) -> Error {
+    let (kind, offset) = place.map_or(("tEXt", 0), |p| (p.kind.as_str(), p.offset));
     Error::Png {
-        chunk: format!("tEXt {keyword}"),
-        offset: 0,
+        chunk: format!("{kind} {keyword}"),
+        offset,
         problem: e.to_string(),
     }
 }
 
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
-fn card_from_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    Card::from_json_text(text, diags)
+fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) -> Result<Card> {
+    json::with_raw(text, opts, false, |raw, d| {
+        diags.extend(d);
+        Card::from_raw(raw, diags)
+    })
 }
 
-fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {
+fn card_from_charx(archive: charx::CharxArchive, opts: &ReadOptions) -> Result<CardFile> {
     let mut diags = archive.diagnostics;
-    let card = card_from_text(&archive.card_json, &mut diags).map_err(|e| Error::Charx {
+    let card = card_from_text(&archive.card_json, opts, &mut diags).map_err(|e| Error::Charx {
         entry: "card.json".into(),
         problem: e.to_string(),
     })?;
@@ -378,9 +499,14 @@ fn card_from_charx(archive: charx::CharxArchive) -> Result<CardFile> {
     })
 }
 
-fn card_from_image_json(text: &str, container: Container, bytes: &[u8]) -> Result<CardFile> {
+fn card_from_image_json(
+    text: &str,
+    container: Container,
+    bytes: &[u8],
+    opts: &ReadOptions,
+) -> Result<CardFile> {
     let mut diags = Vec::new();
-    let card = card_from_text(text.as_bytes(), &mut diags)?;
+    let card = card_from_text(text.as_bytes(), opts, &mut diags)?;
     Ok(CardFile {
         card,
         container,
@@ -390,7 +516,7 @@ fn card_from_image_json(text: &str, container: Container, bytes: &[u8]) -> Resul
     })
 }
 
-fn read_json_document(bytes: &[u8]) -> Result<Document> {
+fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     let not_json = |e: Error| match e {
         Error::Json {
             line: 1, column: 1, ..
@@ -404,15 +530,15 @@ fn read_json_document(bytes: &[u8]) -> Result<Document> {
     };
     // Cards, `lorebook_v3` files and bare `character_book`s take the fast path; the other
     // lorebook formats are parsed again as a `Value` for their readers.
-    let fast = match fast_json_document(bytes, true).map_err(not_json)? {
+    let fast = match fast_json_document(bytes, opts, true).map_err(not_json)? {
         // The bare-book guess did not hold: parse again without it.
-        FastJson::Retry => fast_json_document(bytes, false).map_err(not_json)?,
+        FastJson::Retry => fast_json_document(bytes, opts, false).map_err(not_json)?,
         other => other,
     };
     if let FastJson::Done(doc) = fast {
         return Ok(*doc);
     }
-    let (v, mut diags) = json::parse(bytes)?;
+    let (v, mut diags) = json::parse_with(bytes, opts)?;
     if lorebook::looks_like_lorebook(&v) {
         let (book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
         return Ok(Document::Lorebook(BookFile {
@@ -439,8 +565,8 @@ enum FastJson {
 }
 
 /// The fast path of [`read_json_document`].
-fn fast_json_document(bytes: &[u8], bare_books: bool) -> Result<FastJson> {
-    json::with_raw(bytes, bare_books, |raw, mut diags| {
+fn fast_json_document(bytes: &[u8], opts: &ReadOptions, bare_books: bool) -> Result<FastJson> {
+    json::with_raw(bytes, opts, bare_books, |raw, mut diags| {
         let card = crate::model::raw_is_card(&raw);
         let format = if card {
             None
@@ -569,16 +695,171 @@ pub fn media_type(ext: &str) -> &'static str {
     }
 }
 
-/// Writes a card as JSON (pretty), embedded assets turned into `data:` URLs.
+/// The embedded files of a card, found by path in one hash lookup (issue 12: a card with
+/// 200,000 assets is written in linear time). Borrowed files are copied out; owned files are
+/// moved out on their last use, so a consumed [`CardFile`] is never held twice.
+struct Store<'a> {
+    held: Held<'a>,
+    /// The first file of each path (as a linear search would find it).
+    index: std::collections::HashMap<String, usize>,
+    /// How many more times each file will be asked for.
+    uses: Vec<usize>,
+    /// Bytes copied so far (a file used by several assets is copied for each but the last).
+    copied: u64,
+    /// A copy was refused: [`MAX_COPIED`] would have been passed.
+    over: bool,
+}
+
+/// Most bytes the writers copy out of a card's files (and picture): a file named by many assets
+/// is copied for each, so one 100 MiB file named by 100,000 assets would ask for 10 TB (issue
+/// 12). A card read within the default limits never gets near it when every file is used once.
+const MAX_COPIED: u64 = 256 << 20;
+
+/// The error of a writer whose copies passed [`MAX_COPIED`].
+fn too_many_copies() -> Error {
+    Error::Limit(format!(
+        "writing the card would copy more than {MAX_COPIED} bytes of its files (one file is \
+         named by many assets)"
+    ))
+}
+
+enum Held<'a> {
+    Borrowed(&'a [EmbeddedFile]),
+    Owned(Vec<EmbeddedFile>),
+}
+
+impl<'a> Store<'a> {
+    fn new(held: Held<'a>, assets: Option<&[Asset]>) -> Self {
+        let files: &[EmbeddedFile] = match &held {
+            Held::Borrowed(f) => f,
+            Held::Owned(f) => f,
+        };
+        let mut index = std::collections::HashMap::with_capacity(files.len());
+        for (i, f) in files.iter().enumerate() {
+            index.entry(f.path.clone()).or_insert(i);
+        }
+        let mut uses = vec![0usize; files.len()];
+        for a in assets.into_iter().flatten() {
+            if let AssetUri::Embedded(p) | AssetUri::PngChunk(p) = a.parsed_uri() {
+                if let Some(&i) = index.get(p) {
+                    if let Some(u) = uses.get_mut(i) {
+                        *u += 1;
+                    }
+                }
+            }
+        }
+        Store {
+            held,
+            index,
+            uses,
+            copied: 0,
+            over: false,
+        }
+    }
+
+    fn files(&self) -> &[EmbeddedFile] {
+        match &self.held {
+            Held::Borrowed(f) => f,
+            Held::Owned(f) => f,
+        }
+    }
+
+    /// The bytes of the `i`th file: moved out on its last use when owned, else copied.
+    fn take_at(&mut self, i: usize) -> Option<Vec<u8>> {
+        let left = self.uses.get_mut(i)?;
+        *left = left.saturating_sub(1);
+        let last = *left == 0;
+        let len = self.files().get(i)?.data.len();
+        let moved = last && matches!(self.held, Held::Owned(_));
+        if !moved && !self.charge(len) {
+            return None;
+        }
+        match &mut self.held {
+            Held::Borrowed(f) => f.get(i).map(|f| f.data.clone()),
+            Held::Owned(f) => {
+                let file = f.get_mut(i)?;
+                Some(if last {
+                    std::mem::take(&mut file.data)
+                } else {
+                    file.data.clone()
+                })
+            }
+        }
+    }
+
+    /// True when the copies the assets ask for would pass [`MAX_COPIED`]: known before any is
+    /// made, so a strict writer refuses at once.
+    fn copies_too_many(&self) -> bool {
+        let owned = matches!(self.held, Held::Owned(_));
+        let total = self
+            .files()
+            .iter()
+            .zip(&self.uses)
+            .map(|(f, &uses)| {
+                let copies = if owned { uses.saturating_sub(1) } else { uses };
+                (copies as u64).saturating_mul(f.data.len() as u64)
+            })
+            .fold(0u64, u64::saturating_add);
+        total > MAX_COPIED
+    }
+
+    /// Counts a copy of `len` bytes against [`MAX_COPIED`]; false (and `over` set) past it.
+    fn charge(&mut self, len: usize) -> bool {
+        let total = self.copied.saturating_add(len as u64);
+        if total > MAX_COPIED {
+            self.over = true;
+            return false;
+        }
+        self.copied = total;
+        true
+    }
+
+    /// The bytes of the file at `path` (see [`Store::take_at`]).
+    fn take(&mut self, path: &str) -> Option<Vec<u8>> {
+        let i = *self.index.get(path)?;
+        self.take_at(i)
+    }
+
+    /// The bytes an asset URI stands for: an embedded file, a PNG chunk or a `data:` URL.
+    fn asset(&mut self, uri: &str) -> Option<Vec<u8>> {
+        match AssetUri::parse(uri) {
+            AssetUri::Embedded(p) | AssetUri::PngChunk(p) => self.take(p),
+            AssetUri::Data { .. } => asset_bytes(uri, &[]),
+            _ => None,
+        }
+    }
+}
+
+/// Writes a card as JSON (pretty), embedded assets turned into `data:` URLs. Copies of the
+/// card's files past 256 MiB in all (one file named by very many assets) are not made: those
+/// assets keep their URIs ([`write_card_to`] refuses such a card instead).
 pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
-    let mut card = cf.card.clone();
+    let mut out = Vec::with_capacity(4096);
+    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    // Writing to memory cannot fail, and copies past the bound are skipped, not refused.
+    let _ = json_into(cf.card.clone(), store, version, false, &mut out);
+    out
+}
+
+/// Writes the card as JSON into `out`; `strict` refuses a card whose copies passed
+/// [`MAX_COPIED`] (else those assets keep their URIs).
+fn json_into<W: Write>(
+    mut card: Card,
+    mut store: Store<'_>,
+    version: CardVersion,
+    strict: bool,
+    mut out: W,
+) -> Result<()> {
+    if strict && store.copies_too_many() {
+        return Err(too_many_copies());
+    }
     if let Some(assets) = card.data.assets.as_mut() {
         for a in assets.iter_mut() {
             if matches!(
                 a.parsed_uri(),
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_)
             ) {
-                if let Some(bytes) = asset_bytes(&a.uri, &cf.files) {
+                if let Some(bytes) = store.asset(&a.uri) {
                     a.uri = format!(
                         "data:{};base64,{}",
                         media_type(&a.ext),
@@ -588,11 +869,17 @@ pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
             }
         }
     }
+    if strict && store.over {
+        return Err(too_many_copies());
+    }
+    drop(store);
     match version {
         // Written straight from the model, without a tree.
-        CardVersion::V3 => json::to_pretty(&card.v3_arranged()),
-        CardVersion::V2 => json::to_pretty(&card_json(&card, version)),
+        CardVersion::V3 => json::write(&mut out, &card.v3_arranged(), true)?,
+        CardVersion::V2 => json::write(&mut out, &card_json(&card, version), true)?,
     }
+    out.write_all(b"\n")?;
+    Ok(())
 }
 
 /// The card as a JSON value of the given version.
@@ -609,10 +896,24 @@ pub fn card_json(card: &Card, version: CardVersion) -> Value {
 /// Writes a card as PNG. `image` is the picture to use (else the card's own PNG, else its main
 /// icon asset when that is a PNG, else a plain generated image).
 pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> Result<Vec<u8>> {
-    let mut card = cf.card.clone();
-    let mut picture: Option<Vec<u8>> = image.map(<[u8]>::to_vec);
-    if picture.is_none() {
-        picture = cf.image.clone().filter(|b| png::is_png(b));
+    let picture = image
+        .map(<[u8]>::to_vec)
+        .or_else(|| cf.image.clone().filter(|b| png::is_png(b)));
+    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    let mut out = Vec::new();
+    png_into(cf.card.clone(), store, picture, version, &mut out)?;
+    Ok(out)
+}
+
+fn png_into<W: Write>(
+    mut card: Card,
+    mut store: Store<'_>,
+    mut picture: Option<Vec<u8>>,
+    version: CardVersion,
+    out: W,
+) -> Result<()> {
+    if store.copies_too_many() {
+        return Err(too_many_copies());
     }
     let mut chunks: Vec<(String, Vec<u8>)> = Vec::new();
     if let Some(assets) = card.data.assets.as_mut() {
@@ -626,7 +927,7 @@ pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> R
             if !embedded {
                 continue;
             }
-            let Some(bytes) = asset_bytes(&a.uri, &cf.files) else {
+            let Some(bytes) = store.asset(&a.uri) else {
                 continue;
             };
             if Some(i) == main_icon && picture.is_none() && png::is_png(&bytes) {
@@ -643,38 +944,38 @@ pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> R
             ));
         }
     }
+    if store.over {
+        return Err(too_many_copies());
+    }
+    drop(store);
     let picture = picture.unwrap_or_else(png::plain_image);
     let mut text: Vec<(String, Vec<u8>)> = Vec::new();
+    // Each JSON text is dropped as soon as it is encoded.
+    let encode = |v: Vec<u8>| png::encode_text_value(&String::from_utf8_lossy(&v));
     match version {
         CardVersion::V3 => {
-            let v3 = json::to_compact(&card.v3_arranged());
-            let v2 = json::to_compact(&card.to_v2_json(&BackfillOptions::default()));
-            text.push((
-                "chara".into(),
-                png::encode_text_value(&String::from_utf8_lossy(&v2)),
+            let v2 = encode(json::to_compact(
+                &card.to_v2_json(&BackfillOptions::default()),
             ));
-            text.push((
-                "ccv3".into(),
-                png::encode_text_value(&String::from_utf8_lossy(&v3)),
-            ));
+            text.push(("chara".into(), v2));
+            let v3 = encode(json::to_compact(&card.v3_arranged()));
+            text.push(("ccv3".into(), v3));
         }
         CardVersion::V2 => {
-            let v2 = json::to_compact(&card.to_v2_json(&BackfillOptions {
+            let v2 = encode(json::to_compact(&card.to_v2_json(&BackfillOptions {
                 warning: false,
                 stash_v3: true,
-            }));
-            text.push((
-                "chara".into(),
-                png::encode_text_value(&String::from_utf8_lossy(&v2)),
-            ));
+            })));
+            text.push(("chara".into(), v2));
         }
     }
+    drop(card);
     text.extend(chunks);
     let refs: Vec<(&str, &[u8])> = text
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_slice()))
         .collect();
-    png::write_card_chunks(&picture, &refs)
+    png::write_card_chunks_to(&picture, &refs, out)
 }
 
 fn main_icon_index(assets: &[Asset]) -> Option<usize> {
@@ -686,23 +987,125 @@ fn main_icon_index(assets: &[Asset]) -> Option<usize> {
 
 /// Writes a card as CHARX: `card.json` plus every asset at the spec's folder, URIs rewritten.
 pub fn write_charx(cf: &CardFile) -> Result<Vec<u8>> {
-    let (card_json, files) = charx_layout(cf);
+    let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    let (card_json, files) = layout(cf.card.clone(), cf.container, cf.image.as_deref(), store)?;
     charx::write_charx_to_vec(&card_json, &files)
 }
 
+/// Writes a card to `out` in the container `to` (JSON, PNG or CHARX), as [`write_json`],
+/// [`write_png`] and [`write_charx`] do, but consuming the card: each embedded file is moved
+/// into the output instead of copied, and the output is streamed to `out` instead of built in
+/// memory, so a card is never held twice (issue 12). `image` is the picture of a PNG output
+/// (else the card's own PNG, else its main icon when that is a PNG, else a plain image).
+///
+/// # Errors
+///
+/// [`Error::Parameter`] for a WebP or JPEG output or a V2 CHARX; the writers' errors; I/O errors.
+///
+/// ```
+/// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// let expected = ccv3::write_json(&cf, ccv3::CardVersion::V3);
+/// let mut out = std::io::Cursor::new(Vec::new());
+/// ccv3::write_card_to(cf, ccv3::Container::Json, ccv3::CardVersion::V3, None, &mut out)?;
+/// assert_eq!(out.into_inner(), expected);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn write_card_to<W: Write + Seek>(
+    cf: CardFile,
+    to: Container,
+    version: CardVersion,
+    image: Option<Vec<u8>>,
+    out: W,
+) -> Result<()> {
+    let CardFile {
+        card,
+        container,
+        files,
+        image: own_image,
+        ..
+    } = cf;
+    match (to, version) {
+        (Container::Json, _) => {
+            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            json_into(card, store, version, true, std::io::BufWriter::new(out))
+        }
+        (Container::Png, _) => {
+            let picture = image.or_else(|| own_image.filter(|b| png::is_png(b)));
+            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            png_into(card, store, picture, version, std::io::BufWriter::new(out))
+        }
+        (Container::Charx, CardVersion::V3) => {
+            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            let (card_json, files) = layout(card, container, own_image.as_deref(), store)?;
+            charx::write_charx(out, &card_json, &files)
+        }
+        (Container::Charx, CardVersion::V2) => Err(Error::Parameter(
+            "CHARX holds V3 cards only: write V2 cards as JSON or PNG".into(),
+        )),
+        (other, _) => Err(Error::Parameter(format!(
+            "cards are written as JSON, PNG or CHARX, not {}",
+            other.label()
+        ))),
+    }
+}
+
 /// The files of a card's CHARX form: `card.json` (pretty V3 JSON, asset URIs rewritten to
-/// `embeded://`) and every other file with its path inside the archive.
+/// `embeded://`) and every other file with its path inside the archive. Copies of the card's
+/// files past 256 MiB in all (one file named by very many assets) are left out, their assets'
+/// URIs unchanged; [`write_charx`] and [`write_card_to`] refuse such a card instead.
 pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
-    let mut card = cf.card.clone();
+    let mut store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
+    layout_inner(
+        cf.card.clone(),
+        cf.container,
+        cf.image.as_deref(),
+        &mut store,
+    )
+}
+
+/// [`charx_layout`], consuming the card: its files are moved into the layout, not copied.
+///
+/// # Errors
+///
+/// [`Error::Limit`] when a file named by many assets would be copied past 256 MiB in all.
+pub fn into_charx_layout(cf: CardFile) -> Result<(Vec<u8>, Vec<CharxFile>)> {
+    let store = Store::new(Held::Owned(cf.files), cf.card.data.assets.as_deref());
+    layout(cf.card, cf.container, cf.image.as_deref(), store)
+}
+
+/// [`layout_inner`], refusing a layout whose copies passed [`MAX_COPIED`].
+fn layout(
+    card: Card,
+    container: Container,
+    image: Option<&[u8]>,
+    mut store: Store<'_>,
+) -> Result<(Vec<u8>, Vec<CharxFile>)> {
+    if store.copies_too_many() {
+        return Err(too_many_copies());
+    }
+    let out = layout_inner(card, container, image, &mut store);
+    if store.over {
+        return Err(too_many_copies());
+    }
+    Ok(out)
+}
+
+fn layout_inner(
+    mut card: Card,
+    container: Container,
+    image: Option<&[u8]>,
+    store: &mut Store<'_>,
+) -> (Vec<u8>, Vec<CharxFile>) {
     let mut out: Vec<CharxFile> = Vec::new();
     let mut paths = charx::PathDeduper::new();
     let mut assets = card.data.assets.take();
-    if assets.is_none() && cf.image.as_deref().is_some_and(png::is_png) {
+    if assets.is_none() && image.is_some_and(png::is_png) {
         assets = Some(Asset::default_list());
     }
     // Files the assets point at move to the spec's folders; the others (RisuAI's module.risum,
     // x_meta/...) keep their paths, which are reserved first so no asset lands on them.
-    let referenced: Vec<&str> = assets
+    let referenced: std::collections::HashSet<&str> = assets
         .iter()
         .flatten()
         .filter_map(|a| match a.parsed_uri() {
@@ -710,23 +1113,33 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
             _ => None,
         })
         .collect();
-    let kept: Vec<&EmbeddedFile> = cf
-        .files
-        .iter()
-        .filter(|f| cf.container == Container::Charx && !referenced.contains(&f.path.as_str()))
-        .collect();
-    for f in &kept {
-        paths.reserve(&f.path);
+    let kept: Vec<usize> = if container == Container::Charx {
+        store
+            .files()
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !referenced.contains(f.path.as_str()))
+            .map(|(i, _)| i)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    drop(referenced);
+    for &i in &kept {
+        if let Some(f) = store.files().get(i) {
+            let path = f.path.clone();
+            paths.reserve(&path);
+        }
     }
     if let Some(list) = assets.as_mut() {
         for a in list.iter_mut() {
             // An asset already in this CHARX keeps its path (RisuAI's x_meta/ files name them).
             if let AssetUri::Embedded(p) = a.parsed_uri() {
-                if cf.container == Container::Charx && paths.reserve(p) {
-                    if let Some(f) = cf.files.iter().find(|f| f.path == p) {
+                if container == Container::Charx && paths.reserve(p) {
+                    if let Some(data) = store.take(p) {
                         out.push(CharxFile {
-                            path: f.path.clone(),
-                            data: f.data.clone(),
+                            path: p.to_string(),
+                            data,
                         });
                         continue;
                     }
@@ -734,11 +1147,11 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
             }
             let bytes = match a.parsed_uri() {
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_) | AssetUri::Data { .. } => {
-                    asset_bytes(&a.uri, &cf.files)
+                    store.asset(&a.uri)
                 }
-                AssetUri::Default if a.kind == "icon" => {
-                    cf.image.clone().filter(|b| png::is_png(b))
-                }
+                AssetUri::Default if a.kind == "icon" => image
+                    .filter(|b| png::is_png(b) && store.charge(b.len()))
+                    .map(<[u8]>::to_vec),
                 _ => None,
             };
             let Some(bytes) = bytes else { continue };
@@ -771,10 +1184,16 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
         }
     }
     card.data.assets = assets;
-    out.extend(kept.into_iter().map(|f| CharxFile {
-        path: f.path.clone(),
-        data: f.data.clone(),
-    }));
+    for i in kept {
+        let path = store.files().get(i).map(|f| f.path.clone());
+        // Kept files are asked for once each: moved when owned.
+        if let Some(u) = store.uses.get_mut(i) {
+            *u = 1;
+        }
+        if let (Some(path), Some(data)) = (path, store.take_at(i)) {
+            out.push(CharxFile { path, data });
+        }
+    }
     (json::to_pretty(&card.v3_arranged()), out)
 }
 

@@ -1,5 +1,15 @@
-//! JSON text: decoding card and lorebook files (BOM, UTF-8/UTF-16, position-carrying errors) and
-//! writing them.
+//! JSON text: decoding card and lorebook files (BOM, UTF-8/UTF-16, position-carrying errors,
+//! lone surrogate escapes) and writing them.
+//!
+//! # Lone surrogates
+//! JSON escapes characters outside the Basic Multilingual Plane as a UTF-16 pair
+//! (`"\ud83d\ude00"`). Chat applications that cut text by UTF-16 unit leave half a pair behind
+//! (`"\ud83d"`, or a reversed `"\ude00\ud83d"`), which `serde_json` (like any strict parser)
+//! rejects. Every reader of this project (cards, lorebooks of every format, chats, state files)
+//! goes through [`repair_lone_surrogates`]: each lone escape becomes U+FFFD (the escape
+//! `\ufffd`, the same length, so error positions stay right) with one warning
+//! ([`LONE_SURROGATE`]), instead of the whole file being refused. The repair runs only after the
+//! parser reported such an escape, so files without one cost nothing more.
 
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
@@ -7,8 +17,21 @@ use crate::model::Raw;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The most JSON text we decode (1 GiB): bigger inputs are refused before any allocation.
-pub const MAX_JSON_LEN: usize = 1 << 30;
+/// The most JSON text decoded by default (128 MiB; [`crate::ReadOptions::max_json_len`] changes
+/// it): bigger inputs are refused before any allocation. Real cards and books are far smaller
+/// (the biggest cards are about 60 MB with their images, big lorebooks 40 MB), and a text's
+/// strings are held a few times over while a card is converted (parsed, copied into a PNG's
+/// two chunks, base64), which this bound keeps under 1 GiB.
+pub const MAX_JSON_LEN: usize = 128 << 20;
+
+/// The most JSON values (strings, numbers, objects, arrays, ...) and object keys a text may hold
+/// by default ([`crate::ReadOptions::max_json_values`] changes it). A parsed value costs tens
+/// to hundreds of bytes however short its text (`0,` is two bytes), so a 120 MiB array of zeros
+/// took 9 GiB; a 50,000-entry lorebook holds 2.5 million values and keys.
+pub const MAX_JSON_VALUES: u64 = 3_000_000;
+
+/// The diagnostic code of lone surrogate escapes replaced by U+FFFD (see the module docs).
+pub const LONE_SURROGATE: &str = "json-lone-surrogate";
 
 /// Parses JSON text from bytes, accepting a UTF-8 BOM or UTF-16 text with a BOM (with a
 /// diagnostic each). Errors carry line and column.
@@ -20,35 +43,255 @@ pub const MAX_JSON_LEN: usize = 1 << 30;
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn parse(bytes: &[u8]) -> Result<(Value, Vec<Diagnostic>)> {
-    with_text(bytes, |text, diags| {
-        let v: Value = serde_json::from_slice(text).map_err(|e| Error::from_json(&e))?;
+    parse_with(bytes, &crate::ReadOptions::default())
+}
+
+/// [`parse`] within the JSON limits of `opts` ([`crate::ReadOptions::max_json_len`] and
+/// [`crate::ReadOptions::max_json_values`]) instead of the defaults.
+///
+/// ```
+/// let mut opts = ccv3::ReadOptions::default();
+/// opts.max_json_len = 4;
+/// let err = ccv3::json::parse_with(b"[1, 2, 3]", &opts).unwrap_err();
+/// assert!(err.to_string().contains("max_json_len"));
+/// ```
+pub fn parse_with(bytes: &[u8], opts: &crate::ReadOptions) -> Result<(Value, Vec<Diagnostic>)> {
+    with_text(bytes, opts, |text, mut diags| {
+        let (v, repaired) = from_slice_repaired::<Value>(text).map_err(|e| Error::from_json(&e))?;
+        diags.extend(repaired);
         Ok((v, diags))
     })
 }
 
-/// Parses JSON text into the model's fast raw tree and hands it to `f` (the tree borrows the
-/// text, which may have been decoded from UTF-16 here). Lorebook entries are converted while
-/// parsing where their place is known (see `model::stream`); `bare_books` adds the guess for a
-/// top-level `entries` array.
-pub(crate) fn with_raw<T>(
-    bytes: &[u8],
-    bare_books: bool,
-    f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
-) -> Result<T> {
-    with_text(bytes, |text, diags| {
-        let raw =
-            crate::model::stream::parse(text, bare_books).map_err(|e| Error::from_json(&e))?;
-        f(raw, diags)
+/// True when `err` is `serde_json`'s complaint about a lone UTF-16 surrogate escape.
+pub fn is_lone_surrogate_error(err: &serde_json::Error) -> bool {
+    let text = err.to_string();
+    text.starts_with("lone leading surrogate in hex escape")
+        || text.starts_with("unexpected end of hex escape")
+}
+
+/// Parses JSON text into any owned type, replacing lone UTF-16 surrogate escapes by U+FFFD when
+/// the parser trips on one; the warning says how many were replaced. Every JSON reader of the
+/// project uses this (or [`parse`]), so a chat cut in the middle of an emoji still reads.
+///
+/// ```
+/// let (v, warning) = ccv3::json::from_slice_repaired::<serde_json::Value>(br#"["a\ud800b"]"#)?;
+/// assert_eq!(v[0], "a\u{fffd}b");
+/// assert_eq!(warning.unwrap().code, ccv3::json::LONE_SURROGATE);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn from_slice_repaired<T: serde::de::DeserializeOwned>(
+    text: &[u8],
+) -> std::result::Result<(T, Option<Diagnostic>), serde_json::Error> {
+    match serde_json::from_slice(text) {
+        Ok(v) => Ok((v, None)),
+        Err(e) if is_lone_surrogate_error(&e) => match repair_lone_surrogates(text) {
+            Some(repair) => {
+                let v = serde_json::from_slice(&repair.text)?;
+                Ok((v, Some(repair.diagnostic())))
+            }
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// JSON text whose lone surrogate escapes were replaced, from [`repair_lone_surrogates`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired {
+    /// The text, every lone `\uD800`-`\uDFFF` escape replaced by `\ufffd` (same length).
+    pub text: Vec<u8>,
+    /// How many escapes were replaced.
+    pub count: usize,
+    /// 1-based line and column of the first one.
+    pub first: (usize, usize),
+}
+
+impl Repaired {
+    /// The warning that reports the repair.
+    pub fn diagnostic(&self) -> Diagnostic {
+        let (line, column) = self.first;
+        Diagnostic::warning(
+            LONE_SURROGATE,
+            "",
+            format!(
+                "{} lone UTF-16 surrogate escape{} (half of an emoji pair) replaced by U+FFFD, \
+                 the first at line {line} column {column}",
+                self.count,
+                if self.count == 1 { "" } else { "s" }
+            ),
+        )
+    }
+}
+
+/// Replaces every lone UTF-16 surrogate escape (`\ud800`-`\udfff` not part of a high-low pair)
+/// of JSON text by `\ufffd`, in keys and values alike; `None` when the text has none. Linear in
+/// the text: only backslashes are looked at (found with `memchr`).
+///
+/// ```
+/// let r = ccv3::json::repair_lone_surrogates(br#"{"k\udc00\ud800":"\ud83d\ude00"}"#).unwrap();
+/// assert_eq!(r.text, br#"{"k\ufffd\ufffd":"\ud83d\ude00"}"#);
+/// assert_eq!(r.count, 2);
+/// assert!(ccv3::json::repair_lone_surrogates(br#"["\\ud800"]"#).is_none());
+/// ```
+pub fn repair_lone_surrogates(text: &[u8]) -> Option<Repaired> {
+    fn hex4(text: &[u8], at: usize) -> Option<u16> {
+        let digits = text.get(at..at + 4)?;
+        let s = std::str::from_utf8(digits).ok()?;
+        if !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u16::from_str_radix(s, 16).ok()
+    }
+    let mut out: Option<Vec<u8>> = None;
+    let mut count = 0usize;
+    let mut first = 0usize;
+    let mut i = 0usize;
+    while let Some(off) = text.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        let at = i + off;
+        if text.get(at + 1) != Some(&b'u') {
+            // `\\`, `\"`, `\n`...: the escaped character is never the start of an escape.
+            i = at + 2;
+            continue;
+        }
+        let Some(n) = hex4(text, at + 2) else {
+            i = at + 2;
+            continue;
+        };
+        let lone = match n {
+            0xD800..=0xDBFF => {
+                let paired = text.get(at + 6..at + 8) == Some(&b"\\u"[..])
+                    && hex4(text, at + 8).is_some_and(|m| (0xDC00..=0xDFFF).contains(&m));
+                if paired {
+                    i = at + 12;
+                    continue;
+                }
+                true
+            }
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            let buf = out.get_or_insert_with(|| text.to_vec());
+            if let Some(slot) = buf.get_mut(at..at + 6) {
+                slot.copy_from_slice(b"\\ufffd");
+            }
+            if count == 0 {
+                first = at;
+            }
+            count += 1;
+        }
+        i = at + 6;
+    }
+    let text = out?;
+    let before = text.get(..first).unwrap_or_default();
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let column = first - memchr::memrchr(b'\n', before).map_or(0, |p| p + 1) + 1;
+    Some(Repaired {
+        text,
+        count,
+        first: (line, column),
     })
 }
 
-/// Checks size and encoding, then calls `f` with UTF-8 JSON text and the diagnostics so far.
-fn with_text<T>(bytes: &[u8], f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T>) -> Result<T> {
-    if bytes.len() > MAX_JSON_LEN {
-        return Err(Error::Limit(format!(
-            "JSON text of {} bytes is over the {MAX_JSON_LEN}-byte limit",
-            bytes.len()
-        )));
+/// Parses JSON text into the model's fast raw tree and hands it to `f` (the tree borrows the
+/// text, which may have been decoded from UTF-16 here, or repaired of lone surrogates). Lorebook
+/// entries are converted while parsing where their place is known (see `model::stream`);
+/// `bare_books` adds the guess for a top-level `entries` array.
+pub(crate) fn with_raw<T>(
+    bytes: &[u8],
+    opts: &crate::ReadOptions,
+    bare_books: bool,
+    f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
+) -> Result<T> {
+    with_text(
+        bytes,
+        opts,
+        |text, mut diags| match crate::model::stream::parse(text, bare_books) {
+            Ok(raw) => f(raw, diags),
+            Err(e) if is_lone_surrogate_error(&e) => {
+                let Some(repair) = repair_lone_surrogates(text) else {
+                    return Err(Error::from_json(&e));
+                };
+                let raw = crate::model::stream::parse(&repair.text, bare_books)
+                    .map_err(|e| Error::from_json(&e))?;
+                diags.push(repair.diagnostic());
+                f(raw, diags)
+            }
+            Err(e) => Err(Error::from_json(&e)),
+        },
+    )
+}
+
+/// The error for JSON text over `max_len` bytes.
+pub(crate) fn too_long(len: u64, max_len: u64) -> Error {
+    Error::Limit(format!(
+        "JSON text of {len} bytes is over the limit of {max_len} bytes (the option \
+         ReadOptions::max_json_len raises it)"
+    ))
+}
+
+/// An upper bound of [`count_values`], strings included: one vectorised pass, so a big book
+/// (whose strings hold few commas) is usually let through without the exact count.
+fn rough_count(text: &[u8]) -> u64 {
+    let mut n: u64 = 1;
+    // Blocks of 255 bytes: the count of one fits a u8, so the loop runs on byte lanes.
+    for block in text.chunks(255) {
+        let c = block.iter().fold(0u8, |acc, &b| {
+            acc.wrapping_add(u8::from(matches!(b, b',' | b':' | b'[' | b'{')))
+        });
+        n += u64::from(c);
+    }
+    n
+}
+
+/// About how many JSON values and object keys `text` holds: every `,`, `:`, `[` and `{` outside
+/// strings, plus one (each value but the first follows a comma or a colon, opens a container, or
+/// is the first item of one). Strings are skipped with `memchr`, so card text (mostly strings)
+/// costs little; structure is counted byte by byte.
+pub(crate) fn count_values(text: &[u8], stop_above: u64) -> u64 {
+    let mut n: u64 = 1;
+    let mut i = 0usize;
+    while i < text.len() {
+        let rest = text.get(i..).unwrap_or_default();
+        let quote = memchr::memchr(b'"', rest).unwrap_or(rest.len());
+        n += rest
+            .get(..quote)
+            .unwrap_or_default()
+            .iter()
+            .filter(|&&b| matches!(b, b',' | b':' | b'[' | b'{'))
+            .count() as u64;
+        if n > stop_above {
+            return n;
+        }
+        // Inside a string: to the closing quote, stepping over escapes.
+        i += quote + 1;
+        while let Some(off) = text.get(i..).and_then(|r| memchr::memchr2(b'"', b'\\', r)) {
+            let at = i + off;
+            if text.get(at) == Some(&b'\\') {
+                i = at + 2;
+            } else {
+                i = at + 1;
+                break;
+            }
+        }
+        if i >= text.len() {
+            break;
+        }
+    }
+    n
+}
+
+/// Checks size, value count and encoding, then calls `f` with UTF-8 JSON text and the
+/// diagnostics so far.
+fn with_text<T>(
+    bytes: &[u8],
+    opts: &crate::ReadOptions,
+    f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T>,
+) -> Result<T> {
+    let max_len = opts.max_json_len;
+    if bytes.len() as u64 > max_len {
+        return Err(too_long(bytes.len() as u64, max_len));
     }
     let mut diags = Vec::new();
     let utf16;
@@ -71,11 +314,19 @@ fn with_text<T>(bytes: &[u8], f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T
                 }
             })
             .collect();
-        utf16 = String::from_utf16(&units).map_err(|_| Error::Json {
-            line: 0,
-            column: 0,
-            problem: "invalid UTF-16 text".into(),
-        })?;
+        // Half a surrogate pair in the file's own UTF-16 becomes U+FFFD too (issue 12).
+        utf16 = match String::from_utf16(&units) {
+            Ok(s) => s,
+            Err(_) => {
+                diags.push(Diagnostic::warning(
+                    LONE_SURROGATE,
+                    "",
+                    "the UTF-16 text holds lone surrogates; replaced them by U+FFFD",
+                ));
+                String::from_utf16_lossy(&units)
+            }
+        };
+        drop(units);
         diags.push(Diagnostic::warning(
             "utf16",
             "",
@@ -85,6 +336,17 @@ fn with_text<T>(bytes: &[u8], f: impl FnOnce(&[u8], Vec<Diagnostic>) -> Result<T
     } else {
         bytes
     };
+    // A value takes at least two text of text (`0,`): shorter texts cannot pass the count.
+    let max_values = opts.max_json_values;
+    if text.len() as u64 / 2 > max_values && rough_count(text) > max_values {
+        let n = count_values(text, max_values);
+        if n > max_values {
+            return Err(Error::Limit(format!(
+                "JSON text holds more than {max_values} values (the option \
+                 ReadOptions::max_json_values raises it)"
+            )));
+        }
+    }
     // serde_json checks UTF-8 as it parses and reports where it is broken.
     f(text, diags)
 }

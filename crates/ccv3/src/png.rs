@@ -48,7 +48,12 @@
 //! * Both `ccv3` and `chara` are returned; choosing between them is the caller's job (the spec
 //!   says `ccv3` SHOULD win).
 //! * When a keyword occurs twice, the first chunk (in file order) whose value decodes is kept and
-//!   the others are reported as a warning (`png-duplicate-chunk`).
+//!   the others are reported as a warning (`png-duplicate-chunk`); once a key is read, its later
+//!   chunks are seeked past like image data (found with one hash lookup, never read or inflated).
+//! * One budget per file ([`Limits::max_total_text`]) covers every card text chunk read and
+//!   everything its zTXt/iTXt text inflates to, checked while inflating; at most
+//!   [`Limits::max_assets`] asset chunks are read; at most 100 diagnostics of one code are listed,
+//!   then one counts the rest (issue 12).
 //! * Values are base64; whitespace inside, missing padding and the URL-safe alphabet are accepted
 //!   with a warning (`png-base64-lenient`); a raw JSON text (starting with `{`) instead of
 //!   base64 is accepted with a warning (`png-text-not-base64`).
@@ -95,17 +100,27 @@ const MAX_KEYWORD: usize = 79;
 /// Case-insensitive prefix of asset keywords.
 const ASSET_PREFIX: &[u8] = b"chara-ext-asset_";
 
-/// Safety limits of the reader, checked before anything is allocated.
+/// Safety limits of the reader, checked before anything is allocated (and, for compressed text,
+/// while inflating: a stream is never inflated past what is left of the budget).
+///
+/// The defaults are far above real cards (the biggest are about 60 MB) and keep a whole read
+/// under a few hundred MiB of memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest card text chunk (data length) that is read, in bytes.
+    /// Largest card text chunk (data length) that is read, in bytes. Default 256 MiB.
     pub max_text_chunk: u64,
-    /// Largest inflated size of one `zTXt`/`iTXt` value, in bytes.
+    /// Largest inflated size of one `zTXt`/`iTXt` value, in bytes. Default 256 MiB.
     pub max_inflated: u64,
-    /// Largest sum of all card text values read from one file, in bytes.
+    /// The budget of one file, in bytes: the data of every card text chunk read plus what its
+    /// compressed text inflates to, all chunks together (`ccv3`, `chara`, every asset).
+    /// Duplicates of a chunk already read are seeked past and cost nothing. Default 256 MiB.
     pub max_total_text: u64,
     /// Largest number of chunks walked.
     pub max_chunks: u64,
+    /// Most distinct asset chunks (`chara-ext-asset_:PATH`) read. Default 20,000, the CHARX
+    /// reader's entry limit: a card with more could not be written as a CHARX that reads back,
+    /// and extracting it would make hundreds of thousands of files (issue 12).
+    pub max_assets: usize,
     /// Read `chara` chunks (the default). Readers that only want the card and prefer `ccv3`
     /// turn this off: `chara` chunks are then seeked past like image data and reported in
     /// [`CardChunks::chara_skipped`], so the caller reads again only when `ccv3` is missing.
@@ -121,8 +136,9 @@ impl Default for Limits {
         Limits {
             max_text_chunk: 256 << 20,
             max_inflated: 256 << 20,
-            max_total_text: 1 << 30,
+            max_total_text: 256 << 20,
             max_chunks: 1_000_000,
+            max_assets: 20_000,
             read_chara: true,
             verify_crc: true,
         }
@@ -140,8 +156,21 @@ pub struct CardChunks {
     pub assets: Vec<(String, Vec<u8>)>,
     /// True when a `chara` chunk was present but skipped ([`Limits::read_chara`] off).
     pub chara_skipped: bool,
+    /// Where the `ccv3` value was read from (for errors about its JSON).
+    pub ccv3_chunk: Option<ChunkPlace>,
+    /// Where the `chara` value was read from (for errors about its JSON).
+    pub chara_chunk: Option<ChunkPlace>,
     /// What was repaired or skipped while reading.
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Where a text chunk sits in a PNG: its type and the byte offset of its length field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkPlace {
+    /// `tEXt`, `zTXt` or `iTXt`.
+    pub kind: String,
+    /// Byte offset of the chunk in the file (of its length field).
+    pub offset: u64,
 }
 
 /// One chunk of a PNG, as listed by [`list_chunks`].
@@ -292,6 +321,11 @@ struct Walker<'l, R> {
     /// Absolute position of the signature.
     start: u64,
     chunks: u64,
+    /// Bytes of card text held so far (chunk data read plus inflated text), against
+    /// [`Limits::max_total_text`].
+    held: u64,
+    /// Card keys already read and decoded: their later chunks are seeked past.
+    done: std::collections::HashSet<CardKey>,
 }
 
 impl<'l, R: Read + Seek> Walker<'l, R> {
@@ -308,6 +342,8 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
             end,
             start,
             chunks: 0,
+            held: 0,
+            done: std::collections::HashSet::new(),
         })
     }
 
@@ -492,6 +528,8 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                         .and_then(|nul| prefix.get(..nul))
                         .map(<[u8]>::to_vec);
                     let wanted = match keyword.as_deref().and_then(classify) {
+                        // A key already read: a duplicate, reported but never read.
+                        Some(key) if self.done.contains(&key) => false,
                         Some(CardKey::Chara) => self.limits.read_chara,
                         Some(_) => true,
                         None => false,
@@ -529,6 +567,14 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                             self.limits.max_text_chunk
                         ))));
                     }
+                    if self.held.saturating_add(length) > self.limits.max_total_text {
+                        return Err(Fault::fatal(over_budget(
+                            self.limits,
+                            &header.name(),
+                            self.rel(header.offset),
+                        )));
+                    }
+                    self.held += length;
                     let done = prefix.len();
                     prefix.resize(header.length as usize, 0);
                     if let Some(rest) = prefix.get_mut(done..) {
@@ -615,8 +661,63 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
 // Keywords and values
 // ---------------------------------------------------------------------------------------------
 
+/// The most diagnostics of one code a PNG read lists; the rest are counted in one more.
+const PER_CODE: usize = 100;
+
+/// The diagnostics of one read, at most [`PER_CODE`] of each code; the rest are counted and
+/// summed up in one last diagnostic of the same code (issue 12: a million duplicate chunks must
+/// not make a million warnings).
+#[derive(Default)]
+struct Notes {
+    list: Vec<Diagnostic>,
+    counts: std::collections::HashMap<String, usize>,
+}
+
+impl Notes {
+    fn push(&mut self, d: Diagnostic) {
+        let n = self.counts.entry(d.code.clone()).or_default();
+        *n += 1;
+        if *n <= PER_CODE {
+            self.list.push(d);
+        }
+    }
+
+    fn extend(&mut self, ds: impl IntoIterator<Item = Diagnostic>) {
+        for d in ds {
+            self.push(d);
+        }
+    }
+
+    fn finish(mut self) -> Vec<Diagnostic> {
+        let mut summaries = Vec::new();
+        for d in &self.list {
+            let n = self.counts.remove(&d.code).unwrap_or(0);
+            if n > PER_CODE {
+                summaries.push(Diagnostic::new(
+                    d.severity,
+                    d.code.clone(),
+                    "",
+                    format!("{} more like the above not listed", n - PER_CODE),
+                ));
+            }
+        }
+        self.list.extend(summaries);
+        self.list
+    }
+}
+
+/// The error for a file whose card text passes [`Limits::max_total_text`].
+fn over_budget(limits: &Limits, chunk: &str, at: u64) -> Error {
+    Error::Limit(format!(
+        "the card text chunks of this PNG hold more than {} bytes (read and inflated, all \
+         chunks together; reached at the {chunk} chunk at byte {at}; the option \
+         png::Limits::max_total_text raises it)",
+        limits.max_total_text
+    ))
+}
+
 /// Which card chunk a keyword names.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum CardKey {
     Ccv3,
     Chara,
@@ -770,21 +871,44 @@ fn leniency_diagnostic(how: Leniency, what: &str) -> Option<Diagnostic> {
     }
 }
 
+/// Why a chunk's text could not be had.
+#[derive(Debug)]
+enum TextFault {
+    /// The chunk is malformed (or its one value inflates past [`Limits::max_inflated`]).
+    Malformed(String),
+    /// Inflating would pass what is left of [`Limits::max_total_text`].
+    OverBudget,
+}
+
+impl From<String> for TextFault {
+    fn from(s: String) -> Self {
+        TextFault::Malformed(s)
+    }
+}
+
+impl From<&str> for TextFault {
+    fn from(s: &str) -> Self {
+        TextFault::Malformed(s.to_string())
+    }
+}
+
 /// Extracts the text of a `tEXt`, `zTXt` or `iTXt` chunk's data (keyword included): borrowed
-/// from the data unless it had to be inflated (card chunks run to megabytes).
+/// from the data unless it had to be inflated (card chunks run to megabytes). Inflating stops at
+/// `budget` bytes (what is left of the file's budget).
 fn text_of_chunk<'d>(
     kind: &[u8; 4],
     data: &'d [u8],
     limits: &Limits,
-) -> std::result::Result<std::borrow::Cow<'d, [u8]>, String> {
+    budget: u64,
+) -> std::result::Result<std::borrow::Cow<'d, [u8]>, TextFault> {
     use std::borrow::Cow;
     let nul = memchr::memchr(0, data).ok_or("no NUL after the keyword")?;
     let after = data.get(nul + 1..).unwrap_or_default();
     match kind {
         b"tEXt" => Ok(Cow::Borrowed(after)),
         b"zTXt" => match after.split_first() {
-            Some((0, stream)) => inflate(stream, limits).map(Cow::Owned),
-            Some((m, _)) => Err(format!("unknown compression method {m}")),
+            Some((0, stream)) => inflate(stream, limits, budget).map(Cow::Owned),
+            Some((m, _)) => Err(format!("unknown compression method {m}").into()),
             None => Err("missing compression method".into()),
         },
         b"iTXt" => {
@@ -797,28 +921,33 @@ fn text_of_chunk<'d>(
             let text = rest.get(tk_end + 1..).unwrap_or_default();
             match (flag, method) {
                 (0, _) => Ok(Cow::Borrowed(text)),
-                (1, 0) => inflate(text, limits).map(Cow::Owned),
-                (1, m) => Err(format!("unknown compression method {m}")),
-                (f, _) => Err(format!("invalid compression flag {f}")),
+                (1, 0) => inflate(text, limits, budget).map(Cow::Owned),
+                (1, m) => Err(format!("unknown compression method {m}").into()),
+                (f, _) => Err(format!("invalid compression flag {f}").into()),
             }
         }
         _ => Err("not a text chunk".into()),
     }
 }
 
-/// Inflates a zlib stream, never producing more than `limits.max_inflated` bytes.
-fn inflate(stream: &[u8], limits: &Limits) -> std::result::Result<Vec<u8>, String> {
+/// Inflates a zlib stream, never producing more than `limits.max_inflated` bytes nor more than
+/// `budget` (checked while inflating: the output stops one byte past the smaller bound).
+fn inflate(stream: &[u8], limits: &Limits, budget: u64) -> std::result::Result<Vec<u8>, TextFault> {
     let mut out = Vec::new();
-    let cap = limits.max_inflated.saturating_add(1);
-    flate2::read::ZlibDecoder::new(stream)
-        .take(cap)
+    let bound = limits.max_inflated.min(budget);
+    // `bufread` over the slice: no 32 KiB buffer per chunk (a million tiny zTXt chunks).
+    flate2::bufread::ZlibDecoder::new(stream)
+        .take(bound.saturating_add(1))
         .read_to_end(&mut out)
         .map_err(|e| format!("compressed text is corrupt ({e})"))?;
-    if out.len() as u64 > limits.max_inflated {
-        return Err(format!(
-            "inflated text exceeds the limit of {} bytes",
-            limits.max_inflated
-        ));
+    if out.len() as u64 > bound {
+        if limits.max_inflated <= budget {
+            return Err(TextFault::Malformed(format!(
+                "inflated text exceeds the limit of {} bytes (png::Limits::max_inflated)",
+                limits.max_inflated
+            )));
+        }
+        return Err(TextFault::OverBudget);
     }
     Ok(out)
 }
@@ -841,18 +970,19 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
     let mut walker = Walker::new(r, Mode::CardText, limits)?;
     let mut out = CardChunks::default();
     let mut first_bad: Option<Error> = None;
-    let mut total: u64 = 0;
+    let mut notes = Notes::default();
     loop {
         let walked = match walker.next_chunk() {
             Ok(Some(w)) => w,
             Ok(None) => break,
             Err(fault) => {
                 if fault.structural && (out.ccv3.is_some() || out.chara.is_some()) {
-                    out.diagnostics.push(Diagnostic::warning(
+                    notes.push(Diagnostic::warning(
                         "png-truncated",
                         "",
                         format!("after the card chunks: {}", fault.error),
                     ));
+                    out.diagnostics = notes.finish();
                     return Ok(out);
                 }
                 return Err(fault.error);
@@ -861,7 +991,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
         if &walked.header.kind == b"IEND" {
             let trailing = walker.remaining();
             if trailing > 0 {
-                out.diagnostics.push(Diagnostic::info(
+                notes.push(Diagnostic::info(
                     "png-data-after-iend",
                     "",
                     format!("{trailing} bytes after IEND ignored"),
@@ -869,13 +999,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
             }
             break;
         }
-        if !limits.read_chara
-            && walked.data.is_none()
-            && walked.keyword.as_deref().and_then(classify) == Some(CardKey::Chara)
-        {
-            out.chara_skipped = true;
-        }
-        let (Some(data), Some(keyword)) = (walked.data, walked.keyword) else {
+        let Some(keyword) = walked.keyword else {
             continue;
         };
         let Some(key) = classify(&keyword) else {
@@ -883,27 +1007,41 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
         };
         let header = walked.header;
         let at = walker.rel(header.offset);
-        let label = format!(
-            "{} chunk {:?} at byte {at}",
-            header.name(),
-            latin1(&keyword)
-        );
-        total = total.saturating_add(data.len() as u64);
-        if total > limits.max_total_text {
-            return Err(Error::Limit(format!(
-                "card text chunks exceed {} bytes in total",
-                limits.max_total_text
-            )));
-        }
+        let label = || {
+            format!(
+                "{} chunk {:?} at byte {at}",
+                header.name(),
+                latin1(&keyword)
+            )
+        };
+        let Some(data) = walked.data else {
+            if walker.done.contains(&key) {
+                // Seeked past: a later chunk of a key already read (issue 12: duplicates cost
+                // nothing, and finding them is one hash lookup).
+                let what = match &key {
+                    CardKey::Asset(path) => format!("repeats asset {path:?}"),
+                    _ => "repeats an earlier chunk".to_string(),
+                };
+                notes.push(Diagnostic::warning(
+                    "png-duplicate-chunk",
+                    "",
+                    format!("{} {what} and is ignored", label()),
+                ));
+            } else if key == CardKey::Chara && !limits.read_chara {
+                out.chara_skipped = true;
+            }
+            continue;
+        };
+        let label = label();
         if walked.crc_ok == Some(false) {
-            out.diagnostics.push(Diagnostic::warning(
+            notes.push(Diagnostic::warning(
                 "png-bad-crc",
                 "",
                 format!("{label} has a bad CRC; its value is used anyway"),
             ));
         }
         if &header.kind != b"tEXt" {
-            out.diagnostics.push(Diagnostic::info(
+            notes.push(Diagnostic::info(
                 "png-compressed-text",
                 "",
                 format!("{label} is not a tEXt chunk (the spec says tEXt)"),
@@ -912,16 +1050,18 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
         let lower = matches!(key, CardKey::Ccv3 | CardKey::Chara)
             && keyword.iter().any(u8::is_ascii_uppercase);
         if lower {
-            out.diagnostics.push(Diagnostic::info(
+            notes.push(Diagnostic::info(
                 "png-keyword-case",
                 "",
                 format!("{label}: keyword is not lowercase"),
             ));
         }
-        let text = match text_of_chunk(&header.kind, &data, limits) {
+        let budget = limits.max_total_text.saturating_sub(walker.held);
+        let text = match text_of_chunk(&header.kind, &data, limits, budget) {
             Ok(t) => t,
-            Err(problem) => {
-                out.diagnostics.push(Diagnostic::error(
+            Err(TextFault::OverBudget) => return Err(over_budget(limits, &header.name(), at)),
+            Err(TextFault::Malformed(problem)) => {
+                notes.push(Diagnostic::error(
                     "png-text-chunk-malformed",
                     "",
                     format!("{label}: {problem}"),
@@ -936,28 +1076,28 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                 continue;
             }
         };
+        if let std::borrow::Cow::Owned(inflated) = &text {
+            walker.held = walker.held.saturating_add(inflated.len() as u64);
+        }
         match key {
             CardKey::Ccv3 | CardKey::Chara => {
-                let slot = if key == CardKey::Ccv3 {
-                    &mut out.ccv3
+                let (slot, place) = if key == CardKey::Ccv3 {
+                    (&mut out.ccv3, &mut out.ccv3_chunk)
                 } else {
-                    &mut out.chara
+                    (&mut out.chara, &mut out.chara_chunk)
                 };
-                if slot.is_some() {
-                    out.diagnostics.push(Diagnostic::warning(
-                        "png-duplicate-chunk",
-                        "",
-                        format!("{label} repeats an earlier chunk and is ignored"),
-                    ));
-                    continue;
-                }
                 match decode_text_inner(&text) {
                     Ok((json, how)) => {
                         *slot = Some(json);
-                        out.diagnostics.extend(leniency_diagnostic(how, &label));
+                        *place = Some(ChunkPlace {
+                            kind: header.name(),
+                            offset: at,
+                        });
+                        walker.done.insert(key);
+                        notes.extend(leniency_diagnostic(how, &label));
                     }
                     Err(problem) => {
-                        out.diagnostics.push(Diagnostic::error(
+                        notes.push(Diagnostic::error(
                             "png-card-chunk-undecodable",
                             "",
                             format!("{label}: {problem}"),
@@ -973,28 +1113,28 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                 }
             }
             CardKey::Asset(path) => {
+                if out.assets.len() >= limits.max_assets {
+                    return Err(Error::Limit(format!(
+                        "the PNG holds more than {} asset chunks (reached at the {label}; the \
+                         option png::Limits::max_assets raises it)",
+                        limits.max_assets
+                    )));
+                }
                 if path.is_empty() {
-                    out.diagnostics.push(Diagnostic::warning(
+                    notes.push(Diagnostic::warning(
                         "png-asset-undecodable",
                         "",
                         format!("{label}: asset keyword has an empty path; ignored"),
                     ));
                     continue;
                 }
-                if out.assets.iter().any(|(p, _)| *p == path) {
-                    out.diagnostics.push(Diagnostic::warning(
-                        "png-duplicate-chunk",
-                        "",
-                        format!("{label} repeats asset {path:?} and is ignored"),
-                    ));
-                    continue;
-                }
                 match decode_base64(text.trim_ascii()) {
                     Ok((bytes, how)) => {
-                        out.diagnostics.extend(leniency_diagnostic(how, &label));
+                        notes.extend(leniency_diagnostic(how, &label));
+                        walker.done.insert(CardKey::Asset(path.clone()));
                         out.assets.push((path, bytes));
                     }
-                    Err(problem) => out.diagnostics.push(Diagnostic::warning(
+                    Err(problem) => notes.push(Diagnostic::warning(
                         "png-asset-undecodable",
                         "",
                         format!("{label}: {problem}; asset ignored"),
@@ -1008,6 +1148,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
             return Err(err);
         }
     }
+    out.diagnostics = notes.finish();
     Ok(out)
 }
 

@@ -9,6 +9,8 @@ mod backfill;
 mod containers;
 /// Every file of ../shared/corpus loads, or fails as its MANIFEST says.
 mod corpus;
+/// Issue 12: hostile containers (budgets, sizes, places in errors, lone surrogates).
+mod hostile_files;
 /// The lossless model and the lenient reader (SPEC_V3 "CharacterCard Object", V1-V2 notes).
 mod model;
 /// Round trips between containers: JSON -> PNG -> CHARX -> JSON.

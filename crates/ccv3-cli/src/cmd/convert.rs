@@ -2,8 +2,8 @@
 
 use super::{load_whole, CliError, CmdResult};
 use crate::args::Target;
-use crate::output::write_atomic;
-use ccv3::{CardFile, CardVersion, Document, Lorebook};
+use crate::output::{read_bounded, write_atomic, write_atomic_with};
+use ccv3::{CardFile, CardVersion, Container, Document, Lorebook};
 use std::path::Path;
 
 /// Output containers, from the output file's extension.
@@ -40,7 +40,8 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
     let doc = load_whole(input)?;
     let picture = match image {
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|e| CliError::file(p, e))?;
+            let bytes = read_bounded(p, super::max_input(), super::RAISE_HINT)
+                .map_err(|e| CliError::file(p, e))?;
             if !ccv3::png::is_png(&bytes) {
                 return Err(CliError::file(p, "--image must be a PNG file"));
             }
@@ -51,9 +52,11 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
     let bytes = match doc {
         Document::Card(cf) => match to {
             None | Some(Target::V3) => {
-                write_card(&cf, kind, CardVersion::V3, picture.as_deref(), output)?
+                return write_card(cf, kind, CardVersion::V3, picture, output).map(|()| 0)
             }
-            Some(Target::V2) => write_card(&cf, kind, CardVersion::V2, picture.as_deref(), output)?,
+            Some(Target::V2) => {
+                return write_card(cf, kind, CardVersion::V2, picture, output).map(|()| 0)
+            }
             Some(t @ (Target::LorebookV3 | Target::Worldinfo)) => {
                 let book = cf.card.data.character_book.as_ref().ok_or_else(|| {
                     CliError::file(input, "the card has no character_book to convert")
@@ -78,25 +81,30 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
     Ok(0)
 }
 
-/// Encodes a card for the output container.
+/// Encodes a card for the output container, streamed into `output` (written atomically). The
+/// card is consumed: its assets move into the output instead of being held twice (issue 12).
 pub fn write_card(
-    cf: &CardFile,
+    cf: CardFile,
     kind: OutKind,
     version: CardVersion,
-    picture: Option<&[u8]>,
+    picture: Option<Vec<u8>>,
     output: &Path,
-) -> Result<Vec<u8>, CliError> {
-    match kind {
-        OutKind::Json => Ok(ccv3::write_json(cf, version)),
-        OutKind::Png => {
-            ccv3::write_png(cf, picture, version).map_err(|e| CliError::file(output, e))
+) -> Result<(), CliError> {
+    let to = match kind {
+        OutKind::Json => Container::Json,
+        OutKind::Png => Container::Png,
+        OutKind::Charx if version == CardVersion::V2 => {
+            return Err(CliError::file(
+                output,
+                "CHARX holds V3 cards only: use .json or .png for --to v2",
+            ))
         }
-        OutKind::Charx if version == CardVersion::V2 => Err(CliError::file(
-            output,
-            "CHARX holds V3 cards only: use .json or .png for --to v2",
-        )),
-        OutKind::Charx => ccv3::write_charx(cf).map_err(|e| CliError::file(output, e)),
-    }
+        OutKind::Charx => Container::Charx,
+    };
+    write_atomic_with(output, |file| {
+        ccv3::write_card_to(cf, to, version, picture, file)
+    })
+    .map_err(|e: ccv3::Error| CliError::file(output, e))
 }
 
 fn write_book(

@@ -5,7 +5,8 @@ use std::path::Path;
 
 /// Lists a PNG's chunks: type, offset, length, CRC check.
 pub fn chunks(path: &Path) -> CmdResult {
-    let bytes = std::fs::read(path).map_err(|e| CliError::file(path, e))?;
+    let bytes = crate::output::read_bounded(path, super::max_input(), super::RAISE_HINT)
+        .map_err(|e| CliError::file(path, e))?;
     let list = ccv3::png::list_chunks(&bytes).map_err(|e| CliError::file(path, e))?;
     let mut out = String::from("offset      length  type  crc\n");
     for c in list {

@@ -3,12 +3,16 @@
 
 use super::convert::{out_kind, write_card};
 use super::{load_whole, CliError, CmdResult};
-use crate::output::{write_atomic, StagedDir};
+use crate::output::{read_bounded, StagedDir};
 use ccv3::{CardFile, CardVersion, Container, Document, EmbeddedFile};
+use std::io::Read;
 use std::path::Path;
 
 /// Most files `pack` reads from a folder.
 const MAX_PACK_FILES: usize = 20_000;
+
+/// Deepest folder nesting `pack` walks.
+const MAX_PACK_DEPTH: usize = 64;
 
 /// Writes `card.json` and every asset of the card in `file` into the new folder `dir`.
 pub fn extract(file: &Path, dir: &Path) -> CmdResult {
@@ -18,32 +22,57 @@ pub fn extract(file: &Path, dir: &Path) -> CmdResult {
             "is a lorebook, not a card: use `ccv3 convert` instead",
         ));
     };
-    let (card_json, files) = ccv3::charx_layout(&cf);
+    // The files move into the layout (not copied), and each is dropped once written.
+    let (card_json, files) = ccv3::into_charx_layout(cf).map_err(|e| CliError::file(file, e))?;
     let staged = StagedDir::new(dir).map_err(|e| CliError::file(dir, e))?;
     let root = staged.path().to_path_buf();
-    std::fs::write(root.join("card.json"), &card_json).map_err(|e| CliError::file(dir, e))?;
-    for f in &files {
+    write_new(&root.join("card.json"), &card_json).map_err(|e| CliError::file(dir, e))?;
+    drop(card_json);
+    // Folders made so far: each is made once, not once per file in it.
+    let mut made = std::collections::HashSet::new();
+    for f in files {
         let target = ccv3::charx::safe_join(&root, &f.path).map_err(|e| CliError::file(file, e))?;
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| CliError::file(dir, e))?;
+            if !made.contains(parent) {
+                std::fs::create_dir_all(parent).map_err(|e| CliError::file(dir, e))?;
+                made.insert(parent.to_path_buf());
+            }
         }
-        std::fs::write(&target, &f.data).map_err(|e| CliError::file(dir, e))?;
+        write_new(&target, &f.data).map_err(|e| CliError::file(dir, format!("{}: {e}", f.path)))?;
     }
     staged.commit().map_err(|e| CliError::file(dir, e))?;
     Ok(0)
+}
+
+/// Creates a new file (never one that exists, never through a link) holding `data`.
+fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    f.write_all(data)
 }
 
 /// Builds a card from a folder with `card.json` and its files, written to `output`.
 pub fn pack(dir: &Path, output: &Path) -> CmdResult {
     let kind = out_kind(output)?;
     let card_path = dir.join("card.json");
-    let bytes = std::fs::read(&card_path).map_err(|e| CliError::file(&card_path, e))?;
+    let opts = super::read_options();
+    let bytes = read_bounded(&card_path, opts.max_json_len, super::RAISE_HINT)
+        .map_err(|e| CliError::file(&card_path, e))?;
     let (value, mut diagnostics) =
-        ccv3::json::parse(&bytes).map_err(|e| CliError::file(&card_path, e))?;
+        ccv3::json::parse_with(&bytes, &opts).map_err(|e| super::read_error(&card_path, e))?;
+    drop(bytes);
     let card = ccv3::Card::from_json(value, &mut diagnostics)
         .map_err(|e| CliError::file(&card_path, e))?;
     let mut files = Vec::new();
-    walk(dir, dir, &mut files)?;
+    let mut total = 0u64;
+    // All files together within the CHARX reader's budget, so whatever `pack` writes reads
+    // back; checked from each file's metadata before it is read (issue 12: a 3 GiB sparse file
+    // is refused, not read).
+    let max = opts.charx.max_total_size;
+    walk(dir, dir, 0, (&mut total, max), &mut files)?;
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let cf = CardFile {
         card,
@@ -52,18 +81,30 @@ pub fn pack(dir: &Path, output: &Path) -> CmdResult {
         image: None,
         diagnostics,
     };
-    let out = write_card(&cf, kind, CardVersion::V3, None, output)?;
-    write_atomic(output, &out).map_err(|e| CliError::file(output, e))?;
+    write_card(cf, kind, CardVersion::V3, None, output)?;
     Ok(0)
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<EmbeddedFile>) -> Result<(), CliError> {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    (total, max): (&mut u64, u64),
+    out: &mut Vec<EmbeddedFile>,
+) -> Result<(), CliError> {
+    if depth > MAX_PACK_DEPTH {
+        return Err(CliError::file(
+            dir,
+            format!("folders nested more than {MAX_PACK_DEPTH} deep"),
+        ));
+    }
     for entry in std::fs::read_dir(dir).map_err(|e| CliError::file(dir, e))? {
         let entry = entry.map_err(|e| CliError::file(dir, e))?;
         let path = entry.path();
+        // The entry's own type: symbolic links are neither followed nor read.
         let ft = entry.file_type().map_err(|e| CliError::file(&path, e))?;
         if ft.is_dir() {
-            walk(root, &path, out)?;
+            walk(root, &path, depth + 1, (&mut *total, max), out)?;
         } else if ft.is_file() {
             let rel = path
                 .strip_prefix(root)
@@ -82,7 +123,26 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<EmbeddedFile>) -> Result<(), CliE
                     format!("more than {MAX_PACK_FILES} files"),
                 ));
             }
-            let data = std::fs::read(&path).map_err(|e| CliError::file(&path, e))?;
+            // Sizes come from the metadata, before anything is read.
+            let len = entry
+                .metadata()
+                .map_err(|e| CliError::file(&path, e))?
+                .len();
+            *total = total.saturating_add(len);
+            if *total > max {
+                return Err(CliError::file(
+                    &path,
+                    format!(
+                        "the folder's files hold more than {max} bytes (the CHARX limit, \
+                         charx::Limits::max_total_size): not packed {}",
+                        super::RAISE_HINT
+                    ),
+                ));
+            }
+            let mut data = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+            std::fs::File::open(&path)
+                .and_then(|f| f.take(len).read_to_end(&mut data))
+                .map_err(|e| CliError::file(&path, e))?;
             out.push(EmbeddedFile { path: rel, data });
         }
     }

@@ -59,8 +59,17 @@ impl fmt::Display for CliError {
 /// Result of a command: the exit code.
 pub type CmdResult = Result<u8, CliError>;
 
+/// The `--max-input-mib` of this run, in bytes (set once, before any file is read).
+static MAX_INPUT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// The hint added to a size limit's error: how to raise it from the command line.
+pub const RAISE_HINT: &str = "(the ccv3 option --max-input-mib raises it)";
+
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> CmdResult {
+    if let Some(mib) = cli.max_input_mib {
+        let _ = MAX_INPUT.set(mib.saturating_mul(1 << 20));
+    }
     match cli.command {
         Command::Inspect { file, json } => inspect::run(&file, json),
         Command::Validate { paths, json } => validate::run(&paths, json),
@@ -83,20 +92,54 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
-/// How the command reads files: big ones are mapped (a tool that exits can take the trade).
+/// How the command reads files: big ones are mapped (a tool that exits can take the trade);
+/// the size limits are the library's, or all `--max-input-mib` when given.
 pub fn read_options() -> ccv3::ReadOptions {
-    ccv3::ReadOptions::default().mmap(true)
+    let mut opts = ccv3::ReadOptions::default().mmap(true);
+    if let Some(&max) = MAX_INPUT.get() {
+        opts.max_file_len = max;
+        opts.max_json_len = max;
+        opts.max_json_values = opts.max_json_values.max(max / 2);
+        opts.png.max_text_chunk = max;
+        opts.png.max_inflated = max;
+        opts.png.max_total_text = max;
+        opts.charx.max_entry_size = max;
+        opts.charx.max_total_size = max;
+    }
+    opts
+}
+
+/// The most bytes of one input file read whole outside the library (`--image`, `debug`).
+pub fn max_input() -> u64 {
+    MAX_INPUT.get().copied().unwrap_or(ccv3::MAX_FILE_LEN)
+}
+
+/// The failure for a library error reading `path`: a size limit also says how to raise it.
+pub fn read_error(path: &Path, e: ccv3::Error) -> CliError {
+    CliError::file(path, with_hint(e))
+}
+
+/// A library error's text; a size limit that `--max-input-mib` raises also says so (count and
+/// ratio limits do not move with it).
+pub fn with_hint(e: ccv3::Error) -> String {
+    let text = e.to_string();
+    let counts = ["max_assets", "max_entries", "max_chunks", "max_ratio"];
+    if matches!(e, ccv3::Error::Limit(_)) && !counts.iter().any(|c| text.contains(c)) {
+        format!("{text} {RAISE_HINT}")
+    } else {
+        text
+    }
 }
 
 /// Reads a card or lorebook file, naming the file on failure.
 pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
-    ccv3::read_file_with(path, &read_options()).map_err(|e| CliError::file(path, e))
+    ccv3::read_file_with(path, &read_options()).map_err(|e| read_error(path, e))
 }
 
-/// Reads a card or lorebook from bytes already in memory (keeps the image for rewriting).
+/// Reads a card or lorebook and keeps a PNG card's picture for rewriting (within the library's
+/// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`).
 pub fn load_whole(path: &Path) -> Result<ccv3::Document, CliError> {
-    let bytes = std::fs::read(path).map_err(|e| CliError::file(path, e))?;
-    ccv3::read_bytes(&bytes).map_err(|e| CliError::file(path, e))
+    ccv3::read_file_with(path, &read_options().keep_image(true)).map_err(|e| read_error(path, e))
 }
 
 /// Writes to stdout, mapping a closed pipe to a quiet exit.

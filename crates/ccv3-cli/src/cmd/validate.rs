@@ -113,7 +113,7 @@ pub fn run(paths: &[PathBuf], as_json: bool) -> CmdResult {
 
 /// Reads one file and returns every diagnostic: the reader's repairs and the validator's findings.
 fn check(path: &Path) -> Result<Vec<Diagnostic>, String> {
-    let doc = ccv3::read_file_with(path, &super::read_options()).map_err(|e| e.to_string())?;
+    let doc = ccv3::read_file_with(path, &super::read_options()).map_err(super::with_hint)?;
     Ok(ccv3::check_document(&doc))
 }
 

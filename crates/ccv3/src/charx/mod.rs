@@ -88,7 +88,7 @@ pub use paths::{
 };
 pub use read::{
     find_zip_start, looks_like_charx, read_charx, read_charx_card_json, read_charx_each,
-    read_charx_from_slice, CharxInfo,
+    read_charx_from_slice, reader_lists_card_json, CharxInfo,
 };
 pub use write::{write_charx, write_charx_to_vec};
 
@@ -101,15 +101,18 @@ pub const CARD_JSON: &str = "card.json";
 
 /// Safety limits applied while reading a CHARX.
 ///
-/// The defaults fit the largest real exports (RisuAI archives of a few hundred MB with thousands
-/// of assets) and stop zip bombs early.
+/// The defaults are far above real exports (the biggest real cards are about 60 MB) and keep
+/// every read, and every `ccv3` command over a CHARX, under 1 GiB of memory; they stop zip bombs
+/// early. [`Limits::max_total_size`] is the budget of one file: every entry's decompressed bytes
+/// count against it (small entries too), checked against the declared sizes before anything is
+/// decompressed and again while decompressing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Most entries (files and directories) the central directory may list. Default 20 000.
     pub max_entries: usize,
-    /// Largest decompressed size of one entry, in bytes. Default 512 MiB.
+    /// Largest decompressed size of one entry, in bytes. Default 256 MiB.
     pub max_entry_size: u64,
-    /// Largest decompressed size of all entries read, in bytes. Default 2 GiB.
+    /// Largest decompressed size of all entries read, in bytes. Default 256 MiB.
     pub max_total_size: u64,
     /// Largest decompressed:compressed ratio of an entry over 1 MiB. Default 1000.
     pub max_ratio: u64,
@@ -119,8 +122,8 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_entries: 20_000,
-            max_entry_size: 512 * 1024 * 1024,
-            max_total_size: 2 * 1024 * 1024 * 1024,
+            max_entry_size: 256 * 1024 * 1024,
+            max_total_size: 256 * 1024 * 1024,
             max_ratio: 1000,
         }
     }

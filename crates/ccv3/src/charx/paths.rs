@@ -234,6 +234,9 @@ pub fn sanitize_file_name(name: &str) -> String {
 #[derive(Debug, Clone, Default)]
 pub struct PathDeduper {
     used: HashSet<String>,
+    /// For each base path (lowercased, without suffix), the suffix to try next: every smaller
+    /// one is taken, so 200,000 assets of one name cost one probe each, not 200,000 (issue 12).
+    next: std::collections::HashMap<String, u64>,
 }
 
 impl PathDeduper {
@@ -272,13 +275,15 @@ impl PathDeduper {
                 format!("{dir}{stem}{suffix}.{ext}")
             }
         };
-        let mut n = 1u64;
+        let base = make(1).to_lowercase();
+        let mut n = self.next.get(&base).copied().unwrap_or(1);
         loop {
             let candidate = make(n);
-            if self.reserve(&candidate) {
+            if self.reserve(&candidate) || n == u64::MAX {
+                self.next.insert(base, n.saturating_add(1));
                 return candidate;
             }
-            n = n.saturating_add(1);
+            n += 1;
         }
     }
 

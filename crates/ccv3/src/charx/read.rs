@@ -434,13 +434,15 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
         if !is_dir && !duplicate {
             if raw.usize > limits.max_entry_size {
                 return Err(Error::Limit(format!(
-                    "CHARX entry {name:?} declares {} bytes, over the per-entry limit of {}",
+                    "CHARX entry {name:?} declares {} bytes, over the per-entry limit of {} \
+                     (charx::Limits::max_entry_size)",
                     raw.usize, limits.max_entry_size
                 )));
             }
             if raw.usize > RATIO_EXEMPT_SIZE && raw.usize / raw.csize.max(1) > limits.max_ratio {
                 return Err(Error::Limit(format!(
-                    "CHARX entry {name:?} declares a compression ratio of {}:1 ({} from {} bytes), over the limit of {}:1",
+                    "CHARX entry {name:?} declares a compression ratio of {}:1 ({} from {} bytes), \
+                     over the limit of {}:1 (charx::Limits::max_ratio)",
                     raw.usize / raw.csize.max(1),
                     raw.usize,
                     raw.csize,
@@ -459,7 +461,8 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
             declared_total = declared_total.saturating_add(raw.usize);
             if declared_total > limits.max_total_size {
                 return Err(Error::Limit(format!(
-                    "CHARX entries declare more than {} bytes in total (reached at {name:?})",
+                    "CHARX entries declare more than {} bytes in total (reached at {name:?}; \
+                     the option charx::Limits::max_total_size raises it)",
                     limits.max_total_size
                 )));
             }
@@ -484,8 +487,9 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
     Ok(dir)
 }
 
-/// Reads and decompresses one entry, trusting no size: at most `usize + 1` bytes are produced.
-fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry) -> Result<Vec<u8>> {
+/// Reads and decompresses one entry, trusting no size: at most `usize + 1` bytes are produced,
+/// and never more than `budget + 1` (what is left of [`Limits::max_total_size`]).
+fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry, budget: u64) -> Result<Vec<u8>> {
     let header = loc
         .delta
         .checked_add(e.offset)
@@ -537,7 +541,7 @@ fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry) -> Result<Vec
         e.usize.min(MAX_PREALLOC)
     };
     let mut out = Vec::with_capacity(usize::try_from(cap).unwrap_or(0));
-    let limit = e.usize.saturating_add(1);
+    let limit = e.usize.min(budget).saturating_add(1);
     let result = if e.method == 0 {
         raw.take(limit).read_to_end(&mut out)
     } else {
@@ -555,6 +559,13 @@ fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry) -> Result<Vec
         });
     }
     let got = out.len() as u64;
+    if got > budget {
+        return Err(Error::Limit(format!(
+            "CHARX decompresses to more than its budget (reached at {:?}; the option \
+             charx::Limits::max_total_size raises it)",
+            e.name
+        )));
+    }
     if got > e.usize {
         return Err(charx_err(
             &e.name,
@@ -668,14 +679,9 @@ where
     let prefix_len = prefix_note(&dir, &mut diagnostics);
     let mut total = 0u64;
     for e in dir.entries.iter().filter(|e| !e.is_dir && !e.duplicate) {
-        let data = read_entry(&mut r, &dir.loc, e)?;
+        let budget = limits.max_total_size.saturating_sub(total);
+        let data = read_entry(&mut r, &dir.loc, e, budget)?;
         total = total.saturating_add(data.len() as u64);
-        if total > limits.max_total_size {
-            return Err(Error::Limit(format!(
-                "CHARX decompresses to more than {} bytes (reached at {:?})",
-                limits.max_total_size, e.name
-            )));
-        }
         f(CharxFile {
             path: e.name.clone(),
             data,
@@ -739,13 +745,20 @@ pub fn read_charx_card_json<R: Read + Seek>(mut r: R, limits: &Limits) -> Result
         .iter()
         .find(|e| e.name == CARD_JSON && !e.duplicate)
         .ok_or_else(|| missing_card(&dir))?;
-    read_entry(&mut r, &dir.loc, entry)
+    read_entry(&mut r, &dir.loc, entry, limits.max_total_size)
 }
 
 /// Walks the central directory without judging it, calling `f` with each raw name and offset.
-fn scan_names(bytes: &[u8], mut f: impl FnMut(&[u8], u64) -> bool) -> Option<Located> {
-    let mut r = Cursor::new(bytes);
-    let loc = locate(&mut r).ok()?;
+fn scan_names(bytes: &[u8], f: impl FnMut(&[u8], u64) -> bool) -> Option<Located> {
+    scan_names_in(&mut Cursor::new(bytes), f)
+}
+
+/// [`scan_names`] over any reader.
+fn scan_names_in<R: Read + Seek>(
+    r: &mut R,
+    mut f: impl FnMut(&[u8], u64) -> bool,
+) -> Option<Located> {
+    let loc = locate(r).ok()?;
     r.seek(SeekFrom::Start(loc.cd_start)).ok()?;
     let mut cd = BufReader::new(r.take(loc.cd_size));
     // A corrupt count cannot make this loop long: each header needs 46 real bytes.
@@ -788,6 +801,18 @@ pub fn find_zip_start(bytes: &[u8]) -> Option<usize> {
         }
     }
     memchr::memmem::find(bytes, &LOCAL_SIG)
+}
+
+/// True when the zip at the end of `r` (after any prefix: a JPEG, a stub) lists `card.json` in
+/// its central directory. Reads only the end records and the directory, so a file can be sniffed
+/// without being read whole; the reader's position is left anywhere.
+pub fn reader_lists_card_json<R: Read + Seek>(r: &mut R) -> bool {
+    let mut has_card = false;
+    scan_names_in(r, |name, _| {
+        has_card = name == CARD_JSON.as_bytes();
+        !has_card
+    });
+    has_card
 }
 
 /// True when `bytes` look like a CHARX: a zip at byte 0, or a zip after a prefix (JPEG, stub)

@@ -72,6 +72,30 @@ fn method_for(path: &str) -> CompressionMethod {
     }
 }
 
+/// Files bigger than this are probed before they are deflated.
+const PROBE_FROM: usize = 64 * 1024;
+
+/// True when deflating `data` is worth it: small files always; bigger ones when their first
+/// 64 KiB shrink by a tenth at the fastest level. Incompressible data (random bytes, media with an
+/// unknown extension) is then stored: deflating 256 MiB of it takes longer than the 10 seconds a
+/// command may take (issue 12), for nothing. Deterministic: the same bytes give the same choice.
+fn worth_deflating(data: &[u8]) -> bool {
+    use std::io::Write as _;
+    let Some(sample) = data.get(..PROBE_FROM) else {
+        return true;
+    };
+    if data.len() <= PROBE_FROM {
+        return true;
+    }
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    if enc.write_all(sample).is_err() {
+        return true;
+    }
+    enc.finish()
+        .map(|out| out.len() < sample.len() / 10 * 9)
+        .unwrap_or(true)
+}
+
 fn zip_err(entry: &str, err: zip::result::ZipError) -> Error {
     match err {
         zip::result::ZipError::Io(e) => Error::Io(e),
@@ -85,7 +109,7 @@ fn zip_err(entry: &str, err: zip::result::ZipError) -> Error {
 /// Writes a CHARX: `card.json` first, then `files` in the order given.
 ///
 /// Text-like files are deflated; already-compressed media (png, jpg, webp, mp3, mp4, zip, ...)
-/// are stored. Every entry gets the timestamp 1980-01-01 00:00 and Unix mode 0644, so the same
+/// are stored, and so are files over 64 KiB whose first 64 KiB do not deflate by a tenth. Every entry gets the timestamp 1980-01-01 00:00 and Unix mode 0644, so the same
 /// input always gives the same bytes. Entries over 4 GiB use zip64.
 ///
 /// # Errors
@@ -133,7 +157,10 @@ pub fn write_charx<W: Write + Seek>(w: W, card_json: &[u8], files: &[CharxFile])
     let entries = std::iter::once((CARD_JSON, card_json))
         .chain(files.iter().map(|f| (f.path.as_str(), f.data.as_slice())));
     for (path, data) in entries {
-        let method = method_for(path);
+        let mut method = method_for(path);
+        if method == CompressionMethod::Deflated && !worth_deflating(data) {
+            method = CompressionMethod::Stored;
+        }
         let mut options = base
             .compression_method(method)
             .large_file(data.len() as u64 >= 0xFFFF_FFFF);

@@ -289,7 +289,9 @@ pub fn read_lorebook_slice(
     diags: &mut Vec<Diagnostic>,
 ) -> Result<(Lorebook, BookFormat)> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| Error::from_json(&e))?;
+    let (v, repaired) =
+        crate::json::from_slice_repaired::<Value>(bytes).map_err(|e| Error::from_json(&e))?;
+    diags.extend(repaired);
     read_lorebook_value(v, diags)
 }
 
