@@ -28,6 +28,25 @@ pub const MAX_MESSAGES: usize = 1_000_000;
 /// The largest chat text [`parse_chat`] reads (64 MiB).
 pub const MAX_CHAT_BYTES: usize = 64 * 1024 * 1024;
 
+/// The bounds of [`parse_chat_with`]; the default is [`MAX_CHAT_BYTES`] and [`MAX_MESSAGES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChatLimits {
+    /// The largest chat text read, in bytes.
+    pub max_bytes: usize,
+    /// The most messages (counted while the JSON is read, so a chat of millions of empty
+    /// messages is refused before they are all held).
+    pub max_messages: usize,
+}
+
+impl Default for ChatLimits {
+    fn default() -> Self {
+        ChatLimits {
+            max_bytes: MAX_CHAT_BYTES,
+            max_messages: MAX_MESSAGES,
+        }
+    }
+}
+
 /// The shapes [`parse_chat`] reads, as its errors name them.
 pub const CHAT_SHAPES: &str = "a chat is a JSON array of {role, name, content}, an object \
 {\"messages\": [...]}, or SillyTavern .jsonl lines";
@@ -279,13 +298,105 @@ fn is_metadata(v: &Value) -> bool {
     })
 }
 
-fn check_len(n: usize) -> Result<(), LoreError> {
-    if n > MAX_MESSAGES {
-        return Err(LoreError::Limit(format!(
-            "chat has more than {MAX_MESSAGES} messages"
-        )));
+fn check_len(n: usize, max: usize) -> Result<(), LoreError> {
+    if n > max {
+        return Err(too_many(max));
     }
     Ok(())
+}
+
+fn too_many(max: usize) -> LoreError {
+    LoreError::Limit(format!("chat has more than {max} messages"))
+}
+
+/// Reads the top level of a chat as JSON, with the message arrays (the top-level array, or
+/// `messages` of a top-level object) cut off at `max` items while they are read: a chat of
+/// millions of tiny messages is refused before all of them are held. `over` is set when that
+/// happened.
+mod capped {
+    use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Value};
+    use std::cell::Cell;
+    use std::fmt;
+
+    pub(super) struct Top<'c> {
+        pub max: usize,
+        pub over: &'c Cell<bool>,
+    }
+
+    struct Items<'c>(Top<'c>);
+
+    fn items<'de, A: SeqAccess<'de>>(mut seq: A, top: &Top<'_>) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element::<Value>()? {
+            if out.len() == top.max {
+                top.over.set(true);
+                return Err(de::Error::custom("too many messages"));
+            }
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+
+    impl<'de> DeserializeSeed<'de> for Items<'_> {
+        type Value = Value;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self.0)
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for Top<'_> {
+        type Value = Value;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Top<'_> {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a chat")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            items(seq, &self)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+            let mut out = Map::new();
+            while let Some(k) = map.next_key::<String>()? {
+                let v = if k == "messages" {
+                    map.next_value_seed(Items(Top {
+                        max: self.max,
+                        over: self.over,
+                    }))?
+                } else {
+                    map.next_value::<Value>()?
+                };
+                out.insert(k, v);
+            }
+            Ok(Value::Object(out))
+        }
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(Value::from(v))
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_owned()))
+        }
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+    }
 }
 
 fn not_a_chat(what: &str) -> LoreError {
@@ -307,9 +418,13 @@ fn not_a_chat(what: &str) -> LoreError {
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
 pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
+    chat_from_value_with(v, MAX_MESSAGES)
+}
+
+fn chat_from_value_with(v: &Value, max: usize) -> Result<Chat, LoreError> {
     match v {
         Value::Array(items) => {
-            check_len(items.len())?;
+            check_len(items.len(), max)?;
             let mut chat = Chat::default();
             for (i, m) in items.iter().enumerate() {
                 chat.messages.push(role_message(m, &format!("[{i}]"))?);
@@ -321,7 +436,7 @@ pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
                 .get("messages")
                 .and_then(Value::as_array)
                 .ok_or_else(|| LoreError::chat("messages", "must be an array"))?;
-            check_len(items.len())?;
+            check_len(items.len(), max)?;
             let mut chat = Chat {
                 user_name: text(o.get("user_name")),
                 character_name: text(o.get("character_name")),
@@ -340,7 +455,7 @@ pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
         Value::Object(_) => {
             // One line of .jsonl.
             let mut chat = Chat::default();
-            jsonl_line(&mut chat, v, "", true)?;
+            jsonl_line(&mut chat, v, "", true, max)?;
             Ok(chat)
         }
         other => Err(not_a_chat(ccv3::json::type_name(other))),
@@ -349,7 +464,13 @@ pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
 
 /// Reads one object of a `.jsonl` chat into `chat` (`first`: the first line, which may be the
 /// metadata).
-fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), LoreError> {
+fn jsonl_line(
+    chat: &mut Chat,
+    v: &Value,
+    at: &str,
+    first: bool,
+    max: usize,
+) -> Result<(), LoreError> {
     if !v.is_object() {
         return Err(LoreError::chat(at, "each line must be a JSON object"));
     }
@@ -373,8 +494,8 @@ fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), L
         st_message(v, at)?
     };
     if let Some(m) = msg {
+        check_len(chat.messages.len() + 1, max)?;
         chat.messages.push(m);
-        check_len(chat.messages.len())?;
     }
     Ok(())
 }
@@ -395,19 +516,44 @@ fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), L
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
 pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
-    if input.len() > MAX_CHAT_BYTES {
+    parse_chat_with(input, &ChatLimits::default())
+}
+
+/// [`parse_chat`] within `limits` instead of the default ones.
+///
+/// # Errors
+/// As [`parse_chat`], with [`LoreError::Limit`] above `limits`.
+///
+/// ```
+/// use ccv3_lore::chat::{parse_chat_with, ChatLimits};
+/// let limits = ChatLimits { max_messages: 2, ..ChatLimits::default() };
+/// let three = r#"[{"role":"user","content":"a"},{"role":"user","content":"b"},{"role":"user","content":"c"}]"#;
+/// let err = parse_chat_with(three, &limits).unwrap_err();
+/// assert_eq!(err.to_string(), "limit: chat has more than 2 messages");
+/// ```
+pub fn parse_chat_with(input: &str, limits: &ChatLimits) -> Result<Chat, LoreError> {
+    if input.len() > limits.max_bytes {
         return Err(LoreError::Limit(format!(
-            "chat is {} bytes, more than {MAX_CHAT_BYTES}",
-            input.len()
+            "chat is {} bytes, more than {}",
+            input.len(),
+            limits.max_bytes
         )));
     }
+    let max = limits.max_messages;
     let input = input.trim_start_matches('\u{feff}');
     let trimmed = input.trim_start();
     if trimmed.is_empty() {
         return Err(not_a_chat("empty input"));
     }
-    match serde_json::from_str::<Value>(input) {
-        Ok(v) => return chat_from_value(&v),
+    let over = std::cell::Cell::new(false);
+    let mut de = serde_json::Deserializer::from_str(input);
+    let parsed = serde::de::DeserializeSeed::deserialize(capped::Top { max, over: &over }, &mut de)
+        .and_then(|v| de.end().map(|()| v));
+    if over.get() {
+        return Err(too_many(max));
+    }
+    match parsed {
+        Ok(v) => return chat_from_value_with(&v, max),
         Err(e) if trimmed.starts_with('[') => {
             return Err(LoreError::chat("", format!("invalid JSON: {e}")))
         }
@@ -429,7 +575,7 @@ pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
             }
         })?;
         let was_first = std::mem::replace(&mut first, false);
-        jsonl_line(&mut chat, &v, &at, was_first)?;
+        jsonl_line(&mut chat, &v, &at, was_first, max)?;
     }
     Ok(chat)
 }
@@ -437,6 +583,60 @@ pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 12, sizes: the message limit holds in every shape, and it is counted while the
+    /// JSON is read (a chat of millions of empty messages is refused before they are held).
+    #[test]
+    fn issue12_chat_message_limit_in_every_shape() {
+        let limits = ChatLimits {
+            max_messages: 3,
+            ..ChatLimits::default()
+        };
+        let msg = r#"{"role":"user","content":""}"#;
+        let array = |n: usize| format!("[{}]", vec![msg; n].join(","));
+        assert_eq!(
+            parse_chat_with(&array(3), &limits).unwrap().messages.len(),
+            3
+        );
+        let err = parse_chat_with(&array(4), &limits).unwrap_err();
+        assert_eq!(err.to_string(), "limit: chat has more than 3 messages");
+        let object = |n: usize| format!(r#"{{"user_name":"U","messages":{}}}"#, array(n));
+        assert_eq!(
+            parse_chat_with(&object(3), &limits).unwrap().messages.len(),
+            3
+        );
+        assert!(matches!(
+            parse_chat_with(&object(4), &limits),
+            Err(LoreError::Limit(_))
+        ));
+        let jsonl = |n: usize| vec![r#"{"mes":"","is_user":true}"#; n].join("\n");
+        assert_eq!(
+            parse_chat_with(&jsonl(3), &limits).unwrap().messages.len(),
+            3
+        );
+        assert!(matches!(
+            parse_chat_with(&jsonl(4), &limits),
+            Err(LoreError::Limit(_))
+        ));
+        // Broken JSON past the limit is still a limit error (it was counted first), and broken
+        // JSON within it is a JSON error.
+        assert!(matches!(
+            parse_chat_with(&format!("{},", &array(5)[..array(5).len() - 1]), &limits),
+            Err(LoreError::Limit(_))
+        ));
+        assert!(parse_chat_with("[{\"role\":\"user\",", &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("invalid JSON"));
+        let bytes = ChatLimits {
+            max_bytes: 10,
+            ..ChatLimits::default()
+        };
+        assert!(matches!(
+            parse_chat_with(&array(1), &bytes),
+            Err(LoreError::Limit(_))
+        ));
+    }
 
     #[test]
     fn chat_json_array_with_roles() {

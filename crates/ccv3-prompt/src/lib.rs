@@ -67,8 +67,8 @@ pub use assemble::{
     assemble, Assembled, Cut, CutKind, CutReason, LoreUse, Part, PartKind, PromptOptions,
 };
 pub use chat::{
-    parse_chat, seed_from_messages, Chat, ChatMessage, Role, CHAT_SHAPES, MAX_CHAT_BYTES,
-    MAX_CHAT_MESSAGES,
+    parse_chat, parse_chat_with, seed_from_messages, Chat, ChatLimits, ChatMessage, Role,
+    CHAT_SHAPES, MAX_CHAT_BYTES, MAX_CHAT_MESSAGES,
 };
 pub use error::Error;
 pub use expand::{ExpandContext, Expander, SimpleExpander};
