@@ -200,7 +200,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 /// A limit for people: `67108864 bytes (64 MiB)`.
 pub fn shown_size(n: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if n >= 1 << shift && n % (1 << shift) == 0 {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
             return format!("{n} bytes ({} {unit})", n >> shift);
         }
     }
