@@ -20,8 +20,8 @@ pub const DEFAULT_MAX_STATE: u64 = 64 << 20;
 /// Input limits (flattened into the arguments of `cbs`, `prompt` and `lore scan`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct InputLimits {
-    /// The largest card, lorebook or text file read, in bytes (suffixes K, M, G: KiB, MiB,
-    /// GiB). Default 128M.
+    /// The most bytes of card and lorebook files read, all of them together (and of a text
+    /// read from standard input), in bytes (suffixes K, M, G: KiB, MiB, GiB). Default 128M.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_file_size: Option<u64>,
     /// The largest chat file read. Default 64M.
@@ -33,6 +33,9 @@ pub struct InputLimits {
     /// The largest --state file read or written. Default 64M.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_state_size: Option<u64>,
+    /// Bytes of card and lorebook files read so far (ten books of 100 MiB are 1,000 MiB).
+    #[arg(skip)]
+    pub loaded: std::cell::Cell<u64>,
 }
 
 /// The macro budget of one prompt (flattened into the arguments of `cbs` and `prompt`).
@@ -115,17 +118,27 @@ impl InputLimits {
         }
     }
 
-    /// Reads a card or lorebook within `--max-file-size`.
+    /// Reads a card or lorebook within `--max-file-size` (what is left of it after the files
+    /// read before).
     pub fn load(&self, path: &Path) -> Result<ccv3::Document, CliError> {
-        let limit = self.file();
-        match check_size(path, limit, "file", "--max-file-size")? {
+        let before = self.loaded.get();
+        let limit = self.file().saturating_sub(before);
+        let what = if before == 0 {
+            "file"
+        } else {
+            "file (with the cards and books before it)"
+        };
+        let (doc, size) = match check_size(path, limit, what, "--max-file-size")? {
             // A regular file within the limit: read as usual (mapped, PNG image data skipped).
-            true => crate::cmd::load(path),
-            false => {
-                let bytes = read_capped(path, limit, "file", "--max-file-size")?;
-                ccv3::read_bytes(&bytes).map_err(|e| CliError::file(path, e))
+            Some(size) => (crate::cmd::load(path)?, size),
+            None => {
+                let bytes = read_capped(path, limit, what, "--max-file-size")?;
+                let doc = ccv3::read_bytes(&bytes).map_err(|e| CliError::file(path, e))?;
+                (doc, bytes.len() as u64)
             }
-        }
+        };
+        self.loaded.set(before.saturating_add(size));
+        Ok(doc)
     }
 
     /// Reads a text (`ccv3 cbs -`) within `--max-file-size`.
@@ -218,14 +231,14 @@ fn too_big(path: &Path, what: &str, size: Option<u64>, limit: u64, option: &str)
     )
 }
 
-/// Checks a file's size from its metadata: `Ok(true)` for a regular file within `limit`,
-/// `Ok(false)` for something else (a pipe, a device: read it with [`read_capped`]).
-fn check_size(path: &Path, limit: u64, what: &str, option: &str) -> Result<bool, CliError> {
+/// Checks a file's size from its metadata: `Some(size)` for a regular file within `limit`,
+/// `None` for something else (a pipe, a device: read it with [`read_capped`]).
+fn check_size(path: &Path, limit: u64, what: &str, option: &str) -> Result<Option<u64>, CliError> {
     let meta = std::fs::metadata(path).map_err(|e| CliError::file(path, e))?;
     if meta.is_file() && meta.len() > limit {
         return Err(too_big(path, what, Some(meta.len()), limit, option));
     }
-    Ok(meta.is_file())
+    Ok(meta.is_file().then_some(meta.len()))
 }
 
 /// Reads a whole file of at most `limit` bytes: checked from the metadata first, then while
@@ -285,6 +298,7 @@ mod tests {
             max_chat_size: None,
             max_messages: None,
             max_state_size: None,
+            loaded: Default::default(),
         };
         assert_eq!(inputs.chat(), ChatLimits::default());
     }

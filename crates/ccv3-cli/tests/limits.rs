@@ -135,6 +135,45 @@ fn issue12_card_and_book_over_max_file_size_are_refused() {
         &"100",
     ]);
     refused(&o, &["world.json", "--max-file-size"]);
+    // The limit counts the files together: each book fits alone, the three do not.
+    let world = example("world.json");
+    let size = std::fs::metadata(&world).unwrap().len();
+    let limit = (size * 5 / 2).to_string();
+    let o = ccv3(&[
+        &"lore",
+        &"scan",
+        &"--book",
+        &world,
+        &"--book",
+        &world,
+        &"--chat",
+        &chat,
+        &"--max-file-size",
+        &limit,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ccv3(&[
+        &"lore",
+        &"scan",
+        &"--book",
+        &world,
+        &"--book",
+        &world,
+        &"--book",
+        &world,
+        &"--chat",
+        &chat,
+        &"--max-file-size",
+        &limit,
+    ]);
+    refused(
+        &o,
+        &[
+            "world.json",
+            "with the cards and books before it",
+            "--max-file-size",
+        ],
+    );
     let o = ccv3(&[
         &"cbs",
         &"{{char}}",

@@ -309,34 +309,79 @@ fn too_many(max: usize) -> LoreError {
     LoreError::Limit(format!("chat has more than {max} messages"))
 }
 
-/// Reads the top level of a chat as JSON, with the message arrays (the top-level array, or
-/// `messages` of a top-level object) cut off at `max` items while they are read: a chat of
-/// millions of tiny messages is refused before all of them are held. `over` is set when that
-/// happened.
+/// Reads a chat's JSON into a lean [`Value`]: only the keys the reader looks at are kept (the
+/// others are skipped as they are read, not built), containers inside them are kept empty (the
+/// reader only tells them from text), and the message arrays (the top-level array, or
+/// `messages` of a top-level object) are cut off at `max` items while they are read. A 64 MiB
+/// chat of a million messages with padding keys took 2 GiB as a full tree; a chat of millions of
+/// tiny messages is refused before they are all held. `over` is set when the cut happened.
 mod capped {
-    use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
     use serde_json::{Map, Value};
     use std::cell::Cell;
     use std::fmt;
 
+    /// Keys of a message (both shapes).
+    const MESSAGE_KEYS: &[&str] = &["role", "name", "content", "mes", "is_user", "is_system"];
+    /// Keys of a chat object or of SillyTavern's metadata line.
+    const CHAT_KEYS: &[&str] = &[
+        "user_name",
+        "character_name",
+        "chat_metadata",
+        "create_date",
+    ];
+
+    /// Scalars as they are; arrays and objects skipped and kept empty.
+    struct Lean;
+    /// A message: an object keeps [`MESSAGE_KEYS`] ([`Lean`] values); anything else is [`Lean`].
+    struct Msg;
+    /// The top level (or one `.jsonl` line).
     pub(super) struct Top<'c> {
         pub max: usize,
         pub over: &'c Cell<bool>,
     }
-
+    /// A message array.
     struct Items<'c>(Top<'c>);
 
-    fn items<'de, A: SeqAccess<'de>>(mut seq: A, top: &Top<'_>) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(v) = seq.next_element::<Value>()? {
-            if out.len() == top.max {
-                top.over.set(true);
-                return Err(de::Error::custom("too many messages"));
+    macro_rules! scalars {
+        () => {
+            fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+                Ok(Value::Bool(v))
             }
-            out.push(v);
-        }
-        Ok(Value::Array(out))
+            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+                Ok(Value::from(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+                Ok(Value::from(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+                Ok(Value::from(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+                Ok(Value::String(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Value, E> {
+                Ok(Value::String(v))
+            }
+            fn visit_unit<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+        };
     }
+
+    macro_rules! seed {
+        ($t:ty) => {
+            impl<'de> DeserializeSeed<'de> for $t {
+                type Value = Value;
+                fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+                    d.deserialize_any(self)
+                }
+            }
+        };
+    }
+    seed!(Lean);
+    seed!(Msg);
+    seed!(Top<'_>);
 
     impl<'de> DeserializeSeed<'de> for Items<'_> {
         type Value = Value;
@@ -345,11 +390,62 @@ mod capped {
         }
     }
 
-    impl<'de> DeserializeSeed<'de> for Top<'_> {
-        type Value = Value;
-        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-            d.deserialize_any(self)
+    fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Value::Array(Vec::new()))
+    }
+
+    /// An object keeping `keys` (values read by `value`), skipping the rest.
+    fn object<'de, A: MapAccess<'de>>(
+        mut map: A,
+        mut value: impl FnMut(&str, &mut A) -> Result<Option<Value>, A::Error>,
+    ) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            match value(&k, &mut map)? {
+                Some(v) => {
+                    out.insert(k, v);
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
         }
+        Ok(Value::Object(out))
+    }
+
+    impl<'de> Visitor<'de> for Lean {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            skip_seq(seq)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+            object(map, |_, _| Ok(None))
+        }
+        scalars!();
+    }
+
+    impl<'de> Visitor<'de> for Msg {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a message")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            skip_seq(seq)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+            object(map, |k, map| {
+                if MESSAGE_KEYS.contains(&k) {
+                    map.next_value_seed(Lean).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+        }
+        scalars!();
     }
 
     impl<'de> Visitor<'de> for Top<'_> {
@@ -357,45 +453,41 @@ mod capped {
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a chat")
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-            items(seq, &self)
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(v) = seq.next_element_seed(Msg)? {
+                if out.len() == self.max {
+                    self.over.set(true);
+                    return Err(de::Error::custom("too many messages"));
+                }
+                out.push(v);
+            }
+            Ok(Value::Array(out))
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-            let mut out = Map::new();
-            while let Some(k) = map.next_key::<String>()? {
-                let v = if k == "messages" {
-                    map.next_value_seed(Items(Top {
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+            object(map, |k, map| {
+                if k == "messages" {
+                    let items = Items(Top {
                         max: self.max,
                         over: self.over,
-                    }))?
+                    });
+                    map.next_value_seed(items).map(Some)
+                } else if MESSAGE_KEYS.contains(&k) || CHAT_KEYS.contains(&k) {
+                    map.next_value_seed(Lean).map(Some)
                 } else {
-                    map.next_value::<Value>()?
-                };
-                out.insert(k, v);
-            }
-            Ok(Value::Object(out))
+                    Ok(None)
+                }
+            })
         }
-        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-            Ok(Value::Bool(v))
-        }
-        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-            Ok(Value::from(v))
-        }
-        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-            Ok(Value::from(v))
-        }
-        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-            Ok(Value::from(v))
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-            Ok(Value::String(v.to_owned()))
-        }
-        fn visit_string<E>(self, v: String) -> Result<Value, E> {
-            Ok(Value::String(v))
-        }
-        fn visit_unit<E>(self) -> Result<Value, E> {
-            Ok(Value::Null)
-        }
+        scalars!();
+    }
+
+    /// Reads `text` as one JSON document (a whole chat, or one `.jsonl` line).
+    pub(super) fn read(text: &str, max: usize, over: &Cell<bool>) -> serde_json::Result<Value> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let v = Top { max, over }.deserialize(&mut de)?;
+        de.end()?;
+        Ok(v)
     }
 }
 
@@ -546,9 +638,7 @@ pub fn parse_chat_with(input: &str, limits: &ChatLimits) -> Result<Chat, LoreErr
         return Err(not_a_chat("empty input"));
     }
     let over = std::cell::Cell::new(false);
-    let mut de = serde_json::Deserializer::from_str(input);
-    let parsed = serde::de::DeserializeSeed::deserialize(capped::Top { max, over: &over }, &mut de)
-        .and_then(|v| de.end().map(|()| v));
+    let parsed = capped::read(input, max, &over);
     if over.get() {
         return Err(too_many(max));
     }
@@ -567,7 +657,7 @@ pub fn parse_chat_with(input: &str, limits: &ChatLimits) -> Result<Chat, LoreErr
             continue;
         }
         let at = format!("line {}", n + 1);
-        let v: Value = serde_json::from_str(line).map_err(|e| {
+        let v: Value = capped::read(line, max, &over).map_err(|e| {
             if first {
                 LoreError::chat(&at, format!("invalid JSON ({e}): {CHAT_SHAPES}"))
             } else {
@@ -628,6 +718,29 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("invalid JSON"));
+        // Keys the reader does not use are skipped as they are read: padding, nested junk and
+        // containers in known keys change nothing but the errors they always gave.
+        let padded = r#"[{"role":"user","x":[[1,2],{"a":[3]}],"content":"hi","y":{"z":[]}},
+            {"name":"N","is_user":false,"mes":"yo","extra":[1,2,3]}]"#;
+        let c = parse_chat(padded).unwrap();
+        assert_eq!(c.messages[0], Message::user("hi"));
+        assert_eq!(c.messages[1], Message::assistant("yo").named("N"));
+        let jsonl = "{\"user_name\":\"U\",\"chat_metadata\":{\"big\":[1,2,3]}}\n{\"mes\":\"a\",\"is_user\":true,\"junk\":[{}]}";
+        let c = parse_chat(jsonl).unwrap();
+        assert_eq!(c.user_name.as_deref(), Some("U"));
+        assert_eq!(c.messages, [Message::user("a")]);
+        assert!(parse_chat(r#"[{"role":"user","content":["a"]}]"#)
+            .unwrap_err()
+            .to_string()
+            .contains("a message needs a string content"));
+        assert!(parse_chat(r#"[{"role":{"a":1},"content":"x"}]"#)
+            .unwrap_err()
+            .to_string()
+            .contains("role must be a string"));
+        assert!(parse_chat(r#"[[1,2,3]]"#)
+            .unwrap_err()
+            .to_string()
+            .contains("must be an object"));
         let bytes = ChatLimits {
             max_bytes: 10,
             ..ChatLimits::default()
