@@ -7,7 +7,8 @@
 //! [`Budget`] is handed to each expansion of a turn ([`crate::Template::expand_in`]) and bounds
 //! them together: total output, total work, total steps, and the size of the variables. When it
 //! is spent, expansion stops where it is with a [`crate::Warning::PromptBudget`] (and a later
-//! expansion with the budget spent produces nothing, again with the warning); a variable write
+//! expansion with the budget spent produces nothing, again with the warning: once the output is
+//! spent, later texts are not expanded at all, side effects included); a variable write
 //! that would take the variables past [`BudgetLimits::max_variable_bytes`] is refused with a
 //! [`crate::Warning::Variable`].
 //!

@@ -347,6 +347,24 @@ impl Template {
         vars: &mut Variables,
         mode: Mode,
     ) -> Expansion {
+        if budget.output_left() == 0 && !self.nodes.is_empty() {
+            // Nothing of this text could be kept: it is not expanded at all (its macros' side
+            // effects included), which keeps a spent budget from costing time text after text.
+            let mut warnings = self.warnings.clone();
+            warn(
+                &mut warnings,
+                Warning::PromptBudget {
+                    offset: 0,
+                    what: "output bytes",
+                    limit: budget.limits().max_output as u64,
+                },
+            );
+            budget.charge(0, 0, 0, true);
+            return Expansion {
+                text: String::new(),
+                warnings,
+            };
+        }
         let mut st = State::new(registry, limits, budget, ctx, vars, mode);
         st.warnings.extend(self.warnings.iter().cloned());
         let mut out = String::new();

@@ -354,6 +354,35 @@ fn issue12_prompt_macro_output_is_shared_and_reported() {
     assert!(!stderr(&o).contains("budget"), "{}", stderr(&o));
 }
 
+/// Issue 12, sizes: template and instruct files have fixed caps (64 KiB and 1 MiB), checked
+/// from their size before they are read.
+#[test]
+fn issue12_template_and_instruct_files_are_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = write(dir.path(), "instruct.json", &" ".repeat((1 << 20) + 1));
+    let o = ccv3(&[
+        &"prompt",
+        &"--card",
+        &example("ember.json"),
+        &"--chat",
+        &example("chat.json"),
+        &"--instruct",
+        &big,
+    ]);
+    refused(&o, &["instruct.json", "1048577 bytes", "1048576"]);
+    let big = write(dir.path(), "template.json", &" ".repeat(100_000));
+    let o = ccv3(&[
+        &"prompt",
+        &"--card",
+        &example("ember.json"),
+        &"--chat",
+        &example("chat.json"),
+        &"--template",
+        &big,
+    ]);
+    refused(&o, &["template.json", "100000 bytes", "65536"]);
+}
+
 /// The options read sizes with binary units and refuse anything else (clap's usage error).
 #[test]
 fn limits_bad_size_is_a_usage_error() {

@@ -91,6 +91,15 @@ pub(crate) fn read_capped(
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;
+    // The size from the metadata first, so an oversized file is named with its real size.
+    let size = file.metadata().map_err(io)?.len();
+    if size > limit as u64 {
+        return Err(Error::Limit {
+            what: format!("{what} {}", path.display()),
+            size,
+            limit: limit as u64,
+        });
+    }
     let mut buf = Vec::new();
     file.take(limit as u64 + 1)
         .read_to_end(&mut buf)
