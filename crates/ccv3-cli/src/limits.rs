@@ -123,11 +123,22 @@ impl InputLimits {
     pub fn load(&self, path: &Path) -> Result<ccv3::Document, CliError> {
         let before = self.loaded.get();
         let limit = self.file().saturating_sub(before);
-        let what = if before == 0 {
-            "file"
-        } else {
-            "file (with the cards and books before it)"
-        };
+        if before > 0 {
+            // Several files: the message gives the total against the whole limit.
+            let meta = std::fs::metadata(path).map_err(|e| CliError::file(path, e))?;
+            if meta.is_file() && meta.len() > limit {
+                return Err(CliError::file(
+                    path,
+                    format!(
+                        "the file is {} bytes, {} with the cards and books before it, over the limit of {} (--max-file-size raises it)",
+                        meta.len(),
+                        before.saturating_add(meta.len()),
+                        shown_size(self.file())
+                    ),
+                ));
+            }
+        }
+        let what = "file";
         let (doc, size) = match check_size(path, limit, what, "--max-file-size")? {
             // A regular file within the limit: read as usual (mapped, PNG image data skipped).
             Some(size) => (crate::cmd::load(path)?, size),
