@@ -15,17 +15,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let texts: Vec<&str> = src.split('\0').take(64).collect();
+    // Small bounds keep a run fast (the budget, not each text, is what is under test).
     let limits = Limits {
-        max_output: 64 << 10,
-        max_work: 1 << 20,
-        max_steps: 100_000,
+        max_output: 32 << 10,
+        max_work: 256 << 10,
+        max_steps: 20_000,
         ..Limits::default()
     };
     let bounds = BudgetLimits {
-        max_output: 256 << 10,
-        max_work: 4 << 20,
-        max_steps: 400_000,
-        max_variable_bytes: 64 << 10,
+        max_output: 64 << 10,
+        max_work: 1 << 20,
+        max_steps: 80_000,
+        max_variable_bytes: 16 << 10,
     };
     let ctx = Context::new()
         .with_char_name("A")
@@ -39,14 +40,14 @@ fuzz_target!(|data: &[u8]| {
     let mut budget = Budget::new(bounds.clone());
     let mut vars = Variables::new();
     let mut total = 0usize;
+    let templates: Vec<Template> = texts.iter().map(|t| Template::parse_with(t, &limits)).collect();
     for round in 0..4 {
-        for (i, t) in texts.iter().enumerate() {
+        for (i, template) in templates.iter().enumerate() {
             let mode = match (round + i) % 3 {
                 0 => Mode::Prompt,
                 1 => Mode::LoreScan,
                 _ => Mode::Display,
             };
-            let template = Template::parse_with(t, &limits);
             let out = template.expand_in(
                 Registry::standard_ref(),
                 &limits,
