@@ -40,7 +40,10 @@ fuzz_target!(|data: &[u8]| {
     let mut budget = Budget::new(bounds.clone());
     let mut vars = Variables::new();
     let mut total = 0usize;
-    let templates: Vec<Template> = texts.iter().map(|t| Template::parse_with(t, &limits)).collect();
+    let templates: Vec<Template> = texts
+        .iter()
+        .map(|t| Template::parse_with(t, &limits))
+        .collect();
     for round in 0..4 {
         for (i, template) in templates.iter().enumerate() {
             let mode = match (round + i) % 3 {

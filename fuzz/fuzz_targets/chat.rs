@@ -22,7 +22,10 @@ fuzz_target!(|data: &[u8]| {
     let json = serde_json::to_string(&chat.messages).expect("messages serialise");
     let back = parse_chat_with(&json, &ChatLimits::default()).expect("own JSON reads back");
     let shape = |c: &ccv3_lore::chat::Chat| -> Vec<(ccv3_lore::chat::Role, String)> {
-        c.messages.iter().map(|m| (m.role, m.content.clone())).collect()
+        c.messages
+            .iter()
+            .map(|m| (m.role, m.content.clone()))
+            .collect()
     };
     assert_eq!(shape(&back), shape(&chat));
 });

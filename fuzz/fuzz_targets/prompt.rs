@@ -59,7 +59,8 @@ fuzz_target!(|data: &[u8]| {
         cbs_budget: bounds.clone(),
         ..SessionOptions::default()
     };
-    let mut session = Session::new(options, Arc::new(ccv3_tokens::Estimate)).with_card(&card, "card");
+    let mut session =
+        Session::new(options, Arc::new(ccv3_tokens::Estimate)).with_card(&card, "card");
     if let Some(b) = &book {
         session = session.with_book(b, BookKind::Global, "book");
     }
