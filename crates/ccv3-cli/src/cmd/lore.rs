@@ -70,11 +70,12 @@ pub fn run(args: Args) -> CmdResult {
     // Building a BPE tokenizer takes a good part of a cold run: do it on the other core while
     // the books are read.
     let tokenizer_thread = std::thread::spawn(move || ccv3_tokens::load(&kind));
+    // The chat first: the memory its reading takes for a moment is free again for the books.
+    let chat = args.limits.load_chat(&args.chat)?;
     let mut loaded = Vec::new();
     for path in &args.books {
         loaded.push(load_book(&args.limits, path)?);
     }
-    let chat = args.limits.load_chat(&args.chat)?;
     let state = args.limits.load_state(args.state.as_deref())?;
     let char_name = args
         .char_name

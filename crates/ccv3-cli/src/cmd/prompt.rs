@@ -35,6 +35,8 @@ pub fn run(args: Args) -> CmdResult {
     let tokenizer_thread = std::thread::spawn(move || ccv3_tokens::load(&kind));
 
     let limits = &args.limits;
+    // The chat first: the memory its reading takes for a moment is free again for the books.
+    let chat = limits.load_chat(&args.chat)?;
     let card = match limits.load(&args.card)? {
         Document::Card(cf) => cf.card.data,
         Document::Lorebook(_) => {
@@ -52,7 +54,6 @@ pub fn run(args: Args) -> CmdResult {
             Document::Lorebook(bf) => globals.push((name, bf.book)),
         }
     }
-    let chat = limits.load_chat(&args.chat)?;
     let state = limits.load_state(args.state.as_deref())?;
     let tokenizer = tokenizer_thread
         .join()
