@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::budget::{variable_bytes, Budget};
 use crate::context::Context;
 use crate::parse::{self, Block, BlockKind, Macro, Node, Style};
 use crate::registry::Registry;
@@ -141,6 +142,19 @@ pub enum Warning {
         /// The variable name.
         name: String,
     },
+    /// The budget shared by the expansions of one prompt ([`Budget`]) is spent: expansion
+    /// stopped here (a later expansion with the same budget produces nothing).
+    #[error(
+        "byte {offset}: the prompt's macro budget is spent ({what}: {limit}), expansion stopped"
+    )]
+    PromptBudget {
+        /// Byte offset of the macro being expanded.
+        offset: usize,
+        /// What ran out: `output bytes`, `work bytes` or `steps`.
+        what: &'static str,
+        /// That bound of [`crate::BudgetLimits`].
+        limit: u64,
+    },
     /// More than [`MAX_WARNINGS`] warnings: the rest were dropped.
     #[error("more than {MAX_WARNINGS} warnings, the rest are left out")]
     TooMany,
@@ -169,6 +183,7 @@ impl Warning {
             Warning::Recursion { .. } => "recursion",
             Warning::Variable { .. } => "variable",
             Warning::Argument { .. } => "argument",
+            Warning::PromptBudget { .. } => "prompt-budget",
             Warning::TooMany => "too-many",
         }
     }
@@ -183,7 +198,8 @@ impl Warning {
             | Warning::EachItems { offset, .. }
             | Warning::Recursion { offset, .. }
             | Warning::Variable { offset, .. }
-            | Warning::Argument { offset, .. } => Some(*offset),
+            | Warning::Argument { offset, .. }
+            | Warning::PromptBudget { offset, .. } => Some(*offset),
             Warning::TooMany => None,
         }
     }
@@ -298,7 +314,8 @@ impl Template {
         )
     }
 
-    /// Expands with an explicit registry and limits.
+    /// Expands with an explicit registry and limits (and a budget of its own: see
+    /// [`Template::expand_in`] to share one between expansions).
     ///
     /// ```
     /// use ccv3_cbs::{Context, Limits, Mode, Registry, Template, Variables};
@@ -315,10 +332,64 @@ impl Template {
         vars: &mut Variables,
         mode: Mode,
     ) -> Expansion {
-        let mut st = State::new(registry, limits, ctx, vars, mode);
+        self.expand_in(registry, limits, &mut Budget::default(), ctx, vars, mode)
+    }
+
+    /// Expands with an explicit registry and limits, spending `budget`: pass the same
+    /// [`Budget`] to every expansion of one prompt so that together they stay within its
+    /// [`crate::BudgetLimits`] (see [`crate::budget`]).
+    pub fn expand_in(
+        &self,
+        registry: &Registry,
+        limits: &Limits,
+        budget: &mut Budget,
+        ctx: &Context,
+        vars: &mut Variables,
+        mode: Mode,
+    ) -> Expansion {
+        if budget.output_left() == 0 && !self.nodes.is_empty() {
+            // Nothing of this text could be kept: it is not expanded at all (its macros' side
+            // effects included), which keeps a spent budget from costing time text after text.
+            let mut warnings = self.warnings.clone();
+            warn(
+                &mut warnings,
+                Warning::PromptBudget {
+                    offset: 0,
+                    what: "output bytes",
+                    limit: budget.limits().max_output as u64,
+                },
+            );
+            budget.charge(0, 0, 0, true);
+            return Expansion {
+                text: String::new(),
+                warnings,
+            };
+        }
+        let mut st = State::new(registry, limits, budget, ctx, vars, mode);
         st.warnings.extend(self.warnings.iter().cloned());
         let mut out = String::new();
         st.nodes(&self.nodes, &mut out);
+        let left = st.budget.output_left();
+        if out.len() > left {
+            // The text is within this expansion's limits but past what the prompt has left.
+            let mut cut = left;
+            while cut > 0 && !out.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.truncate(cut);
+            st.budget_stopped = true;
+            let limit = st.budget.limits().max_output as u64;
+            warn(
+                &mut st.warnings,
+                Warning::PromptBudget {
+                    offset: st.current_offset,
+                    what: "output bytes",
+                    limit,
+                },
+            );
+        }
+        st.budget
+            .charge(out.len(), st.work, st.steps, st.budget_stopped);
         Expansion {
             text: out,
             warnings: st.warnings,
@@ -326,9 +397,24 @@ impl Template {
     }
 }
 
+/// The bounds of one expansion: its [`Limits`], lowered to what is left of its [`Budget`] (the
+/// output is cut to the budget at the end: arguments and blocks are bounded by `Limits` alone).
+struct Caps {
+    work: usize,
+    work_from_budget: bool,
+    steps: u64,
+    steps_from_budget: bool,
+}
+
 pub(crate) struct State<'a> {
     registry: &'a Registry,
     limits: &'a Limits,
+    budget: &'a mut Budget,
+    caps: Caps,
+    /// Bytes held by `vars` (kept up to date by [`Call::set_var`]).
+    var_bytes: usize,
+    /// Stopped by the budget rather than by `limits`.
+    budget_stopped: bool,
     ctx: &'a Context,
     vars: &'a mut Variables,
     mode: Mode,
@@ -351,13 +437,26 @@ impl<'a> State<'a> {
     fn new(
         registry: &'a Registry,
         limits: &'a Limits,
+        budget: &'a mut Budget,
         ctx: &'a Context,
         vars: &'a mut Variables,
         mode: Mode,
     ) -> Self {
+        let (work_left, steps_left) = (budget.work_left(), budget.steps_left());
+        let caps = Caps {
+            work: limits.max_work.min(work_left),
+            work_from_budget: work_left < limits.max_work,
+            steps: limits.max_steps.min(steps_left),
+            steps_from_budget: steps_left < limits.max_steps,
+        };
+        let var_bytes = variable_bytes(vars);
         State {
             registry,
             limits,
+            budget,
+            caps,
+            var_bytes,
+            budget_stopped: false,
             ctx,
             vars,
             mode,
@@ -376,15 +475,24 @@ impl<'a> State<'a> {
         }
     }
 
-    fn stop_budget(&mut self) {
+    /// Stops on the work or step bound; `shared` when that bound came from the [`Budget`]
+    /// (`what` names it).
+    fn stop_budget(&mut self, shared: Option<(&'static str, u64)>) {
         if !self.stopped {
             self.stopped = true;
-            warn(
-                &mut self.warnings,
-                Warning::Budget {
-                    offset: self.current_offset,
-                },
-            );
+            let offset = self.current_offset;
+            let w = match shared {
+                Some((what, limit)) => {
+                    self.budget_stopped = true;
+                    Warning::PromptBudget {
+                        offset,
+                        what,
+                        limit,
+                    }
+                }
+                None => Warning::Budget { offset },
+            };
+            warn(&mut self.warnings, w);
         }
     }
 
@@ -402,8 +510,12 @@ impl<'a> State<'a> {
             self.trim_pending = false;
         }
         self.work = self.work.saturating_add(s.len());
-        if self.work > self.limits.max_work {
-            self.stop_budget();
+        if self.work > self.caps.work {
+            let shared = self
+                .caps
+                .work_from_budget
+                .then(|| ("work bytes", self.budget.limits().max_work as u64));
+            self.stop_budget(shared);
             return;
         }
         let room = self.limits.max_output.saturating_sub(out.len());
@@ -431,8 +543,12 @@ impl<'a> State<'a> {
             return false;
         }
         self.steps += 1;
-        if self.steps > self.limits.max_steps {
-            self.stop_budget();
+        if self.steps > self.caps.steps {
+            let shared = self
+                .caps
+                .steps_from_budget
+                .then(|| ("steps", self.budget.limits().max_steps));
+            self.stop_budget(shared);
             return false;
         }
         true
@@ -1020,12 +1136,14 @@ impl<'c, 'a> Call<'c, 'a> {
         self.st.vars.get(scope, name)
     }
 
-    /// Sets a variable within [`Limits::max_variables`] and [`Limits::max_variable_len`]
-    /// (too long values are cut, new names over the count limit are refused; both warn).
+    /// Sets a variable within [`Limits::max_variables`], [`Limits::max_variable_len`] and
+    /// [`crate::BudgetLimits::max_variable_bytes`] (too long values are cut; new names over the
+    /// count limit and writes past the bytes bound are refused; all warn).
     pub fn set_var(&mut self, scope: Scope, name: &str, value: &str) {
         let limits = self.st.limits;
         let map = self.st.vars.map_mut(scope);
-        if !map.contains_key(name) && map.len() >= limits.max_variables {
+        let old = map.get(name).map(|v| name.len() + v.len());
+        if old.is_none() && map.len() >= limits.max_variables {
             self.warn_var(name);
             return;
         }
@@ -1038,6 +1156,16 @@ impl<'c, 'a> Call<'c, 'a> {
             v = v.get(..cut).unwrap_or_default();
             self.warn_var(name);
         }
+        let bytes = self
+            .st
+            .var_bytes
+            .saturating_sub(old.unwrap_or(0))
+            .saturating_add(name.len() + v.len());
+        if bytes > self.st.budget.limits().max_variable_bytes && bytes > self.st.var_bytes {
+            self.warn_var(name);
+            return;
+        }
+        self.st.var_bytes = bytes;
         self.st
             .vars
             .map_mut(scope)

@@ -58,6 +58,8 @@
 //! Hostile input cannot hang or exhaust memory: nesting depth, output size, total work,
 //! steps, `#each` items, variable sizes and nested field expansion are capped by [`Limits`].
 //! When a bound is hit, expansion stops growing and reports it in [`Expansion::warnings`].
+//! A [`Budget`] bounds many expansions together (all texts of one prompt: card fields,
+//! lorebook entries, keys): see [`budget`] and [`Template::expand_in`].
 //! Parsing and expansion are linear in the input for templates without loops.
 //!
 //! # API tour
@@ -108,6 +110,7 @@
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+pub mod budget;
 mod context;
 mod expand;
 pub mod families;
@@ -116,6 +119,7 @@ mod registry;
 mod rng;
 mod vars;
 
+pub use budget::{Budget, BudgetLimits};
 pub use context::{html_comment, CommentRenderer, Context, Message, Role, Timestamp};
 pub use expand::{Call, Expansion, Limits, Mode, Template, Warning, MAX_WARNINGS};
 pub use parse::{normalize_name, Style};

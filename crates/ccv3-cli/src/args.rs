@@ -1,5 +1,6 @@
 //! Command-line arguments (the low stage: typed and parsed, nothing built yet).
 
+use crate::limits::{InputLimits, MacroLimits};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -140,6 +141,12 @@ pub struct CbsArgs {
     /// Expand as for display (comments shown) instead of as for a prompt.
     #[arg(long)]
     pub display: bool,
+    /// Input limits.
+    #[command(flatten)]
+    pub limits: InputLimits,
+    /// The macro budget.
+    #[command(flatten)]
+    pub macros: MacroLimits,
 }
 
 /// Arguments of `ccv3 prompt`.
@@ -191,6 +198,12 @@ pub struct PromptArgs {
     /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
     #[arg(long)]
     pub json: bool,
+    /// Input limits.
+    #[command(flatten)]
+    pub limits: InputLimits,
+    /// The macro budget.
+    #[command(flatten)]
+    pub macros: MacroLimits,
 }
 
 /// Arguments of `ccv3 lore scan`.
@@ -238,4 +251,7 @@ pub struct LoreScanArgs {
     /// Print {"activated":[...],"rejected":[...],"tokens":N}.
     #[arg(long)]
     pub json: bool,
+    /// Input limits.
+    #[command(flatten)]
+    pub limits: InputLimits,
 }

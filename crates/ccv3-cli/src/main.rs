@@ -6,6 +6,7 @@
 
 mod args;
 mod cmd;
+mod limits;
 mod now;
 mod output;
 mod shown;

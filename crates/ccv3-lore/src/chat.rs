@@ -28,6 +28,25 @@ pub const MAX_MESSAGES: usize = 1_000_000;
 /// The largest chat text [`parse_chat`] reads (64 MiB).
 pub const MAX_CHAT_BYTES: usize = 64 * 1024 * 1024;
 
+/// The bounds of [`parse_chat_with`]; the default is [`MAX_CHAT_BYTES`] and [`MAX_MESSAGES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChatLimits {
+    /// The largest chat text read, in bytes.
+    pub max_bytes: usize,
+    /// The most messages (counted while the JSON is read, so a chat of millions of empty
+    /// messages is refused before they are all held).
+    pub max_messages: usize,
+}
+
+impl Default for ChatLimits {
+    fn default() -> Self {
+        ChatLimits {
+            max_bytes: MAX_CHAT_BYTES,
+            max_messages: MAX_MESSAGES,
+        }
+    }
+}
+
 /// The shapes [`parse_chat`] reads, as its errors name them.
 pub const CHAT_SHAPES: &str = "a chat is a JSON array of {role, name, content}, an object \
 {\"messages\": [...]}, or SillyTavern .jsonl lines";
@@ -279,13 +298,197 @@ fn is_metadata(v: &Value) -> bool {
     })
 }
 
-fn check_len(n: usize) -> Result<(), LoreError> {
-    if n > MAX_MESSAGES {
-        return Err(LoreError::Limit(format!(
-            "chat has more than {MAX_MESSAGES} messages"
-        )));
+fn check_len(n: usize, max: usize) -> Result<(), LoreError> {
+    if n > max {
+        return Err(too_many(max));
     }
     Ok(())
+}
+
+fn too_many(max: usize) -> LoreError {
+    LoreError::Limit(format!("chat has more than {max} messages"))
+}
+
+/// Reads a chat's JSON into a lean [`Value`]: only the keys the reader looks at are kept (the
+/// others are skipped as they are read, not built), containers inside them are kept empty (the
+/// reader only tells them from text), and the message arrays (the top-level array, or
+/// `messages` of a top-level object) are cut off at `max` items while they are read. A 64 MiB
+/// chat of a million messages with padding keys took 2 GiB as a full tree; a chat of millions of
+/// tiny messages is refused before they are all held. `over` is set when the cut happened.
+mod capped {
+    use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Value};
+    use std::cell::Cell;
+    use std::fmt;
+
+    /// Keys of a message (both shapes).
+    const MESSAGE_KEYS: &[&str] = &["role", "name", "content", "mes", "is_user", "is_system"];
+    /// Keys of a chat object or of SillyTavern's metadata line.
+    const CHAT_KEYS: &[&str] = &[
+        "user_name",
+        "character_name",
+        "chat_metadata",
+        "create_date",
+    ];
+
+    /// Scalars as they are; arrays and objects skipped and kept empty.
+    struct Lean;
+    /// A message: an object keeps [`MESSAGE_KEYS`] ([`Lean`] values); anything else is [`Lean`].
+    struct Msg;
+    /// The top level (or one `.jsonl` line).
+    pub(super) struct Top<'c> {
+        pub max: usize,
+        pub over: &'c Cell<bool>,
+    }
+    /// A message array.
+    struct Items<'c>(Top<'c>);
+
+    macro_rules! scalars {
+        () => {
+            fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+                Ok(Value::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+                Ok(Value::from(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+                Ok(Value::from(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+                Ok(Value::from(v))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+                Ok(Value::String(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Value, E> {
+                Ok(Value::String(v))
+            }
+            fn visit_unit<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+        };
+    }
+
+    macro_rules! seed {
+        ($t:ty) => {
+            impl<'de> DeserializeSeed<'de> for $t {
+                type Value = Value;
+                fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+                    d.deserialize_any(self)
+                }
+            }
+        };
+    }
+    seed!(Lean);
+    seed!(Msg);
+    seed!(Top<'_>);
+
+    impl<'de> DeserializeSeed<'de> for Items<'_> {
+        type Value = Value;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+            d.deserialize_any(self.0)
+        }
+    }
+
+    fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Value::Array(Vec::new()))
+    }
+
+    /// An object keeping `keys` (values read by `value`), skipping the rest.
+    fn object<'de, A: MapAccess<'de>>(
+        mut map: A,
+        mut value: impl FnMut(&str, &mut A) -> Result<Option<Value>, A::Error>,
+    ) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            match value(&k, &mut map)? {
+                Some(v) => {
+                    out.insert(k, v);
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    impl<'de> Visitor<'de> for Lean {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            skip_seq(seq)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+            object(map, |_, _| Ok(None))
+        }
+        scalars!();
+    }
+
+    impl<'de> Visitor<'de> for Msg {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a message")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+            skip_seq(seq)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+            object(map, |k, map| {
+                if MESSAGE_KEYS.contains(&k) {
+                    map.next_value_seed(Lean).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+        }
+        scalars!();
+    }
+
+    impl<'de> Visitor<'de> for Top<'_> {
+        type Value = Value;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a chat")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(v) = seq.next_element_seed(Msg)? {
+                if out.len() == self.max {
+                    self.over.set(true);
+                    return Err(de::Error::custom("too many messages"));
+                }
+                out.push(v);
+            }
+            Ok(Value::Array(out))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+            object(map, |k, map| {
+                if k == "messages" {
+                    let items = Items(Top {
+                        max: self.max,
+                        over: self.over,
+                    });
+                    map.next_value_seed(items).map(Some)
+                } else if MESSAGE_KEYS.contains(&k) || CHAT_KEYS.contains(&k) {
+                    map.next_value_seed(Lean).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+        }
+        scalars!();
+    }
+
+    /// Reads `text` as one JSON document (a whole chat, or one `.jsonl` line).
+    pub(super) fn read(text: &str, max: usize, over: &Cell<bool>) -> serde_json::Result<Value> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let v = Top { max, over }.deserialize(&mut de)?;
+        de.end()?;
+        Ok(v)
+    }
 }
 
 fn not_a_chat(what: &str) -> LoreError {
@@ -307,9 +510,13 @@ fn not_a_chat(what: &str) -> LoreError {
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
 pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
+    chat_from_value_with(v, MAX_MESSAGES)
+}
+
+fn chat_from_value_with(v: &Value, max: usize) -> Result<Chat, LoreError> {
     match v {
         Value::Array(items) => {
-            check_len(items.len())?;
+            check_len(items.len(), max)?;
             let mut chat = Chat::default();
             for (i, m) in items.iter().enumerate() {
                 chat.messages.push(role_message(m, &format!("[{i}]"))?);
@@ -321,7 +528,7 @@ pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
                 .get("messages")
                 .and_then(Value::as_array)
                 .ok_or_else(|| LoreError::chat("messages", "must be an array"))?;
-            check_len(items.len())?;
+            check_len(items.len(), max)?;
             let mut chat = Chat {
                 user_name: text(o.get("user_name")),
                 character_name: text(o.get("character_name")),
@@ -340,7 +547,7 @@ pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
         Value::Object(_) => {
             // One line of .jsonl.
             let mut chat = Chat::default();
-            jsonl_line(&mut chat, v, "", true)?;
+            jsonl_line(&mut chat, v, "", true, max)?;
             Ok(chat)
         }
         other => Err(not_a_chat(ccv3::json::type_name(other))),
@@ -349,7 +556,13 @@ pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
 
 /// Reads one object of a `.jsonl` chat into `chat` (`first`: the first line, which may be the
 /// metadata).
-fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), LoreError> {
+fn jsonl_line(
+    chat: &mut Chat,
+    v: &Value,
+    at: &str,
+    first: bool,
+    max: usize,
+) -> Result<(), LoreError> {
     if !v.is_object() {
         return Err(LoreError::chat(at, "each line must be a JSON object"));
     }
@@ -373,8 +586,8 @@ fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), L
         st_message(v, at)?
     };
     if let Some(m) = msg {
+        check_len(chat.messages.len() + 1, max)?;
         chat.messages.push(m);
-        check_len(chat.messages.len())?;
     }
     Ok(())
 }
@@ -395,44 +608,66 @@ fn jsonl_line(chat: &mut Chat, v: &Value, at: &str, first: bool) -> Result<(), L
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
 pub fn parse_chat(input: &str) -> Result<Chat, LoreError> {
-    parse_chat_with_warnings(input).map(|(chat, _)| chat)
+    parse_chat_with(input, &ChatLimits::default())
 }
 
-/// [`parse_chat`], also returning what was repaired: lone UTF-16 surrogate escapes (half of an
-/// emoji pair, as chat applications that cut text by UTF-16 unit leave behind) become U+FFFD
+/// [`parse_chat`] within `limits` instead of the default ones.
+///
+/// # Errors
+/// As [`parse_chat`], with [`LoreError::Limit`] above `limits`.
+///
+/// ```
+/// use ccv3_lore::chat::{parse_chat_with, ChatLimits};
+/// let limits = ChatLimits { max_messages: 2, ..ChatLimits::default() };
+/// let three = r#"[{"role":"user","content":"a"},{"role":"user","content":"b"},{"role":"user","content":"c"}]"#;
+/// let err = parse_chat_with(three, &limits).unwrap_err();
+/// assert_eq!(err.to_string(), "limit: chat has more than 2 messages");
+/// ```
+pub fn parse_chat_with(input: &str, limits: &ChatLimits) -> Result<Chat, LoreError> {
+    parse_chat_with_warnings(input, limits).map(|(chat, _)| chat)
+}
+
+/// [`parse_chat_with`], also returning what was repaired: lone UTF-16 surrogate escapes (half of
+/// an emoji pair, as chat applications that cut text by UTF-16 unit leave behind) become U+FFFD
 /// with one [`ccv3::json::LONE_SURROGATE`] warning instead of rejecting the chat (issue 12).
 ///
 /// # Errors
-/// As [`parse_chat`].
+/// As [`parse_chat_with`].
 ///
 /// ```
-/// let (chat, warnings) = ccv3_lore::chat::parse_chat_with_warnings(r#"[{"role":"user","content":"a\ud83d"}]"#)?;
+/// use ccv3_lore::chat::{parse_chat_with_warnings, ChatLimits};
+/// let (chat, warnings) = parse_chat_with_warnings(r#"[{"role":"user","content":"a\ud83d"}]"#, &ChatLimits::default())?;
 /// assert_eq!(chat.messages[0].content, "a\u{fffd}");
 /// assert_eq!(warnings[0].code, ccv3::json::LONE_SURROGATE);
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
-pub fn parse_chat_with_warnings(input: &str) -> Result<(Chat, Vec<ccv3::Diagnostic>), LoreError> {
+pub fn parse_chat_with_warnings(
+    input: &str,
+    limits: &ChatLimits,
+) -> Result<(Chat, Vec<ccv3::Diagnostic>), LoreError> {
     let mut warnings = Vec::new();
-    let chat = parse_chat_inner(input, &mut warnings)?;
-    Ok((chat, warnings))
-}
-
-fn parse_chat_inner(input: &str, warnings: &mut Vec<ccv3::Diagnostic>) -> Result<Chat, LoreError> {
-    if input.len() > MAX_CHAT_BYTES {
+    if input.len() > limits.max_bytes {
         return Err(LoreError::Limit(format!(
-            "chat is {} bytes, more than {MAX_CHAT_BYTES}",
-            input.len()
+            "chat is {} bytes, more than {}",
+            input.len(),
+            limits.max_bytes
         )));
     }
+    let max = limits.max_messages;
     let input = input.trim_start_matches('\u{feff}');
     let trimmed = input.trim_start();
     if trimmed.is_empty() {
         return Err(not_a_chat("empty input"));
     }
-    match ccv3::json::from_slice_repaired::<Value>(input.as_bytes()) {
+    let over = std::cell::Cell::new(false);
+    let parsed = read_repaired(input, max, &over);
+    if over.get() {
+        return Err(too_many(max));
+    }
+    match parsed {
         Ok((v, repaired)) => {
             warnings.extend(repaired);
-            return chat_from_value(&v);
+            return chat_from_value_with(&v, max).map(|chat| (chat, warnings));
         }
         Err(e) if trimmed.starts_with('[') => {
             return Err(LoreError::chat("", format!("invalid JSON: {e}")))
@@ -447,14 +682,16 @@ fn parse_chat_inner(input: &str, warnings: &mut Vec<ccv3::Diagnostic>) -> Result
             continue;
         }
         let at = format!("line {}", n + 1);
-        let (v, repaired) =
-            ccv3::json::from_slice_repaired::<Value>(line.as_bytes()).map_err(|e| {
-                if first {
-                    LoreError::chat(&at, format!("invalid JSON ({e}): {CHAT_SHAPES}"))
-                } else {
-                    LoreError::chat(&at, format!("invalid JSON: {e}"))
-                }
-            })?;
+        let (v, repaired) = read_repaired(line, max, &over).map_err(|e| {
+            if first {
+                LoreError::chat(&at, format!("invalid JSON ({e}): {CHAT_SHAPES}"))
+            } else {
+                LoreError::chat(&at, format!("invalid JSON: {e}"))
+            }
+        })?;
+        if over.get() {
+            return Err(too_many(max));
+        }
         if let Some(mut w) = repaired {
             // One warning per chat, for the first line that needed it.
             if !warnings
@@ -466,14 +703,115 @@ fn parse_chat_inner(input: &str, warnings: &mut Vec<ccv3::Diagnostic>) -> Result
             }
         }
         let was_first = std::mem::replace(&mut first, false);
-        jsonl_line(&mut chat, &v, &at, was_first)?;
+        jsonl_line(&mut chat, &v, &at, was_first, max)?;
     }
-    Ok(chat)
+    Ok((chat, warnings))
+}
+
+/// [`capped::read`], retried with lone surrogate escapes replaced when the parser trips on one.
+fn read_repaired(
+    text: &str,
+    max: usize,
+    over: &std::cell::Cell<bool>,
+) -> serde_json::Result<(Value, Option<ccv3::Diagnostic>)> {
+    match capped::read(text, max, over) {
+        Ok(v) => Ok((v, None)),
+        Err(e) if ccv3::json::is_lone_surrogate_error(&e) => {
+            let Some(repair) = ccv3::json::repair_lone_surrogates(text.as_bytes()) else {
+                return Err(e);
+            };
+            // The repair replaces ASCII escapes by ASCII escapes: still UTF-8.
+            let Ok(fixed) = std::str::from_utf8(&repair.text) else {
+                return Err(e);
+            };
+            over.set(false);
+            let v = capped::read(fixed, max, over)?;
+            Ok((v, Some(repair.diagnostic())))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 12, sizes: the message limit holds in every shape, and it is counted while the
+    /// JSON is read (a chat of millions of empty messages is refused before they are held).
+    #[test]
+    fn issue12_chat_message_limit_in_every_shape() {
+        let limits = ChatLimits {
+            max_messages: 3,
+            ..ChatLimits::default()
+        };
+        let msg = r#"{"role":"user","content":""}"#;
+        let array = |n: usize| format!("[{}]", vec![msg; n].join(","));
+        assert_eq!(
+            parse_chat_with(&array(3), &limits).unwrap().messages.len(),
+            3
+        );
+        let err = parse_chat_with(&array(4), &limits).unwrap_err();
+        assert_eq!(err.to_string(), "limit: chat has more than 3 messages");
+        let object = |n: usize| format!(r#"{{"user_name":"U","messages":{}}}"#, array(n));
+        assert_eq!(
+            parse_chat_with(&object(3), &limits).unwrap().messages.len(),
+            3
+        );
+        assert!(matches!(
+            parse_chat_with(&object(4), &limits),
+            Err(LoreError::Limit(_))
+        ));
+        let jsonl = |n: usize| vec![r#"{"mes":"","is_user":true}"#; n].join("\n");
+        assert_eq!(
+            parse_chat_with(&jsonl(3), &limits).unwrap().messages.len(),
+            3
+        );
+        assert!(matches!(
+            parse_chat_with(&jsonl(4), &limits),
+            Err(LoreError::Limit(_))
+        ));
+        // Broken JSON past the limit is still a limit error (it was counted first), and broken
+        // JSON within it is a JSON error.
+        assert!(matches!(
+            parse_chat_with(&format!("{},", &array(5)[..array(5).len() - 1]), &limits),
+            Err(LoreError::Limit(_))
+        ));
+        assert!(parse_chat_with("[{\"role\":\"user\",", &limits)
+            .unwrap_err()
+            .to_string()
+            .contains("invalid JSON"));
+        // Keys the reader does not use are skipped as they are read: padding, nested junk and
+        // containers in known keys change nothing but the errors they always gave.
+        let padded = r#"[{"role":"user","x":[[1,2],{"a":[3]}],"content":"hi","y":{"z":[]}},
+            {"name":"N","is_user":false,"mes":"yo","extra":[1,2,3]}]"#;
+        let c = parse_chat(padded).unwrap();
+        assert_eq!(c.messages[0], Message::user("hi"));
+        assert_eq!(c.messages[1], Message::assistant("yo").named("N"));
+        let jsonl = "{\"user_name\":\"U\",\"chat_metadata\":{\"big\":[1,2,3]}}\n{\"mes\":\"a\",\"is_user\":true,\"junk\":[{}]}";
+        let c = parse_chat(jsonl).unwrap();
+        assert_eq!(c.user_name.as_deref(), Some("U"));
+        assert_eq!(c.messages, [Message::user("a")]);
+        assert!(parse_chat(r#"[{"role":"user","content":["a"]}]"#)
+            .unwrap_err()
+            .to_string()
+            .contains("a message needs a string content"));
+        assert!(parse_chat(r#"[{"role":{"a":1},"content":"x"}]"#)
+            .unwrap_err()
+            .to_string()
+            .contains("role must be a string"));
+        assert!(parse_chat(r#"[[1,2,3]]"#)
+            .unwrap_err()
+            .to_string()
+            .contains("must be an object"));
+        let bytes = ChatLimits {
+            max_bytes: 10,
+            ..ChatLimits::default()
+        };
+        assert!(matches!(
+            parse_chat_with(&array(1), &bytes),
+            Err(LoreError::Limit(_))
+        ));
+    }
 
     #[test]
     fn chat_json_array_with_roles() {

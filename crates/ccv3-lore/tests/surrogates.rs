@@ -6,7 +6,8 @@ use ccv3_lore::chat::{parse_chat, parse_chat_with_warnings};
 #[test]
 fn issue12_chat_json_array_with_lone_surrogates_reads() {
     let text = r#"[{"role":"user","content":"cut \ud83d"},{"role":"assistant","content":"\ude00\ud83d x"}]"#;
-    let (chat, warnings) = parse_chat_with_warnings(text).unwrap();
+    let (chat, warnings) =
+        parse_chat_with_warnings(text, &ccv3_lore::chat::ChatLimits::default()).unwrap();
     assert_eq!(chat.messages[0].content, "cut \u{fffd}");
     assert_eq!(chat.messages[1].content, "\u{fffd}\u{fffd} x");
     assert_eq!(warnings.len(), 1);
@@ -26,7 +27,8 @@ fn issue12_sillytavern_jsonl_with_lone_surrogates_reads_with_one_warning() {
         r#"{"name":"C","is_user":false,"mes":"b\udc00"}"#,
         "\n"
     );
-    let (chat, warnings) = parse_chat_with_warnings(text).unwrap();
+    let (chat, warnings) =
+        parse_chat_with_warnings(text, &ccv3_lore::chat::ChatLimits::default()).unwrap();
     assert_eq!(chat.messages.len(), 2);
     assert_eq!(chat.messages[0].content, "a\u{fffd}");
     assert_eq!(chat.messages[1].content, "b\u{fffd}");

@@ -163,10 +163,18 @@ mod cbs {
     use crate::expand::{ExpandContext, Expander};
     use crate::PromptOptions;
     use ccv3::CardData;
-    use ccv3_cbs::{Context, Message, Mode, Registry, Template, Variables, Warning};
+    use ccv3_cbs::{
+        Budget, BudgetLimits, Context, Limits, Message, Mode, Registry, Template, Variables,
+        Warning,
+    };
 
     /// An [`Expander`] over the CBS engine (`ccv3_cbs`): every macro of the standard registry,
     /// variables carried from one text to the next in prompt order, warnings collected.
+    ///
+    /// Every text is expanded within [`Limits`] and all of them together within one
+    /// [`Budget`] (issue 12: a card whose every text stays just under the limits of one
+    /// expansion must not add up to gigabytes): once it is spent, texts are cut or left empty,
+    /// each with a [`Warning::PromptBudget`].
     ///
     /// The context holds the card's fields, the chat (oldest first; assistant messages named
     /// after the character, user messages after the user unless the message has a name), the
@@ -180,6 +188,9 @@ mod cbs {
         pub variables: Variables,
         /// Warnings from every expansion, in order.
         pub warnings: Vec<Warning>,
+        /// What the texts of this prompt have spent, together.
+        pub budget: Budget,
+        limits: Limits,
         registry: Registry,
     }
 
@@ -221,8 +232,23 @@ mod cbs {
                 context,
                 variables: Variables::new(),
                 warnings: Vec::new(),
+                budget: Budget::default(),
+                limits: Limits::default(),
                 registry: Registry::standard(),
             }
+        }
+
+        /// Uses these limits for each text (default [`Limits::default`]).
+        pub fn with_limits(mut self, limits: Limits) -> Self {
+            self.limits = limits;
+            self
+        }
+
+        /// Starts a fresh budget with these bounds for all texts together (default
+        /// [`BudgetLimits::default`]).
+        pub fn with_budget(mut self, limits: BudgetLimits) -> Self {
+            self.budget = Budget::new(limits);
+            self
         }
 
         /// Starts from saved variables.
@@ -243,10 +269,11 @@ mod cbs {
             ctx.original
                 .unwrap_or("")
                 .clone_into(&mut self.context.original);
-            let template = Template::parse(text);
-            let out = template.expand_with(
+            let template = Template::parse_with(text, &self.limits);
+            let out = template.expand_in(
                 &self.registry,
-                &ccv3_cbs::Limits::default(),
+                &self.limits,
+                &mut self.budget,
                 &self.context,
                 &mut self.variables,
                 Mode::Prompt,

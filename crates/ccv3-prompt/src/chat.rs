@@ -3,8 +3,8 @@
 //! alike. [`ChatMessage`] is [`ccv3_lore::chat::Message`].
 
 pub use ccv3_lore::chat::{
-    parse_chat, seed_from_messages, Chat, Message as ChatMessage, Role, CHAT_SHAPES,
-    MAX_CHAT_BYTES, MAX_MESSAGES as MAX_CHAT_MESSAGES,
+    parse_chat, parse_chat_with, seed_from_messages, Chat, ChatLimits, Message as ChatMessage,
+    Role, CHAT_SHAPES, MAX_CHAT_BYTES, MAX_MESSAGES as MAX_CHAT_MESSAGES,
 };
 
 #[cfg(test)]

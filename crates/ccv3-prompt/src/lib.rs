@@ -67,8 +67,8 @@ pub use assemble::{
     assemble, Assembled, Cut, CutKind, CutReason, LoreUse, Part, PartKind, PromptOptions,
 };
 pub use chat::{
-    parse_chat, seed_from_messages, Chat, ChatMessage, Role, CHAT_SHAPES, MAX_CHAT_BYTES,
-    MAX_CHAT_MESSAGES,
+    parse_chat, parse_chat_with, seed_from_messages, Chat, ChatLimits, ChatMessage, Role,
+    CHAT_SHAPES, MAX_CHAT_BYTES, MAX_CHAT_MESSAGES,
 };
 pub use error::Error;
 pub use expand::{ExpandContext, Expander, SimpleExpander};
@@ -91,6 +91,15 @@ pub(crate) fn read_capped(
         source,
     };
     let file = std::fs::File::open(path).map_err(io)?;
+    // The size from the metadata first, so an oversized file is named with its real size.
+    let size = file.metadata().map_err(io)?.len();
+    if size > limit as u64 {
+        return Err(Error::Limit {
+            what: format!("{what} {}", path.display()),
+            size,
+            limit: limit as u64,
+        });
+    }
     let mut buf = Vec::new();
     file.take(limit as u64 + 1)
         .read_to_end(&mut buf)

@@ -44,7 +44,7 @@
 use crate::adapters::{inserts_from_activations, CbsExpander};
 use crate::{assemble, Assembled, Error, PromptOptions, PromptReport, Template, TokenCounter};
 use ccv3::{CardData, Lorebook};
-use ccv3_cbs::{Mode, Timestamp, Variables, Warning};
+use ccv3_cbs::{BudgetLimits, Limits, Mode, Timestamp, Variables, Warning};
 use ccv3_lore::chat::Chat;
 use ccv3_lore::{
     BookInput, BookKind, CompiledBooks, LorebookCompiler, ScanOptions, ScanReport, ScanResult,
@@ -83,6 +83,12 @@ pub struct SessionOptions {
     /// The books are scanned once (a command-line call): compile no key automata up front.
     /// Results are the same either way; leave it off for sessions scanned turn after turn.
     pub single_scan: bool,
+    /// The bounds of each macro expansion (one card field, one entry, ...).
+    pub cbs_limits: Limits,
+    /// The bounds of all macro expansions of one call together (one prompt, or one
+    /// [`Session::expand_macros`]): total output, work, steps, and the size of the variables
+    /// the next state carries ([`ccv3_cbs::budget`]).
+    pub cbs_budget: BudgetLimits,
 }
 
 impl Default for SessionOptions {
@@ -100,6 +106,8 @@ impl Default for SessionOptions {
             seed: None,
             now: None,
             single_scan: false,
+            cbs_limits: Limits::default(),
+            cbs_budget: BudgetLimits::default(),
         }
     }
 }
@@ -382,8 +390,10 @@ impl<'a> Session<'a> {
         let opts = self.prompt_options(seed);
         let mut empty = None;
         let card = self.card_or(&mut empty);
-        let mut expander =
-            CbsExpander::new(card, &chat.messages, &opts).with_variables(state.variables.clone());
+        let mut expander = CbsExpander::new(card, &chat.messages, &opts)
+            .with_variables(state.variables.clone())
+            .with_limits(self.options.cbs_limits.clone())
+            .with_budget(self.options.cbs_budget.clone());
         let counter = TokenCounter::from_arc(self.tokenizer.clone());
         let prompt = assemble(
             card,
@@ -417,7 +427,15 @@ impl<'a> Session<'a> {
         let mut empty = None;
         let card = self.card_or(&mut empty);
         let expander = CbsExpander::new(card, &chat.messages, &opts);
-        let out = ccv3_cbs::Template::parse(text).expand(&expander.context, variables, mode);
+        let limits = &self.options.cbs_limits;
+        let out = ccv3_cbs::Template::parse_with(text, limits).expand_in(
+            ccv3_cbs::Registry::standard_ref(),
+            limits,
+            &mut ccv3_cbs::Budget::new(self.options.cbs_budget.clone()),
+            &expander.context,
+            variables,
+            mode,
+        );
         Expanded {
             text: out.text,
             warnings: out.warnings,

@@ -9,10 +9,10 @@
 //! ```
 //! Everything but `timing` is [`ccv3_lore::ScanReport`] (see its docs for the fields).
 
-use super::{load, print, CliError, CmdResult};
-use crate::output::write_atomic;
+use super::{print, CliError, CmdResult};
+use crate::limits::InputLimits;
 use ccv3::{Document, Lorebook};
-use ccv3_lore::{BookKind, ScanState, Strategy};
+use ccv3_lore::{BookKind, Strategy};
 use ccv3_prompt::{ScanOutcome, Session, SessionOptions};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -70,12 +70,13 @@ pub fn run(args: Args) -> CmdResult {
     // Building a BPE tokenizer takes a good part of a cold run: do it on the other core while
     // the books are read.
     let tokenizer_thread = std::thread::spawn(move || ccv3_tokens::load(&kind));
+    // The chat first: the memory its reading takes for a moment is free again for the books.
+    let chat = args.limits.load_chat(&args.chat)?;
     let mut loaded = Vec::new();
     for path in &args.books {
-        loaded.push(load_book(path)?);
+        loaded.push(load_book(&args.limits, path)?);
     }
-    let chat = super::cbs::load_chat(&args.chat)?;
-    let state = load_state(args.state.as_deref())?;
+    let state = args.limits.load_state(args.state.as_deref())?;
     let char_name = args
         .char_name
         .clone()
@@ -116,7 +117,7 @@ pub fn run(args: Args) -> CmdResult {
     let out = session.scan(&chat, &state);
     let scan_ms = ms(t2);
     if let Some(p) = &args.state {
-        write_atomic(p, out.state().to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
+        args.limits.write_state(p, out.state())?;
     }
     if args.json {
         let timing = args.timing.then_some(Timing {
@@ -149,17 +150,6 @@ pub fn run(args: Args) -> CmdResult {
 
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1000.0
-}
-
-/// Reads `--state` if the file exists (a new chat's state otherwise).
-pub fn load_state(path: Option<&Path>) -> Result<ScanState, CliError> {
-    match path {
-        Some(p) if p.exists() => {
-            let text = std::fs::read_to_string(p).map_err(|e| CliError::file(p, e))?;
-            ScanState::from_json(&text).map_err(|e| CliError::file(p, e))
-        }
-        _ => Ok(ScanState::default()),
-    }
 }
 
 fn num(f: f64) -> Value {
@@ -253,12 +243,12 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
     s
 }
 
-fn load_book(path: &Path) -> Result<Loaded, CliError> {
+fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    match load(path)? {
+    match limits.load(path)? {
         Document::Card(cf) => {
             let char_name = cf.card.data.char_name().to_string();
             let book = cf
@@ -317,7 +307,10 @@ mod tests {
             BookKind::Character,
             "card",
         );
-        let out = session.scan(&Chat::from(vec![Message::user("a")]), &ScanState::default());
+        let out = session.scan(
+            &Chat::from(vec![Message::user("a")]),
+            &ccv3_lore::ScanState::default(),
+        );
         let timing = Timing {
             load_ms: 1.0,
             compile_ms: 2.25,

@@ -109,7 +109,13 @@ pub fn read_options() -> ccv3::ReadOptions {
     opts
 }
 
-/// The most bytes of one input file read whole outside the library (`--image`, `debug`).
+/// `--max-input-mib` in bytes, if it was given.
+pub fn max_input_given() -> Option<u64> {
+    MAX_INPUT.get().copied()
+}
+
+/// The most bytes of one input file read whole outside the library (`--image`, `debug`):
+/// `--max-input-mib`, else the library's default.
 pub fn max_input() -> u64 {
     MAX_INPUT.get().copied().unwrap_or(ccv3::MAX_FILE_LEN)
 }

@@ -3,8 +3,7 @@
 //! `--json` prints [`ccv3_prompt::PromptReport`] (`{"messages","tokens","lore","cut"}`), plus
 //! `text` (the prompt rendered through the instruct template) with `--instruct`.
 
-use super::{load, print, CliError, CmdResult};
-use crate::output::write_atomic;
+use super::{print, CliError, CmdResult};
 use ccv3::{Document, Lorebook};
 use ccv3_lore::BookKind;
 use ccv3_prompt::{
@@ -35,7 +34,10 @@ pub fn run(args: Args) -> CmdResult {
         .map_err(|e| CliError::file(&flag("--tokenizer"), e))?;
     let tokenizer_thread = std::thread::spawn(move || ccv3_tokens::load(&kind));
 
-    let card = match load(&args.card)? {
+    let limits = &args.limits;
+    // The chat first: the memory its reading takes for a moment is free again for the books.
+    let chat = limits.load_chat(&args.chat)?;
+    let card = match limits.load(&args.card)? {
         Document::Card(cf) => cf.card.data,
         Document::Lorebook(_) => {
             return Err(CliError::file(&args.card, "is a lorebook, not a card"))
@@ -44,7 +46,7 @@ pub fn run(args: Args) -> CmdResult {
     let mut globals: Vec<(String, Lorebook)> = Vec::new();
     for path in &args.books {
         let name = display_name(path);
-        match load(path)? {
+        match limits.load(path)? {
             Document::Card(cf) => match cf.card.data.character_book {
                 Some(b) => globals.push((name, b)),
                 None => return Err(CliError::file(path, "the card has no character_book")),
@@ -52,8 +54,7 @@ pub fn run(args: Args) -> CmdResult {
             Document::Lorebook(bf) => globals.push((name, bf.book)),
         }
     }
-    let chat = super::cbs::load_chat(&args.chat)?;
-    let state = super::lore::load_state(args.state.as_deref())?;
+    let state = limits.load_state(args.state.as_deref())?;
     let tokenizer = tokenizer_thread
         .join()
         .map_err(|_| CliError::file(&flag("--tokenizer"), "the tokenizer failed to load"))?
@@ -72,6 +73,7 @@ pub fn run(args: Args) -> CmdResult {
         now: Some(args.now.unwrap_or_else(crate::now::clock)),
         // One scan per call (same results; no automata over every key of the books).
         single_scan: true,
+        cbs_budget: args.macros.budget(),
         ..SessionOptions::default()
     };
     // The card's book is the character book, --book files are global.
@@ -84,8 +86,15 @@ pub fn run(args: Args) -> CmdResult {
         .prompt(&chat, &state)
         .map_err(|e| CliError::file(&args.card, e))?;
 
+    // Macros cut by a bound say so (a card's own mistakes, like a bad argument, stay quiet).
+    crate::warnings::print_capped(
+        turn.warnings
+            .iter()
+            .filter(|w| crate::limits::is_bound(w))
+            .map(crate::limits::macro_warning),
+    );
     if let Some(p) = &args.state {
-        write_atomic(p, turn.state.to_json().as_bytes()).map_err(|e| CliError::file(p, e))?;
+        limits.write_state(p, &turn.state)?;
     }
     let instruct = match &args.instruct {
         Some(name) => {
