@@ -261,7 +261,9 @@ fn catastrophic_regex_key_does_not_hang_a_scan() {
     let long = "a".repeat(50_000) + "!";
     let t = std::time::Instant::now();
     let o = scan(&b, &user(&long));
-    assert!(o.act.is_empty());
+    // The second runs on the step-limited backtracking engine and matches, as in JavaScript
+    // (`\1` of the last iteration, then the end of the capped text).
+    assert_eq!(o.act, [1]);
     assert!(t.elapsed().as_secs() < 5);
 }
 
