@@ -28,7 +28,7 @@ mod parallel;
 mod tests;
 
 pub(crate) use entry::{CEntry, DepthSpec, KeyKind, KeyRange, KeyText};
-pub(crate) use index::{Automata, Patterns};
+pub(crate) use index::{Automata, Patterns, Seen};
 pub(crate) use keys::RegexKey;
 pub(crate) use order::{total_key, Meta, META_GROUP, META_IGNORE_BUDGET};
 

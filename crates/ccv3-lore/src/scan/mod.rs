@@ -67,7 +67,7 @@ pub use result::{
 };
 
 use crate::chat::Chat;
-use crate::compile::{Automata, CompiledBooks};
+use crate::compile::{Automata, CompiledBooks, Seen};
 use crate::hash::{FxMap, FxSet};
 use crate::state::ScanState;
 use ccv3_tokens::Tokenizer;
@@ -206,6 +206,8 @@ struct Scan<'s, 'a> {
     last_pass: (Pass, Option<u64>, u64),
     /// Automata built for this scan's text alone (see [`crate::LorebookCompiler::single_scan`]).
     own_automata: Option<Automata>,
+    /// The automata states a search has met (reused from text to text).
+    seen: Seen,
 }
 
 /// An activation as the passes record it: (rank, why, tokens, pass number).
@@ -269,6 +271,7 @@ impl<'a> CompiledBooks<'a> {
             cooldown_ids: FxSet::default(),
             last_pass: (Pass::Initial, None, 0),
             own_automata: None,
+            seen: Seen::default(),
         };
         s.advance_state(state);
         s.build_buffer(chat);
