@@ -35,13 +35,13 @@ pub(crate) fn resolve_key_macros_cow<'k>(
     std::borrow::Cow::Owned(expanded.text)
 }
 
-/// The CBS limits of one key's macros: its expansion may grow to a few times its own length
+/// The CBS limits of one key's macros: its expansion may grow to twice its own length
 /// (plus the names), so the keys of a book expand to text linear in the book (issue 12: keys
 /// whose macros each expanded to 1 MiB took 1.2 GiB), and the work and steps are bounded the
 /// same way.
 fn key_macro_limits(key_len: usize, names_len: usize) -> ccv3_cbs::Limits {
     let out = key_len
-        .saturating_mul(4)
+        .saturating_mul(2)
         .saturating_add(names_len.saturating_mul(4))
         .saturating_add(256);
     ccv3_cbs::Limits {
