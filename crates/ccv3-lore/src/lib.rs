@@ -135,12 +135,12 @@ mod tests;
 
 pub use compile::{
     BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Position, SelectiveLogic,
-    Strategy,
+    Strategy, MAX_ENTRIES,
 };
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
-    ScanOptions, ScanResult, VecSink,
+    ScanOptions, ScanResult, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
 };
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

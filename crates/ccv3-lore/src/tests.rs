@@ -1777,3 +1777,43 @@ fn issue12_key_macros_expand_to_at_most_twice_the_key() {
         "Aqua and Kazuma"
     );
 }
+
+#[test]
+fn issue12_books_over_the_entries_limit_are_refused_before_compiling() {
+    let b = book(vec![
+        entry(&["a"], "A"),
+        entry(&["b"], "B"),
+        entry(&["c"], "C"),
+    ]);
+    let input = [BookInput {
+        book: &b,
+        kind: BookKind::Global,
+        name: "b".into(),
+    }];
+    let compiler = LorebookCompiler::new().max_entries(2);
+    let err = compiler.try_compile(&input).unwrap_err().to_string();
+    assert!(err.contains("3 entries"), "{err}");
+    assert!(err.contains("limit of 2"), "{err}");
+    assert!(err.contains("LorebookCompiler::max_entries"), "{err}");
+    // The infallible compile keeps no entry and says why.
+    let compiled = compiler.compile(&input);
+    assert!(compiled.is_empty());
+    assert_eq!(compiled.diagnostics()[0].code, "lore-entries-limit");
+    let r = compiled.scan(
+        &user("a b c"),
+        &ScanState::default(),
+        &all(),
+        &ccv3_tokens::Estimate,
+    );
+    assert!(r.activated.is_empty());
+    // Within the limit: compiled as before.
+    assert_eq!(
+        LorebookCompiler::new()
+            .max_entries(3)
+            .try_compile(&input)
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(crate::MAX_ENTRIES >= 50_000);
+}

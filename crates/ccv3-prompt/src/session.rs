@@ -83,6 +83,10 @@ pub struct SessionOptions {
     /// The books are scanned once (a command-line call): compile no key automata up front.
     /// Results are the same either way; leave it off for sessions scanned turn after turn.
     pub single_scan: bool,
+    /// The most entries the books may have together ([`ccv3_lore::LorebookCompiler::max_entries`],
+    /// default [`ccv3_lore::MAX_ENTRIES`]); [`Session::check_books`] and [`Session::prompt`]
+    /// refuse more.
+    pub max_entries: usize,
 }
 
 impl Default for SessionOptions {
@@ -100,6 +104,7 @@ impl Default for SessionOptions {
             seed: None,
             now: None,
             single_scan: false,
+            max_entries: ccv3_lore::MAX_ENTRIES,
         }
     }
 }
@@ -294,15 +299,25 @@ impl<'a> Session<'a> {
         self.options.seed.unwrap_or_else(|| chat.seed())
     }
 
-    /// The compiled books (compiled on the first call).
+    fn compiler(&self) -> LorebookCompiler {
+        LorebookCompiler::new()
+            .names(self.char_name(), &self.options.user_name)
+            .strategy(self.options.strategy)
+            .for_single_scan(self.options.single_scan)
+            .max_entries(self.options.max_entries)
+    }
+
+    /// Checks the books against the compiler's limits ([`SessionOptions::max_entries`]) before
+    /// anything is compiled: the error names the limit and the option.
+    pub fn check_books(&self) -> Result<(), Error> {
+        Ok(self.compiler().check(&self.books)?)
+    }
+
+    /// The compiled books (compiled on the first call). Books over
+    /// [`SessionOptions::max_entries`] compile to no entries, with the error as a diagnostic.
     pub fn compiled(&self) -> &CompiledBooks<'a> {
-        self.compiled.get_or_init(|| {
-            LorebookCompiler::new()
-                .names(self.char_name(), &self.options.user_name)
-                .strategy(self.options.strategy)
-                .for_single_scan(self.options.single_scan)
-                .compile(&self.books)
-        })
+        self.compiled
+            .get_or_init(|| self.compiler().compile(&self.books))
     }
 
     fn scan_options(&self, seed: u64, explain_all: bool) -> ScanOptions {
@@ -367,6 +382,7 @@ impl<'a> Session<'a> {
     /// [`Error::Greeting`] when the greeting asked for does not exist, [`Error::Template`] for a
     /// template without a history slot.
     pub fn prompt(&self, chat: &Chat, state: &ScanState) -> Result<TurnOutcome<'a>, Error> {
+        self.check_books()?;
         let compiled = self.compiled();
         let seed = self.seed_for(chat);
         let mut result = compiled.scan(
