@@ -134,14 +134,22 @@ impl Engine {
     /// (what is left stays in `*steps`; `Err` when they ran out before an answer): the linear
     /// engine reports the last character of its shortest match (no reverse search needed), the
     /// backtracking one the first character of its match. A linear pattern whose automaton
-    /// exceeds its size limit never matches.
+    /// exceeds its size limit runs out of steps at once.
     pub(crate) fn find(&self, hay: &str, steps: &mut u64) -> Result<Option<usize>, OutOfSteps> {
         match self {
             Engine::Linear { syntax, built } => {
-                match built.get_or_init(|| LinearBuilt::new(syntax).map(Box::new)) {
-                    Some(b) => Ok(b.find(hay, steps)?.map(|end| end.saturating_sub(1))),
-                    None => Ok(None),
+                if *steps == 0 {
+                    return Err(OutOfSteps);
                 }
+                // Building is charged on every search (one step per NFA state), built or not, so
+                // a scan's result does not depend on what earlier scans built; a pattern whose
+                // automaton exceeds its size limit cannot run at all.
+                let b = built
+                    .get_or_init(|| LinearBuilt::new(syntax).map(Box::new))
+                    .as_ref()
+                    .ok_or(OutOfSteps)?;
+                spend(steps, b.states as u64)?;
+                Ok(b.find(hay, steps)?.map(|end| end.saturating_sub(1)))
             }
             Engine::Backtrack(p) => {
                 if hay.len() <= BACKTRACK_HAYSTACK_CAP {
