@@ -87,6 +87,12 @@ pub struct SessionOptions {
     /// default [`ccv3_lore::MAX_ENTRIES`]); [`Session::check_books`] and [`Session::prompt`]
     /// refuse more.
     pub max_entries: usize,
+    /// The step budget of one regex key search ([`ScanOptions::regex_key_steps`], default
+    /// [`ccv3_lore::REGEX_KEY_STEPS`]).
+    pub regex_key_steps: u64,
+    /// The step budget of all regex key searches of one scan ([`ScanOptions::regex_scan_steps`],
+    /// default [`ccv3_lore::REGEX_SCAN_STEPS`]).
+    pub regex_scan_steps: u64,
 }
 
 impl Default for SessionOptions {
@@ -105,6 +111,8 @@ impl Default for SessionOptions {
             now: None,
             single_scan: false,
             max_entries: ccv3_lore::MAX_ENTRIES,
+            regex_key_steps: ccv3_lore::REGEX_KEY_STEPS,
+            regex_scan_steps: ccv3_lore::REGEX_SCAN_STEPS,
         }
     }
 }
@@ -329,6 +337,8 @@ impl<'a> Session<'a> {
             user_name: self.options.user_name.clone(),
             max_context: self.options.max_context,
             explain_all,
+            regex_key_steps: self.options.regex_key_steps,
+            regex_scan_steps: self.options.regex_scan_steps,
             ..Default::default()
         };
         if let Some(d) = self.options.scan_depth {
@@ -460,6 +470,39 @@ mod tests {
 
     fn estimate() -> Arc<dyn Tokenizer> {
         Arc::new(ccv3_tokens::Estimate)
+    }
+
+    /// Issue 12: books over the entries limit are refused by `check_books` and `prompt`, with
+    /// the limit and the option named; the regex budgets reach the scan.
+    #[test]
+    fn session_refuses_books_over_the_entries_limit_and_passes_regex_budgets() {
+        let b = book(json!([entry(&["a"], "A"), entry(&["/(a*)\\1*b/"], "B")]));
+        let chat = Chat::from(vec![Message::user(&"a".repeat(3000))]);
+        let small = SessionOptions {
+            max_entries: 1,
+            ..SessionOptions::default()
+        };
+        let s = Session::new(small, estimate()).with_book(&b, BookKind::Global, "b");
+        let err = s.check_books().unwrap_err().to_string();
+        assert!(
+            err.contains("SessionOptions::max_entries") || err.contains("max_entries"),
+            "{err}"
+        );
+        assert!(s.prompt(&chat, &ScanState::default()).is_err());
+        let tight = SessionOptions {
+            regex_key_steps: 1_000,
+            ..SessionOptions::default()
+        };
+        let s = Session::new(tight, estimate()).with_book(&b, BookKind::Global, "b");
+        s.check_books().unwrap();
+        let out = s.scan(&chat, &ScanState::default());
+        let rejected: Vec<String> = out
+            .result
+            .rejected
+            .iter()
+            .map(|r| r.reason.to_string())
+            .collect();
+        assert_eq!(rejected, ["no key matched", "regex-budget"]);
     }
 
     /// Issue 11: the time macros get the time from the caller; without one they expand to an
