@@ -477,7 +477,7 @@ mod tests {
     #[test]
     fn session_refuses_books_over_the_entries_limit_and_passes_regex_budgets() {
         let b = book(json!([entry(&["a"], "A"), entry(&["/(a*)\\1*b/"], "B")]));
-        let chat = Chat::from(vec![Message::user(&"a".repeat(3000))]);
+        let chat = Chat::from(vec![Message::user("a".repeat(3000))]);
         let small = SessionOptions {
             max_entries: 1,
             ..SessionOptions::default()
