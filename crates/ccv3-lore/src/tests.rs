@@ -1817,3 +1817,37 @@ fn issue12_books_over_the_entries_limit_are_refused_before_compiling() {
     );
     const { assert!(crate::MAX_ENTRIES >= 50_000) };
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Issue 12 (what `fuzz/fuzz_targets/lore_scan.rs` does): any keys, plain or regex, on any
+    /// chat, scan within small budgets without a panic, and every entry is reported once.
+    #[test]
+    fn issue12_any_keys_on_any_chat_scan_within_budgets(
+        keys in proptest::collection::vec("/?[a-c()|*+?\\\\1=<!.^$\\[\\]{},0-9 ]{1,14}/?[gimsuy]{0,2}", 1..12),
+        text in "[a-c =\n.x]{0,300}",
+        flags in 0u8..=255,
+    ) {
+        let b = book(keys.iter().map(|k| entry(&[k.as_str()], "c")).collect());
+        let compiled = LorebookCompiler::new()
+            .for_single_scan(flags & 1 != 0)
+            .compile(&[BookInput { book: &b, kind: BookKind::Global, name: "b".into() }]);
+        let opts = ScanOptions {
+            explain_all: flags & 2 != 0,
+            recursive: flags & 4 != 0,
+            regex_key_steps: 5_000,
+            regex_scan_steps: 30_000,
+            ..Default::default()
+        };
+        let r = compiled.scan(&user(&text), &ScanState::default(), &opts, &ccv3_tokens::Estimate);
+        let mut seen: Vec<usize> = r.activated.iter().map(|a| a.entry.index)
+            .chain(r.rejected.iter().map(|x| x.entry.index)).collect();
+        let n = seen.len();
+        seen.sort_unstable();
+        seen.dedup();
+        proptest::prop_assert_eq!(seen.len(), n);
+        if opts.explain_all {
+            proptest::prop_assert_eq!(n, keys.len());
+        }
+    }
+}
