@@ -707,6 +707,33 @@ mod tests {
     }
 
     #[test]
+    fn lazy_dfa_give_up_falls_back_to_a_charged_pikevm() {
+        // Issue 12: `1[01]{20}2` over random bits makes the lazy DFA track every 1 of the last
+        // 21 bits (2^20 states): it gives up, and the PikeVM's whole cost is charged first.
+        let e = compile("1[01]{20}2", "").engine.unwrap();
+        assert!(!e.is_backtracking());
+        let mut seed = 3u64;
+        let bits: String = (0..150_000)
+            .map(|_| {
+                seed = crate::text::mix(seed);
+                if seed & 1 == 0 {
+                    '0'
+                } else {
+                    '1'
+                }
+            })
+            .collect();
+        let mut steps = 100_000;
+        assert_eq!(e.find(&bits, &mut steps), Err(OutOfSteps));
+        // With enough steps the answer is exact; the fallback's cost (bytes x states / 8) was
+        // charged, far above the DFA's (bytes / 8).
+        let with = format!("{bits}1{}2", "0".repeat(20));
+        let mut steps = u64::MAX;
+        assert!(e.find(&with, &mut steps).unwrap().is_some());
+        assert!(u64::MAX - steps > 100_000, "{}", u64::MAX - steps);
+    }
+
+    #[test]
     fn prefilter_literals() {
         assert_eq!(required_literals("\\bKael\\w*\\b", true, false), ["kael"]);
         assert_eq!(
