@@ -10,8 +10,10 @@ fn lore_scan_json_explains_regex_keys_over_their_budget() {
     let chat = dir.path().join("chat.json");
     let entries: Vec<serde_json::Value> = ["/(a*)\\1*b/", "/(.*)(.*)\\2\\1=/", "tail"]
         .iter()
-        .map(|k| serde_json::json!({"keys": [k], "content": "c", "extensions": {}, "enabled": true,
-            "insertion_order": 100, "use_regex": false, "constant": false}))
+        .map(|k| {
+            serde_json::json!({"keys": [k], "content": "c", "extensions": {}, "enabled": true,
+            "insertion_order": 100, "use_regex": false, "constant": false})
+        })
         .collect();
     std::fs::write(
         &book,

@@ -1851,3 +1851,17 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn issue12_long_keys_stay_out_of_the_compiled_automata_and_still_match() {
+    // Keys over 64 KiB are searched only in texts long enough to hold them.
+    let long = "lorem ".repeat(20_000);
+    let long = long.trim();
+    let b = book(vec![entry(&[long], "L"), entry(&["hello"], "H")]);
+    let t = std::time::Instant::now();
+    let short = scan(&b, &user("hello there"));
+    assert_eq!(short.act, [1]);
+    let hit = scan(&b, &user(&format!("{long} hello")));
+    assert_eq!(hit.act, [0, 1]);
+    assert!(t.elapsed().as_millis() < 1000, "{:?}", t.elapsed());
+}

@@ -25,7 +25,16 @@ pub(crate) struct Automata {
     pub ci_ids: Vec<u32>,
     pub cs: Option<Ac>,
     pub cs_ids: Vec<u32>,
+    /// Patterns longer than [`LONG_PATTERN`] left out of automata built for every text: each
+    /// text builds a small automaton of those that can occur in it ([`Automata::long_for`]).
+    pub long_ci: Vec<u32>,
+    pub long_cs: Vec<u32>,
 }
+
+/// Patterns longer than this are left out of the automata built at compile time: an automaton
+/// takes tens of bytes per pattern byte (one 8 MB key took 330 MB and 1.6 s), and such a key
+/// can only occur in a text at least as long.
+pub(crate) const LONG_PATTERN: usize = 64 << 10;
 
 /// An Aho-Corasick automaton of the kind that suits its patterns: a DFA for few short ones, a
 /// contiguous NFA for up to 10,000, a noncontiguous one (fastest to build) for more or for a
@@ -133,32 +142,77 @@ impl Automata {
     /// Builds the automata of every pattern, or with `texts` (lowercased, as written), of the
     /// patterns that can occur in them.
     pub(crate) fn build(p: &Patterns<'_>, texts: Option<(&str, &str)>) -> Automata {
-        let one = |pats: &[Cow<'_, str>], text: Option<&str>| -> (Option<Ac>, Vec<u32>) {
-            let (list, ids): (Vec<&[u8]>, Vec<u32>) = match text {
-                None => (pats.iter().map(|t| t.as_bytes()).collect(), Vec::new()),
+        let one = |pats: &[Cow<'_, str>], text: Option<&str>| -> (Option<Ac>, Vec<u32>, Vec<u32>) {
+            let (list, ids, long): (Vec<&[u8]>, Vec<u32>, Vec<u32>) = match text {
+                None if pats.iter().all(|t| t.len() <= LONG_PATTERN) => (
+                    pats.iter().map(|t| t.as_bytes()).collect(),
+                    Vec::new(),
+                    Vec::new(),
+                ),
+                None => {
+                    let (short, long): (Vec<_>, Vec<_>) = (0..pats.len() as u32)
+                        .partition(|&i| pats[i as usize].len() <= LONG_PATTERN);
+                    let list = short.iter().map(|&i| pats[i as usize].as_bytes()).collect();
+                    (list, short, long)
+                }
                 Some(text) => {
-                    let grams = crate::grams::Grams::of(&[text.as_bytes()]);
-                    // A key longer than the text cannot occur in it (and costs nothing more).
-                    pats.iter()
-                        .enumerate()
-                        .filter(|(_, t)| t.len() <= text.len() && grams.may_contain(t.as_bytes()))
-                        .map(|(i, t)| (t.as_bytes(), i as u32))
-                        .unzip()
+                    let (list, ids) = Self::may_occur(pats, 0..pats.len() as u32, text);
+                    (list, ids, Vec::new())
                 }
             };
             if list.is_empty() {
-                return (None, Vec::new());
+                return (None, Vec::new(), long);
             }
-            (Ac::build(&list), ids)
+            (Ac::build(&list), ids, long)
         };
-        let (ci, ci_ids) = one(&p.ci, texts.map(|t| t.0));
-        let (cs, cs_ids) = one(&p.cs, texts.map(|t| t.1));
+        let (ci, ci_ids, long_ci) = one(&p.ci, texts.map(|t| t.0));
+        let (cs, cs_ids, long_cs) = one(&p.cs, texts.map(|t| t.1));
         Automata {
             ci,
             ci_ids,
             cs,
             cs_ids,
+            long_ci,
+            long_cs,
         }
+    }
+
+    /// The patterns among `ids` that can occur in `text` (a 4-gram test; a key longer than the
+    /// text cannot occur in it and costs nothing more), with their ids.
+    fn may_occur<'p>(
+        pats: &'p [Cow<'_, str>],
+        ids: impl Iterator<Item = u32>,
+        text: &str,
+    ) -> (Vec<&'p [u8]>, Vec<u32>) {
+        let grams = crate::grams::Grams::of(&[text.as_bytes()]);
+        ids.filter_map(|i| Some((pats.get(i as usize)?.as_bytes(), i)))
+            .filter(|(t, _)| t.len() <= text.len() && grams.may_contain(t))
+            .unzip()
+    }
+
+    /// The automata of the long patterns left out of these (`long_ci`, `long_cs`) that can
+    /// occur in `texts` (lowercased, as written); `None` when there are none.
+    pub(crate) fn long_for(&self, p: &Patterns<'_>, texts: (&str, &str)) -> Option<Automata> {
+        if self.long_ci.is_empty() && self.long_cs.is_empty() {
+            return None;
+        }
+        let one = |pats: &[Cow<'_, str>], long: &[u32], text: &str| -> (Option<Ac>, Vec<u32>) {
+            let (list, ids) = Self::may_occur(pats, long.iter().copied(), text);
+            if list.is_empty() {
+                return (None, Vec::new());
+            }
+            (Ac::build(&list), ids)
+        };
+        let (ci, ci_ids) = one(&p.ci, &self.long_ci, texts.0);
+        let (cs, cs_ids) = one(&p.cs, &self.long_cs, texts.1);
+        (ci.is_some() || cs.is_some()).then(|| Automata {
+            ci,
+            ci_ids,
+            cs,
+            cs_ids,
+            long_ci: Vec::new(),
+            long_cs: Vec::new(),
+        })
     }
 }
 

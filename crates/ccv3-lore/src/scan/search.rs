@@ -131,21 +131,24 @@ impl<'s, 'a> Scan<'s, 'a> {
             Some(a) => a,
             None => cb.automata(),
         };
-        let id = |ids: &[u32], p: u32| ids.get(p as usize).copied().unwrap_or(p);
+        let long = aut.long_for(&cb.patterns, (lower, orig));
         let mut seen = std::mem::take(&mut self.seen);
-        if let Some(ac) = &aut.ci {
-            ac.walk(lower, &mut seen, |p, start, end| {
-                let k = ends.map(|(_, el)| Self::msg_of(el, end));
-                let whole = whole_word_at(lower, start, end);
-                self.record(id(&aut.ci_ids, p), k, rec, whole);
-            });
-        }
-        if let Some(ac) = &aut.cs {
-            ac.walk(orig, &mut seen, |p, start, end| {
-                let k = ends.map(|(eo, _)| Self::msg_of(eo, end));
-                let whole = whole_word_at(orig, start, end);
-                self.record(cb.n_ci + id(&aut.cs_ids, p), k, rec, whole);
-            });
+        for aut in std::iter::once(aut).chain(long.as_ref()) {
+            let id = |ids: &[u32], p: u32| ids.get(p as usize).copied().unwrap_or(p);
+            if let Some(ac) = &aut.ci {
+                ac.walk(lower, &mut seen, |p, start, end| {
+                    let k = ends.map(|(_, el)| Self::msg_of(el, end));
+                    let whole = whole_word_at(lower, start, end);
+                    self.record(id(&aut.ci_ids, p), k, rec, whole);
+                });
+            }
+            if let Some(ac) = &aut.cs {
+                ac.walk(orig, &mut seen, |p, start, end| {
+                    let k = ends.map(|(eo, _)| Self::msg_of(eo, end));
+                    let whole = whole_word_at(orig, start, end);
+                    self.record(cb.n_ci + id(&aut.cs_ids, p), k, rec, whole);
+                });
+            }
         }
         self.seen = seen;
         self.own_automata = own;
