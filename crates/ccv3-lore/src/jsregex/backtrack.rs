@@ -814,7 +814,8 @@ impl Program {
         };
         let node = p.alternation(0);
         let node = match node {
-            Some(n) if p.i == p.cs.len() => n,
+            // The pre-pass and the parser agree on the groups (the slots are sized by the first).
+            Some(n) if p.i == p.cs.len() && usize::from(p.groups) == total_groups => n,
             _ => {
                 return Err(
                     "a construct this engine does not know, or nesting deeper than 64".into(),
