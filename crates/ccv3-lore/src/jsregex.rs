@@ -1,5 +1,5 @@
 //! Regex keys: SillyTavern's `/pattern/flags` detection, JavaScript (ECMAScript) semantics, and
-//! the guard against catastrophic backtracking.
+//! the step budget that keeps every pattern bounded in time on any text.
 //!
 //! A key is a regex key when the entry has `use_regex` (the whole key is the pattern, unless it
 //! has the `/pattern/flags` form), or when the whole key has the form `/pattern/flags` with flags
@@ -7,87 +7,160 @@
 //!
 //! Engines. Every pattern is first translated from ECMAScript syntax to the syntax of the `regex`
 //! crate (`\d`, `\w`, `\b` made ASCII as in JavaScript, `.` without line terminators, literal
-//! `{`/`}`, named groups): such patterns run on a finite automaton, in time linear in the text,
-//! whatever the pattern. Patterns the `regex` crate cannot express (lookaround, backreferences)
-//! run on `regress`, an ECMAScript backtracking engine. Backtracking can take exponential time
-//! (`/(a+)+$/`), and `regress` has no step limit, so such a pattern is refused (never matches, with
-//! a diagnostic) when it has a quantified group that contains another unbounded quantifier or an
-//! alternation; the others run on at most [`BACKTRACK_HAYSTACK_CAP`] bytes of the newest text (a
-//! diagnostic says when the cap cut text off).
+//! `{`/`}`, named groups): such patterns run on a lazy DFA, in time linear in the text; when the
+//! DFA gives up (a pattern whose states thrash its cache, such as long bounded gaps
+//! `[^]{0,400}`), a PikeVM takes over, whose whole cost (bytes times states) is charged to the
+//! budget before it runs. Patterns the `regex` crate cannot express (lookaround,
+//! backreferences) are checked by `regress` (ECMAScript's syntax) and run on this crate's
+//! backtracking engine (`backtrack`), which counts every step; they run on at most
+//! [`BACKTRACK_HAYSTACK_CAP`] bytes of the newest text (a diagnostic says when the cap cut text
+//! off). Every search has a step budget ([`crate::ScanOptions::regex_key_steps`], and
+//! [`crate::ScanOptions::regex_scan_steps`] for a whole scan): a key whose search runs out of
+//! steps does not match, and its entry is explained `regex-budget` (issue 12).
 //!
 //! Prefilter. For each pattern a set of literals is extracted such that every match contains one
 //! of them (`/\bkael\w*\b/i` → `kael`); the literals join the plain keys' automata, and the regex
 //! runs only when one of its literals was found. Patterns without such literals always run.
 
+mod backtrack;
+
+pub(crate) use backtrack::OutOfSteps;
+use regex_automata::hybrid::dfa::DFA as LazyDfa;
+use regex_automata::nfa::thompson::{self, pikevm::PikeVM, WhichCaptures};
 use regress::Flags;
 use std::sync::OnceLock;
 
-/// The most bytes of scan text a backtracking (`regress`) pattern runs on.
+/// The most bytes of scan text a backtracking pattern runs on.
 pub const BACKTRACK_HAYSTACK_CAP: usize = 32 * 1024;
+
+/// The longest pattern the backtracking engine takes (longer ones are refused with a diagnostic).
+const BACKTRACK_PATTERN_CAP: usize = 64 * 1024;
+
+/// The most memory (bytes) the finite automaton of one linear pattern may take.
+const NFA_SIZE_LIMIT: usize = 1 << 20;
+
+/// Steps charged per byte the lazy DFA searches (it is about this many times cheaper than one
+/// backtracking step).
+const DFA_BYTES_PER_STEP: u64 = 8;
 
 /// The compiled form of one regex key.
 #[derive(Debug)]
 pub(crate) enum Engine {
-    /// Linear time (`regex` crate's engine): the translated pattern is checked when the books
-    /// are compiled ([`regex_parses`]), and parsed and built into a matcher on its first use, so
-    /// books with thousands of regex keys compile fast and keep no parsed forms around.
+    /// Linear time (the `regex` crate's engines): the translated pattern is checked when the
+    /// books are compiled ([`regex_parses`]), and parsed and built into a matcher on its first
+    /// use, so books with thousands of regex keys compile fast and keep no parsed forms around.
     Linear {
         /// The pattern in `regex` syntax, as [`translate`] wrote it.
         syntax: Box<str>,
-        built: OnceLock<Option<regex_automata::meta::Regex>>,
+        built: OnceLock<Option<Box<LinearBuilt>>>,
     },
-    /// Backtracking (`regress`), on a capped haystack.
-    Backtrack(regress::Regex),
+    /// Backtracking with a step budget ([`backtrack`]), on a capped haystack.
+    Backtrack(Box<backtrack::Program>),
+}
+
+/// A linear pattern, built: a lazy DFA, and the PikeVM it falls back to when the DFA gives up
+/// (its cache thrashes), whose cost is charged in full before it runs.
+#[derive(Debug)]
+pub(crate) struct LinearBuilt {
+    dfa: Option<LazyDfa>,
+    pike: PikeVM,
+    /// The NFA's states: a PikeVM search costs up to this many steps per byte.
+    states: usize,
+}
+
+impl LinearBuilt {
+    fn new(syntax: &str) -> Option<LinearBuilt> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(syntax)
+            .ok()?;
+        let nfa = thompson::Compiler::new()
+            .configure(
+                thompson::Config::new()
+                    .nfa_size_limit(Some(NFA_SIZE_LIMIT))
+                    .which_captures(WhichCaptures::Implicit),
+            )
+            .build_from_hir(&hir)
+            .ok()?;
+        // What `regex` sets up for its lazy DFA (a few cache clears, then give up when the
+        // cache is used poorly); the give-up is ours to handle.
+        let dfa = LazyDfa::builder()
+            .configure(
+                LazyDfa::config()
+                    .cache_capacity(2 << 20)
+                    .minimum_cache_clear_count(Some(3))
+                    .minimum_bytes_per_state(Some(10))
+                    .skip_cache_capacity_check(true),
+            )
+            .build_from_nfa(nfa.clone())
+            .ok();
+        let states = nfa.states().len();
+        let pike = PikeVM::new_from_nfa(nfa).ok()?;
+        Some(LinearBuilt { dfa, pike, states })
+    }
+
+    /// The end of the earliest match in `hay`, within `*steps` (see [`Engine::find`]).
+    fn find(&self, hay: &str, steps: &mut u64) -> Result<Option<usize>, OutOfSteps> {
+        let input = regex_automata::Input::new(hay).earliest(true);
+        if let Some(dfa) = &self.dfa {
+            spend(steps, hay.len() as u64 / DFA_BYTES_PER_STEP + 1)?;
+            let mut cache = dfa.create_cache();
+            if let Ok(m) = dfa.try_search_fwd(&mut cache, &input) {
+                return Ok(m.map(|m| m.offset()));
+            }
+        }
+        // The DFA gave up: the PikeVM costs (bytes x states) at most, charged before it runs.
+        spend(
+            steps,
+            (hay.len() as u64 + 1).saturating_mul(self.states as u64) / DFA_BYTES_PER_STEP,
+        )?;
+        let mut cache = self.pike.create_cache();
+        Ok(self.pike.find(&mut cache, input).map(|m| m.end()))
+    }
+}
+
+/// Takes `n` steps from `steps`, or fails (leaving none) when there are fewer.
+fn spend(steps: &mut u64, n: u64) -> Result<(), OutOfSteps> {
+    if *steps < n {
+        *steps = 0;
+        return Err(OutOfSteps);
+    }
+    *steps -= n;
+    Ok(())
 }
 
 impl Engine {
-    /// A position inside the first match in `hay`, if any: the linear engine reports the last
-    /// character of its shortest match (no reverse search needed), the backtracking one the
-    /// first character of its match.
-    pub(crate) fn find(&self, hay: &str) -> Option<usize> {
+    /// A position inside the first match in `hay`, if any, spending at most `*steps` steps
+    /// (what is left stays in `*steps`; `Err` when they ran out before an answer): the linear
+    /// engine reports the last character of its shortest match (no reverse search needed), the
+    /// backtracking one the first character of its match. A linear pattern whose automaton
+    /// exceeds its size limit runs out of steps at once.
+    pub(crate) fn find(&self, hay: &str, steps: &mut u64) -> Result<Option<usize>, OutOfSteps> {
         match self {
-            Engine::Linear { syntax, built } => built
-                .get_or_init(|| {
-                    let hir = regex_syntax::ParserBuilder::new()
-                        .build()
-                        .parse(syntax)
-                        .ok()?;
-                    // What `regex::RegexBuilder` sets up (leftmost-first, no empty match inside
-                    // a UTF-8 character), with our size limits, minus what a key's few searches
-                    // never repay: no prefilter (the books' automata already found one of the
-                    // pattern's literals), no full DFA or one-pass DFA, no capture groups (only
-                    // where a match ends is asked); the lazy DFA does the searching.
-                    let config = regex_automata::meta::Config::new()
-                        .match_kind(regex_automata::MatchKind::LeftmostFirst)
-                        .utf8_empty(true)
-                        .auto_prefilter(false)
-                        .dfa(false)
-                        .onepass(false)
-                        .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
-                        .nfa_size_limit(Some(4 << 20))
-                        .hybrid_cache_capacity(2 << 20);
-                    regex_automata::meta::Builder::new()
-                        .configure(config)
-                        .build_from_hir(&hir)
-                        .ok()
-                })
-                .as_ref()
-                .and_then(|r| {
-                    // `shortest_match`: the end of the earliest match found.
-                    r.search_half(&regex_automata::Input::new(hay).earliest(true))
-                        .map(|m| m.offset())
-                })
-                .map(|end| end.saturating_sub(1)),
-            Engine::Backtrack(r) => {
+            Engine::Linear { syntax, built } => {
+                if *steps == 0 {
+                    return Err(OutOfSteps);
+                }
+                // Building is charged on every search (one step per NFA state), built or not, so
+                // a scan's result does not depend on what earlier scans built; a pattern whose
+                // automaton exceeds its size limit cannot run at all.
+                let b = built
+                    .get_or_init(|| LinearBuilt::new(syntax).map(Box::new))
+                    .as_ref()
+                    .ok_or(OutOfSteps)?;
+                spend(steps, b.states as u64)?;
+                Ok(b.find(hay, steps)?.map(|end| end.saturating_sub(1)))
+            }
+            Engine::Backtrack(p) => {
                 if hay.len() <= BACKTRACK_HAYSTACK_CAP {
-                    r.find(hay).map(|m| m.start())
+                    p.find(hay, steps)
                 } else {
                     // The newest text comes first in scan buffers: keep the start.
                     let mut cut = BACKTRACK_HAYSTACK_CAP;
                     while !hay.is_char_boundary(cut) {
                         cut -= 1;
                     }
-                    r.find(&hay[..cut]).map(|m| m.start())
+                    p.find(&hay[..cut], steps)
                 }
             }
         }
@@ -208,96 +281,22 @@ pub(crate) fn regex_parses(t: &str) -> bool {
 }
 
 fn backtrack(pattern: &str, f: Flags) -> Result<Engine, String> {
-    let r = regress::Regex::with_flags(pattern, f)
-        .map_err(|e| format!("invalid regex /{pattern}/: {e}"))?;
-    if let Some(why) = catastrophic(pattern) {
+    if pattern.len() > BACKTRACK_PATTERN_CAP {
         return Err(format!(
-            "regex /{pattern}/ needs backtracking and {why}; refused it so a scan cannot hang"
+            "regex of {} bytes needs backtracking and is longer than {BACKTRACK_PATTERN_CAP} bytes; refused it",
+            pattern.len()
         ));
     }
-    Ok(Engine::Backtrack(r))
-}
-
-/// Why a pattern may backtrack exponentially: a quantified group containing an unbounded
-/// quantifier or an alternation.
-pub(crate) fn catastrophic(pattern: &str) -> Option<&'static str> {
-    // Per open group: (contains an unbounded quantifier, contains an alternation).
-    let mut stack: Vec<(bool, bool)> = vec![(false, false)];
-    let mut chars = pattern.chars().peekable();
-    let mut last_group: Option<(bool, bool)> = None;
-    while let Some(c) = chars.next() {
-        let mut closed = None;
-        match c {
-            '\\' => {
-                chars.next();
-            }
-            '[' => {
-                let mut esc = false;
-                for d in chars.by_ref() {
-                    if esc {
-                        esc = false;
-                    } else if d == '\\' {
-                        esc = true;
-                    } else if d == ']' {
-                        break;
-                    }
-                }
-            }
-            '(' => stack.push((false, false)),
-            ')' if stack.len() > 1 => closed = stack.pop(),
-            '|' => {
-                if let Some(top) = stack.last_mut() {
-                    top.1 = true;
-                }
-            }
-            '*' | '+' | '{' => {
-                let unbounded = match c {
-                    '{' => {
-                        let mut body = String::new();
-                        while let Some(&d) = chars.peek() {
-                            chars.next();
-                            if d == '}' {
-                                break;
-                            }
-                            body.push(d);
-                        }
-                        match body.split_once(',') {
-                            Some((_, hi)) => {
-                                hi.trim().is_empty()
-                                    || hi.trim().parse::<u32>().map_or(true, |h| h > 1)
-                            }
-                            None => body.trim().parse::<u32>().is_ok_and(|n| n > 1),
-                        }
-                    }
-                    _ => true,
-                };
-                if unbounded {
-                    if let Some((inner_q, inner_alt)) = last_group {
-                        if inner_q {
-                            return Some("has nested unbounded quantifiers");
-                        }
-                        if inner_alt {
-                            return Some("repeats an alternation");
-                        }
-                    }
-                    if let Some(top) = stack.last_mut() {
-                        top.0 = true;
-                    }
-                }
-            }
-            _ => {}
-        }
-        if let Some(g) = closed {
-            // A group's content counts for its parent too.
-            if let Some(top) = stack.last_mut() {
-                top.0 |= g.0;
-            }
-            last_group = Some(g);
-        } else if !matches!(c, '?') {
-            last_group = None;
-        }
+    // `regress` checks the syntax (ECMAScript's exact rules and messages); the step-limited
+    // engine runs it.
+    regress::Regex::with_flags(pattern, f)
+        .map_err(|e| format!("invalid regex /{pattern}/: {e}"))?;
+    match backtrack::Program::new(pattern, &f) {
+        Ok(p) => Ok(Engine::Backtrack(Box::new(p))),
+        Err(why) => Err(format!(
+            "regex /{pattern}/ needs backtracking and {why}; refused it so a scan stays bounded"
+        )),
     }
-    None
 }
 
 const JS_SPACE: &str = "\\t\\n\\x0B\\f\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
@@ -425,7 +424,10 @@ fn escape(cs: &[char], i: usize, unicode: bool, in_class: bool) -> Option<(Strin
                 format!("[{JS_SPACE}]")
             }
         }
-        'D' | 'W' | 'S' if in_class => return None,
+        // Negated shorthands inside a class: nested classes (`regex` syntax has them).
+        'D' if in_class => "[^0-9]".into(),
+        'W' if in_class => format!("[^{JS_WORD}]"),
+        'S' if in_class => format!("[^{JS_SPACE}]"),
         'D' => "[^0-9]".into(),
         'W' => format!("[^{JS_WORD}]"),
         'S' => format!("[^{JS_SPACE}]"),
@@ -635,7 +637,12 @@ mod tests {
     use super::*;
 
     fn find(pat: &str, flags: &str, hay: &str) -> Option<usize> {
-        compile(pat, flags).engine.ok()?.find(hay)
+        compile(pat, flags)
+            .engine
+            .ok()?
+            .find(hay, &mut 10_000_000)
+            .ok()
+            .flatten()
     }
 
     #[test]
@@ -681,17 +688,49 @@ mod tests {
     }
 
     #[test]
-    fn catastrophic_patterns_run_linear_or_are_refused() {
+    fn catastrophic_patterns_run_linear_or_within_a_budget() {
         // Translatable: runs on the linear engine, fast on a long input.
         let hay = "a".repeat(100_000) + "b";
-        let t = std::time::Instant::now();
-        assert!(find("(a+)+$", "", &hay).is_none());
-        assert!(t.elapsed().as_secs() < 2);
-        // Needs backtracking (a backreference) and repeats a nested quantifier: refused.
-        let c = compile("(a+)+\\1$", "");
-        assert!(c.engine.unwrap_err().contains("refused"));
-        assert!(catastrophic("(a|aa)*c").is_some());
-        assert!(catastrophic("(?:ab)+c").is_none());
+        let mut steps = u64::MAX;
+        assert_eq!(
+            compile("(a+)+$", "").engine.unwrap().find(&hay, &mut steps),
+            Ok(None)
+        );
+        // Needs backtracking (a backreference) and nests quantifiers: runs, within its budget.
+        let e = compile("(a+)+\\1$", "").engine.unwrap();
+        assert!(e.is_backtracking());
+        let mut steps = 100_000;
+        assert_eq!(e.find(&"a".repeat(40), &mut steps), Ok(Some(0)));
+        let mut steps = 100_000;
+        assert_eq!(e.find(&("a".repeat(40) + "b"), &mut steps), Err(OutOfSteps));
+        assert_eq!(steps, 0);
+    }
+
+    #[test]
+    fn lazy_dfa_give_up_falls_back_to_a_charged_pikevm() {
+        // Issue 12: `1[01]{20}2` over random bits makes the lazy DFA track every 1 of the last
+        // 21 bits (2^20 states): it gives up, and the PikeVM's whole cost is charged first.
+        let e = compile("1[01]{20}2", "").engine.unwrap();
+        assert!(!e.is_backtracking());
+        let mut seed = 3u64;
+        let bits: String = (0..150_000)
+            .map(|_| {
+                seed = crate::text::mix(seed);
+                if seed & 1 == 0 {
+                    '0'
+                } else {
+                    '1'
+                }
+            })
+            .collect();
+        let mut steps = 100_000;
+        assert_eq!(e.find(&bits, &mut steps), Err(OutOfSteps));
+        // With enough steps the answer is exact; the fallback's cost (bytes x states / 8) was
+        // charged, far above the DFA's (bytes / 8).
+        let with = format!("{bits}1{}2", "0".repeat(20));
+        let mut steps = u64::MAX;
+        assert!(e.find(&with, &mut steps).unwrap().is_some());
+        assert!(u64::MAX - steps > 100_000, "{}", u64::MAX - steps);
     }
 
     #[test]
@@ -727,10 +766,9 @@ mod tests {
         ) {
             let c = compile(&pat, &flags);
             if let Ok(e) = c.engine {
-                let _ = e.find("abc aab {1} x\u{1}");
+                let _ = e.find("abc aab {1} x\u{1}", &mut 100_000);
             }
             let _ = required_literals(&pat, true, true);
-            let _ = catastrophic(&pat);
         }
 
         /// The compile-time check accepts exactly what the full parse (done on first use) does.

@@ -44,8 +44,11 @@
 //!    `use_regex` every key is a pattern (bare patterns get the `i` flag unless the entry is case
 //!    sensitive). An invalid pattern never matches and yields a diagnostic (SillyTavern falls
 //!    back to plain text; the spec says no match). Patterns run on the raw scan text; case and
-//!    whole-word settings do not apply (use flags). See [`jsregex`] for the engines and the
-//!    guard against catastrophic backtracking.
+//!    whole-word settings do not apply (use flags). See [`jsregex`] for the engines. Every
+//!    search has a step budget ([`ScanOptions::regex_key_steps`], and
+//!    [`ScanOptions::regex_scan_steps`] for the whole scan): a key that runs out does not
+//!    match, and its entry is explained `regex-budget` (JavaScript has no such limit; one
+//!    pattern must not hang a server).
 //! 5. **`use_regex` from SillyTavern exports**: SillyTavern writes `use_regex: true` on every
 //!    entry and ignores it on import; entries carrying SillyTavern's knobs in `extensions`
 //!    (`selectiveLogic`, `display_index`, `useProbability`, `exclude_recursion`) are read the same
@@ -115,6 +118,10 @@
 //! 22. **Regex keys on the linear engine** are checked for syntax when the books are compiled and
 //!     built on first use (a book with thousands of regex keys compiles fast; each pattern is
 //!     still built at most once).
+//! 23. **Limits** (issue 12): books of more than [`LorebookCompiler::max_entries`] entries are
+//!     refused ([`LorebookCompiler::try_compile`]); a key's CBS macros expand to at most twice
+//!     the key (plus the names); a key longer than the scan text is not searched; plain keys
+//!     that overlap (`x`, `xx`, `xxx`...) cost time linear in the text.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
@@ -135,12 +142,12 @@ mod tests;
 
 pub use compile::{
     BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Position, SelectiveLogic,
-    Strategy,
+    Strategy, MAX_ENTRIES,
 };
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
-    ScanOptions, ScanResult, VecSink,
+    ScanOptions, ScanResult, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
 };
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

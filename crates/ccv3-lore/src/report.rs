@@ -13,7 +13,7 @@
 //! order, with the rule that stopped it (`disabled`, `no keys`, `no key matched`,
 //! `secondary logic AND_ANY`, `scan depth (...)`, `decorator @@is_greeting`,
 //! `probability roll ...`, `group ...`, `cooldown`, `delay`, `budget (...)`, `empty content`,
-//! ...).
+//! `regex-budget` (a regex key ran out of steps), ...).
 //!
 //! The items borrow from the scan result and the book names: building a report copies no text,
 //! and `serde_json::to_writer` streams it.

@@ -261,7 +261,9 @@ fn catastrophic_regex_key_does_not_hang_a_scan() {
     let long = "a".repeat(50_000) + "!";
     let t = std::time::Instant::now();
     let o = scan(&b, &user(&long));
-    assert!(o.act.is_empty());
+    // The second runs on the step-limited backtracking engine and matches, as in JavaScript
+    // (`\1` of the last iteration, then the end of the capped text).
+    assert_eq!(o.act, [1]);
     assert!(t.elapsed().as_secs() < 5);
 }
 
@@ -1637,4 +1639,229 @@ fn st_knobs_read_from_extensions_text_are_the_knobs_of_the_map() {
         .entries
         .iter()
         .all(|e| e.extensions.is_unparsed_text()));
+}
+
+// ---- issue 12: hostile keys cost bounded time and memory ----
+
+fn opts_steps(key: u64, scan: u64) -> ScanOptions {
+    ScanOptions {
+        regex_key_steps: key,
+        regex_scan_steps: scan,
+        ..all()
+    }
+}
+
+#[test]
+fn issue12_backtracking_key_over_its_budget_does_not_match_and_the_scan_goes_on() {
+    let b = book(vec![
+        entry(&["/(a*)\\1*b/"], "A"),
+        entry(&["/(?=.).*.*.*.*.*.*=/"], "B"),
+        entry(&["/(.*)(.*)\\2\\1=/"], "C"),
+        entry(&["tail"], "D"),
+    ]);
+    let c = user(&("a".repeat(4096) + " tail"));
+    let t = std::time::Instant::now();
+    let o = run(
+        &b,
+        &c,
+        &ScanState::default(),
+        &opts_steps(20_000, 1_000_000),
+    );
+    assert!(t.elapsed().as_millis() < 1000);
+    assert_eq!(o.act, [3]);
+    for i in 0..3 {
+        assert_eq!(reason_of(&o, i), "regex-budget");
+    }
+}
+
+#[test]
+fn issue12_the_scan_budget_stops_the_remaining_regex_keys() {
+    let entries: Vec<Value> = (0..20)
+        // A top-level alternation: no prefilter literal, so every key runs.
+        .map(|i| entry(&[&format!("/(a*)\\1*b|q{{{}}}r/", i + 2)], "x"))
+        .collect();
+    let b = book(entries);
+    let c = user(&"a".repeat(2048));
+    let t = std::time::Instant::now();
+    let o = run(&b, &c, &ScanState::default(), &opts_steps(30_000, 100_000));
+    assert!(t.elapsed().as_millis() < 1000);
+    assert!(o.act.is_empty());
+    assert_eq!(o.rej.len(), 20);
+    assert!(
+        o.rej.iter().all(|(_, r)| r == "regex-budget"),
+        "{:?}",
+        o.rej
+    );
+}
+
+#[test]
+fn issue12_a_budgeted_regex_that_matches_in_time_still_activates() {
+    let b = book(vec![entry(&["/(?<=sir )Knight\\b(?!s)/"], "K")]);
+    let o = run(
+        &b,
+        &user(&("word ".repeat(500) + "sir Knight")),
+        &ScanState::default(),
+        &opts_steps(200_000, 1_000_000),
+    );
+    assert_eq!(o.act, [0]);
+}
+
+#[test]
+fn issue12_long_bounded_gaps_are_bounded_when_the_lazy_dfa_gives_up() {
+    // `[^]{0,400}` gaps make the lazy DFA thrash; its PikeVM fallback is charged up front.
+    let b = book(vec![entry(&["/x[^]{0,400}y[^]{0,400}z[^]{0,400}0/"], "G")]);
+    let mut seed = 7u64;
+    let text: String = (0..20_000)
+        .map(|_| {
+            seed = crate::text::mix(seed);
+            ['x', 'y', 'z', 'a', ' '][(seed % 5) as usize]
+        })
+        .collect();
+    let t = std::time::Instant::now();
+    let o = run(
+        &b,
+        &user(&text),
+        &ScanState::default(),
+        &opts_steps(50_000, 1_000_000),
+    );
+    assert!(t.elapsed().as_secs() < 2);
+    assert!(o.act.is_empty());
+    assert!(["regex-budget", "no key matched"].contains(&reason_of(&o, 0).as_str()));
+}
+
+#[test]
+fn issue12_prefix_keys_over_a_long_run_cost_linear_time() {
+    // `x`, `xx`, ... occur at every place of a run of x: activation needs one match each.
+    let keys: Vec<String> = (1..=300).map(|n| "x".repeat(n)).collect();
+    let b = book(keys.iter().map(|k| entry(&[k.as_str()], "c")).collect());
+    let text = "x".repeat(150) + " and then " + &"x".repeat(30_000);
+    let t = std::time::Instant::now();
+    let o = scan(&b, &user(&text));
+    assert!(t.elapsed().as_millis() < 1000, "{:?}", t.elapsed());
+    // Whole words: only the key of exactly 150 x stands alone.
+    assert_eq!(o.act, [149]);
+    assert_eq!(reason_of(&o, 10), "no key matched");
+}
+
+#[test]
+fn issue12_a_huge_key_is_linear_and_cannot_match_a_shorter_text() {
+    let big = "k".repeat(1 << 20);
+    let b = book(vec![entry(&[big.as_str()], "H"), entry(&["hello"], "E")]);
+    let compiled = LorebookCompiler::new()
+        .for_single_scan(true)
+        .compile(&[BookInput {
+            book: &b,
+            kind: BookKind::Global,
+            name: "b".into(),
+        }]);
+    let t = std::time::Instant::now();
+    let c = user(&("k".repeat(1000) + " hello"));
+    let r = compiled.scan(&c, &ScanState::default(), &all(), &ccv3_tokens::Estimate);
+    assert!(t.elapsed().as_millis() < 1000, "{:?}", t.elapsed());
+    assert_eq!(r.activated.len(), 1);
+    assert_eq!(r.activated[0].entry.index, 1);
+}
+
+#[test]
+fn issue12_key_macros_expand_to_at_most_twice_the_key() {
+    let key = format!(
+        "{{{{setvar::v::{}}}}}{}",
+        "m".repeat(10_000),
+        "{{getvar::v}}".repeat(200)
+    );
+    let out = crate::resolve_key_macros(&key, "Aqua", "Kazuma");
+    assert!(out.len() <= 2 * key.len() + 256 + 4 * 10, "{}", out.len());
+    // Short keys expand in full.
+    assert_eq!(
+        crate::resolve_key_macros("{{char}} and {{user}}", "Aqua", "Kazuma"),
+        "Aqua and Kazuma"
+    );
+}
+
+#[test]
+fn issue12_books_over_the_entries_limit_are_refused_before_compiling() {
+    let b = book(vec![
+        entry(&["a"], "A"),
+        entry(&["b"], "B"),
+        entry(&["c"], "C"),
+    ]);
+    let input = [BookInput {
+        book: &b,
+        kind: BookKind::Global,
+        name: "b".into(),
+    }];
+    let compiler = LorebookCompiler::new().max_entries(2);
+    let err = compiler.try_compile(&input).unwrap_err().to_string();
+    assert!(err.contains("3 entries"), "{err}");
+    assert!(err.contains("limit of 2"), "{err}");
+    assert!(err.contains("LorebookCompiler::max_entries"), "{err}");
+    // The infallible compile keeps no entry and says why.
+    let compiled = compiler.compile(&input);
+    assert!(compiled.is_empty());
+    assert_eq!(compiled.diagnostics()[0].code, "lore-entries-limit");
+    let r = compiled.scan(
+        &user("a b c"),
+        &ScanState::default(),
+        &all(),
+        &ccv3_tokens::Estimate,
+    );
+    assert!(r.activated.is_empty());
+    // Within the limit: compiled as before.
+    assert_eq!(
+        LorebookCompiler::new()
+            .max_entries(3)
+            .try_compile(&input)
+            .unwrap()
+            .len(),
+        3
+    );
+    const { assert!(crate::MAX_ENTRIES >= 50_000) };
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Issue 12 (what `fuzz/fuzz_targets/lore_scan.rs` does): any keys, plain or regex, on any
+    /// chat, scan within small budgets without a panic, and every entry is reported once.
+    #[test]
+    fn issue12_any_keys_on_any_chat_scan_within_budgets(
+        keys in proptest::collection::vec("/?[a-c()|*+?\\\\1=<!.^$\\[\\]{},0-9 ]{1,14}/?[gimsuy]{0,2}", 1..12),
+        text in "[a-c =\n.x]{0,300}",
+        flags in 0u8..=255,
+    ) {
+        let b = book(keys.iter().map(|k| entry(&[k.as_str()], "c")).collect());
+        let compiled = LorebookCompiler::new()
+            .for_single_scan(flags & 1 != 0)
+            .compile(&[BookInput { book: &b, kind: BookKind::Global, name: "b".into() }]);
+        let opts = ScanOptions {
+            explain_all: flags & 2 != 0,
+            recursive: flags & 4 != 0,
+            regex_key_steps: 5_000,
+            regex_scan_steps: 30_000,
+            ..Default::default()
+        };
+        let r = compiled.scan(&user(&text), &ScanState::default(), &opts, &ccv3_tokens::Estimate);
+        let mut seen: Vec<usize> = r.activated.iter().map(|a| a.entry.index)
+            .chain(r.rejected.iter().map(|x| x.entry.index)).collect();
+        let n = seen.len();
+        seen.sort_unstable();
+        seen.dedup();
+        proptest::prop_assert_eq!(seen.len(), n);
+        if opts.explain_all {
+            proptest::prop_assert_eq!(n, keys.len());
+        }
+    }
+}
+
+#[test]
+fn issue12_long_keys_stay_out_of_the_compiled_automata_and_still_match() {
+    // Keys over 64 KiB are searched only in texts long enough to hold them.
+    let long = "lorem ".repeat(20_000);
+    let long = long.trim();
+    let b = book(vec![entry(&[long], "L"), entry(&["hello"], "H")]);
+    let t = std::time::Instant::now();
+    let short = scan(&b, &user("hello there"));
+    assert_eq!(short.act, [1]);
+    let hit = scan(&b, &user(&format!("{long} hello")));
+    assert_eq!(hit.act, [0, 1]);
+    assert!(t.elapsed().as_millis() < 1000, "{:?}", t.elapsed());
 }

@@ -24,12 +24,33 @@ pub(crate) fn resolve_key_macros_cow<'k>(
     let ctx = ccv3_cbs::Context::new()
         .with_char_name(char_name.to_string())
         .with_user_name(user_name.to_string());
-    let expanded = ccv3_cbs::Template::parse(key).expand(
+    let limits = key_macro_limits(key.len(), char_name.len() + user_name.len());
+    let expanded = ccv3_cbs::Template::parse_with(key, &limits).expand_with(
+        ccv3_cbs::Registry::standard_ref(),
+        &limits,
         &ctx,
         &mut ccv3_cbs::Variables::new(),
         ccv3_cbs::Mode::Prompt,
     );
     std::borrow::Cow::Owned(expanded.text)
+}
+
+/// The CBS limits of one key's macros: its expansion may grow to twice its own length
+/// (plus the names), so the keys of a book expand to text linear in the book (issue 12: keys
+/// whose macros each expanded to 1 MiB took 1.2 GiB), and the work and steps are bounded the
+/// same way.
+fn key_macro_limits(key_len: usize, names_len: usize) -> ccv3_cbs::Limits {
+    let out = key_len
+        .saturating_mul(2)
+        .saturating_add(names_len.saturating_mul(4))
+        .saturating_add(256);
+    ccv3_cbs::Limits {
+        max_output: out,
+        max_work: out.saturating_mul(4),
+        max_steps: (key_len as u64).saturating_add(10_000),
+        max_variable_len: out,
+        ..ccv3_cbs::Limits::default()
+    }
 }
 
 /// Cleans text for scanning: `{{// ...}}` and `{{comment:...}}` are removed; `{{hidden_key:X}}`

@@ -89,6 +89,16 @@ pub struct SessionOptions {
     /// [`Session::expand_macros`]): total output, work, steps, and the size of the variables
     /// the next state carries ([`ccv3_cbs::budget`]).
     pub cbs_budget: BudgetLimits,
+    /// The most entries the books may have together ([`ccv3_lore::LorebookCompiler::max_entries`],
+    /// default [`ccv3_lore::MAX_ENTRIES`]); [`Session::check_books`] and [`Session::prompt`]
+    /// refuse more.
+    pub max_entries: usize,
+    /// The step budget of one regex key search ([`ScanOptions::regex_key_steps`], default
+    /// [`ccv3_lore::REGEX_KEY_STEPS`]).
+    pub regex_key_steps: u64,
+    /// The step budget of all regex key searches of one scan ([`ScanOptions::regex_scan_steps`],
+    /// default [`ccv3_lore::REGEX_SCAN_STEPS`]).
+    pub regex_scan_steps: u64,
 }
 
 impl Default for SessionOptions {
@@ -108,6 +118,9 @@ impl Default for SessionOptions {
             single_scan: false,
             cbs_limits: Limits::default(),
             cbs_budget: BudgetLimits::default(),
+            max_entries: ccv3_lore::MAX_ENTRIES,
+            regex_key_steps: ccv3_lore::REGEX_KEY_STEPS,
+            regex_scan_steps: ccv3_lore::REGEX_SCAN_STEPS,
         }
     }
 }
@@ -302,15 +315,25 @@ impl<'a> Session<'a> {
         self.options.seed.unwrap_or_else(|| chat.seed())
     }
 
-    /// The compiled books (compiled on the first call).
+    fn compiler(&self) -> LorebookCompiler {
+        LorebookCompiler::new()
+            .names(self.char_name(), &self.options.user_name)
+            .strategy(self.options.strategy)
+            .for_single_scan(self.options.single_scan)
+            .max_entries(self.options.max_entries)
+    }
+
+    /// Checks the books against the compiler's limits ([`SessionOptions::max_entries`]) before
+    /// anything is compiled: the error names the limit and the option.
+    pub fn check_books(&self) -> Result<(), Error> {
+        Ok(self.compiler().check(&self.books)?)
+    }
+
+    /// The compiled books (compiled on the first call). Books over
+    /// [`SessionOptions::max_entries`] compile to no entries, with the error as a diagnostic.
     pub fn compiled(&self) -> &CompiledBooks<'a> {
-        self.compiled.get_or_init(|| {
-            LorebookCompiler::new()
-                .names(self.char_name(), &self.options.user_name)
-                .strategy(self.options.strategy)
-                .for_single_scan(self.options.single_scan)
-                .compile(&self.books)
-        })
+        self.compiled
+            .get_or_init(|| self.compiler().compile(&self.books))
     }
 
     fn scan_options(&self, seed: u64, explain_all: bool) -> ScanOptions {
@@ -322,6 +345,8 @@ impl<'a> Session<'a> {
             user_name: self.options.user_name.clone(),
             max_context: self.options.max_context,
             explain_all,
+            regex_key_steps: self.options.regex_key_steps,
+            regex_scan_steps: self.options.regex_scan_steps,
             ..Default::default()
         };
         if let Some(d) = self.options.scan_depth {
@@ -375,6 +400,7 @@ impl<'a> Session<'a> {
     /// [`Error::Greeting`] when the greeting asked for does not exist, [`Error::Template`] for a
     /// template without a history slot.
     pub fn prompt(&self, chat: &Chat, state: &ScanState) -> Result<TurnOutcome<'a>, Error> {
+        self.check_books()?;
         let compiled = self.compiled();
         let seed = self.seed_for(chat);
         let mut result = compiled.scan(
@@ -462,6 +488,39 @@ mod tests {
 
     fn estimate() -> Arc<dyn Tokenizer> {
         Arc::new(ccv3_tokens::Estimate)
+    }
+
+    /// Issue 12: books over the entries limit are refused by `check_books` and `prompt`, with
+    /// the limit and the option named; the regex budgets reach the scan.
+    #[test]
+    fn session_refuses_books_over_the_entries_limit_and_passes_regex_budgets() {
+        let b = book(json!([entry(&["a"], "A"), entry(&["/(a*)\\1*b/"], "B")]));
+        let chat = Chat::from(vec![Message::user("a".repeat(3000))]);
+        let small = SessionOptions {
+            max_entries: 1,
+            ..SessionOptions::default()
+        };
+        let s = Session::new(small, estimate()).with_book(&b, BookKind::Global, "b");
+        let err = s.check_books().unwrap_err().to_string();
+        assert!(
+            err.contains("SessionOptions::max_entries") || err.contains("max_entries"),
+            "{err}"
+        );
+        assert!(s.prompt(&chat, &ScanState::default()).is_err());
+        let tight = SessionOptions {
+            regex_key_steps: 1_000,
+            ..SessionOptions::default()
+        };
+        let s = Session::new(tight, estimate()).with_book(&b, BookKind::Global, "b");
+        s.check_books().unwrap();
+        let out = s.scan(&chat, &ScanState::default());
+        let rejected: Vec<String> = out
+            .result
+            .rejected
+            .iter()
+            .map(|r| r.reason.to_string())
+            .collect();
+        assert_eq!(rejected, ["no key matched", "regex-budget"]);
     }
 
     /// Issue 11: the time macros get the time from the caller; without one they expand to an

@@ -110,6 +110,9 @@ pub fn run(args: Args) -> CmdResult {
         session = session.with_book(&l.book, kind, l.name.clone());
     }
     let load_ms = ms(t0);
+    session
+        .check_books()
+        .map_err(|e| CliError::file(args.books.first().map_or(Path::new("--book"), |p| p), e))?;
     let t1 = Instant::now();
     let compiled = session.compiled();
     let compile_ms = ms(t1);

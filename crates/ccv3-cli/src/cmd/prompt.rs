@@ -81,6 +81,9 @@ pub fn run(args: Args) -> CmdResult {
     for (name, b) in &globals {
         session = session.with_book(b, BookKind::Global, name.clone());
     }
+    session
+        .check_books()
+        .map_err(|e| CliError::file(args.books.first().unwrap_or(&args.card), e))?;
     crate::warnings::print_diagnostics(session.compiled().diagnostics());
     let turn = session
         .prompt(&chat, &state)

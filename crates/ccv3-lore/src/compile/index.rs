@@ -5,7 +5,8 @@
 use super::entry::{CEntry, KeyKind};
 use super::keys::RegexKey;
 use super::CompiledBooks;
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::{dfa, nfa, Anchored, MatchKind};
 use std::borrow::Cow;
 
 /// The patterns of the automata: lowercased keys (and regex literals) matched against the
@@ -20,52 +21,198 @@ pub(crate) struct Patterns<'a> {
 /// each with the pattern id of every automaton pattern (empty: the same numbers).
 #[derive(Debug)]
 pub(crate) struct Automata {
-    pub ci: Option<AhoCorasick>,
+    pub ci: Option<Ac>,
     pub ci_ids: Vec<u32>,
-    pub cs: Option<AhoCorasick>,
+    pub cs: Option<Ac>,
     pub cs_ids: Vec<u32>,
+    /// Patterns longer than [`LONG_PATTERN`] left out of automata built for every text: each
+    /// text builds a small automaton of those that can occur in it ([`Automata::long_for`]).
+    pub long_ci: Vec<u32>,
+    pub long_cs: Vec<u32>,
+}
+
+/// Patterns longer than this are left out of the automata built at compile time: an automaton
+/// takes tens of bytes per pattern byte (one 8 MB key took 330 MB and 1.6 s), and such a key
+/// can only occur in a text at least as long.
+pub(crate) const LONG_PATTERN: usize = 64 << 10;
+
+/// An Aho-Corasick automaton of the kind that suits its patterns: a DFA for few short ones, a
+/// contiguous NFA for up to 10,000, a noncontiguous one (fastest to build) for more or for a
+/// large total of pattern bytes (a DFA's size is its states times its alphabet).
+#[derive(Debug)]
+pub(crate) enum Ac {
+    Dfa(dfa::DFA),
+    Contiguous(nfa::contiguous::NFA),
+    Noncontiguous(nfa::noncontiguous::NFA),
+}
+
+/// The states a walk has passed through (see [`Ac::walk`]), reused from text to text.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    /// (state, followed by a word boundary) → the longest pattern of the state, for states met
+    /// followed by a boundary; `u32::MAX` for the others.
+    states: crate::hash::FxMap<usize, (u32, usize)>,
+}
+
+impl Ac {
+    fn build(list: &[&[u8]]) -> Option<Ac> {
+        let total: usize = list.iter().map(|p| p.len()).sum();
+        if list.len() <= 100 && total <= 16 << 10 {
+            if let Ok(d) = dfa::Builder::new()
+                .match_kind(MatchKind::Standard)
+                .build(list)
+            {
+                return Some(Ac::Dfa(d));
+            }
+        }
+        if list.len() <= 10_000 && total <= 4 << 20 {
+            if let Ok(n) = nfa::contiguous::Builder::new()
+                .match_kind(MatchKind::Standard)
+                .build(list)
+            {
+                return Some(Ac::Contiguous(n));
+            }
+        }
+        nfa::noncontiguous::Builder::new()
+            .match_kind(MatchKind::Standard)
+            .build(list)
+            .ok()
+            .map(Ac::Noncontiguous)
+    }
+
+    /// Calls `f(pattern, start, end)` for the occurrences of patterns in `text` that can tell a
+    /// scan something new: every occurrence the first time its state is reached (twice: once
+    /// followed by a word character, once by a boundary), and later only the longest pattern of
+    /// a state followed by a boundary (the others are preceded by the same characters, inside
+    /// the state's text, so they are whole words or not as before). Occurrences come in text
+    /// order, so each pattern's first occurrence, and its first whole-word one, are among them.
+    /// Linear in the text plus the patterns of the states reached: keys that are prefixes of
+    /// each other (`x`, `xx`, `xxx`...) no longer report every occurrence of every one (issue 12).
+    pub(crate) fn walk(&self, text: &str, seen: &mut Seen, f: impl FnMut(u32, usize, usize)) {
+        match self {
+            Ac::Dfa(a) => walk(a, text, seen, f),
+            Ac::Contiguous(a) => walk(a, text, seen, f),
+            Ac::Noncontiguous(a) => walk(a, text, seen, f),
+        }
+        seen.states.clear();
+    }
+}
+
+fn walk<A: Automaton>(a: &A, text: &str, seen: &mut Seen, mut f: impl FnMut(u32, usize, usize)) {
+    let Ok(mut sid) = a.start_state(Anchored::No) else {
+        return;
+    };
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        sid = a.next_state(Anchored::No, sid, b);
+        if !a.is_special(sid) || !a.is_match(sid) {
+            continue;
+        }
+        let end = i + 1;
+        // Patterns are UTF-8, so a match ends on a character boundary.
+        let boundary = !text
+            .get(end..)
+            .and_then(|s| s.chars().next())
+            .is_some_and(crate::text::is_word_char);
+        let key = sid.as_usize().wrapping_mul(2) | usize::from(boundary);
+        match seen.states.get(&key) {
+            None => {
+                let mut longest = (0usize, u32::MAX);
+                for k in 0..a.match_len(sid) {
+                    let pid = a.match_pattern(sid, k);
+                    let len = a.pattern_len(pid);
+                    if len >= longest.0 {
+                        longest = (len, pid.as_u32());
+                    }
+                    f(pid.as_u32(), end.saturating_sub(len), end);
+                }
+                let value = if boundary {
+                    (longest.1, longest.0)
+                } else {
+                    (u32::MAX, 0)
+                };
+                seen.states.insert(key, value);
+            }
+            Some(&(pid, len)) if pid != u32::MAX => f(pid, end.saturating_sub(len), end),
+            Some(_) => {}
+        }
+    }
 }
 
 impl Automata {
     /// Builds the automata of every pattern, or with `texts` (lowercased, as written), of the
     /// patterns that can occur in them.
     pub(crate) fn build(p: &Patterns<'_>, texts: Option<(&str, &str)>) -> Automata {
-        let one = |pats: &[Cow<'_, str>], text: Option<&str>| -> (Option<AhoCorasick>, Vec<u32>) {
-            let (list, ids): (Vec<&[u8]>, Vec<u32>) = match text {
-                None => (pats.iter().map(|t| t.as_bytes()).collect(), Vec::new()),
+        let one = |pats: &[Cow<'_, str>], text: Option<&str>| -> (Option<Ac>, Vec<u32>, Vec<u32>) {
+            let (list, ids, long): (Vec<&[u8]>, Vec<u32>, Vec<u32>) = match text {
+                None if pats.iter().all(|t| t.len() <= LONG_PATTERN) => (
+                    pats.iter().map(|t| t.as_bytes()).collect(),
+                    Vec::new(),
+                    Vec::new(),
+                ),
+                None => {
+                    let (short, long): (Vec<_>, Vec<_>) = (0..pats.len() as u32)
+                        .partition(|&i| pats[i as usize].len() <= LONG_PATTERN);
+                    let list = short.iter().map(|&i| pats[i as usize].as_bytes()).collect();
+                    (list, short, long)
+                }
                 Some(text) => {
-                    let grams = crate::grams::Grams::of(&[text.as_bytes()]);
-                    pats.iter()
-                        .enumerate()
-                        .filter(|(_, t)| grams.may_contain(t.as_bytes()))
-                        .map(|(i, t)| (t.as_bytes(), i as u32))
-                        .unzip()
+                    let (list, ids) = Self::may_occur(pats, 0..pats.len() as u32, text);
+                    (list, ids, Vec::new())
                 }
             };
             if list.is_empty() {
-                return (None, Vec::new());
+                return (None, Vec::new(), long);
             }
-            let ac = AhoCorasickBuilder::new()
-                .match_kind(MatchKind::Standard)
-                // Huge pattern sets: the noncontiguous NFA builds fastest (no conversion), and
-                // searching a chat with it costs a fraction of a millisecond more.
-                .kind(if list.len() > 10_000 {
-                    Some(AhoCorasickKind::NoncontiguousNFA)
-                } else {
-                    None
-                })
-                .build(list)
-                .ok();
-            (ac, ids)
+            (Ac::build(&list), ids, long)
         };
-        let (ci, ci_ids) = one(&p.ci, texts.map(|t| t.0));
-        let (cs, cs_ids) = one(&p.cs, texts.map(|t| t.1));
+        let (ci, ci_ids, long_ci) = one(&p.ci, texts.map(|t| t.0));
+        let (cs, cs_ids, long_cs) = one(&p.cs, texts.map(|t| t.1));
         Automata {
             ci,
             ci_ids,
             cs,
             cs_ids,
+            long_ci,
+            long_cs,
         }
+    }
+
+    /// The patterns among `ids` that can occur in `text` (a 4-gram test; a key longer than the
+    /// text cannot occur in it and costs nothing more), with their ids.
+    fn may_occur<'p>(
+        pats: &'p [Cow<'_, str>],
+        ids: impl Iterator<Item = u32>,
+        text: &str,
+    ) -> (Vec<&'p [u8]>, Vec<u32>) {
+        let grams = crate::grams::Grams::of(&[text.as_bytes()]);
+        ids.filter_map(|i| Some((pats.get(i as usize)?.as_bytes(), i)))
+            .filter(|(t, _)| t.len() <= text.len() && grams.may_contain(t))
+            .unzip()
+    }
+
+    /// The automata of the long patterns left out of these (`long_ci`, `long_cs`) that can
+    /// occur in `texts` (lowercased, as written); `None` when there are none.
+    pub(crate) fn long_for(&self, p: &Patterns<'_>, texts: (&str, &str)) -> Option<Automata> {
+        if self.long_ci.is_empty() && self.long_cs.is_empty() {
+            return None;
+        }
+        let one = |pats: &[Cow<'_, str>], long: &[u32], text: &str| -> (Option<Ac>, Vec<u32>) {
+            let (list, ids) = Self::may_occur(pats, long.iter().copied(), text);
+            if list.is_empty() {
+                return (None, Vec::new());
+            }
+            (Ac::build(&list), ids)
+        };
+        let (ci, ci_ids) = one(&p.ci, &self.long_ci, texts.0);
+        let (cs, cs_ids) = one(&p.cs, &self.long_cs, texts.1);
+        (ci.is_some() || cs.is_some()).then(|| Automata {
+            ci,
+            ci_ids,
+            cs,
+            cs_ids,
+            long_ci: Vec::new(),
+            long_cs: Vec::new(),
+        })
     }
 }
 
@@ -181,5 +328,65 @@ impl FanOut {
             ranks: fan,
             always,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::whole_word_at;
+
+    /// Per pattern: the end of its first occurrence and of its first whole-word one.
+    fn firsts(pats: &[&str], text: &str, via_walk: bool) -> Vec<(Option<usize>, Option<usize>)> {
+        let mut out = vec![(None, None); pats.len()];
+        let mut note = |p: usize, start: usize, end: usize| {
+            let o: &mut (Option<usize>, Option<usize>) = &mut out[p];
+            o.0.get_or_insert(end);
+            if whole_word_at(text, start, end) {
+                o.1.get_or_insert(end);
+            }
+        };
+        if via_walk {
+            let list: Vec<&[u8]> = pats.iter().map(|p| p.as_bytes()).collect();
+            let ac = Ac::build(&list).unwrap();
+            ac.walk(text, &mut Seen::default(), |p, s, e| note(p as usize, s, e));
+        } else {
+            for end in 0..=text.len() {
+                for (p, pat) in pats.iter().enumerate() {
+                    if end >= pat.len() && text.as_bytes()[end - pat.len()..end] == *pat.as_bytes()
+                    {
+                        note(p, end - pat.len(), end);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// The walk reports every pattern's first occurrence and first whole-word occurrence,
+        /// as the full list of occurrences would (issue 12: the walk skips most of that list).
+        #[test]
+        fn walk_finds_first_and_first_whole_occurrences(
+            pats in proptest::collection::btree_set("[ab é]{1,5}", 1..12),
+            text in "[ab é]{0,40}",
+        ) {
+            let pats: Vec<&str> = pats.iter().map(String::as_str).collect();
+            proptest::prop_assert_eq!(firsts(&pats, &text, true), firsts(&pats, &text, false));
+        }
+    }
+
+    #[test]
+    fn prefix_keys_are_not_reported_at_every_place() {
+        // Issue 12: `x`, `xx`, ... each occur at every place of a run of x.
+        let keys: Vec<String> = (1..=300).map(|n| "x".repeat(n)).collect();
+        let list: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+        let ac = Ac::build(&list).unwrap();
+        let text = "x".repeat(20_000) + " ";
+        let mut reported = 0usize;
+        ac.walk(&text, &mut Seen::default(), |_, _, _| reported += 1);
+        // Every occurrence would be about 300 x 20,000; the walk reports each state's patterns
+        // once, plus the longest at the one boundary.
+        assert!(reported < 100_000, "{reported}");
     }
 }

@@ -28,7 +28,7 @@ mod parallel;
 mod tests;
 
 pub(crate) use entry::{CEntry, DepthSpec, KeyKind, KeyRange, KeyText};
-pub(crate) use index::{Automata, Patterns};
+pub(crate) use index::{Automata, Patterns, Seen};
 pub(crate) use keys::RegexKey;
 pub(crate) use order::{total_key, Meta, META_GROUP, META_IGNORE_BUDGET};
 
@@ -217,7 +217,16 @@ pub struct LorebookCompiler {
     /// compile time, and a scan that cannot recurse builds them from only the keys that can
     /// occur in its text. Scans give the same results either way.
     pub single_scan: bool,
+    /// The most entries all books together may have (default [`MAX_ENTRIES`]): more is refused
+    /// before anything is allocated ([`LorebookCompiler::try_compile`] returns
+    /// [`LoreError::Limit`](crate::LoreError::Limit); [`LorebookCompiler::compile`] compiles no
+    /// entry and reports the error as a diagnostic). Issue 12: a 1,000,000-entry book.
+    pub max_entries: usize,
 }
+
+/// The default of [`LorebookCompiler::max_entries`]: four times the biggest books seen in use
+/// (the peers harness's 50,000-entry book compiles and scans in well under a second).
+pub const MAX_ENTRIES: usize = 200_000;
 
 impl Default for LorebookCompiler {
     fn default() -> Self {
@@ -227,6 +236,7 @@ impl Default for LorebookCompiler {
             case_sensitive: false,
             strategy: Strategy::CharacterFirst,
             single_scan: false,
+            max_entries: MAX_ENTRIES,
         }
     }
 }
@@ -327,8 +337,50 @@ impl LorebookCompiler {
         self
     }
 
+    /// Sets the most entries the books may have ([`LorebookCompiler::max_entries`]).
+    pub fn max_entries(mut self, n: usize) -> Self {
+        self.max_entries = n;
+        self
+    }
+
+    /// Checks that `books` are within the compiler's limits ([`LorebookCompiler::max_entries`]):
+    /// the error names the limit and the option that raises it.
+    pub fn check(&self, books: &[BookInput<'_>]) -> Result<(), crate::LoreError> {
+        let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
+        if total > self.max_entries {
+            return Err(crate::LoreError::Limit(format!(
+                "the books have {total} entries, more than the limit of {} \
+                 (LorebookCompiler::max_entries; default {MAX_ENTRIES})",
+                self.max_entries
+            )));
+        }
+        Ok(())
+    }
+
+    /// Compiles `books` (in the given order; the order names them in [`EntryRef::book`]), or
+    /// says which limit they exceed ([`LorebookCompiler::check`]) before allocating anything.
+    pub fn try_compile<'a>(
+        &self,
+        books: &[BookInput<'a>],
+    ) -> Result<CompiledBooks<'a>, crate::LoreError> {
+        self.check(books)?;
+        Ok(self.compile(books))
+    }
+
     /// Compiles `books` (in the given order; the order names them in [`EntryRef::book`]).
+    /// Books over [`LorebookCompiler::max_entries`] compile to no entries at all, with the
+    /// error as a diagnostic (`lore-entries-limit`); [`LorebookCompiler::try_compile`] returns
+    /// it instead.
     pub fn compile<'a>(&self, books: &[BookInput<'a>]) -> CompiledBooks<'a> {
+        if let Err(e) = self.check(books) {
+            let (infos, _) = book_infos(books);
+            let mut empty = self.compile_with(&[], false);
+            empty.books = infos;
+            empty
+                .diagnostics
+                .push(Diagnostic::error("lore-entries-limit", "", e.to_string()));
+            return empty;
+        }
         let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
         self.compile_with(
             books,

@@ -58,15 +58,21 @@ impl<'s, 'a> Scan<'s, 'a> {
         let (first, (second, theirs)) = if tail.is_empty() {
             (check(head, &mut mine), (Vec::new(), RegexMemo::default()))
         } else {
+            // Each half gets half of the steps the scan has left, so results never depend on
+            // which thread runs first.
+            let given = mine.steps / 2;
+            mine.steps -= given;
             crate::par::both(
                 "ccv3-lore-explain",
                 || check(head, &mut mine),
                 || {
-                    let mut theirs = RegexMemo::default();
+                    let mut theirs = RegexMemo::with_steps(given);
                     (check(tail, &mut theirs), theirs)
                 },
             )
         };
+        mine.steps += theirs.steps;
+        mine.out_of_steps += theirs.out_of_steps;
         // The capped-regex warning is given once per scan, by whichever half met it first.
         if !mine.capped_warned && theirs.capped_warned {
             mine.capped_warned = true;

@@ -67,7 +67,7 @@ pub use result::{
 };
 
 use crate::chat::Chat;
-use crate::compile::{Automata, CompiledBooks};
+use crate::compile::{Automata, CompiledBooks, Seen};
 use crate::hash::{FxMap, FxSet};
 use crate::state::ScanState;
 use ccv3_tokens::Tokenizer;
@@ -116,7 +116,22 @@ pub struct ScanOptions {
     pub seed: u64,
     /// Explain every entry, not only those that had a chance (costs time proportional to the books).
     pub explain_all: bool,
+    /// The most steps one regex search may take (one key on one scan window or one piece of
+    /// recursion text; see [`crate::jsregex`]): a search that needs more does not match, and its
+    /// entry is explained `regex-budget`. The default, [`REGEX_KEY_STEPS`], is far above what
+    /// real keys take and is spent in a few tens of milliseconds.
+    pub regex_key_steps: u64,
+    /// The most steps all regex searches of one scan may take together; once spent, the
+    /// remaining regex keys do not match (each entry explained `regex-budget`). The default,
+    /// [`REGEX_SCAN_STEPS`], bounds a scan's regex work to well under a second.
+    pub regex_scan_steps: u64,
 }
+
+/// The default of [`ScanOptions::regex_key_steps`].
+pub const REGEX_KEY_STEPS: u64 = 2_000_000;
+
+/// The default of [`ScanOptions::regex_scan_steps`].
+pub const REGEX_SCAN_STEPS: u64 = 40_000_000;
 
 impl Default for ScanOptions {
     fn default() -> Self {
@@ -139,6 +154,8 @@ impl Default for ScanOptions {
             user_name: "User".into(),
             seed: 0,
             explain_all: false,
+            regex_key_steps: REGEX_KEY_STEPS,
+            regex_scan_steps: REGEX_SCAN_STEPS,
         }
     }
 }
@@ -189,6 +206,8 @@ struct Scan<'s, 'a> {
     last_pass: (Pass, Option<u64>, u64),
     /// Automata built for this scan's text alone (see [`crate::LorebookCompiler::single_scan`]).
     own_automata: Option<Automata>,
+    /// The automata states a search has met (reused from text to text).
+    seen: Seen,
 }
 
 /// An activation as the passes record it: (rank, why, tokens, pass number).
@@ -244,7 +263,7 @@ impl<'a> CompiledBooks<'a> {
             cands: Vec::new(),
             status: vec![ST_NEW; n],
             reasons: FxMap::default(),
-            memo: RegexMemo::default(),
+            memo: RegexMemo::with_steps(opts.regex_scan_steps),
             rec_chunks: Vec::new(),
             state: ScanState::default(),
             prev_matched: FxSet::default(),
@@ -252,6 +271,7 @@ impl<'a> CompiledBooks<'a> {
             cooldown_ids: FxSet::default(),
             last_pass: (Pass::Initial, None, 0),
             own_automata: None,
+            seen: Seen::default(),
         };
         s.advance_state(state);
         s.build_buffer(chat);

@@ -24,6 +24,16 @@ impl<'s, 'a> Scan<'s, 'a> {
             sink.on_activated(a);
         }
         let (rejected, unchecked) = self.rejections(sink);
+        if self.memo.out_of_steps > 0 {
+            self.memo.diags.push(ccv3::Diagnostic::warning(
+                "lore-regex-budget",
+                "",
+                format!(
+                    "{} regex key searches ran out of steps (at most {} each, {} per scan) and did not match",
+                    self.memo.out_of_steps, self.opts.regex_key_steps, self.opts.regex_scan_steps
+                ),
+            ));
+        }
         ScanResult {
             activated,
             rejected,

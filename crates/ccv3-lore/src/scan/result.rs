@@ -101,6 +101,13 @@ pub enum RejectReason {
         /// The winner.
         winner: Option<EntryRef>,
     },
+    /// A regex key ran out of its step budget (or the scan's) before it could say whether it
+    /// matches, so it did not match, and no other key activated the entry (issue 12). Shown as
+    /// `regex-budget`.
+    RegexBudget {
+        /// The first key that ran out.
+        key: Arc<str>,
+    },
     /// Cut by the token budget (or the maximum context).
     Budget {
         /// The entry's tokens (`None` when the budget had already ended and it was not counted).
@@ -132,6 +139,7 @@ impl fmt::Display for RejectReason {
                 Some(w) => write!(f, "group {group:?} (won by {}#{})", w.book, w.index),
                 None => write!(f, "group {group:?}"),
             },
+            RejectReason::RegexBudget { .. } => f.write_str("regex-budget"),
             RejectReason::Budget { tokens: Some(t) } => write!(f, "budget ({t} tokens)"),
             RejectReason::Budget { tokens: None } => f.write_str("budget"),
         }

@@ -4,19 +4,24 @@
 
 use super::search::get;
 use super::{NewAct, Pass, RejectReason, Scan, NONE, ST_FAILED};
-use crate::compile::{CEntry, KeyKind, SelectiveLogic};
+use crate::compile::{CEntry, KeyKind, KeyRange, SelectiveLogic};
 use crate::hash::FxMap;
 use crate::text;
 use ccv3::Diagnostic;
 
 /// Where a key was found: in a message of the window (newest-first index), in an entry's
-/// content (recursion), only beyond the window, or nowhere.
+/// content (recursion), only beyond the window, or nowhere; or a regex key whose search ran out
+/// of steps (it does not match).
 enum Found {
     Msg(u32),
     Rec(u32),
     Beyond,
     No,
+    Budget,
 }
+
+/// A regex key's search ran out of steps (in a [`RegexMemo`] slot, beside message indices).
+const BUDGET: u32 = NONE - 1;
 
 /// Why an entry matched, without allocation (turned into an [`ActivationReason`](super::ActivationReason) at the end).
 #[derive(Clone, Copy)]
@@ -43,6 +48,20 @@ pub(super) struct RegexMemo {
     rec: FxMap<u32, (usize, u32)>,
     pub(super) capped_warned: bool,
     pub(super) diags: Vec<Diagnostic>,
+    /// Steps left for the rest of the scan ([`super::ScanOptions::regex_scan_steps`]).
+    pub(super) steps: u64,
+    /// How many searches ran out of steps.
+    pub(super) out_of_steps: usize,
+}
+
+impl RegexMemo {
+    /// A memo with `steps` for the whole scan.
+    pub(super) fn with_steps(steps: u64) -> Self {
+        RegexMemo {
+            steps,
+            ..Default::default()
+        }
+    }
 }
 
 impl<'s, 'a> Scan<'s, 'a> {
@@ -92,13 +111,33 @@ impl<'s, 'a> Scan<'s, 'a> {
                         ),
                     ));
                 }
-                if let Some(pos) = engine.find(hay) {
-                    k = Self::msg_of(&self.ends_o, pos + 1).min(depth - 1);
+                match self.search(m, engine, hay) {
+                    Ok(Some(pos)) => k = Self::msg_of(&self.ends_o, pos + 1).min(depth - 1),
+                    Ok(None) => {}
+                    Err(_) => k = BUDGET,
                 }
             }
         }
         m.chat.insert((rx, depth), k);
         k
+    }
+
+    /// Runs one regex search with the steps a key may take ([`super::ScanOptions::regex_key_steps`],
+    /// at most what the scan has left), taking them from the scan's.
+    fn search(
+        &self,
+        m: &mut RegexMemo,
+        engine: &crate::jsregex::Engine,
+        hay: &str,
+    ) -> Result<Option<usize>, crate::jsregex::OutOfSteps> {
+        let given = self.opts.regex_key_steps.min(m.steps);
+        let mut left = given;
+        let r = engine.find(hay, &mut left);
+        m.steps -= given - left;
+        if r.is_err() {
+            m.out_of_steps += 1;
+        }
+        r
     }
 
     /// The first entry whose content regex `rx` matches in the recursion text ([`NONE`]: none),
@@ -114,9 +153,17 @@ impl<'s, 'a> Scan<'s, 'a> {
             if pre_ok {
                 if let Ok(engine) = &r.engine {
                     for (src, text) in &self.rec_chunks[checked..] {
-                        if engine.find(text).is_some() {
-                            hit = *src;
-                            break;
+                        match self.search(m, engine, text) {
+                            Ok(Some(_)) => {
+                                hit = *src;
+                                break;
+                            }
+                            Ok(None) => {}
+                            Err(_) => {
+                                // Out of steps: this key stays unmatched in recursion text.
+                                hit = BUDGET;
+                                break;
+                            }
                         }
                     }
                 }
@@ -159,35 +206,44 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
             KeyKind::Regex(rx) => {
                 let k = self.regex_window(m, rx, depth);
-                if k != NONE {
+                if k != NONE && k != BUDGET {
                     return Found::Msg(k);
                 }
+                let mut out = k == BUDGET;
                 if rec_ok && !self.rec_chunks.is_empty() {
                     let r = self.regex_recursion(m, rx);
-                    if r != NONE {
+                    if r == BUDGET {
+                        out = true;
+                    } else if r != NONE {
                         return Found::Rec(r);
                     }
                 }
-                Found::No
+                if out {
+                    Found::Budget
+                } else {
+                    Found::No
+                }
             }
             KeyKind::Invalid => Found::No,
         }
     }
 
-    /// The first of `keys` found (as [`Scan::find_key`] finds).
+    /// The first of `keys` found (as [`Scan::find_key`] finds); a key whose search ran out of
+    /// steps before is noted in `out` (its place, when `out` has none yet).
     fn any_found(
         &self,
         m: &mut RegexMemo,
         keys: &[KeyKind],
-        whole: bool,
-        depth: u32,
-        rec_ok: bool,
+        (whole, depth, rec_ok): (bool, u32, bool),
+        out: &mut Option<usize>,
     ) -> Option<usize> {
-        (0..keys.len()).find(|&i| {
-            matches!(
-                self.find_key(m, keys[i], whole, depth, rec_ok),
-                Found::Msg(_) | Found::Rec(_)
-            )
+        (0..keys.len()).find(|&i| match self.find_key(m, keys[i], whole, depth, rec_ok) {
+            Found::Msg(_) | Found::Rec(_) => true,
+            Found::Budget => {
+                out.get_or_insert(i);
+                false
+            }
+            _ => false,
         })
     }
 
@@ -306,6 +362,15 @@ impl<'s, 'a> Scan<'s, 'a> {
         let mut first: Option<(usize, Found)> = None;
         let mut beyond = None;
         let mut score = 0u32;
+        // The first key whose search ran out of steps: it did not match, and when the keys
+        // reject the entry, this is why (issue 12).
+        let mut out: Option<(KeyRange, usize)> = None;
+        let budget = |out: Option<(KeyRange, usize)>, r: RejectReason| match out {
+            Some((range, i)) => R::RegexBudget {
+                key: cb.key_arc(range, i),
+            },
+            None => r,
+        };
         for (i, key) in primary.iter().enumerate() {
             match self.find_key(m, *key, whole, depth, rec_ok) {
                 f @ (Found::Msg(_) | Found::Rec(_)) => {
@@ -320,29 +385,41 @@ impl<'s, 'a> Scan<'s, 'a> {
                 Found::Beyond => {
                     beyond.get_or_insert(i);
                 }
+                Found::Budget => {
+                    out.get_or_insert((e.primary, i));
+                }
                 Found::No => {}
             }
         }
         let Some((ki, found)) = first else {
-            return Verdict::Reject(match beyond {
-                Some(i) => R::ScanDepth {
-                    key: cb.key_arc(e.primary, i),
+            return Verdict::Reject(budget(
+                out,
+                match beyond {
+                    Some(i) => R::ScanDepth {
+                        key: cb.key_arc(e.primary, i),
+                    },
+                    None => R::NoMatch,
                 },
-                None => R::NoMatch,
-            });
+            ));
         };
+        let ctx = (whole, depth, rec_ok);
         // SPEC_V3 `@@additional_keys`: a value with an invalid regex pattern makes the entry not
         // a match, whatever its other patterns find.
         for &g in &e.rare().additional {
             let group = cb.keys_of(g);
-            if group.iter().any(|k| matches!(k, KeyKind::Invalid))
-                || self.any_found(m, group, whole, depth, rec_ok).is_none()
-            {
+            if group.iter().any(|k| matches!(k, KeyKind::Invalid)) {
                 return Verdict::Reject(R::AdditionalKeys);
+            }
+            let mut o = None;
+            if self.any_found(m, group, ctx, &mut o).is_none() {
+                if let Some(i) = o {
+                    out.get_or_insert((g, i));
+                }
+                return Verdict::Reject(budget(out, R::AdditionalKeys));
             }
         }
         let exclude = cb.keys_of(e.exclude);
-        if let Some(i) = self.any_found(m, exclude, whole, depth, rec_ok) {
+        if let Some(i) = self.any_found(m, exclude, ctx, &mut None) {
             return Verdict::Reject(R::ExcludedKey {
                 key: cb.key_arc(e.exclude, i),
             });
@@ -351,12 +428,13 @@ impl<'s, 'a> Scan<'s, 'a> {
             let secondary = cb.keys_of(e.secondary);
             let total = secondary.len();
             let mut hit = 0usize;
-            for key in secondary {
-                if matches!(
-                    self.find_key(m, *key, whole, depth, rec_ok),
-                    Found::Msg(_) | Found::Rec(_)
-                ) {
-                    hit += 1;
+            for (i, key) in secondary.iter().enumerate() {
+                match self.find_key(m, *key, whole, depth, rec_ok) {
+                    Found::Msg(_) | Found::Rec(_) => hit += 1,
+                    Found::Budget => {
+                        out.get_or_insert((e.secondary, i));
+                    }
+                    _ => {}
                 }
             }
             let ok = match e.logic {
@@ -366,7 +444,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 SelectiveLogic::AndAll => hit == total,
             };
             if !ok {
-                return Verdict::Reject(R::SecondaryLogic(e.logic));
+                return Verdict::Reject(budget(out, R::SecondaryLogic(e.logic)));
             }
             match e.logic {
                 SelectiveLogic::AndAny => score += hit as u32,
@@ -378,7 +456,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let reason = match found {
             Found::Msg(msg) => Hit::Key { ki, msg },
             Found::Rec(src) => Hit::Rec { ki, src },
-            Found::Beyond | Found::No => return Verdict::Reject(R::NoMatch),
+            Found::Beyond | Found::No | Found::Budget => return Verdict::Reject(R::NoMatch),
         };
         Verdict::Activate(reason, score)
     }

@@ -126,35 +126,32 @@ impl<'s, 'a> Scan<'s, 'a> {
         rec: Option<u32>,
     ) {
         let cb = self.cb;
-        let aut = match &self.own_automata {
+        let own = self.own_automata.take();
+        let aut = match &own {
             Some(a) => a,
             None => cb.automata(),
         };
-        let id = |ids: &[u32], p: u32| ids.get(p as usize).copied().unwrap_or(p);
-        let mut found: Vec<(u32, Option<u32>, bool)> = Vec::new();
-        if let Some(ac) = &aut.ci {
-            for m in ac.find_overlapping_iter(lower) {
-                let k = ends.map(|(_, el)| Self::msg_of(el, m.end()));
-                found.push((
-                    id(&aut.ci_ids, m.pattern().as_u32()),
-                    k,
-                    whole_word_at(lower, m.start(), m.end()),
-                ));
+        let long = aut.long_for(&cb.patterns, (lower, orig));
+        let mut seen = std::mem::take(&mut self.seen);
+        for aut in std::iter::once(aut).chain(long.as_ref()) {
+            let id = |ids: &[u32], p: u32| ids.get(p as usize).copied().unwrap_or(p);
+            if let Some(ac) = &aut.ci {
+                ac.walk(lower, &mut seen, |p, start, end| {
+                    let k = ends.map(|(_, el)| Self::msg_of(el, end));
+                    let whole = whole_word_at(lower, start, end);
+                    self.record(id(&aut.ci_ids, p), k, rec, whole);
+                });
+            }
+            if let Some(ac) = &aut.cs {
+                ac.walk(orig, &mut seen, |p, start, end| {
+                    let k = ends.map(|(eo, _)| Self::msg_of(eo, end));
+                    let whole = whole_word_at(orig, start, end);
+                    self.record(cb.n_ci + id(&aut.cs_ids, p), k, rec, whole);
+                });
             }
         }
-        if let Some(ac) = &aut.cs {
-            for m in ac.find_overlapping_iter(orig) {
-                let k = ends.map(|(eo, _)| Self::msg_of(eo, m.end()));
-                found.push((
-                    cb.n_ci + id(&aut.cs_ids, m.pattern().as_u32()),
-                    k,
-                    whole_word_at(orig, m.start(), m.end()),
-                ));
-            }
-        }
-        for (p, k, whole) in found {
-            self.record(p, k, rec, whole);
-        }
+        self.seen = seen;
+        self.own_automata = own;
     }
 
     /// Searches the chat text; constant, forced and sticky entries become candidates.
