@@ -1,42 +1,8 @@
 //! The `ccv3` command's contract: names, outputs and exit codes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn example(name: &str) -> PathBuf {
-    root().join("examples").join(name)
-}
-
-/// A corpus file: from `../shared/corpus` beside the repository when it is there, else from the
-/// MIT-licensed subset in `crates/ccv3/tests/corpus`.
-fn corpus(rel: &str) -> PathBuf {
-    let shared = root().join("../shared/corpus");
-    if shared.join("MANIFEST.tsv").is_file() {
-        shared.join(rel)
-    } else {
-        root().join("crates/ccv3/tests/corpus").join(rel)
-    }
-}
-
-fn ccv3(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccv3"));
-    for a in args {
-        cmd.arg(a);
-    }
-    cmd.output().expect("run ccv3")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{ccv3, corpus, example, root, stderr, stdout};
+use std::path::Path;
 
 #[test]
 fn cli_inspect_summarises_the_example_card() {

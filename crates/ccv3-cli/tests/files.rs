@@ -3,26 +3,10 @@
 //! folder's metadata, `convert`/`extract` of a CHARX streamed through the library's limits.
 #![cfg(unix)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn ccv3(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccv3"));
-    for a in args {
-        cmd.arg(a);
-    }
-    cmd.output().expect("run ccv3")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{ccv3, example, stderr};
+use std::path::Path;
+use std::process::Output;
 
 /// The names in `dir`, sorted.
 fn names(dir: &Path) -> Vec<String> {

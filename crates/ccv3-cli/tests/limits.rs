@@ -4,27 +4,11 @@
 //! a warning; the state written is capped. Limits are set low through the options, so the
 //! inputs stay small.
 
+mod common;
+use common::{ccv3, example, stderr};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn ccv3(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccv3"));
-    for a in args {
-        cmd.arg(a);
-    }
-    cmd.output().expect("run ccv3")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// Exit 2 and exactly one line on stderr, containing every needle.
 fn refused(o: &Output, needles: &[&str]) {

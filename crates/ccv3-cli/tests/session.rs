@@ -1,23 +1,11 @@
 //! One turn policy behind `ccv3 lore scan`, `ccv3 prompt` and `ccv3 cbs` (issue 11): the same
 //! default seed, the same entries, the clock passed in.
 
+mod common;
+use common::{ccv3, example};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn ccv3(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccv3"));
-    for a in args {
-        cmd.arg(a);
-    }
-    cmd.output().expect("run ccv3")
-}
+use std::process::Output;
 
 fn json_out(o: &Output) -> Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -69,6 +69,20 @@ fn cmd(args: &[&str], names: &str) -> Run {
     }
 }
 
+/// `ccv3 prompt --card CARD --chat CHAT EXTRA...`, whose failure must name `names`.
+fn prompt_run(card: &str, chat: &str, extra: &[&str], names: &str) -> Run {
+    let mut args = vec!["prompt", "--card", card, "--chat", chat];
+    args.extend_from_slice(extra);
+    cmd(&args, names)
+}
+
+/// `ccv3 lore scan --book BOOK --chat CHAT EXTRA...`, whose failure must name `names`.
+fn scan_run(book: &str, chat: &str, extra: &[&str], names: &str) -> Run {
+    let mut args = vec!["lore", "scan", "--book", book, "--chat", chat];
+    args.extend_from_slice(extra);
+    cmd(&args, names)
+}
+
 impl Run {
     fn writes(mut self, rel: &str) -> Self {
         self.writes.push(PathBuf::from(rel));
@@ -277,6 +291,14 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// `card.json`: a card whose book has one entry, keyed `w`.
+fn write_one_entry_card(dir: &Path) {
+    write_json(
+        &dir.join("card.json"),
+        &card(&[], Some(vec![entry(0, vec!["w".into()], "c")])),
+    );
+}
+
 /// A chat whose one message is `text`.
 fn chat_of(dir: &Path, text: &str) {
     write_json(&dir.join("chat.json"), &chat(&[text]));
@@ -287,29 +309,8 @@ fn scan_and_prompt(dir: &Path, entries: Vec<serde_json::Value>) -> Vec<Run> {
     write_json(&dir.join("book.json"), &book(entries.clone()));
     write_json(&dir.join("card.json"), &card(&[], Some(entries)));
     vec![
-        cmd(
-            &[
-                "lore",
-                "scan",
-                "--book",
-                "book.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "book.json",
-        ),
-        cmd(
-            &[
-                "prompt",
-                "--card",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "card.json",
-        ),
+        scan_run("book.json", "chat.json", &["--json"], "book.json"),
+        prompt_run("card.json", "chat.json", &["--json"], "card.json"),
     ]
 }
 
@@ -533,17 +534,7 @@ fn cbs_output(dir: &Path, s: Scale) -> Vec<Run> {
     write_json(&dir.join("card.json"), &card(&fields, Some(entries)));
     chat_of(dir, "hi");
     vec![
-        cmd(
-            &[
-                "prompt",
-                "--card",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "card.json",
-        ),
+        prompt_run("card.json", "chat.json", &["--json"], "card.json"),
         cmd(
             &[
                 "cbs",
@@ -577,17 +568,10 @@ fn cbs_variables(dir: &Path, s: Scale) -> Vec<Run> {
         .collect();
     write_json(&dir.join("card.json"), &card(&[], Some(entries)));
     chat_of(dir, "hi");
-    vec![cmd(
-        &[
-            "prompt",
-            "--card",
-            "card.json",
-            "--chat",
-            "chat.json",
-            "--state",
-            "state.json",
-            "--json",
-        ],
+    vec![prompt_run(
+        "card.json",
+        "chat.json",
+        &["--state", "state.json", "--json"],
         "card.json",
     )
     .writes("state.json")
@@ -625,17 +609,7 @@ fn cbs_nesting(dir: &Path, s: Scale) -> Vec<Run> {
             ],
             "card.json",
         ),
-        cmd(
-            &[
-                "prompt",
-                "--card",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "card.json",
-        ),
+        prompt_run("card.json", "chat.json", &["--json"], "card.json"),
     ]
 }
 
@@ -645,34 +619,10 @@ fn chat_huge(dir: &Path, s: Scale) -> Vec<Run> {
     let msg = "w ".repeat(per / 2);
     let msgs: Vec<&str> = (0..n / per).map(|_| msg.as_str()).collect();
     write_json(&dir.join("chat.json"), &chat(&msgs));
-    write_json(
-        &dir.join("card.json"),
-        &card(&[], Some(vec![entry(0, vec!["w".into()], "c")])),
-    );
+    write_one_entry_card(dir);
     vec![
-        cmd(
-            &[
-                "prompt",
-                "--card",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "chat.json",
-        ),
-        cmd(
-            &[
-                "lore",
-                "scan",
-                "--book",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "chat.json",
-        ),
+        prompt_run("card.json", "chat.json", &["--json"], "chat.json"),
+        scan_run("card.json", "chat.json", &["--json"], "chat.json"),
         cmd(
             &["cbs", "--chat", "chat.json", "{{lastmessage}}"],
             "chat.json",
@@ -684,34 +634,10 @@ fn chat_many(dir: &Path, s: Scale) -> Vec<Run> {
     let n = s.pick(1_100_000, 1_500_000);
     let msgs = vec![""; n];
     write_json(&dir.join("chat.json"), &chat(&msgs));
-    write_json(
-        &dir.join("card.json"),
-        &card(&[], Some(vec![entry(0, vec!["w".into()], "c")])),
-    );
+    write_one_entry_card(dir);
     vec![
-        cmd(
-            &[
-                "prompt",
-                "--card",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "chat.json",
-        ),
-        cmd(
-            &[
-                "lore",
-                "scan",
-                "--book",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "chat.json",
-        ),
+        prompt_run("card.json", "chat.json", &["--json"], "chat.json"),
+        scan_run("card.json", "chat.json", &["--json"], "chat.json"),
     ]
 }
 
@@ -724,18 +650,7 @@ fn book_million(dir: &Path, s: Scale) -> Vec<Run> {
     write_json(&dir.join("card.json"), &card(&[], None));
     chat_of(dir, "k1 k2 k3 k99999");
     vec![
-        cmd(
-            &[
-                "lore",
-                "scan",
-                "--book",
-                "book.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
-            "book.json",
-        ),
+        scan_run("book.json", "chat.json", &["--json"], "book.json"),
         cmd(
             &[
                 "prompt",
@@ -756,36 +671,20 @@ fn state_huge(dir: &Path, s: Scale) -> Vec<Run> {
     let n = s.pick(70 * MIB, 300 * MIB);
     let state = json!({"variables": {"a": "s".repeat(n)}, "junk": [1, 2, 3]});
     write_json(&dir.join("state.json"), &state);
-    write_json(
-        &dir.join("card.json"),
-        &card(&[], Some(vec![entry(0, vec!["w".into()], "c")])),
-    );
+    write_one_entry_card(dir);
     chat_of(dir, "w");
     vec![
-        cmd(
-            &[
-                "prompt",
-                "--card",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--state",
-                "state.json",
-            ],
+        prompt_run(
+            "card.json",
+            "chat.json",
+            &["--state", "state.json"],
             "state.json",
         )
         .writes("state.json"),
-        cmd(
-            &[
-                "lore",
-                "scan",
-                "--book",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--state",
-                "state.json",
-            ],
+        scan_run(
+            "card.json",
+            "chat.json",
+            &["--state", "state.json"],
             "state.json",
         )
         .writes("state.json"),
@@ -803,21 +702,8 @@ fn json_deep(dir: &Path, s: Scale) -> Vec<Run> {
     vec![
         cmd(&["inspect", "card.json"], "card.json"),
         cmd(&["validate", "card.json"], "card.json"),
-        cmd(
-            &[
-                "lore",
-                "scan",
-                "--book",
-                "book.json",
-                "--chat",
-                "okchat.json",
-            ],
-            "book.json",
-        ),
-        cmd(
-            &["prompt", "--card", "ok.json", "--chat", "chat.json"],
-            "chat.json",
-        ),
+        scan_run("book.json", "okchat.json", &[], "book.json"),
+        prompt_run("ok.json", "chat.json", &[], "chat.json"),
     ]
 }
 
@@ -915,11 +801,7 @@ fn control_chars(dir: &Path, _s: Scale) -> Vec<Run> {
     vec![
         cmd(&["inspect", "card.json"], "card.json").check(clean),
         cmd(&["validate", "card.json"], "card.json").check(clean),
-        cmd(
-            &["lore", "scan", "--book", "card.json", "--chat", "chat.json"],
-            "card.json",
-        )
-        .check(clean),
+        scan_run("card.json", "chat.json", &[], "card.json").check(clean),
     ]
 }
 
@@ -944,11 +826,7 @@ fn decorator_flood(dir: &Path, s: Scale) -> Vec<Run> {
     vec![
         cmd(&["inspect", "card.json"], "card.json").check(few_lines),
         cmd(&["validate", "card.json"], "card.json").check(few_lines),
-        cmd(
-            &["lore", "scan", "--book", "card.json", "--chat", "chat.json"],
-            "card.json",
-        )
-        .check(few_lines),
+        scan_run("card.json", "chat.json", &[], "card.json").check(few_lines),
     ]
 }
 
@@ -1004,16 +882,8 @@ fn surrogates(dir: &Path, _s: Scale) -> Vec<Run> {
     };
     vec![
         cmd(&["inspect", "card.json"], "card.json").check(ok),
-        cmd(
-            &["lore", "scan", "--book", "card.json", "--chat", "chat.json"],
-            "card.json",
-        )
-        .check(ok),
-        cmd(
-            &["prompt", "--card", "card.json", "--chat", "chat.json"],
-            "card.json",
-        )
-        .check(ok),
+        scan_run("card.json", "chat.json", &[], "card.json").check(ok),
+        prompt_run("card.json", "chat.json", &[], "card.json").check(ok),
     ]
 }
 
@@ -1029,28 +899,11 @@ fn extreme_numbers(dir: &Path, _s: Scale) -> Vec<Run> {
     write_json(&dir.join("card.json"), &b);
     chat_of(dir, "w");
     vec![
-        cmd(
-            &[
-                "lore",
-                "scan",
-                "--book",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--json",
-            ],
+        scan_run("card.json", "chat.json", &["--json"], "card.json"),
+        prompt_run(
             "card.json",
-        ),
-        cmd(
-            &[
-                "prompt",
-                "--card",
-                "card.json",
-                "--chat",
-                "chat.json",
-                "--max-context",
-                "18446744073709551615",
-            ],
+            "chat.json",
+            &["--max-context", "18446744073709551615"],
             "card.json",
         ),
         cmd(&["validate", "card.json"], "card.json"),
@@ -1161,16 +1014,10 @@ fn state_symlink(dir: &Path, _s: Scale) -> Vec<Run> {
     chat_of(dir, "hi");
     write(&dir.join("victim.txt"), b"precious");
     std::os::unix::fs::symlink(dir.join("victim.txt"), dir.join("state.json")).unwrap();
-    vec![cmd(
-        &[
-            "prompt",
-            "--card",
-            "card.json",
-            "--chat",
-            "chat.json",
-            "--state",
-            "state.json",
-        ],
+    vec![prompt_run(
+        "card.json",
+        "chat.json",
+        &["--state", "state.json"],
         "state.json",
     )
     .check(|dir, _| {
