@@ -195,6 +195,11 @@ const CASES: &[Case] = &[
         build: chat_huge,
     },
     Case {
+        name: "chat-and-book-at-limits",
+        class: "size",
+        build: chat_and_book_at_limits,
+    },
+    Case {
         name: "chat-many-messages",
         class: "size",
         build: chat_many,
@@ -626,6 +631,39 @@ fn chat_huge(dir: &Path, s: Scale) -> Vec<Run> {
         cmd(
             &["cbs", "--chat", "chat.json", "{{lastmessage}}"],
             "chat.json",
+        ),
+    ]
+}
+
+fn chat_and_book_at_limits(dir: &Path, s: Scale) -> Vec<Run> {
+    // Just under the default limits, so both are read: a chat of 999,000 short messages (the
+    // limit is 1,000,000; 62 MB) and a book of 120 MB (the limit is 128 MiB).
+    let msgs: Vec<String> = (0..s.pick(50_000, 999_000))
+        .map(|i| format!("message {i:07} key{:03}", i % 1000))
+        .collect();
+    let refs: Vec<&str> = msgs.iter().map(String::as_str).collect();
+    write_json(&dir.join("chat.json"), &chat(&refs));
+    let entries = s.pick(4_000, 80_000);
+    let body = "lore text ".repeat(s.pick(100, 140));
+    let book_entries: Vec<_> = (0..entries)
+        .map(|i| entry(i, vec![format!("key{i}"), format!("alt{i}")], &body))
+        .collect();
+    write_json(&dir.join("book.json"), &book(book_entries));
+    write_json(&dir.join("card.json"), &card(&[], None));
+    vec![
+        scan_run("book.json", "chat.json", &["--json"], "book.json"),
+        cmd(
+            &[
+                "prompt",
+                "--card",
+                "card.json",
+                "--book",
+                "book.json",
+                "--chat",
+                "chat.json",
+                "--json",
+            ],
+            "book.json",
         ),
     ]
 }
