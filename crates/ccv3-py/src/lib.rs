@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::Value;
 
+mod key;
 mod ser;
 mod tape;
 mod topy;

@@ -4,6 +4,7 @@
 //! `None`, bytes a list of ints, enum variants `{variant: value}`). Object keys are made once per
 //! call and shared (a card repeats the same few dozen keys thousands of times).
 
+use crate::key::{KeySer, KeyTarget};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
@@ -416,148 +417,11 @@ impl<'py> ser::SerializeStructVariant for Map<'_, 'py> {
     }
 }
 
-/// A map key as a shared Python string, as serde_json writes keys: strings as they are;
-/// chars, integers and booleans as their text; any other key is an error.
-struct KeySer<'a, 'py>(ToPy<'a, 'py>);
-
-/// A key, or why not.
-type KeyOut<'py> = Result<Bound<'py, PyString>, Error>;
-
-fn key_error() -> Error {
-    ser::Error::custom("key must be a string")
-}
-
-impl<'a, 'py> KeySer<'a, 'py> {
-    fn text(self, v: impl fmt::Display) -> KeyOut<'py> {
-        Ok(self.0.key(&v.to_string()))
-    }
-}
-
-impl<'a, 'py> ser::Serializer for KeySer<'a, 'py> {
+/// Keys become shared Python strings.
+impl<'a, 'py> KeyTarget for ToPy<'a, 'py> {
     type Ok = Bound<'py, PyString>;
     type Error = Error;
-    type SerializeSeq = ser::Impossible<Self::Ok, Error>;
-    type SerializeTuple = ser::Impossible<Self::Ok, Error>;
-    type SerializeTupleStruct = ser::Impossible<Self::Ok, Error>;
-    type SerializeTupleVariant = ser::Impossible<Self::Ok, Error>;
-    type SerializeMap = ser::Impossible<Self::Ok, Error>;
-    type SerializeStruct = ser::Impossible<Self::Ok, Error>;
-    type SerializeStructVariant = ser::Impossible<Self::Ok, Error>;
-
-    fn serialize_bool(self, v: bool) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_i8(self, v: i8) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_i16(self, v: i16) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_i32(self, v: i32) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_i64(self, v: i64) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_i128(self, v: i128) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_u8(self, v: u8) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_u16(self, v: u16) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_u32(self, v: u32) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_u64(self, v: u64) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_u128(self, v: u128) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_char(self, v: char) -> KeyOut<'py> {
-        self.text(v)
-    }
-    fn serialize_f32(self, _: f32) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_f64(self, _: f64) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_str(self, v: &str) -> KeyOut<'py> {
-        Ok(self.0.key(v))
-    }
-    fn serialize_bytes(self, _: &[u8]) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_none(self) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_unit(self) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> KeyOut<'py> {
-        Ok(self.0.key(v))
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> KeyOut<'py> {
-        v.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> KeyOut<'py> {
-        Err(key_error())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_error())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_error())
+    fn write_key(self, key: &str) -> Result<Bound<'py, PyString>, Error> {
+        Ok(self.key(key))
     }
 }

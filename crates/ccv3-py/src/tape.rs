@@ -3,6 +3,7 @@
 //! in chunks; the calling thread, holding the interpreter, turns the chunks into objects as they
 //! come. The same objects as [`crate::ser::to_py`] builds, in less time on the calling thread.
 
+use crate::key::{KeySer, KeyTarget};
 use crate::ser::GcPause;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
@@ -436,7 +437,7 @@ impl ser::SerializeMap for Seq<'_> {
     type Ok = ();
     type Error = Error;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
-        key.serialize(KeyWriter(&mut *self.w))
+        key.serialize(KeySer(&mut *self.w))
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         value.serialize(&mut *self.w)
@@ -478,145 +479,11 @@ impl ser::SerializeStructVariant for Seq<'_> {
     }
 }
 
-/// A map key, as serde_json writes keys: strings as they are; chars, integers and booleans as
-/// their text; any other key is an error.
-struct KeyWriter<'w>(&'w mut Writer);
-
-fn key_error() -> Error {
-    Error("key must be a string".into())
-}
-
-impl KeyWriter<'_> {
-    fn text(self, v: impl fmt::Display) -> Result<(), Error> {
-        self.0.key(&v.to_string())
-    }
-}
-
-impl ser::Serializer for KeyWriter<'_> {
+/// Keys are written to the tape.
+impl KeyTarget for &mut Writer {
     type Ok = ();
     type Error = Error;
-    type SerializeSeq = ser::Impossible<(), Error>;
-    type SerializeTuple = ser::Impossible<(), Error>;
-    type SerializeTupleStruct = ser::Impossible<(), Error>;
-    type SerializeTupleVariant = ser::Impossible<(), Error>;
-    type SerializeMap = ser::Impossible<(), Error>;
-    type SerializeStruct = ser::Impossible<(), Error>;
-    type SerializeStructVariant = ser::Impossible<(), Error>;
-
-    fn serialize_bool(self, v: bool) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_f32(self, _: f32) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_f64(self, _: f64) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_char(self, v: char) -> Result<(), Error> {
-        self.text(v)
-    }
-    fn serialize_str(self, v: &str) -> Result<(), Error> {
-        self.0.key(v)
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_none(self) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit(self) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> Result<(), Error> {
-        self.0.key(v)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        v.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_error())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_error())
+    fn write_key(self, key: &str) -> Result<(), Error> {
+        self.key(key)
     }
 }
