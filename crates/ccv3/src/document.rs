@@ -140,8 +140,8 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Document> {
 /// ```
 pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     if png::is_png(bytes) {
-        let mut cf = read_png(opts, |limits| {
-            png::read_card_chunks(std::io::Cursor::new(bytes), limits)
+        let (mut cf, ()) = read_png(opts, |limits| {
+            png::read_card_chunks(std::io::Cursor::new(bytes), limits).map(|c| (c, ()))
         })?;
         cf.image = Some(bytes.to_vec());
         return Ok(Document::Card(cf));
@@ -248,6 +248,85 @@ pub fn read_file(path: &Path) -> Result<Document> {
 /// streamed from the file, one entry at a time. Other files are read whole, up to
 /// [`ReadOptions::max_file_len`]. Errors do not name the file: callers add it.
 pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
+    read_file_impl(path, opts, false).map(|(doc, _)| doc)
+}
+
+/// Where the embedded files of a card read by [`read_file_deferred`] are in the file it was read
+/// from (CHARX entries, PNG asset chunks), so that each can be read again when it is written:
+/// [`write_card_deferred`] and [`charx_layout_deferred`] hold one at a time (issue 12). It keeps
+/// the file open.
+#[derive(Debug)]
+pub struct DeferredFiles {
+    file: Option<std::fs::File>,
+    places: Places,
+}
+
+#[derive(Debug)]
+enum Places {
+    None,
+    Charx(charx::CharxPlaces),
+    Png(png::AssetPlaces),
+}
+
+impl DeferredFiles {
+    /// No file: for a card whose files are held in memory (JSON, WebP, JPEG).
+    fn none() -> Self {
+        DeferredFiles {
+            file: None,
+            places: Places::None,
+        }
+    }
+
+    /// True when the card's files were left in the file (a CHARX or PNG read from disk); else
+    /// the card holds them (any other container).
+    fn holds_files(&self) -> bool {
+        self.file.is_some() && !matches!(self.places, Places::None)
+    }
+
+    /// The length of the `i`th embedded file.
+    fn size(&self, i: usize) -> u64 {
+        match &self.places {
+            Places::None => 0,
+            Places::Charx(p) => p.size(i),
+            Places::Png(p) => p.size(i),
+        }
+    }
+
+    /// Reads the `i`th embedded file again.
+    fn load(&mut self, i: usize) -> Result<Vec<u8>> {
+        let (Some(file), places) = (self.file.as_mut(), &self.places) else {
+            return Err(Error::Parameter(format!("no embedded file number {i}")));
+        };
+        file.seek(SeekFrom::Start(0))?;
+        let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
+        match places {
+            Places::None => Err(Error::Parameter(format!("no embedded file number {i}"))),
+            Places::Charx(p) => p.load(&mut r, i),
+            Places::Png(p) => p.load(&mut r, i),
+        }
+    }
+}
+
+/// [`read_file_with`], leaving a card's embedded files (CHARX entries, PNG asset chunks) in the
+/// file: each is read and checked as [`read_file_with`] reads it (the same errors and
+/// diagnostics), then dropped, and the card's [`CardFile::files`] come back with their paths
+/// and empty data. Write the card with [`write_card_deferred`] or lay it out with
+/// [`charx_layout_deferred`], giving them the returned [`DeferredFiles`]: each file is read
+/// again when it is written, so a card is written with one asset in memory at a time (issue 12:
+/// `ccv3 extract` and `ccv3 convert`). Other containers are read as [`read_file_with`] reads them.
+///
+/// # Errors
+///
+/// As [`read_file_with`].
+pub fn read_file_deferred(path: &Path, opts: &ReadOptions) -> Result<(Document, DeferredFiles)> {
+    read_file_impl(path, opts, true)
+}
+
+fn read_file_impl(
+    path: &Path,
+    opts: &ReadOptions,
+    defer: bool,
+) -> Result<(Document, DeferredFiles)> {
     let mut file = std::fs::File::open(path)?;
     let mut head = [0u8; 16];
     let n = read_up_to(&mut file, &mut head)?;
@@ -262,10 +341,15 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     };
     let head = head.get(..n).unwrap_or_default();
     if png::is_png(head) {
-        let mut cf = read_png(opts, |limits| {
+        let (mut cf, places) = read_png(opts, |limits| {
             file.seek(SeekFrom::Start(0))?;
             // A small buffer: every skipped chunk discards it, and card text is read in one large read.
-            png::read_card_chunks(std::io::BufReader::with_capacity(512, &mut file), limits)
+            let r = std::io::BufReader::with_capacity(512, &mut file);
+            if defer {
+                png::read_card_chunks_deferred(r, limits)
+            } else {
+                png::read_card_chunks(r, limits).map(|c| (c, png::AssetPlaces::default()))
+            }
         })?;
         if opts.keep_image {
             if len > opts.max_file_len {
@@ -278,7 +362,11 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
                 .read_to_end(&mut image)?;
             cf.image = Some(image);
         }
-        return Ok(Document::Card(cf));
+        let files = DeferredFiles {
+            file: defer.then_some(file),
+            places: Places::Png(places),
+        };
+        return Ok((Document::Card(cf), files));
     }
     // A zip, or a JPEG with a CHARX behind it: streamed, never read whole (issue 12).
     if head.starts_with(b"PK\x03\x04")
@@ -286,15 +374,25 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     {
         file.seek(SeekFrom::Start(0))?;
         let reader = std::io::BufReader::with_capacity(64 * 1024, &mut file);
-        let archive = charx::read_charx(reader, &opts.charx)?;
-        return card_from_charx(archive, opts).map(Document::Card);
+        if !defer {
+            let archive = charx::read_charx(reader, &opts.charx)?;
+            let cf = card_from_charx(archive, opts)?;
+            return Ok((Document::Card(cf), DeferredFiles::none()));
+        }
+        let (archive, places) = charx::read_charx_deferred(reader, &opts.charx)?;
+        let cf = card_from_charx(archive, opts)?;
+        let files = DeferredFiles {
+            file: Some(file),
+            places: Places::Charx(places),
+        };
+        return Ok((Document::Card(cf), files));
     }
     if len > opts.max_file_len {
         return Err(too_big());
     }
     file.seek(SeekFrom::Start(0))?;
     let bytes = crate::mapped::whole_file(&mut file, len, opts.max_file_len, opts.mmap)?;
-    read_bytes_with(&bytes, opts)
+    Ok((read_bytes_with(&bytes, opts)?, DeferredFiles::none()))
 }
 
 /// Reads a card or lorebook from a random-access source (a file, a cursor over bytes, a buffer
@@ -335,9 +433,9 @@ pub fn read_seekable_with<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Resul
     if png::is_png(head.get(..n).unwrap_or_default()) {
         return read_png(opts, |limits| {
             r.seek(SeekFrom::Start(start))?;
-            png::read_card_chunks(&mut r, limits)
+            png::read_card_chunks(&mut r, limits).map(|c| (c, ()))
         })
-        .map(Document::Card);
+        .map(|(cf, ())| Document::Card(cf));
     }
     let max = opts.max_file_len;
     let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
@@ -373,28 +471,29 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize> {
 /// Reads a PNG card with `read_chunks`, first seeking past the backfilled `chara` chunk; only
 /// when there is no `ccv3` chunk, or it holds no readable card, is the file read again with
 /// `chara` (a second walk over the chunk headers, which costs little).
-fn read_png(
+fn read_png<T>(
     opts: &ReadOptions,
-    mut read_chunks: impl FnMut(&png::Limits) -> Result<png::CardChunks>,
-) -> Result<CardFile> {
+    mut read_chunks: impl FnMut(&png::Limits) -> Result<(png::CardChunks, T)>,
+) -> Result<(CardFile, T)> {
     let fast = png::Limits {
         read_chara: false,
         ..opts.png
     };
-    let chunks = read_chunks(&fast)?;
+    let (chunks, extra) = read_chunks(&fast)?;
     if !chunks.chara_skipped {
-        return card_from_png_chunks(chunks, opts);
+        return Ok((card_from_png_chunks(chunks, opts)?, extra));
     }
     if chunks.ccv3.is_some() {
         if let Ok(cf) = card_from_png_chunks(chunks, opts) {
-            return Ok(cf);
+            return Ok((cf, extra));
         }
     }
     let all = png::Limits {
         read_chara: true,
         ..opts.png
     };
-    card_from_png_chunks(read_chunks(&all)?, opts)
+    let (chunks, extra) = read_chunks(&all)?;
+    Ok((card_from_png_chunks(chunks, opts)?, extra))
 }
 
 fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<CardFile> {
@@ -697,7 +796,8 @@ pub fn media_type(ext: &str) -> &'static str {
 
 /// The embedded files of a card, found by path in one hash lookup (issue 12: a card with
 /// 200,000 assets is written in linear time). Borrowed files are copied out; owned files are
-/// moved out on their last use, so a consumed [`CardFile`] is never held twice.
+/// moved out on their last use, so a consumed [`CardFile`] is never held twice; deferred files
+/// are read from their file when asked for, so only one is held at a time.
 struct Store<'a> {
     held: Held<'a>,
     /// The first file of each path (as a linear search would find it).
@@ -708,6 +808,8 @@ struct Store<'a> {
     copied: u64,
     /// A copy was refused: [`MAX_COPIED`] would have been passed.
     over: bool,
+    /// The first error of reading a deferred file again.
+    err: Option<Error>,
 }
 
 /// Most bytes the writers copy out of a card's files (and picture): a file named by many assets
@@ -726,13 +828,25 @@ fn too_many_copies() -> Error {
 enum Held<'a> {
     Borrowed(&'a [EmbeddedFile]),
     Owned(Vec<EmbeddedFile>),
+    /// The files' paths (their data empty) and where to read each.
+    Deferred(Vec<EmbeddedFile>, &'a mut DeferredFiles),
+}
+
+/// A CHARX layout's files: each path and where its bytes are.
+type Planned = Vec<(String, Src)>;
+
+/// Bytes a writer puts out: at hand, or the `index`th file of the [`Store`], fetched only when
+/// it is written (moved out when `moved`, else copied or read again).
+enum Src {
+    Bytes(Vec<u8>),
+    File { index: usize, moved: bool },
 }
 
 impl<'a> Store<'a> {
     fn new(held: Held<'a>, assets: Option<&[Asset]>) -> Self {
         let files: &[EmbeddedFile] = match &held {
             Held::Borrowed(f) => f,
-            Held::Owned(f) => f,
+            Held::Owned(f) | Held::Deferred(f, _) => f,
         };
         let mut index = std::collections::HashMap::with_capacity(files.len());
         for (i, f) in files.iter().enumerate() {
@@ -754,58 +868,101 @@ impl<'a> Store<'a> {
             uses,
             copied: 0,
             over: false,
+            err: None,
         }
     }
 
     fn files(&self) -> &[EmbeddedFile] {
         match &self.held {
             Held::Borrowed(f) => f,
-            Held::Owned(f) => f,
+            Held::Owned(f) | Held::Deferred(f, _) => f,
         }
     }
 
-    /// The bytes of the `i`th file: moved out on its last use when owned, else copied.
-    fn take_at(&mut self, i: usize) -> Option<Vec<u8>> {
+    /// The length of the `i`th file.
+    fn len_at(&self, i: usize) -> u64 {
+        match &self.held {
+            Held::Deferred(_, d) => d.size(i),
+            _ => self.files().get(i).map_or(0, |f| f.data.len() as u64),
+        }
+    }
+
+    /// Counts one use of the `i`th file: `None` when it is not there or the copy would pass
+    /// [`MAX_COPIED`]. Its last use moves it (owned) or reads it a last time (deferred); every
+    /// other use is a copy.
+    fn claim(&mut self, i: usize) -> Option<Src> {
         let left = self.uses.get_mut(i)?;
         *left = left.saturating_sub(1);
         let last = *left == 0;
-        let len = self.files().get(i)?.data.len();
-        let moved = last && matches!(self.held, Held::Owned(_));
+        let len = self.files().get(i).map(|_| self.len_at(i))?;
+        let moved = last && !matches!(self.held, Held::Borrowed(_));
         if !moved && !self.charge(len) {
             return None;
         }
+        Some(Src::File { index: i, moved })
+    }
+
+    /// The bytes of a claimed file.
+    fn fetch(&mut self, index: usize, moved: bool) -> Result<Vec<u8>> {
+        let missing = || Error::Parameter(format!("no embedded file number {index}"));
         match &mut self.held {
-            Held::Borrowed(f) => f.get(i).map(|f| f.data.clone()),
+            Held::Borrowed(f) => f.get(index).map(|f| f.data.clone()).ok_or_else(missing),
             Held::Owned(f) => {
-                let file = f.get_mut(i)?;
-                Some(if last {
+                let file = f.get_mut(index).ok_or_else(missing)?;
+                Ok(if moved {
                     std::mem::take(&mut file.data)
                 } else {
                     file.data.clone()
                 })
             }
+            Held::Deferred(_, d) => d.load(index),
+        }
+    }
+
+    /// The bytes of `src`.
+    fn bytes(&mut self, src: Src) -> Result<Vec<u8>> {
+        match src {
+            Src::Bytes(b) => Ok(b),
+            Src::File { index, moved } => self.fetch(index, moved),
+        }
+    }
+
+    /// True when `src` holds a PNG (a deferred file is read to know; an error is kept for the
+    /// writer to return).
+    fn is_png(&mut self, src: &Src) -> bool {
+        match (src, &mut self.held) {
+            (Src::Bytes(b), _) => png::is_png(b),
+            (Src::File { index, .. }, Held::Deferred(_, d)) => match d.load(*index) {
+                Ok(b) => png::is_png(&b),
+                Err(e) => {
+                    self.err.get_or_insert(e);
+                    false
+                }
+            },
+            (Src::File { index, .. }, _) => self
+                .files()
+                .get(*index)
+                .is_some_and(|f| png::is_png(&f.data)),
         }
     }
 
     /// True when the copies the assets ask for would pass [`MAX_COPIED`]: known before any is
     /// made, so a strict writer refuses at once.
     fn copies_too_many(&self) -> bool {
-        let owned = matches!(self.held, Held::Owned(_));
-        let total = self
-            .files()
-            .iter()
+        let owned = !matches!(self.held, Held::Borrowed(_));
+        let total = (0..self.files().len())
             .zip(&self.uses)
-            .map(|(f, &uses)| {
+            .map(|(i, &uses)| {
                 let copies = if owned { uses.saturating_sub(1) } else { uses };
-                (copies as u64).saturating_mul(f.data.len() as u64)
+                (copies as u64).saturating_mul(self.len_at(i))
             })
             .fold(0u64, u64::saturating_add);
         total > MAX_COPIED
     }
 
     /// Counts a copy of `len` bytes against [`MAX_COPIED`]; false (and `over` set) past it.
-    fn charge(&mut self, len: usize) -> bool {
-        let total = self.copied.saturating_add(len as u64);
+    fn charge(&mut self, len: u64) -> bool {
+        let total = self.copied.saturating_add(len);
         if total > MAX_COPIED {
             self.over = true;
             return false;
@@ -814,19 +971,36 @@ impl<'a> Store<'a> {
         true
     }
 
-    /// The bytes of the file at `path` (see [`Store::take_at`]).
-    fn take(&mut self, path: &str) -> Option<Vec<u8>> {
+    /// One use of the file at `path` (see [`Store::claim`]).
+    fn claim_path(&mut self, path: &str) -> Option<Src> {
         let i = *self.index.get(path)?;
-        self.take_at(i)
+        self.claim(i)
     }
 
-    /// The bytes an asset URI stands for: an embedded file, a PNG chunk or a `data:` URL.
-    fn asset(&mut self, uri: &str) -> Option<Vec<u8>> {
+    /// What an asset URI stands for: an embedded file, a PNG chunk or a `data:` URL.
+    fn asset_src(&mut self, uri: &str) -> Option<Src> {
         match AssetUri::parse(uri) {
-            AssetUri::Embedded(p) | AssetUri::PngChunk(p) => self.take(p),
-            AssetUri::Data { .. } => asset_bytes(uri, &[]),
+            AssetUri::Embedded(p) | AssetUri::PngChunk(p) => self.claim_path(p),
+            AssetUri::Data { .. } => asset_bytes(uri, &[]).map(Src::Bytes),
             _ => None,
         }
+    }
+
+    /// The bytes an asset URI stands for, now.
+    fn asset(&mut self, uri: &str) -> Option<Vec<u8>> {
+        let src = self.asset_src(uri)?;
+        match self.bytes(src) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                self.err.get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    /// The first read error, if any.
+    fn check(&mut self) -> Result<()> {
+        self.err.take().map_or(Ok(()), Err)
     }
 }
 
@@ -869,6 +1043,7 @@ fn json_into<W: Write>(
             }
         }
     }
+    store.check()?;
     if strict && store.over {
         return Err(too_many_copies());
     }
@@ -915,7 +1090,8 @@ fn png_into<W: Write>(
     if store.copies_too_many() {
         return Err(too_many_copies());
     }
-    let mut chunks: Vec<(String, Vec<u8>)> = Vec::new();
+    // The asset chunks' values, fetched and encoded one at a time as they are written.
+    let mut chunks: Vec<(String, Src)> = Vec::new();
     if let Some(assets) = card.data.assets.as_mut() {
         let main_icon = main_icon_index(assets);
         let mut n = 0usize;
@@ -927,29 +1103,29 @@ fn png_into<W: Write>(
             if !embedded {
                 continue;
             }
-            let Some(bytes) = store.asset(&a.uri) else {
+            let Some(mut src) = store.asset_src(&a.uri) else {
                 continue;
             };
-            if Some(i) == main_icon && picture.is_none() && png::is_png(&bytes) {
-                picture = Some(bytes);
-                a.uri = "ccdefault:".into();
-                continue;
+            if Some(i) == main_icon && picture.is_none() {
+                let bytes = store.bytes(src)?;
+                if png::is_png(&bytes) {
+                    picture = Some(bytes);
+                    a.uri = "ccdefault:".into();
+                    continue;
+                }
+                src = Src::Bytes(bytes);
             }
             let key = n.to_string();
             n += 1;
             a.uri = format!("__asset:{key}");
-            chunks.push((
-                format!("chara-ext-asset_:{key}"),
-                base64_simd::STANDARD.encode_to_string(bytes).into_bytes(),
-            ));
+            chunks.push((format!("chara-ext-asset_:{key}"), src));
         }
     }
     if store.over {
         return Err(too_many_copies());
     }
-    drop(store);
     let picture = picture.unwrap_or_else(png::plain_image);
-    let mut text: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut text: Vec<(String, Src)> = Vec::new();
     // Each JSON text is dropped as soon as it is encoded.
     let encode = |v: Vec<u8>| png::encode_text_value(&String::from_utf8_lossy(&v));
     match version {
@@ -957,25 +1133,35 @@ fn png_into<W: Write>(
             let v2 = encode(json::to_compact(
                 &card.to_v2_json(&BackfillOptions::default()),
             ));
-            text.push(("chara".into(), v2));
+            text.push(("chara".into(), Src::Bytes(v2)));
             let v3 = encode(json::to_compact(&card.v3_arranged()));
-            text.push(("ccv3".into(), v3));
+            text.push(("ccv3".into(), Src::Bytes(v3)));
         }
         CardVersion::V2 => {
             let v2 = encode(json::to_compact(&card.to_v2_json(&BackfillOptions {
                 warning: false,
                 stash_v3: true,
             })));
-            text.push(("chara".into(), v2));
+            text.push(("chara".into(), Src::Bytes(v2)));
         }
     }
     drop(card);
+    let cards = text.len();
     text.extend(chunks);
-    let refs: Vec<(&str, &[u8])> = text
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_slice()))
-        .collect();
-    png::write_card_chunks_to(&picture, &refs, out)
+    let keywords: Vec<String> = text.iter().map(|(k, _)| k.clone()).collect();
+    let mut values: Vec<Option<Src>> = text.into_iter().map(|(_, v)| Some(v)).collect();
+    png::write_card_chunks_with(&picture, &keywords, out, |i| {
+        let src = values
+            .get_mut(i)
+            .and_then(Option::take)
+            .ok_or_else(|| Error::Parameter(format!("no PNG text chunk number {i}")))?;
+        let bytes = store.bytes(src)?;
+        Ok(if i < cards {
+            bytes
+        } else {
+            base64_simd::STANDARD.encode_to_string(bytes).into_bytes()
+        })
+    })
 }
 
 fn main_icon_index(assets: &[Asset]) -> Option<usize> {
@@ -988,8 +1174,39 @@ fn main_icon_index(assets: &[Asset]) -> Option<usize> {
 /// Writes a card as CHARX: `card.json` plus every asset at the spec's folder, URIs rewritten.
 pub fn write_charx(cf: &CardFile) -> Result<Vec<u8>> {
     let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
-    let (card_json, files) = layout(cf.card.clone(), cf.container, cf.image.as_deref(), store)?;
-    charx::write_charx_to_vec(&card_json, &files)
+    let mut out = std::io::Cursor::new(Vec::new());
+    charx_into(
+        cf.card.clone(),
+        cf.container,
+        cf.image.as_deref(),
+        store,
+        &mut out,
+    )?;
+    Ok(out.into_inner())
+}
+
+/// Lays the card out as a CHARX and writes it, each file fetched only when it is written.
+fn charx_into<W: Write + Seek>(
+    card: Card,
+    container: Container,
+    image: Option<&[u8]>,
+    mut store: Store<'_>,
+    out: W,
+) -> Result<()> {
+    let (card_json, planned) = layout(card, container, image, &mut store)?;
+    let mut srcs: Vec<Option<Src>> = Vec::with_capacity(planned.len());
+    let mut names = Vec::with_capacity(planned.len());
+    for (path, src) in planned {
+        names.push(path);
+        srcs.push(Some(src));
+    }
+    charx::write_charx_with(out, &card_json, &names, |i| {
+        let src = srcs
+            .get_mut(i)
+            .and_then(Option::take)
+            .ok_or_else(|| Error::Parameter(format!("no CHARX file number {i}")))?;
+        store.bytes(src)
+    })
 }
 
 /// Writes a card to `out` in the container `to` (JSON, PNG or CHARX), as [`write_json`],
@@ -1018,6 +1235,36 @@ pub fn write_card_to<W: Write + Seek>(
     image: Option<Vec<u8>>,
     out: W,
 ) -> Result<()> {
+    write_card_impl(cf, None, to, version, image, out)
+}
+
+/// [`write_card_to`] for a card read by [`read_file_deferred`]: each embedded file is read
+/// from `files` when it is written and dropped once written, so the output is written with
+/// one asset in memory at a time (a JSON output holds its `data:` URLs in the card text).
+///
+/// # Errors
+///
+/// As [`write_card_to`], and the errors of reading a file again ([`Error::Io`]; [`Error::Png`]
+/// or [`Error::Charx`] when the file changed since it was read).
+pub fn write_card_deferred<W: Write + Seek>(
+    cf: CardFile,
+    files: &mut DeferredFiles,
+    to: Container,
+    version: CardVersion,
+    image: Option<Vec<u8>>,
+    out: W,
+) -> Result<()> {
+    write_card_impl(cf, Some(files), to, version, image, out)
+}
+
+fn write_card_impl<W: Write + Seek>(
+    cf: CardFile,
+    deferred: Option<&mut DeferredFiles>,
+    to: Container,
+    version: CardVersion,
+    image: Option<Vec<u8>>,
+    out: W,
+) -> Result<()> {
     let CardFile {
         card,
         container,
@@ -1025,20 +1272,23 @@ pub fn write_card_to<W: Write + Seek>(
         image: own_image,
         ..
     } = cf;
+    let held = match deferred {
+        Some(d) if d.holds_files() => Held::Deferred(files, d),
+        _ => Held::Owned(files),
+    };
     match (to, version) {
         (Container::Json, _) => {
-            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            let store = Store::new(held, card.data.assets.as_deref());
             json_into(card, store, version, true, std::io::BufWriter::new(out))
         }
         (Container::Png, _) => {
             let picture = image.or_else(|| own_image.filter(|b| png::is_png(b)));
-            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
+            let store = Store::new(held, card.data.assets.as_deref());
             png_into(card, store, picture, version, std::io::BufWriter::new(out))
         }
         (Container::Charx, CardVersion::V3) => {
-            let store = Store::new(Held::Owned(files), card.data.assets.as_deref());
-            let (card_json, files) = layout(card, container, own_image.as_deref(), store)?;
-            charx::write_charx(out, &card_json, &files)
+            let store = Store::new(held, card.data.assets.as_deref());
+            charx_into(card, container, own_image.as_deref(), store, out)
         }
         (Container::Charx, CardVersion::V2) => Err(Error::Parameter(
             "CHARX holds V3 cards only: write V2 cards as JSON or PNG".into(),
@@ -1056,12 +1306,20 @@ pub fn write_card_to<W: Write + Seek>(
 /// URIs unchanged; [`write_charx`] and [`write_card_to`] refuse such a card instead.
 pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
     let mut store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
-    layout_inner(
+    let (card_json, planned) = layout_inner(
         cf.card.clone(),
         cf.container,
         cf.image.as_deref(),
         &mut store,
-    )
+    );
+    let mut files = Vec::with_capacity(planned.len());
+    for (path, src) in planned {
+        // Borrowed files are copied: this cannot fail.
+        if let Ok(data) = store.bytes(src) {
+            files.push(CharxFile { path, data });
+        }
+    }
+    (card_json, files)
 }
 
 /// [`charx_layout`], consuming the card: its files are moved into the layout, not copied.
@@ -1070,34 +1328,76 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
 ///
 /// [`Error::Limit`] when a file named by many assets would be copied past 256 MiB in all.
 pub fn into_charx_layout(cf: CardFile) -> Result<(Vec<u8>, Vec<CharxFile>)> {
-    let store = Store::new(Held::Owned(cf.files), cf.card.data.assets.as_deref());
-    layout(cf.card, cf.container, cf.image.as_deref(), store)
+    let mut files = Vec::new();
+    let card_json = charx_layout_impl(cf, None, |f| {
+        files.push(f);
+        Ok(())
+    })?;
+    Ok((card_json, files))
 }
 
-/// [`layout_inner`], refusing a layout whose copies passed [`MAX_COPIED`].
+/// [`into_charx_layout`] for a card read by [`read_file_deferred`], handing each file to `each`
+/// as soon as it is read (and dropping it after), so only one is held at a time (issue 12:
+/// `ccv3 extract`). Returns `card.json`, whose URIs name the paths the files were given.
+///
+/// # Errors
+///
+/// As [`into_charx_layout`], the errors of reading a file again (see
+/// [`write_card_deferred`]), and whatever `each` returns (which stops the walk).
+pub fn charx_layout_deferred(
+    cf: CardFile,
+    files: &mut DeferredFiles,
+    each: impl FnMut(CharxFile) -> Result<()>,
+) -> Result<Vec<u8>> {
+    charx_layout_impl(cf, Some(files), each)
+}
+
+fn charx_layout_impl(
+    cf: CardFile,
+    deferred: Option<&mut DeferredFiles>,
+    mut each: impl FnMut(CharxFile) -> Result<()>,
+) -> Result<Vec<u8>> {
+    let held = match deferred {
+        Some(d) if d.holds_files() => Held::Deferred(cf.files, d),
+        _ => Held::Owned(cf.files),
+    };
+    let mut store = Store::new(held, cf.card.data.assets.as_deref());
+    let (card_json, planned) = layout(cf.card, cf.container, cf.image.as_deref(), &mut store)?;
+    for (path, src) in planned {
+        let data = store.bytes(src)?;
+        each(CharxFile { path, data })?;
+    }
+    Ok(card_json)
+}
+
+/// [`layout_inner`], refusing a layout whose copies passed [`MAX_COPIED`] or whose files could
+/// not be read again.
 fn layout(
     card: Card,
     container: Container,
     image: Option<&[u8]>,
-    mut store: Store<'_>,
-) -> Result<(Vec<u8>, Vec<CharxFile>)> {
+    store: &mut Store<'_>,
+) -> Result<(Vec<u8>, Planned)> {
     if store.copies_too_many() {
         return Err(too_many_copies());
     }
-    let out = layout_inner(card, container, image, &mut store);
+    let out = layout_inner(card, container, image, store);
+    store.check()?;
     if store.over {
         return Err(too_many_copies());
     }
     Ok(out)
 }
 
+/// Lays the card out as a CHARX: `card.json` and each file's path with where its bytes are
+/// (fetched only when written).
 fn layout_inner(
     mut card: Card,
     container: Container,
     image: Option<&[u8]>,
     store: &mut Store<'_>,
-) -> (Vec<u8>, Vec<CharxFile>) {
-    let mut out: Vec<CharxFile> = Vec::new();
+) -> (Vec<u8>, Planned) {
+    let mut out: Vec<(String, Src)> = Vec::new();
     let mut paths = charx::PathDeduper::new();
     let mut assets = card.data.assets.take();
     if assets.is_none() && image.is_some_and(png::is_png) {
@@ -1136,28 +1436,25 @@ fn layout_inner(
             // An asset already in this CHARX keeps its path (RisuAI's x_meta/ files name them).
             if let AssetUri::Embedded(p) = a.parsed_uri() {
                 if container == Container::Charx && paths.reserve(p) {
-                    if let Some(data) = store.take(p) {
-                        out.push(CharxFile {
-                            path: p.to_string(),
-                            data,
-                        });
+                    if let Some(src) = store.claim_path(p) {
+                        out.push((p.to_string(), src));
                         continue;
                     }
                 }
             }
-            let bytes = match a.parsed_uri() {
+            let src = match a.parsed_uri() {
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_) | AssetUri::Data { .. } => {
-                    store.asset(&a.uri)
+                    store.asset_src(&a.uri)
                 }
                 AssetUri::Default if a.kind == "icon" => image
-                    .filter(|b| png::is_png(b) && store.charge(b.len()))
-                    .map(<[u8]>::to_vec),
+                    .filter(|b| png::is_png(b) && store.charge(b.len() as u64))
+                    .map(|b| Src::Bytes(b.to_vec())),
                 _ => None,
             };
-            let Some(bytes) = bytes else { continue };
+            let Some(src) = src else { continue };
             let is_default = matches!(a.parsed_uri(), AssetUri::Default);
             let ext = if a.ext.is_empty() || a.ext == "unknown" || is_default {
-                if png::is_png(&bytes) {
+                if store.is_png(&src) {
                     "png".to_string()
                 } else {
                     a.ext.clone()
@@ -1180,7 +1477,7 @@ fn layout_inner(
             };
             let path = paths.asset_path(kind, name, &ext);
             a.uri = format!("embeded://{path}");
-            out.push(CharxFile { path, data: bytes });
+            out.push((path, src));
         }
     }
     card.data.assets = assets;
@@ -1190,8 +1487,8 @@ fn layout_inner(
         if let Some(u) = store.uses.get_mut(i) {
             *u = 1;
         }
-        if let (Some(path), Some(data)) = (path, store.take_at(i)) {
-            out.push(CharxFile { path, data });
+        if let (Some(path), Some(src)) = (path, store.claim(i)) {
+            out.push((path, src));
         }
     }
     (json::to_pretty(&card.v3_arranged()), out)

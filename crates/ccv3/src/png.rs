@@ -967,6 +967,81 @@ fn inflate(stream: &[u8], limits: &Limits, budget: u64) -> std::result::Result<V
 /// before any `ccv3`/`chara` chunk was read, or when card chunks exist but none decodes;
 /// [`Error::Limit`] when a [`Limits`] value is exceeded; [`Error::Io`] on I/O failure.
 pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChunks> {
+    read_card_chunks_impl(r, limits, false).map(|(chunks, _)| chunks)
+}
+
+/// Where an asset chunk read by [`read_card_chunks_deferred`] is, to read it again.
+#[derive(Debug, Clone)]
+pub(crate) struct AssetPlace {
+    kind: [u8; 4],
+    /// Absolute position of the chunk's length field.
+    offset: u64,
+    length: u32,
+    /// The decoded asset's length.
+    size: u64,
+}
+
+/// The asset chunks of a PNG read by [`read_card_chunks_deferred`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AssetPlaces {
+    places: Vec<AssetPlace>,
+    limits: Limits,
+}
+
+impl AssetPlaces {
+    /// The decoded size of the `i`th asset.
+    pub(crate) fn size(&self, i: usize) -> u64 {
+        self.places.get(i).map_or(0, |p| p.size)
+    }
+
+    /// Reads and decodes the `i`th asset chunk again, as it was read the first time.
+    pub(crate) fn load<R: Read + Seek>(&self, r: &mut R, i: usize) -> Result<Vec<u8>> {
+        let p = self
+            .places
+            .get(i)
+            .ok_or_else(|| Error::Parameter(format!("no PNG asset chunk number {i}")))?;
+        let changed = |problem: String| Error::Png {
+            chunk: kind_name(&p.kind),
+            offset: p.offset,
+            problem,
+        };
+        r.seek(SeekFrom::Start(p.offset.saturating_add(8)))?;
+        let mut data = Vec::new();
+        r.by_ref()
+            .take(u64::from(p.length))
+            .read_to_end(&mut data)?;
+        if data.len() as u64 != u64::from(p.length) {
+            return Err(changed("the file changed since it was read".into()));
+        }
+        let text = text_of_chunk(&p.kind, &data, &self.limits, self.limits.max_total_text)
+            .map_err(|_| changed("the file changed since it was read".into()))?;
+        let (bytes, _) = decode_base64(text.trim_ascii()).map_err(changed)?;
+        if bytes.len() as u64 != p.size {
+            return Err(changed("the file changed since it was read".into()));
+        }
+        Ok(bytes)
+    }
+}
+
+/// [`read_card_chunks`] without keeping the assets: each asset chunk is read, inflated and
+/// decoded as [`read_card_chunks`] does (same errors, same warnings), then dropped; the assets
+/// come back with empty data and [`AssetPlaces`] reads any of them again (issue 12).
+pub(crate) fn read_card_chunks_deferred<R: Read + Seek>(
+    r: R,
+    limits: &Limits,
+) -> Result<(CardChunks, AssetPlaces)> {
+    read_card_chunks_impl(r, limits, true)
+}
+
+fn read_card_chunks_impl<R: Read + Seek>(
+    r: R,
+    limits: &Limits,
+    defer: bool,
+) -> Result<(CardChunks, AssetPlaces)> {
+    let mut places = AssetPlaces {
+        places: Vec::new(),
+        limits: *limits,
+    };
     let mut walker = Walker::new(r, Mode::CardText, limits)?;
     let mut out = CardChunks::default();
     let mut first_bad: Option<Error> = None;
@@ -983,7 +1058,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                         format!("after the card chunks: {}", fault.error),
                     ));
                     out.diagnostics = notes.finish();
-                    return Ok(out);
+                    return Ok((out, places));
                 }
                 return Err(fault.error);
             }
@@ -1132,7 +1207,17 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
                     Ok((bytes, how)) => {
                         notes.extend(leniency_diagnostic(how, &label));
                         walker.done.insert(CardKey::Asset(path.clone()));
-                        out.assets.push((path, bytes));
+                        if defer {
+                            places.places.push(AssetPlace {
+                                kind: header.kind,
+                                offset: header.offset,
+                                length: header.length,
+                                size: bytes.len() as u64,
+                            });
+                            out.assets.push((path, Vec::new()));
+                        } else {
+                            out.assets.push((path, bytes));
+                        }
                     }
                     Err(problem) => notes.push(Diagnostic::warning(
                         "png-asset-undecodable",
@@ -1149,7 +1234,7 @@ pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChu
         }
     }
     out.diagnostics = notes.finish();
-    Ok(out)
+    Ok((out, places))
 }
 
 /// [`read_card_chunks`] over an in-memory PNG with the default [`Limits`].
@@ -1207,6 +1292,25 @@ fn write_chunk<W: Write>(w: &mut W, kind: &[u8; 4], data: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Writes one chunk whose data is `parts` one after the other (no copy of them is made).
+fn write_chunk_parts<W: Write>(w: &mut W, kind: &[u8; 4], parts: &[&[u8]]) -> Result<()> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let length = u32::try_from(len)
+        .ok()
+        .filter(|&l| l <= MAX_CHUNK_LENGTH)
+        .ok_or_else(|| Error::Limit(format!("chunk of {len} bytes exceeds 2^31-1")))?;
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(kind);
+    w.write_all(&length.to_be_bytes())?;
+    w.write_all(kind)?;
+    for p in parts {
+        hasher.update(p);
+        w.write_all(p)?;
+    }
+    w.write_all(&hasher.finalize().to_be_bytes())?;
+    Ok(())
+}
+
 /// Checks a keyword/value pair for a `tEXt` chunk.
 fn check_text_chunk(keyword: &str, value: &[u8]) -> Result<()> {
     let ok_keyword = !keyword.is_empty()
@@ -1252,6 +1356,33 @@ pub fn write_card_chunks_to<W: Write>(
         data.push(0);
         data.extend_from_slice(value);
         write_chunk(&mut out, b"tEXt", &data)?;
+    }
+    out.write_all(png.get(plan.iend_and_after..).unwrap_or_default())?;
+    Ok(())
+}
+
+/// [`write_card_chunks_to`] with each chunk's value asked of `value` (by its index in
+/// `keywords`) only when it is written, so the values are never all held at once (issue 12).
+/// The keywords and the PNG are checked before anything is written; a value holding NUL fails
+/// when it comes.
+pub(crate) fn write_card_chunks_with<W: Write>(
+    png: &[u8],
+    keywords: &[String],
+    mut out: W,
+    mut value: impl FnMut(usize) -> Result<Vec<u8>>,
+) -> Result<()> {
+    for keyword in keywords {
+        check_text_chunk(keyword, b"")?;
+    }
+    let plan = plan_chunks(png)?;
+    out.write_all(&SIGNATURE)?;
+    for span in &plan.keep {
+        out.write_all(png.get(span.clone()).unwrap_or_default())?;
+    }
+    for (i, keyword) in keywords.iter().enumerate() {
+        let v = value(i)?;
+        check_text_chunk(keyword, &v)?;
+        write_chunk_parts(&mut out, b"tEXt", &[keyword.as_bytes(), b"\0", &v])?;
     }
     out.write_all(png.get(plan.iend_and_after..).unwrap_or_default())?;
     Ok(())

@@ -449,3 +449,93 @@ fn issue12_one_file_named_by_many_assets_is_not_copied_without_bound() {
     let (_, files) = ccv3::charx_layout(&cf);
     assert!(files.len() < 300);
 }
+
+/// Every output of a card read with its files deferred (`read_file_deferred`, then
+/// `write_card_deferred` / `charx_layout_deferred`) against the same card read whole and
+/// written by `write_card_to` / `into_charx_layout`.
+fn assert_deferred_writes_match(path: &std::path::Path) {
+    let opts = ReadOptions::default().keep_image(true);
+    let Document::Card(whole) = ccv3::read_file_with(path, &opts).unwrap() else {
+        panic!("a card")
+    };
+    let (doc, mut files) = ccv3::read_file_deferred(path, &opts).unwrap();
+    let Document::Card(cf) = doc else {
+        panic!("a card")
+    };
+    assert!(!whole.files.is_empty());
+    assert_eq!(cf.files.len(), whole.files.len());
+    assert!(
+        cf.files.iter().all(|f| f.data.is_empty()),
+        "files are left in the file"
+    );
+    assert_eq!(cf.diagnostics, whole.diagnostics);
+    for version in [ccv3::CardVersion::V3, ccv3::CardVersion::V2] {
+        for to in [Container::Json, Container::Png, Container::Charx] {
+            let mut expected = std::io::Cursor::new(Vec::new());
+            let a = ccv3::write_card_to(whole.clone(), to, version, None, &mut expected);
+            let mut got = std::io::Cursor::new(Vec::new());
+            let b = ccv3::write_card_deferred(cf.clone(), &mut files, to, version, None, &mut got);
+            assert_eq!(a.is_ok(), b.is_ok(), "{to:?} {version:?}");
+            assert_eq!(
+                got.into_inner(),
+                expected.into_inner(),
+                "{to:?} {version:?}"
+            );
+        }
+    }
+    let mut laid = Vec::new();
+    let json = ccv3::charx_layout_deferred(cf, &mut files, |f| {
+        laid.push(f);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!((json, laid), ccv3::into_charx_layout(whole).unwrap());
+}
+
+#[test]
+fn issue12_deferred_files_write_the_same_bytes() {
+    // Issue 12 ("assets stream to disk on extract/convert"): PNG asset chunks (tEXt, zTXt, one
+    // used twice, one broken and ignored) and CHARX entries (assets and a kept extra file).
+    let icon = base64_of(&png_of(&[]));
+    let chunks = vec![
+        text(
+            "ccv3",
+            &b64(
+                r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","assets":[
+            {"type":"icon","uri":"__asset:icon","name":"main","ext":""},
+            {"type":"emotion","uri":"__asset:0","name":"happy","ext":"webp"},
+            {"type":"emotion","uri":"__asset:0","name":"again","ext":"webp"},
+            {"type":"other","uri":"__asset:1","name":"packed","ext":"unknown"},
+            {"type":"other","uri":"__asset:bad","name":"bad","ext":"bin"}]}}"#,
+            ),
+        ),
+        text("chara-ext-asset_:icon", &icon),
+        text("chara-ext-asset_:0", b"UklGRg=="),
+        ztxt("chara-ext-asset_:1", &base64_of(&[7u8; 5000])),
+        text("chara-ext-asset_:bad", b"!!!"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("card.png");
+    std::fs::write(&png, png_of(&chunks)).unwrap();
+    assert_deferred_writes_match(&png);
+    // The same card as a CHARX, plus a file no asset names (kept at its path).
+    let Document::Card(cf) = ccv3::read_file(&png).unwrap() else {
+        panic!("a card")
+    };
+    let (json, mut files) = ccv3::into_charx_layout(cf).unwrap();
+    files.push(ccv3::charx::CharxFile {
+        path: "module.risum".into(),
+        data: vec![1, 2, 3],
+    });
+    let charx = dir.path().join("card.charx");
+    std::fs::write(
+        &charx,
+        ccv3::charx::write_charx_to_vec(&json, &files).unwrap(),
+    )
+    .unwrap();
+    assert_deferred_writes_match(&charx);
+}
+
+fn base64_of(bytes: &[u8]) -> Vec<u8> {
+    base64_simd::STANDARD.encode_to_string(bytes).into_bytes()
+}

@@ -1,6 +1,6 @@
 //! `ccv3 convert IN OUT [--to v3|v2|lorebook_v3|worldinfo] [--image PNG]`.
 
-use super::{load_whole, CliError, CmdResult};
+use super::{load_deferred, CliError, CmdResult};
 use crate::args::Target;
 use crate::output::{read_bounded, write_atomic, write_atomic_with};
 use ccv3::{CardFile, CardVersion, Container, Document, Lorebook};
@@ -37,7 +37,7 @@ pub fn out_kind(path: &Path) -> Result<OutKind, CliError> {
 /// Converts `input` to `output`.
 pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>) -> CmdResult {
     let kind = out_kind(output)?;
-    let doc = load_whole(input)?;
+    let (doc, mut deferred) = load_deferred(input)?;
     let picture = match image {
         Some(p) => {
             let bytes = read_bounded(p, super::max_input(), super::RAISE_HINT)
@@ -52,10 +52,26 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
     let bytes = match doc {
         Document::Card(cf) => match to {
             None | Some(Target::V3) => {
-                return write_card(cf, kind, CardVersion::V3, picture, output).map(|()| 0)
+                return write_card(
+                    cf,
+                    Some(&mut deferred),
+                    kind,
+                    CardVersion::V3,
+                    picture,
+                    output,
+                )
+                .map(|()| 0)
             }
             Some(Target::V2) => {
-                return write_card(cf, kind, CardVersion::V2, picture, output).map(|()| 0)
+                return write_card(
+                    cf,
+                    Some(&mut deferred),
+                    kind,
+                    CardVersion::V2,
+                    picture,
+                    output,
+                )
+                .map(|()| 0)
             }
             Some(t @ (Target::LorebookV3 | Target::Worldinfo)) => {
                 let book = cf.card.data.character_book.as_ref().ok_or_else(|| {
@@ -82,9 +98,11 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
 }
 
 /// Encodes a card for the output container, streamed into `output` (written atomically). The
-/// card is consumed: its assets move into the output instead of being held twice (issue 12).
+/// card is consumed: its assets move into the output instead of being held twice, or, when
+/// `deferred` holds them, are read from the input one at a time as they are written (issue 12).
 pub fn write_card(
     cf: CardFile,
+    deferred: Option<&mut ccv3::DeferredFiles>,
     kind: OutKind,
     version: CardVersion,
     picture: Option<Vec<u8>>,
@@ -101,8 +119,9 @@ pub fn write_card(
         }
         OutKind::Charx => Container::Charx,
     };
-    write_atomic_with(output, |file| {
-        ccv3::write_card_to(cf, to, version, picture, file)
+    write_atomic_with(output, |file| match deferred {
+        Some(d) => ccv3::write_card_deferred(cf, d, to, version, picture, file),
+        None => ccv3::write_card_to(cf, to, version, picture, file),
     })
     .map_err(|e: ccv3::Error| CliError::file(output, e))
 }

@@ -2,7 +2,7 @@
 //! files (the CHARX layout), and back.
 
 use super::convert::{out_kind, write_card};
-use super::{load_whole, CliError, CmdResult};
+use super::{load_deferred, CliError, CmdResult};
 use crate::output::{read_bounded, StagedDir};
 use ccv3::{CardFile, CardVersion, Container, Document, EmbeddedFile};
 use std::io::Read;
@@ -16,30 +16,43 @@ const MAX_PACK_DEPTH: usize = 64;
 
 /// Writes `card.json` and every asset of the card in `file` into the new folder `dir`.
 pub fn extract(file: &Path, dir: &Path) -> CmdResult {
-    let Document::Card(cf) = load_whole(file)? else {
+    let (Document::Card(cf), mut deferred) = load_deferred(file)? else {
         return Err(CliError::file(
             file,
             "is a lorebook, not a card: use `ccv3 convert` instead",
         ));
     };
-    // The files move into the layout (not copied), and each is dropped once written.
-    let (card_json, files) = ccv3::into_charx_layout(cf).map_err(|e| CliError::file(file, e))?;
     let staged = StagedDir::new(dir).map_err(|e| CliError::file(dir, e))?;
     let root = staged.path().to_path_buf();
-    write_new(&root.join("card.json"), &card_json).map_err(|e| CliError::file(dir, e))?;
-    drop(card_json);
     // Folders made so far: each is made once, not once per file in it.
     let mut made = std::collections::HashSet::new();
-    for f in files {
-        let target = ccv3::charx::safe_join(&root, &f.path).map_err(|e| CliError::file(file, e))?;
-        if let Some(parent) = target.parent() {
-            if !made.contains(parent) {
-                std::fs::create_dir_all(parent).map_err(|e| CliError::file(dir, e))?;
-                made.insert(parent.to_path_buf());
+    // The files are read from the input one at a time (issue 12), each written and dropped
+    // before the next is read. A failure to write names the folder; a failure to read, the input.
+    let mut write_failed: Option<CliError> = None;
+    let card_json = ccv3::charx_layout_deferred(cf, &mut deferred, |f| {
+        let target = ccv3::charx::safe_join(&root, &f.path)?;
+        let written = (|| {
+            if let Some(parent) = target.parent() {
+                if !made.contains(parent) {
+                    std::fs::create_dir_all(parent)?;
+                    made.insert(parent.to_path_buf());
+                }
             }
-        }
-        write_new(&target, &f.data).map_err(|e| CliError::file(dir, format!("{}: {e}", f.path)))?;
-    }
+            write_new(&target, &f.data)
+        })();
+        written.map_err(|e| {
+            let err = ccv3::Error::Io(std::io::Error::new(e.kind(), e.to_string()));
+            write_failed = Some(CliError::file(dir, format!("{}: {e}", f.path)));
+            err
+        })
+    });
+    let card_json = match (card_json, write_failed) {
+        (Ok(json), _) => json,
+        (Err(_), Some(e)) => return Err(e),
+        (Err(e), None) => return Err(CliError::file(file, e)),
+    };
+    write_new(&root.join("card.json"), &card_json).map_err(|e| CliError::file(dir, e))?;
+    drop(card_json);
     staged.commit().map_err(|e| CliError::file(dir, e))?;
     Ok(0)
 }
@@ -81,7 +94,7 @@ pub fn pack(dir: &Path, output: &Path) -> CmdResult {
         image: None,
         diagnostics,
     };
-    write_card(cf, kind, CardVersion::V3, None, output)?;
+    write_card(cf, None, kind, CardVersion::V3, None, output)?;
     Ok(0)
 }
 

@@ -143,9 +143,12 @@ pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
 }
 
 /// Reads a card or lorebook and keeps a PNG card's picture for rewriting (within the library's
-/// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`).
-pub fn load_whole(path: &Path) -> Result<ccv3::Document, CliError> {
-    ccv3::read_file_with(path, &read_options().keep_image(true)).map_err(|e| read_error(path, e))
+/// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`). A
+/// CHARX's or PNG's embedded files are checked and left in the file, to be read again one at a
+/// time when written (issue 12).
+pub fn load_deferred(path: &Path) -> Result<(ccv3::Document, ccv3::DeferredFiles), CliError> {
+    ccv3::read_file_deferred(path, &read_options().keep_image(true))
+        .map_err(|e| read_error(path, e))
 }
 
 /// Writes to stdout, mapping a closed pipe to a quiet exit.

@@ -294,6 +294,11 @@ const CASES: &[Case] = &[
         class: "errors",
         build: extreme_numbers,
     },
+    Case {
+        name: "charx-assets-streamed",
+        class: "decompression",
+        build: charx_assets_streamed,
+    },
 ];
 
 /// `card.json`: a card whose book has one entry, keyed `w`.
@@ -438,6 +443,64 @@ fn charx_many_big(dir: &Path, s: Scale) -> Vec<Run> {
     z.add_copies(&template, names.into_iter());
     z.finish();
     container_commands("card.charx", "out.png")
+}
+
+fn charx_assets_streamed(dir: &Path, s: Scale) -> Vec<Run> {
+    // Assets of 1 MiB each, stored, up to just under the CHARX budget (256 MiB): `extract` and
+    // `convert` read them one at a time from the input, so peak memory stays well under their
+    // total (issue 12: "assets stream to disk on extract/convert instead of being held").
+    let n = s.pick(64, 240);
+    let names: Vec<String> = (0..n).map(|i| format!("assets/other/x{i}.png")).collect();
+    let template = dir.join("template.zip");
+    let mut t = Charx::create(&template);
+    t.add("x", &gen::noise(MIB, 3), false);
+    t.finish();
+    let assets: Vec<serde_json::Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| json!({"type": "x_data", "uri": format!("embeded://{n}"), "name": format!("a{i}"), "ext": "png"}))
+        .collect();
+    let c = card(&[("assets", json!(assets))], None);
+    let mut z = Charx::create(&dir.join("card.charx"));
+    z.add("card.json", &serde_json::to_vec(&c).unwrap(), true);
+    z.add_copies(&template, names.into_iter());
+    z.finish();
+    let total = (n * MIB) as u64;
+    let streamed = move |_: &Path, o: &Outcome| {
+        if o.peak_rss > total / 2 {
+            return Err(format!(
+                "peak memory {} MiB for {} MiB of assets: they are held, not streamed",
+                o.peak_rss >> 20,
+                total >> 20
+            ));
+        }
+        Ok(())
+    };
+    vec![
+        cmd(&["extract", "card.charx", "out"], "card.charx")
+            .writes("out")
+            .check(streamed)
+            .check(move |dir, _| {
+                let files = listing(&dir.join("out/assets"));
+                let len = |p: &PathBuf| {
+                    std::fs::symlink_metadata(dir.join("out/assets").join(p))
+                        .ok()
+                        .filter(|m| m.is_file())
+                        .map_or(0, |m| m.len())
+                };
+                let bytes: u64 = files.iter().map(len).sum();
+                if bytes != total {
+                    return Err(format!("extracted {bytes} bytes of assets, not {total}"));
+                }
+                Ok(())
+            }),
+        cmd(&["convert", "card.charx", "out.charx"], "card.charx")
+            .writes("out.charx")
+            .check(streamed),
+        cmd(&["convert", "card.charx", "out.png"], "card.charx")
+            .writes("out.png")
+            .check(streamed),
+    ]
 }
 
 fn charx_bomb(dir: &Path, s: Scale) -> Vec<Run> {

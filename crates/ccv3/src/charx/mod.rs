@@ -90,6 +90,8 @@ pub use read::{
     find_zip_start, looks_like_charx, read_charx, read_charx_card_json, read_charx_each,
     read_charx_from_slice, reader_lists_card_json, CharxInfo,
 };
+pub(crate) use read::{read_charx_deferred, CharxPlaces};
+pub(crate) use write::write_charx_with;
 pub use write::{write_charx, write_charx_to_vec};
 
 use crate::Diagnostic;

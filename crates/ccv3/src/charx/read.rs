@@ -332,6 +332,7 @@ fn decode_name(raw: &[u8], utf8_flag: bool) -> std::result::Result<String, Strin
 }
 
 /// A checked entry of the central directory.
+#[derive(Debug)]
 struct Entry {
     name: String,
     raw_name: Vec<u8>,
@@ -691,6 +692,85 @@ where
         prefix_len,
         diagnostics,
     })
+}
+
+/// Where the files of a CHARX read by [`read_charx_deferred`] are: enough to read each again.
+#[derive(Debug)]
+pub(crate) struct CharxPlaces {
+    loc: Located,
+    /// One entry per file of the archive read, in its order (`card.json` left out).
+    entries: Vec<Entry>,
+}
+
+impl CharxPlaces {
+    /// The decompressed size of the `i`th file (checked when it was first read).
+    pub(crate) fn size(&self, i: usize) -> u64 {
+        self.entries.get(i).map_or(0, |e| e.usize)
+    }
+
+    /// Reads and checks the `i`th file again (its size and CRC-32 were checked once already).
+    pub(crate) fn load<R: Read + Seek>(&self, r: &mut R, i: usize) -> Result<Vec<u8>> {
+        let e = self
+            .entries
+            .get(i)
+            .ok_or_else(|| Error::Parameter(format!("no CHARX file number {i}")))?;
+        read_entry(r, &self.loc, e, e.usize)
+    }
+}
+
+/// [`read_charx`] without keeping the files: each is decompressed and checked as [`read_charx`]
+/// does (so every error and warning is the same), then dropped; the archive's files come back
+/// with empty data, and [`CharxPlaces`] reads any of them again (issue 12: `ccv3 extract` and
+/// `convert` hold one asset at a time).
+pub(crate) fn read_charx_deferred<R: Read + Seek>(
+    mut r: R,
+    limits: &Limits,
+) -> Result<(CharxArchive, CharxPlaces)> {
+    let dir = read_directory(&mut r, limits)?;
+    if !dir
+        .entries
+        .iter()
+        .any(|e| e.name == CARD_JSON && !e.duplicate)
+    {
+        return Err(missing_card(&dir));
+    }
+    let mut diagnostics = dir.diagnostics.clone();
+    let prefix_len = prefix_note(&dir, &mut diagnostics);
+    let mut total = 0u64;
+    let mut card_json = Vec::new();
+    let mut files = Vec::new();
+    let mut entries = Vec::new();
+    for e in dir
+        .entries
+        .into_iter()
+        .filter(|e| !e.is_dir && !e.duplicate)
+    {
+        let budget = limits.max_total_size.saturating_sub(total);
+        let data = read_entry(&mut r, &dir.loc, &e, budget)?;
+        total = total.saturating_add(data.len() as u64);
+        if e.name == CARD_JSON {
+            card_json = data;
+        } else {
+            files.push(CharxFile {
+                path: e.name.clone(),
+                data: Vec::new(),
+            });
+            entries.push(e);
+        }
+    }
+    let archive = CharxArchive {
+        card_json,
+        files,
+        prefix_len,
+        diagnostics,
+    };
+    Ok((
+        archive,
+        CharxPlaces {
+            loc: dir.loc,
+            entries,
+        },
+    ))
 }
 
 /// Reads a whole CHARX: `card.json`, every other file, the prefix length and warnings.

@@ -127,25 +127,49 @@ fn zip_err(entry: &str, err: zip::result::ZipError) -> Error {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_charx<W: Write + Seek>(w: W, card_json: &[u8], files: &[CharxFile]) -> Result<()> {
-    let mut seen = HashSet::with_capacity(files.len() + 1);
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    write_charx_with(w, card_json, &paths, |i| {
+        files
+            .get(i)
+            .map(|f| f.data.as_slice())
+            .ok_or_else(|| Error::Parameter(format!("no CHARX file number {i}")))
+    })
+}
+
+/// [`write_charx`] with the `i`th file's bytes asked of `data` only when that file is written,
+/// so the files are never all held at once (issue 12). Every path is checked before anything
+/// is written.
+pub(crate) fn write_charx_with<W, P, D>(
+    w: W,
+    card_json: &[u8],
+    paths: &[P],
+    mut data: impl FnMut(usize) -> Result<D>,
+) -> Result<()>
+where
+    W: Write + Seek,
+    P: AsRef<str>,
+    D: AsRef<[u8]>,
+{
+    let mut seen = HashSet::with_capacity(paths.len() + 1);
     seen.insert(CARD_JSON);
-    for f in files {
+    for path in paths {
+        let path = path.as_ref();
         let bad = |problem: String| Error::Charx {
-            entry: f.path.clone(),
+            entry: path.to_string(),
             problem,
         };
-        if let Some(problem) = path_problem(&f.path) {
+        if let Some(problem) = path_problem(path) {
             return Err(bad(problem));
         }
-        if f.path.ends_with('/') {
+        if path.ends_with('/') {
             return Err(bad("a file path cannot end in '/'".into()));
         }
-        if f.path == CARD_JSON {
+        if path == CARD_JSON {
             return Err(bad(
                 "card.json is written from the card, not from the file list".into(),
             ));
         }
-        if !seen.insert(f.path.as_str()) {
+        if !seen.insert(path) {
             return Err(bad("path appears twice in the file list".into()));
         }
     }
@@ -154,9 +178,7 @@ pub fn write_charx<W: Write + Seek>(w: W, card_json: &[u8], files: &[CharxFile])
         .unix_permissions(0o644)
         .system(zip::System::Unix);
     let mut zip = ZipWriter::new(w);
-    let entries = std::iter::once((CARD_JSON, card_json))
-        .chain(files.iter().map(|f| (f.path.as_str(), f.data.as_slice())));
-    for (path, data) in entries {
+    let write_one = |zip: &mut ZipWriter<W>, path: &str, data: &[u8]| -> Result<()> {
         let mut method = method_for(path);
         if method == CompressionMethod::Deflated && !worth_deflating(data) {
             method = CompressionMethod::Stored;
@@ -170,6 +192,12 @@ pub fn write_charx<W: Write + Seek>(w: W, card_json: &[u8], files: &[CharxFile])
         zip.start_file(path, options)
             .map_err(|e| zip_err(path, e))?;
         zip.write_all(data)?;
+        Ok(())
+    };
+    write_one(&mut zip, CARD_JSON, card_json)?;
+    for (i, path) in paths.iter().enumerate() {
+        let bytes = data(i)?;
+        write_one(&mut zip, path.as_ref(), bytes.as_ref())?;
     }
     zip.finish().map_err(|e| zip_err("", e))?;
     Ok(())
