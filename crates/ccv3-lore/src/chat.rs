@@ -219,83 +219,179 @@ pub fn seed_from_messages(messages: &[Message]) -> u64 {
     h
 }
 
-fn text(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
+/// One field of a message (or of a chat object) as read: the reader only tells text, numbers
+/// and flags from the rest, so arrays and objects are skipped while they are read.
+#[derive(Debug, Default)]
+enum Field {
+    /// The key was not there.
+    #[default]
+    Absent,
+    Null,
+    Bool(bool),
+    Str(String),
+    Num(serde_json::Number),
+    /// An array or an object (skipped).
+    Other,
+}
+
+impl Field {
+    fn of(v: Option<&Value>) -> Field {
+        match v {
+            None => Field::Absent,
+            Some(Value::Null) => Field::Null,
+            Some(Value::Bool(b)) => Field::Bool(*b),
+            Some(Value::String(s)) => Field::Str(s.clone()),
+            Some(Value::Number(n)) => Field::Num(n.clone()),
+            Some(_) => Field::Other,
+        }
+    }
+
+    fn present(&self) -> bool {
+        !matches!(self, Field::Absent)
+    }
+
+    /// A string as it is, a number as its JSON text.
+    fn text(self) -> Option<String> {
+        match self {
+            Field::Str(s) => Some(s),
+            Field::Num(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+
+    fn truthy(&self) -> bool {
+        match self {
+            Field::Bool(b) => *b,
+            Field::Str(s) => s == "true",
+            Field::Num(n) => n.as_f64().is_some_and(|f| f != 0.0),
+            _ => false,
+        }
     }
 }
 
-fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => s == "true",
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        _ => false,
+/// The keys of a message, and of a chat object or SillyTavern's metadata line, that the reader
+/// looks at; the others are skipped.
+#[derive(Debug, Default)]
+struct Fields {
+    role: Field,
+    name: Field,
+    content: Field,
+    mes: Field,
+    is_user: Field,
+    is_system: Field,
+    user_name: Field,
+    character_name: Field,
+    chat_metadata: bool,
+    create_date: bool,
+}
+
+impl Fields {
+    fn of(o: &serde_json::Map<String, Value>) -> Fields {
+        Fields {
+            role: Field::of(o.get("role")),
+            name: Field::of(o.get("name")),
+            content: Field::of(o.get("content")),
+            mes: Field::of(o.get("mes")),
+            is_user: Field::of(o.get("is_user")),
+            is_system: Field::of(o.get("is_system")),
+            user_name: Field::of(o.get("user_name")),
+            character_name: Field::of(o.get("character_name")),
+            chat_metadata: o.contains_key("chat_metadata"),
+            create_date: o.contains_key("create_date"),
+        }
+    }
+
+    /// True for SillyTavern chat metadata (the first line of a `.jsonl` chat).
+    fn is_metadata(&self) -> bool {
+        self.user_name.present()
+            || self.character_name.present()
+            || self.chat_metadata
+            || self.create_date
     }
 }
 
-fn role_message(v: &Value, at: &str) -> Result<Message, LoreError> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| LoreError::chat(at, "a message must be an object"))?;
-    let role = match obj.get("role") {
-        Some(Value::String(r)) => Role::parse(r).ok_or_else(|| {
+/// A message of a message array: an object's fields, or something else (an error).
+#[derive(Debug)]
+enum Item {
+    Object(Box<Fields>),
+    Other,
+}
+
+/// Which rule reads the items of a message array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A top-level array: every item is a `{role, name, content}` message (`[i]`).
+    Array,
+    /// `messages` of a chat object: items with a `role` key are such messages, the others
+    /// SillyTavern messages (`messages[i]`).
+    Messages,
+}
+
+impl Shape {
+    /// Reads the `i`th item: `None` for a hidden SillyTavern message.
+    fn message(self, item: Item, i: usize) -> Result<Option<Message>, LoreError> {
+        match self {
+            Shape::Array => role_message(item, &format!("[{i}]")).map(Some),
+            Shape::Messages => {
+                let at = format!("messages[{i}]");
+                match item {
+                    Item::Object(f) if f.role.present() => {
+                        role_message(Item::Object(f), &at).map(Some)
+                    }
+                    other => st_message(other, &at),
+                }
+            }
+        }
+    }
+}
+
+fn role_message(item: Item, at: &str) -> Result<Message, LoreError> {
+    let Item::Object(mut f) = item else {
+        return Err(LoreError::chat(at, "a message must be an object"));
+    };
+    let role = match std::mem::take(&mut f.role) {
+        Field::Str(r) => Role::parse(&r).ok_or_else(|| {
             LoreError::chat(at, format!("role {r:?} is not user, assistant or system"))
         })?,
-        Some(Value::Null) | None => {
-            return st_message(v, at)?
+        Field::Null | Field::Absent => {
+            return st_message(Item::Object(f), at)?
                 .ok_or_else(|| LoreError::chat(at, "a message needs a role (or is_user and mes)"))
         }
-        Some(_) => return Err(LoreError::chat(at, "role must be a string")),
+        _ => return Err(LoreError::chat(at, "role must be a string")),
     };
-    let content = match obj.get("content") {
-        Some(Value::Null) => Some(String::new()),
-        c => text(c),
+    let content = match std::mem::take(&mut f.content) {
+        Field::Null => Some(String::new()),
+        c => c.text(),
     }
-    .or_else(|| text(obj.get("mes")))
+    .or_else(|| std::mem::take(&mut f.mes).text())
     .ok_or_else(|| LoreError::chat(at, "a message needs a string content"))?;
     Ok(Message {
         role,
-        name: text(obj.get("name")),
+        name: std::mem::take(&mut f.name).text(),
         content,
     })
 }
 
 /// A SillyTavern message, or `None` for a hidden (`is_system`) one.
-fn st_message(v: &Value, at: &str) -> Result<Option<Message>, LoreError> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| LoreError::chat(at, "a message must be an object"))?;
-    let content =
-        text(obj.get("mes")).ok_or_else(|| LoreError::chat(at, "a message needs a string mes"))?;
-    if truthy(obj.get("is_system")) {
+fn st_message(item: Item, at: &str) -> Result<Option<Message>, LoreError> {
+    let Item::Object(mut f) = item else {
+        return Err(LoreError::chat(at, "a message must be an object"));
+    };
+    let content = std::mem::take(&mut f.mes)
+        .text()
+        .ok_or_else(|| LoreError::chat(at, "a message needs a string mes"))?;
+    if f.is_system.truthy() {
         return Ok(None);
     }
     Ok(Some(Message {
-        role: if truthy(obj.get("is_user")) {
+        role: if f.is_user.truthy() {
             Role::User
         } else {
             Role::Assistant
         },
-        name: text(obj.get("name")),
+        name: std::mem::take(&mut f.name).text(),
         content,
     }))
-}
-
-/// True for SillyTavern chat metadata (the first line of a `.jsonl` chat).
-fn is_metadata(v: &Value) -> bool {
-    v.as_object().is_some_and(|o| {
-        [
-            "user_name",
-            "character_name",
-            "chat_metadata",
-            "create_date",
-        ]
-        .iter()
-        .any(|k| o.contains_key(*k))
-    })
 }
 
 fn check_len(n: usize, max: usize) -> Result<(), LoreError> {
@@ -309,181 +405,333 @@ fn too_many(max: usize) -> LoreError {
     LoreError::Limit(format!("chat has more than {max} messages"))
 }
 
-/// Reads a chat's JSON into a lean [`Value`]: only the keys the reader looks at are kept (the
-/// others are skipped as they are read, not built), containers inside them are kept empty (the
-/// reader only tells them from text), and the message arrays (the top-level array, or
-/// `messages` of a top-level object) are cut off at `max` items while they are read. A 64 MiB
-/// chat of a million messages with padding keys took 2 GiB as a full tree; a chat of millions of
-/// tiny messages is refused before they are all held. `over` is set when the cut happened.
+/// A whole chat document (or one `.jsonl` line) as read.
+#[derive(Debug)]
+enum Doc {
+    /// A top-level array, its items read into messages.
+    Array(Result<Vec<Message>, LoreError>),
+    /// An object: its own fields, and its `messages` when it has that key.
+    Object {
+        fields: Box<Fields>,
+        messages: Option<Messages>,
+    },
+    /// Anything else, by its JSON type name.
+    Scalar(&'static str),
+}
+
+/// The `messages` of a chat object.
+#[derive(Debug)]
+enum Messages {
+    Read(Result<Vec<Message>, LoreError>),
+    NotArray,
+}
+
+/// Reads a chat's JSON straight into messages, without a tree: each message object is read
+/// into its [`Fields`] (only the keys the reader looks at; arrays and objects inside skipped)
+/// and turned into a [`Message`] at once, and the message arrays (the top-level array, or
+/// `messages` of a top-level object) are cut off at `max` items while they are read. A chat of
+/// a million tiny messages is held as its messages only (issue 12: a tree per message took
+/// 1.3 GB beside a big book); a chat of millions of empty messages is refused before they are
+/// all held. `over` is set when the cut happened. The first message that cannot be read is
+/// kept as the array's error and reported once the whole text has parsed, so broken JSON
+/// still wins over it, as when a tree was read first.
 mod capped {
+    use super::{Doc, Field, Fields, Item, Message, Messages, Shape};
     use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-    use serde_json::{Map, Value};
     use std::cell::Cell;
     use std::fmt;
 
-    /// Keys of a message (both shapes).
-    const MESSAGE_KEYS: &[&str] = &["role", "name", "content", "mes", "is_user", "is_system"];
-    /// Keys of a chat object or of SillyTavern's metadata line.
-    const CHAT_KEYS: &[&str] = &[
-        "user_name",
-        "character_name",
-        "chat_metadata",
-        "create_date",
-    ];
+    /// The keys looked at.
+    enum Key {
+        Role,
+        Name,
+        Content,
+        Mes,
+        IsUser,
+        IsSystem,
+        UserName,
+        CharacterName,
+        ChatMetadata,
+        CreateDate,
+        Messages,
+        Other,
+    }
 
-    /// Scalars as they are; arrays and objects skipped and kept empty.
-    struct Lean;
-    /// A message: an object keeps [`MESSAGE_KEYS`] ([`Lean`] values); anything else is [`Lean`].
-    struct Msg;
+    impl Key {
+        fn of(k: &str) -> Key {
+            match k {
+                "role" => Key::Role,
+                "name" => Key::Name,
+                "content" => Key::Content,
+                "mes" => Key::Mes,
+                "is_user" => Key::IsUser,
+                "is_system" => Key::IsSystem,
+                "user_name" => Key::UserName,
+                "character_name" => Key::CharacterName,
+                "chat_metadata" => Key::ChatMetadata,
+                "create_date" => Key::CreateDate,
+                "messages" => Key::Messages,
+                _ => Key::Other,
+            }
+        }
+    }
+
+    /// A key, classified without allocating it.
+    struct KeySeed;
+    impl<'de> DeserializeSeed<'de> for KeySeed {
+        type Value = Key;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl<'de> Visitor<'de> for KeySeed {
+        type Value = Key;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a key")
+        }
+        fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+            Ok(Key::of(v))
+        }
+    }
+
+    macro_rules! scalars {
+        ($out:ty, $wrap:expr) => {
+            fn visit_bool<E>(self, v: bool) -> Result<$out, E> {
+                Ok($wrap(Field::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<$out, E> {
+                Ok($wrap(Field::Num(v.into())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<$out, E> {
+                Ok($wrap(Field::Num(v.into())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<$out, E> {
+                Ok($wrap(
+                    serde_json::Number::from_f64(v).map_or(Field::Null, Field::Num),
+                ))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<$out, E> {
+                Ok($wrap(Field::Str(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<$out, E> {
+                Ok($wrap(Field::Str(v)))
+            }
+            fn visit_unit<E>(self) -> Result<$out, E> {
+                Ok($wrap(Field::Null))
+            }
+        };
+    }
+
+    /// One field's value: scalars as they are; arrays and objects skipped.
+    struct FieldSeed;
+    impl<'de> DeserializeSeed<'de> for FieldSeed {
+        type Value = Field;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Field, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for FieldSeed {
+        type Value = Field;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Field::Other)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Field, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Field::Other)
+        }
+        scalars!(Field, |f| f);
+    }
+
+    /// Reads the value of `key` into `fields`; false when the key is not one of them.
+    fn field<'de, A: MapAccess<'de>>(
+        fields: &mut Fields,
+        key: &Key,
+        map: &mut A,
+    ) -> Result<bool, A::Error> {
+        let slot = match key {
+            Key::Role => &mut fields.role,
+            Key::Name => &mut fields.name,
+            Key::Content => &mut fields.content,
+            Key::Mes => &mut fields.mes,
+            Key::IsUser => &mut fields.is_user,
+            Key::IsSystem => &mut fields.is_system,
+            Key::UserName => &mut fields.user_name,
+            Key::CharacterName => &mut fields.character_name,
+            Key::ChatMetadata => {
+                map.next_value::<IgnoredAny>()?;
+                fields.chat_metadata = true;
+                return Ok(true);
+            }
+            Key::CreateDate => {
+                map.next_value::<IgnoredAny>()?;
+                fields.create_date = true;
+                return Ok(true);
+            }
+            Key::Messages | Key::Other => return Ok(false),
+        };
+        *slot = map.next_value_seed(FieldSeed)?;
+        Ok(true)
+    }
+
+    /// One item of a message array.
+    struct ItemSeed;
+    impl<'de> DeserializeSeed<'de> for ItemSeed {
+        type Value = Item;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Item, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for ItemSeed {
+        type Value = Item;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a message")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Item, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(Item::Other)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item, A::Error> {
+            let mut fields = Box::<Fields>::default();
+            while let Some(key) = map.next_key_seed(KeySeed)? {
+                let known = !matches!(
+                    key,
+                    Key::UserName | Key::CharacterName | Key::ChatMetadata | Key::CreateDate
+                ) && field(&mut fields, &key, &mut map)?;
+                if !known {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Item::Object(fields))
+        }
+        scalars!(Item, |_| Item::Other);
+    }
+
+    /// A message array: its items read into messages as they come.
+    struct ArraySeed<'c> {
+        shape: Shape,
+        max: usize,
+        over: &'c Cell<bool>,
+    }
+    impl<'de> Visitor<'de> for ArraySeed<'_> {
+        type Value = Result<Vec<Message>, crate::LoreError>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array of messages")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            let mut first_err = None;
+            let mut n = 0usize;
+            while let Some(item) = seq.next_element_seed(ItemSeed)? {
+                if n == self.max {
+                    self.over.set(true);
+                    return Err(de::Error::custom("too many messages"));
+                }
+                if first_err.is_none() {
+                    match self.shape.message(item, n) {
+                        Ok(Some(m)) => out.push(m),
+                        Ok(None) => {}
+                        Err(e) => {
+                            first_err = Some(e);
+                            out = Vec::new();
+                        }
+                    }
+                }
+                n += 1;
+            }
+            Ok(first_err.map_or(Ok(out), Err))
+        }
+    }
+
+    /// `messages` of a chat object: an array, or anything else (skipped).
+    struct MessagesSeed<'c>(ArraySeed<'c>);
+    impl<'de> DeserializeSeed<'de> for MessagesSeed<'_> {
+        type Value = Messages;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Messages, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for MessagesSeed<'_> {
+        type Value = Messages;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("messages")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Messages, A::Error> {
+            self.0.visit_seq(seq).map(Messages::Read)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Messages, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Messages::NotArray)
+        }
+        scalars!(Messages, |_| Messages::NotArray);
+    }
+
     /// The top level (or one `.jsonl` line).
     pub(super) struct Top<'c> {
         pub max: usize,
         pub over: &'c Cell<bool>,
     }
-    /// A message array.
-    struct Items<'c>(Top<'c>);
-
-    macro_rules! scalars {
-        () => {
-            fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-                Ok(Value::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-                Ok(Value::from(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-                Ok(Value::from(v))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-                Ok(Value::from(v))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-                Ok(Value::String(v.to_owned()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Value, E> {
-                Ok(Value::String(v))
-            }
-            fn visit_unit<E>(self) -> Result<Value, E> {
-                Ok(Value::Null)
-            }
-        };
-    }
-
-    macro_rules! seed {
-        ($t:ty) => {
-            impl<'de> DeserializeSeed<'de> for $t {
-                type Value = Value;
-                fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-                    d.deserialize_any(self)
-                }
-            }
-        };
-    }
-    seed!(Lean);
-    seed!(Msg);
-    seed!(Top<'_>);
-
-    impl<'de> DeserializeSeed<'de> for Items<'_> {
-        type Value = Value;
-        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-            d.deserialize_any(self.0)
+    impl<'de> DeserializeSeed<'de> for Top<'_> {
+        type Value = Doc;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Doc, D::Error> {
+            d.deserialize_any(self)
         }
     }
-
-    fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Value::Array(Vec::new()))
-    }
-
-    /// An object keeping `keys` (values read by `value`), skipping the rest.
-    fn object<'de, A: MapAccess<'de>>(
-        mut map: A,
-        mut value: impl FnMut(&str, &mut A) -> Result<Option<Value>, A::Error>,
-    ) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(k) = map.next_key::<String>()? {
-            match value(&k, &mut map)? {
-                Some(v) => {
-                    out.insert(k, v);
-                }
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(Value::Object(out))
-    }
-
-    impl<'de> Visitor<'de> for Lean {
-        type Value = Value;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a JSON value")
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-            skip_seq(seq)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-            object(map, |_, _| Ok(None))
-        }
-        scalars!();
-    }
-
-    impl<'de> Visitor<'de> for Msg {
-        type Value = Value;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a message")
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-            skip_seq(seq)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-            object(map, |k, map| {
-                if MESSAGE_KEYS.contains(&k) {
-                    map.next_value_seed(Lean).map(Some)
-                } else {
-                    Ok(None)
-                }
-            })
-        }
-        scalars!();
-    }
-
     impl<'de> Visitor<'de> for Top<'_> {
-        type Value = Value;
+        type Value = Doc;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a chat")
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-            let mut out = Vec::new();
-            while let Some(v) = seq.next_element_seed(Msg)? {
-                if out.len() == self.max {
-                    self.over.set(true);
-                    return Err(de::Error::custom("too many messages"));
-                }
-                out.push(v);
-            }
-            Ok(Value::Array(out))
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Doc, A::Error> {
+            let items = ArraySeed {
+                shape: Shape::Array,
+                max: self.max,
+                over: self.over,
+            };
+            items.visit_seq(seq).map(Doc::Array)
         }
-        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-            object(map, |k, map| {
-                if k == "messages" {
-                    let items = Items(Top {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
+            let mut fields = Box::<Fields>::default();
+            let mut messages = None;
+            while let Some(key) = map.next_key_seed(KeySeed)? {
+                if matches!(key, Key::Messages) {
+                    let items = MessagesSeed(ArraySeed {
+                        shape: Shape::Messages,
                         max: self.max,
                         over: self.over,
                     });
-                    map.next_value_seed(items).map(Some)
-                } else if MESSAGE_KEYS.contains(&k) || CHAT_KEYS.contains(&k) {
-                    map.next_value_seed(Lean).map(Some)
-                } else {
-                    Ok(None)
+                    messages = Some(map.next_value_seed(items)?);
+                } else if !field(&mut fields, &key, &mut map)? {
+                    map.next_value::<IgnoredAny>()?;
                 }
-            })
+            }
+            Ok(Doc::Object { fields, messages })
         }
-        scalars!();
+        fn visit_bool<E>(self, _: bool) -> Result<Doc, E> {
+            Ok(Doc::Scalar("a boolean"))
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Doc, E> {
+            Ok(Doc::Scalar("a number"))
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Doc, E> {
+            Ok(Doc::Scalar("a number"))
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Doc, E> {
+            Ok(Doc::Scalar("a number"))
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Doc, E> {
+            Ok(Doc::Scalar("a string"))
+        }
+        fn visit_unit<E>(self) -> Result<Doc, E> {
+            Ok(Doc::Scalar("null"))
+        }
     }
 
     /// Reads `text` as one JSON document (a whole chat, or one `.jsonl` line).
-    pub(super) fn read(text: &str, max: usize, over: &Cell<bool>) -> serde_json::Result<Value> {
+    pub(super) fn read(text: &str, max: usize, over: &Cell<bool>) -> serde_json::Result<Doc> {
         let mut de = serde_json::Deserializer::from_str(text);
         let v = Top { max, over }.deserialize(&mut de)?;
         de.end()?;
@@ -510,47 +758,62 @@ fn not_a_chat(what: &str) -> LoreError {
 /// # Ok::<(), ccv3_lore::LoreError>(())
 /// ```
 pub fn chat_from_value(v: &Value) -> Result<Chat, LoreError> {
-    chat_from_value_with(v, MAX_MESSAGES)
+    let item = |v: &Value| match v {
+        Value::Object(o) => Item::Object(Box::new(Fields::of(o))),
+        _ => Item::Other,
+    };
+    let read = |items: &[Value], shape: Shape| -> Result<Vec<Message>, LoreError> {
+        check_len(items.len(), MAX_MESSAGES)?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, m) in items.iter().enumerate() {
+            out.extend(shape.message(item(m), i)?);
+        }
+        Ok(out)
+    };
+    let doc = match v {
+        Value::Array(items) => Doc::Array(read(items, Shape::Array)),
+        Value::Object(o) => Doc::Object {
+            fields: Box::new(Fields::of(o)),
+            messages: o.get("messages").map(|m| match m {
+                Value::Array(items) => Messages::Read(read(items, Shape::Messages)),
+                _ => Messages::NotArray,
+            }),
+        },
+        other => Doc::Scalar(ccv3::json::type_name(other)),
+    };
+    chat_from_doc(doc, MAX_MESSAGES)
 }
 
-fn chat_from_value_with(v: &Value, max: usize) -> Result<Chat, LoreError> {
-    match v {
-        Value::Array(items) => {
-            check_len(items.len(), max)?;
-            let mut chat = Chat::default();
-            for (i, m) in items.iter().enumerate() {
-                chat.messages.push(role_message(m, &format!("[{i}]"))?);
-            }
-            Ok(chat)
-        }
-        Value::Object(o) if o.contains_key("messages") => {
-            let items = o
-                .get("messages")
-                .and_then(Value::as_array)
-                .ok_or_else(|| LoreError::chat("messages", "must be an array"))?;
-            check_len(items.len(), max)?;
-            let mut chat = Chat {
-                user_name: text(o.get("user_name")),
-                character_name: text(o.get("character_name")),
-                ..Default::default()
+fn chat_from_doc(doc: Doc, max: usize) -> Result<Chat, LoreError> {
+    match doc {
+        Doc::Array(messages) => Ok(Chat::from(messages?)),
+        Doc::Object {
+            fields,
+            messages: Some(messages),
+        } => {
+            let Messages::Read(messages) = messages else {
+                return Err(LoreError::chat("messages", "must be an array"));
             };
-            for (i, m) in items.iter().enumerate() {
-                let at = format!("messages[{i}]");
-                if m.get("role").is_some() {
-                    chat.messages.push(role_message(m, &at)?);
-                } else if let Some(msg) = st_message(m, &at)? {
-                    chat.messages.push(msg);
-                }
-            }
-            Ok(chat)
+            let messages = messages?;
+            check_len(messages.len(), max)?;
+            let Fields {
+                user_name,
+                character_name,
+                ..
+            } = *fields;
+            Ok(Chat {
+                messages,
+                user_name: user_name.text(),
+                character_name: character_name.text(),
+            })
         }
-        Value::Object(_) => {
+        doc @ Doc::Object { .. } => {
             // One line of .jsonl.
             let mut chat = Chat::default();
-            jsonl_line(&mut chat, v, "", true, max)?;
+            jsonl_line(&mut chat, doc, "", true, max)?;
             Ok(chat)
         }
-        other => Err(not_a_chat(ccv3::json::type_name(other))),
+        Doc::Scalar(what) => Err(not_a_chat(what)),
     }
 }
 
@@ -558,18 +821,18 @@ fn chat_from_value_with(v: &Value, max: usize) -> Result<Chat, LoreError> {
 /// metadata).
 fn jsonl_line(
     chat: &mut Chat,
-    v: &Value,
+    doc: Doc,
     at: &str,
     first: bool,
     max: usize,
 ) -> Result<(), LoreError> {
-    if !v.is_object() {
+    let Doc::Object { mut fields, .. } = doc else {
         return Err(LoreError::chat(at, "each line must be a JSON object"));
-    }
-    if v.get("mes").is_none() && v.get("content").is_none() {
-        if first && is_metadata(v) {
-            chat.user_name = text(v.get("user_name"));
-            chat.character_name = text(v.get("character_name"));
+    };
+    if !fields.mes.present() && !fields.content.present() {
+        if first && fields.is_metadata() {
+            chat.user_name = std::mem::take(&mut fields.user_name).text();
+            chat.character_name = std::mem::take(&mut fields.character_name).text();
             return Ok(());
         }
         if first {
@@ -580,10 +843,10 @@ fn jsonl_line(
         }
         return Err(LoreError::chat(at, "a message needs mes"));
     }
-    let msg = if v.get("role").is_some() {
-        Some(role_message(v, at)?)
+    let msg = if fields.role.present() {
+        Some(role_message(Item::Object(fields), at)?)
     } else {
-        st_message(v, at)?
+        st_message(Item::Object(fields), at)?
     };
     if let Some(m) = msg {
         check_len(chat.messages.len() + 1, max)?;
@@ -665,9 +928,9 @@ pub fn parse_chat_with_warnings(
         return Err(too_many(max));
     }
     match parsed {
-        Ok((v, repaired)) => {
+        Ok((doc, repaired)) => {
             warnings.extend(repaired);
-            return chat_from_value_with(&v, max).map(|chat| (chat, warnings));
+            return chat_from_doc(doc, max).map(|chat| (chat, warnings));
         }
         Err(e) if trimmed.starts_with('[') => {
             return Err(LoreError::chat("", format!("invalid JSON: {e}")))
@@ -703,7 +966,7 @@ pub fn parse_chat_with_warnings(
             }
         }
         let was_first = std::mem::replace(&mut first, false);
-        jsonl_line(&mut chat, &v, &at, was_first, max)?;
+        jsonl_line(&mut chat, v, &at, was_first, max)?;
     }
     Ok((chat, warnings))
 }
@@ -713,7 +976,7 @@ fn read_repaired(
     text: &str,
     max: usize,
     over: &std::cell::Cell<bool>,
-) -> serde_json::Result<(Value, Option<ccv3::Diagnostic>)> {
+) -> serde_json::Result<(Doc, Option<ccv3::Diagnostic>)> {
     match capped::read(text, max, over) {
         Ok(v) => Ok((v, None)),
         Err(e) if ccv3::json::is_lone_surrogate_error(&e) => {
