@@ -36,6 +36,15 @@ fn lore_scan_json_explains_regex_keys_over_their_budget() {
         .unwrap();
     assert!(t.elapsed().as_secs() < 10);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The scan's warning is printed on stderr like the books' warnings (issue 12).
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let budget: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("lore-regex-budget"))
+        .collect();
+    assert_eq!(budget.len(), 1, "{stderr}");
+    assert!(budget[0].starts_with("ccv3: warning: "), "{stderr}");
+    assert!(budget[0].contains("ran out of steps"), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["activated", "rejected", "tokens"]);

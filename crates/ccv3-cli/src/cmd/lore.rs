@@ -114,7 +114,7 @@ pub fn run(args: Args) -> CmdResult {
         .check_books()
         .map_err(|e| CliError::file(args.books.first().map_or(Path::new("--book"), |p| p), e))?;
     let t1 = Instant::now();
-    let compiled = session.compiled();
+    session.compiled();
     let compile_ms = ms(t1);
     let t2 = Instant::now();
     let out = session.scan(&chat, &state);
@@ -142,7 +142,8 @@ pub fn run(args: Args) -> CmdResult {
         }
         print(&text)?;
     }
-    crate::warnings::print_diagnostics(compiled.diagnostics());
+    // The books' compile diagnostics, then the scan's own (a regex budget that ran out).
+    crate::warnings::print_diagnostics(&out.result.diagnostics);
     // The process ends next: handing a big book's million allocations back one by one would
     // cost more than the scan did, so they are left to the end of the process.
     std::mem::forget(out);

@@ -84,10 +84,13 @@ pub fn run(args: Args) -> CmdResult {
     session
         .check_books()
         .map_err(|e| CliError::file(args.books.first().unwrap_or(&args.card), e))?;
+    let compile_notes = session.compiled().diagnostics().len();
     crate::warnings::print_diagnostics(session.compiled().diagnostics());
     let turn = session
         .prompt(&chat, &state)
         .map_err(|e| CliError::file(&args.card, e))?;
+    // The scan's own warnings (a regex budget that ran out), after the books' ones.
+    crate::warnings::print_diagnostics(turn.scan.diagnostics.iter().skip(compile_notes));
 
     // Macros cut by a bound say so (a card's own mistakes, like a bad argument, stay quiet).
     crate::warnings::print_capped(
