@@ -84,17 +84,14 @@ fn chat_reader_keeps_every_shape_and_error() {
             ));
         }
     }
-    let many = format!("[{}]", vec![r#"{"role":"user","content":""}"#; 4].join(","));
+    let many = format!("[{}]", [r#"{"role":"user","content":""}"#; 4].join(","));
     out.push_str(&format!(
         "many => {:?}\n",
         parse_chat_with(&many, &limits)
             .map(|c| c.messages.len())
             .map_err(|e| e.to_string())
     ));
-    let many = format!(
-        "[{},5,",
-        vec![r#"{"role":"user","content":""}"#; 4].join(",")
-    );
+    let many = format!("[{},5,", [r#"{"role":"user","content":""}"#; 4].join(","));
     out.push_str(&format!(
         "many broken => {:?}\n",
         parse_chat_with(&many, &limits)
