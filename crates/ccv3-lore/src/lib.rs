@@ -106,9 +106,10 @@
 //!     messages: sticky is active while `start < length <= start + sticky`, then a cooldown runs
 //!     for `cooldown` more messages; a cooldown alone blocks while
 //!     `start < length <= start + cooldown`; delay blocks while `length < delay`.
-//! 19. **Entry identity** (for state and rolls) is a hash of the book name, keys, secondary
-//!     keys, content, comment and name (plus a counter for identical entries), so an edited entry
-//!     loses its timed effects, as in SillyTavern.
+//! 19. **Entry identity** (for state and rolls) is a hash of the book name and every field of
+//!     the entry (keys, content, order, flags, `extensions`, unknown fields; plus a counter for
+//!     identical entries), so any edit of an entry ends its timed effects, as SillyTavern's
+//!     World Info documentation says (issue 14).
 //! 20. **Empty content**: a matched entry whose content (without decorators) is blank is
 //!     rejected with `empty content` and takes part in nothing else.
 //! 21. **Explanations**: a scan reports the entries that had a chance (a key found anywhere in the

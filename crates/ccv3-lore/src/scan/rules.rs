@@ -259,6 +259,11 @@ impl<'s, 'a> Scan<'s, 'a> {
     ) -> Verdict {
         let e = &self.cb.entries[rank as usize];
         let verdict = match self.gates(e, pass, level) {
+            // Group scoring counts the keys of members activated without them (constant,
+            // `@@activate`, ...) like any other member's (World Info doc, "Use Group Scoring").
+            Some(Verdict::Activate(hit, 0)) if self.scores_group(e) => {
+                Verdict::Activate(hit, self.key_score(m, e, pass, skew))
+            }
             Some(v) => v,
             None => self.match_keys(m, e, pass, skew),
         };
@@ -344,6 +349,42 @@ impl<'s, 'a> Scan<'s, 'a> {
         None
     }
 
+    /// Whether `e` is in an inclusion group that scores its members by their keys.
+    pub(super) fn scores_group(&self, e: &CEntry<'_>) -> bool {
+        !e.rare().groups.is_empty() && e.rare().group_scoring.unwrap_or(self.opts.group_scoring)
+    }
+
+    /// The group score of an entry that rules other than its keys activated: its primary keys
+    /// found in its window (or recursion text), plus its secondary keys as
+    /// [`Scan::match_keys`] counts them (AND ANY: each found; AND ALL: all, when all are found).
+    fn key_score(&self, m: &mut RegexMemo, e: &CEntry<'_>, pass: Pass, skew: u64) -> u32 {
+        let cb = self.cb;
+        let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
+        let depth = self.window(e, skew);
+        let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
+        let found = |m: &mut RegexMemo, keys: &[KeyKind]| {
+            keys.iter()
+                .filter(|k| {
+                    matches!(
+                        self.find_key(m, **k, whole, depth, rec_ok),
+                        Found::Msg(_) | Found::Rec(_)
+                    )
+                })
+                .count() as u32
+        };
+        let mut score = found(m, cb.keys_of(e.primary));
+        if e.selective && !e.secondary.is_empty() {
+            let secondary = cb.keys_of(e.secondary);
+            let hit = found(m, secondary);
+            match e.logic {
+                SelectiveLogic::AndAny => score += hit,
+                SelectiveLogic::AndAll if hit as usize == secondary.len() => score += hit,
+                _ => {}
+            }
+        }
+        score
+    }
+
     /// The keys (entries that no earlier rule decided, so not sticky): one primary key in the
     /// entry's window (or recursion text), every `@@additional_keys` group, no `@@exclude_keys`
     /// key, the secondary keys by the selective logic.
@@ -357,8 +398,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
         let depth = self.window(e, skew);
         let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
-        let scoring = !e.rare().groups.is_empty()
-            && e.rare().group_scoring.unwrap_or(self.opts.group_scoring);
+        let scoring = self.scores_group(e);
         let mut first: Option<(usize, Found)> = None;
         let mut beyond = None;
         let mut score = 0u32;
