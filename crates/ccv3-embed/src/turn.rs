@@ -7,8 +7,8 @@ use crate::text::{read_chat, read_now, read_variables, tokenizer};
 use crate::{EmbedError, Source};
 use ccv3::{CardData, Lorebook};
 use ccv3_lore::chat::Chat;
-use ccv3_lore::{BookKind, ScanState, Strategy};
-use ccv3_prompt::{InstructTemplate, Session, SessionOptions, Template};
+use ccv3_lore::{BookKind, ScanState, Strategy, Trigger};
+use ccv3_prompt::{EngineSettings, InstructTemplate, Session, SessionOptions, Template};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -46,7 +46,8 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
-/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`).
+/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, and the engine
+/// settings of [`engine_settings`]).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     let mut o = SessionOptions::default();
     if let Some(u) = opts::string(req, "user")? {
@@ -73,7 +74,47 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     }
     o.seed = opts::seed(req, "seed")?;
     o.now = get(req, "now").map(read_now).transpose()?;
+    o.engine = engine_settings(req)?;
     Ok(o)
+}
+
+/// The lorebook engine's settings of a request (issue 14; the `ccv3 lore scan` flags):
+/// `min_activations`, `min_activations_depth_max`, `max_recursion_steps`, `budget`,
+/// `budget_cap`, `include_names`, `whole_words`, `case_sensitive`, `group_scoring`, `trigger`.
+fn engine_settings(req: Option<&Value>) -> Result<EngineSettings, EmbedError> {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let mut e = EngineSettings::default();
+    if let Some(n) = opts::count(req, "min_activations")? {
+        e.min_activations = size(n);
+    }
+    if let Some(n) = opts::count(req, "min_activations_depth_max")? {
+        e.min_activations_depth_max = n;
+    }
+    if let Some(n) = opts::count(req, "max_recursion_steps")? {
+        e.max_recursion_steps = size(n);
+    }
+    e.budget = opts::count(req, "budget")?.map(size);
+    e.budget_cap = opts::count(req, "budget_cap")?.map(size);
+    if let Some(b) = opts::boolean(req, "include_names")? {
+        e.include_names = b;
+    }
+    if let Some(b) = opts::boolean(req, "whole_words")? {
+        e.whole_words = b;
+    }
+    if let Some(b) = opts::boolean(req, "case_sensitive")? {
+        e.case_sensitive = b;
+    }
+    if let Some(b) = opts::boolean(req, "group_scoring")? {
+        e.group_scoring = b;
+    }
+    if let Some(t) = opts::string(req, "trigger")? {
+        e.trigger = Trigger::parse(t).ok_or_else(|| {
+            EmbedError::bad_input(format!(
+                "unknown trigger {t:?}: use normal, continue, impersonate, swipe, regenerate or quiet"
+            ))
+        })?;
+    }
+    Ok(e)
 }
 
 /// The chat of a request (empty when absent).
@@ -154,7 +195,11 @@ fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError>
 /// `[{role, name, content}]`, `{messages: [...]}` or a chat file's text), `state`, `seed`
 /// (default: from the chat), `user`, `char` (default: the first card's name), `greeting`,
 /// `scan_depth`, `recursive`, `strategy`, `max_context`, `tokenizer` (`o200k`, `cl100k`,
-/// `estimate`).
+/// `estimate`), and the engine settings (as the `ccv3 lore scan` flags): `min_activations`,
+/// `min_activations_depth_max`, `max_recursion_steps`, `budget`, `budget_cap`,
+/// `include_names`, `whole_words`, `case_sensitive`, `group_scoring` (booleans: defaults for
+/// entries that do not say), `trigger` (`normal`, `continue`, `impersonate`, `swipe`,
+/// `regenerate`, `quiet`).
 ///
 /// # Errors
 /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,

@@ -148,7 +148,7 @@ pub use compile::{
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
-    ScanOptions, ScanResult, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
+    ScanOptions, ScanResult, Trigger, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
 };
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

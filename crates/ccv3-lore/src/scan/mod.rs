@@ -106,8 +106,13 @@ pub struct ScanOptions {
     pub greeting: Option<usize>,
     /// The active user icon's name; `None` ignores `@@is_user_icon`.
     pub user_icon: Option<String>,
-    /// The generation type (`normal`, `continue`, ...) for entries with `triggers`.
-    pub trigger: Option<String>,
+    /// The generation type: entries whose `triggers` list does not name it are not activated
+    /// (SillyTavern's World Info doc, "Triggers"; default [`Trigger::Normal`]).
+    pub trigger: Trigger,
+    /// A ceiling on the budget of all books, whatever sets it ([`ScanOptions::token_budget`],
+    /// the room [`ScanOptions::max_context`] leaves); alone, it is the budget of all books
+    /// (SillyTavern's "Budget Cap").
+    pub budget_cap: Option<usize>,
     /// The character's name, for messages without a name.
     pub char_name: String,
     /// The user's name, for messages without a name.
@@ -125,6 +130,57 @@ pub struct ScanOptions {
     /// remaining regex keys do not match (each entry explained `regex-budget`). The default,
     /// [`REGEX_SCAN_STEPS`], bounds a scan's regex work to well under a second.
     pub regex_scan_steps: u64,
+}
+
+/// The generation type a scan is for (SillyTavern's World Info doc, "Triggers"): an entry whose
+/// `triggers` extension lists generation types is activated only for those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Trigger {
+    /// A regular message generation request.
+    #[default]
+    Normal,
+    /// The Continue button.
+    Continue,
+    /// The Impersonate button.
+    Impersonate,
+    /// A generation triggered by swiping.
+    Swipe,
+    /// The Regenerate button.
+    Regenerate,
+    /// A background generation (extensions, scripts).
+    Quiet,
+}
+
+impl Trigger {
+    /// Every generation type, in the documentation's order.
+    pub const ALL: [Trigger; 6] = [
+        Trigger::Normal,
+        Trigger::Continue,
+        Trigger::Impersonate,
+        Trigger::Swipe,
+        Trigger::Regenerate,
+        Trigger::Quiet,
+    ];
+
+    /// The name SillyTavern writes in `triggers`: `normal`, `continue`, `impersonate`, `swipe`,
+    /// `regenerate`, `quiet`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Normal => "normal",
+            Trigger::Continue => "continue",
+            Trigger::Impersonate => "impersonate",
+            Trigger::Swipe => "swipe",
+            Trigger::Regenerate => "regenerate",
+            Trigger::Quiet => "quiet",
+        }
+    }
+
+    /// The generation type named `s` (as [`Trigger::as_str`] writes it, any case).
+    pub fn parse(s: &str) -> Option<Trigger> {
+        Trigger::ALL
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
+    }
 }
 
 /// The default of [`ScanOptions::regex_key_steps`].
@@ -149,7 +205,8 @@ impl Default for ScanOptions {
             context_tokens: 0,
             greeting: None,
             user_icon: None,
-            trigger: None,
+            trigger: Trigger::Normal,
+            budget_cap: None,
             char_name: String::new(),
             user_name: "User".into(),
             seed: 0,

@@ -281,10 +281,9 @@ impl<'s, 'a> Scan<'s, 'a> {
             return Some(Verdict::Reject(R::Disabled));
         }
         if !e.rare().triggers.is_empty() {
-            if let Some(t) = &self.opts.trigger {
-                if !e.rare().triggers.iter().any(|x| x == t) {
-                    return Some(Verdict::Reject(R::Trigger));
-                }
+            let t = self.opts.trigger.as_str();
+            if !e.rare().triggers.iter().any(|x| x.eq_ignore_ascii_case(t)) {
+                return Some(Verdict::Reject(R::Trigger));
             }
         }
         let d = &e.dec;

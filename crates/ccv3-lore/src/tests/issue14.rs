@@ -140,3 +140,83 @@ fn st_doc_group_scoring_counts_the_keys_of_activate_decorator_members() {
     );
     assert_eq!(o.act, [1]);
 }
+
+// ---- "Triggers": an entry with generation types is activated only for those; nothing
+// selected, every type. ----
+
+#[test]
+fn st_doc_triggers_limit_entries_to_their_generation_types() {
+    let b = book(vec![
+        ext(entry(&["dragon"], "C"), json!({"triggers": ["continue"]})),
+        ext(
+            entry(&["dragon"], "N"),
+            json!({"triggers": ["normal", "swipe"]}),
+        ),
+        entry(&["dragon"], "any"),
+    ]);
+    let c = user("a dragon");
+    // The default generation type is `normal`.
+    let o = scan(&b, &c);
+    assert_eq!(o.act, [1, 2]);
+    assert_eq!(reason_of(&o, 0), "trigger");
+    let for_type = |t: Trigger| {
+        run(
+            &b,
+            &c,
+            &ScanState::default(),
+            &ScanOptions {
+                trigger: t,
+                ..all()
+            },
+        )
+        .act
+    };
+    assert_eq!(for_type(Trigger::Continue), [0, 2]);
+    assert_eq!(for_type(Trigger::Swipe), [1, 2]);
+    for t in [Trigger::Impersonate, Trigger::Regenerate, Trigger::Quiet] {
+        assert_eq!(for_type(t), [2], "{t:?}");
+    }
+    assert_eq!(Trigger::parse("Regenerate"), Some(Trigger::Regenerate));
+    assert_eq!(Trigger::parse("bogus"), None);
+    for t in Trigger::ALL {
+        assert_eq!(Trigger::parse(t.as_str()), Some(t));
+    }
+}
+
+// ---- Activation Settings: "Budget Cap" caps the budget of all books. ----
+
+#[test]
+fn st_doc_budget_cap_caps_the_budget_of_all_books() {
+    let b = book(vec![
+        with(
+            entry(&["dragon"], "aaaa bbbb cccc dddd"),
+            json!({"insertion_order": 2}),
+        ),
+        with(
+            entry(&["dragon"], "eeee ffff gggg hhhh"),
+            json!({"insertion_order": 1}),
+        ),
+    ]);
+    let c = user("a dragon");
+    let one = scan(&b, &c);
+    assert_eq!(one.act.len(), 2);
+    let per_entry = one.tokens / 2;
+    let capped = |cap: Option<usize>, budget: Option<usize>| {
+        run(
+            &b,
+            &c,
+            &ScanState::default(),
+            &ScanOptions {
+                budget_cap: cap,
+                token_budget: budget,
+                ..all()
+            },
+        )
+        .act
+        .len()
+    };
+    assert_eq!(capped(Some(per_entry), None), 1);
+    assert_eq!(capped(Some(per_entry), Some(10 * per_entry)), 1);
+    assert_eq!(capped(Some(10 * per_entry), Some(per_entry)), 1);
+    assert_eq!(capped(Some(10 * per_entry), None), 2);
+}
