@@ -187,6 +187,8 @@ export interface ScanOptions {
   groupScoring?: boolean;
   /** The generation type, for entries with `triggers` (default `normal`). */
   trigger?: 'normal' | 'continue' | 'impersonate' | 'swipe' | 'regenerate' | 'quiet';
+  /** The user's persona description, scanned for entries with `match_persona_description`. */
+  persona?: string;
   [option: string]: unknown;
 }
 

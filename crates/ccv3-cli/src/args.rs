@@ -298,6 +298,9 @@ pub struct EngineArgs {
     #[arg(long = "trigger", default_value = "normal", value_parser = parse_trigger,
           value_name = "normal|continue|impersonate|swipe|regenerate|quiet")]
     pub trigger: ccv3_lore::Trigger,
+    /// The user's persona description, scanned for entries with `match_persona_description`.
+    #[arg(long = "persona", value_name = "TEXT")]
+    pub persona: Option<String>,
 }
 
 /// A `--trigger` value.
@@ -334,6 +337,7 @@ impl EngineArgs {
             e.group_scoring = b;
         }
         e.trigger = self.trigger;
+        e.persona_description = self.persona.clone().unwrap_or_default();
         e
     }
 }

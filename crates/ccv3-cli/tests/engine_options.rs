@@ -240,3 +240,72 @@ fn issue14_prompt_takes_the_same_engine_settings() {
         prompt(flags);
     }
 }
+
+/// A card file with `description` and a book of `entries`.
+fn card_file(dir: &Path, entries: Vec<Value>) -> std::path::PathBuf {
+    let p = dir.join("Aqua.json");
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+        "name": "Aqua", "description": "A goddess of water who lives in Axel.",
+        "personality": "", "scenario": "", "first_mes": "Hi", "mes_example": "",
+        "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
+        "alternate_greetings": [], "tags": ["goddess"], "creator": "", "character_version": "",
+        "extensions": {}, "group_only_greetings": [],
+        "character_book": {"entries": entries}}});
+    std::fs::write(&p, card.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn issue14_card_texts_and_persona_are_matching_sources_and_the_card_is_the_filtered_character() {
+    // World Info doc, "Additional matching sources" and "Character Filter".
+    let dir = tempfile::tempdir().unwrap();
+    let card = card_file(
+        dir.path(),
+        vec![
+            entry(
+                &["axel"],
+                "DESC",
+                json!({"match_character_description": true}),
+            ),
+            entry(
+                &["sword"],
+                "PERSONA",
+                json!({"match_persona_description": true}),
+            ),
+            entry(
+                &["hello"],
+                "NOT-AQUA",
+                json!({"character_filter": {"isExclude": true, "names": ["Aqua"]}}),
+            ),
+            entry(
+                &["hello"],
+                "GODDESS",
+                json!({"character_filter": {"tags": ["goddess"]}}),
+            ),
+        ],
+    );
+    let (_, c) = files(dir.path(), vec![], msgs(&[("user", "hello")]));
+    assert_eq!(scan(&card, &c, &[]), [0, 3]);
+    assert_eq!(
+        scan(&card, &c, &["--persona", "Carries a sword."]),
+        [0, 1, 3]
+    );
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+        &"prompt", &"--card", &card, &"--chat", &c, &"--json", &"--now", &"0",
+    ];
+    args.extend([
+        &"--persona" as &dyn AsRef<std::ffi::OsStr>,
+        &"Carries a sword.",
+    ]);
+    let o = ccv3(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for (want, label) in [
+        (true, "DESC"),
+        (true, "PERSONA"),
+        (false, "NOT-AQUA"),
+        (true, "GODDESS"),
+    ] {
+        assert_eq!(text.contains(label), want, "{label}: {text}");
+    }
+}

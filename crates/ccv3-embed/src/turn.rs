@@ -80,7 +80,8 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
 
 /// The lorebook engine's settings of a request (issue 14; the `ccv3 lore scan` flags):
 /// `min_activations`, `min_activations_depth_max`, `max_recursion_steps`, `budget`,
-/// `budget_cap`, `include_names`, `whole_words`, `case_sensitive`, `group_scoring`, `trigger`.
+/// `budget_cap`, `include_names`, `whole_words`, `case_sensitive`, `group_scoring`, `trigger`,
+/// `persona` (the persona description, for entries with `match_persona_description`).
 fn engine_settings(req: Option<&Value>) -> Result<EngineSettings, EmbedError> {
     let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     let mut e = EngineSettings::default();
@@ -106,6 +107,9 @@ fn engine_settings(req: Option<&Value>) -> Result<EngineSettings, EmbedError> {
     }
     if let Some(b) = opts::boolean(req, "group_scoring")? {
         e.group_scoring = b;
+    }
+    if let Some(p) = opts::string(req, "persona")? {
+        e.persona_description = p.to_string();
     }
     if let Some(t) = opts::string(req, "trigger")? {
         e.trigger = Trigger::parse(t).ok_or_else(|| {
@@ -199,7 +203,8 @@ fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError>
 /// `min_activations_depth_max`, `max_recursion_steps`, `budget`, `budget_cap`,
 /// `include_names`, `whole_words`, `case_sensitive`, `group_scoring` (booleans: defaults for
 /// entries that do not say), `trigger` (`normal`, `continue`, `impersonate`, `swipe`,
-/// `regenerate`, `quiet`).
+/// `regenerate`, `quiet`), `persona` (the persona description, for entries'
+/// `match_persona_description`).
 ///
 /// # Errors
 /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,

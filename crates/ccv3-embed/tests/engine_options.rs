@@ -199,3 +199,17 @@ fn issue14_build_prompt_takes_the_engine_settings() {
     assert!(!prompt(json!({})).contains("CONTINUE-ONLY"));
     assert!(prompt(json!({"trigger": "continue"})).contains("CONTINUE-ONLY"));
 }
+
+#[test]
+fn issue14_persona() {
+    // World Info doc, "Additional matching sources": Persona Description.
+    let b = book(vec![entry(
+        &["sword"],
+        "P",
+        json!({"match_persona_description": true}),
+    )]);
+    let chat = ["hello"];
+    assert!(act(&b, &chat, json!({})).is_empty());
+    assert_eq!(act(&b, &chat, json!({"persona": "Carries a sword."})), [0]);
+    assert_eq!(bad(&b, json!({"persona": 3})), "bad-input");
+}

@@ -147,8 +147,8 @@ pub use compile::{
 };
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
-    Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
-    ScanOptions, ScanResult, Trigger, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
+    Activation, ActivationReason, ExplainSink, Explanation, MatchSources, NoSink, RejectReason,
+    Rejected, ScanOptions, ScanResult, Source, Trigger, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
 };
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

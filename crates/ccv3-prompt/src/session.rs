@@ -133,6 +133,9 @@ pub struct EngineSettings {
     pub group_scoring: bool,
     /// The generation type (default `normal`): [`ScanOptions::trigger`].
     pub trigger: Trigger,
+    /// The user's persona description, for entries with `match_persona_description`
+    /// ([`ccv3_lore::MatchSources::persona_description`]; the card gives the other texts).
+    pub persona_description: String,
 }
 
 impl Default for EngineSettings {
@@ -149,6 +152,7 @@ impl Default for EngineSettings {
             case_sensitive: false,
             group_scoring: scan.group_scoring,
             trigger: scan.trigger,
+            persona_description: String::new(),
         }
     }
 }
@@ -184,6 +188,8 @@ impl Default for SessionOptions {
 /// once and call [`Session::scan`] or [`Session::prompt`] turn after turn.
 pub struct Session<'a> {
     card: Option<&'a CardData>,
+    /// The card's file name (its stem is one of the character's names).
+    card_file: Option<String>,
     books: Vec<BookInput<'a>>,
     names: Vec<String>,
     has_character: bool,
@@ -294,6 +300,7 @@ impl<'a> Session<'a> {
     pub fn new(options: SessionOptions, tokenizer: Arc<dyn Tokenizer>) -> Self {
         Session {
             card: None,
+            card_file: None,
             books: Vec::new(),
             names: Vec::new(),
             has_character: false,
@@ -306,11 +313,55 @@ impl<'a> Session<'a> {
     /// Sets the card; its `character_book` (if any) becomes the next book, named `name`, as the
     /// character book unless one was added before (then it is global).
     pub fn with_card(mut self, card: &'a CardData, name: impl Into<String>) -> Self {
+        let name = name.into();
         self.card = Some(card);
+        self.card_file = Some(name.clone());
         if let Some(book) = &card.character_book {
             self = self.with_book(book, BookKind::Character, name);
         }
         self
+    }
+
+    /// Sets the card the chat is with, without taking its `character_book` (for callers that
+    /// add its book themselves, like `ccv3 lore scan`): its names, tags and texts still serve
+    /// entries' character filters and `match_*` flags. `name` is its file name.
+    pub fn with_character(mut self, card: &'a CardData, name: impl Into<String>) -> Self {
+        self.card = Some(card);
+        self.card_file = Some(name.into());
+        self
+    }
+
+    /// The character's names, tags and texts for the scan (entries' character filters and
+    /// `match_*` flags; World Info doc, "Character Filter" and "Additional matching sources"),
+    /// and the persona description.
+    fn character_for_scan(&self, opts: &mut ScanOptions) {
+        opts.sources.persona_description = self.options.engine.persona_description.clone();
+        let Some(card) = self.card else {
+            return;
+        };
+        let mut names = vec![card.name.clone()];
+        names.extend(card.nickname.clone());
+        if let Some(file) = &self.card_file {
+            let stem = std::path::Path::new(file)
+                .file_stem()
+                .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+            names.push(stem);
+        }
+        names.retain(|n| !n.is_empty());
+        opts.character_names = names;
+        opts.character_tags = card.tags.clone();
+        let s = &mut opts.sources;
+        s.character_description = card.description.clone();
+        s.character_personality = card.personality.clone();
+        s.scenario = card.scenario.clone();
+        s.creator_notes = card.creator_notes.clone();
+        s.character_depth_prompt = card
+            .extensions
+            .get("depth_prompt")
+            .and_then(|d| d.get("prompt"))
+            .and_then(|p| p.as_str())
+            .unwrap_or("")
+            .to_string();
     }
 
     /// Adds a book. A second character book is treated as a global one (a chat has one
@@ -416,6 +467,7 @@ impl<'a> Session<'a> {
         opts.match_whole_words = e.whole_words;
         opts.group_scoring = e.group_scoring;
         opts.trigger = e.trigger;
+        self.character_for_scan(&mut opts);
         opts
     }
 

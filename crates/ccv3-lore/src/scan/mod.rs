@@ -57,6 +57,7 @@ mod report;
 mod result;
 mod rules;
 mod search;
+mod sources;
 mod timed;
 
 #[cfg(test)]
@@ -65,6 +66,7 @@ pub use result::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
     ScanResult, VecSink,
 };
+pub use sources::{MatchSources, Source};
 
 use crate::chat::Chat;
 use crate::compile::{Automata, CompiledBooks, Seen};
@@ -117,6 +119,13 @@ pub struct ScanOptions {
     pub char_name: String,
     /// The user's name, for messages without a name.
     pub user_name: String,
+    /// The character's other names (the card's name, its file name without extension), for
+    /// entries' character filters; [`ScanOptions::char_name`] counts too.
+    pub character_names: Vec<String>,
+    /// The character's tags, for entries' character filters.
+    pub character_tags: Vec<String>,
+    /// The texts beside the chat that entries' `match_*` flags add to their scan text.
+    pub sources: MatchSources,
     /// The seed of every roll (probability, group weights).
     pub seed: u64,
     /// Explain every entry, not only those that had a chance (costs time proportional to the books).
@@ -209,6 +218,9 @@ impl Default for ScanOptions {
             budget_cap: None,
             char_name: String::new(),
             user_name: "User".into(),
+            character_names: Vec::new(),
+            character_tags: Vec::new(),
+            sources: MatchSources::default(),
             seed: 0,
             explain_all: false,
             regex_key_steps: REGEX_KEY_STEPS,
@@ -265,6 +277,8 @@ struct Scan<'s, 'a> {
     own_automata: Option<Automata>,
     /// The automata states a search has met (reused from text to text).
     seen: Seen,
+    /// The extra texts of entries' `match_*` flags, searched (when the options have some).
+    sources: Option<sources::SourceText>,
 }
 
 /// An activation as the passes record it: (rank, why, tokens, pass number).
@@ -329,6 +343,7 @@ impl<'a> CompiledBooks<'a> {
             last_pass: (Pass::Initial, None, 0),
             own_automata: None,
             seen: Seen::default(),
+            sources: None,
         };
         s.advance_state(state);
         s.build_buffer(chat);

@@ -220,3 +220,239 @@ fn st_doc_budget_cap_caps_the_budget_of_all_books() {
     assert_eq!(capped(Some(10 * per_entry), Some(per_entry)), 1);
     assert_eq!(capped(Some(10 * per_entry), None), 2);
 }
+
+// ---- "Character Filter": names or tags, include or exclude. ----
+
+fn for_character(names: &[&str], tags: &[&str]) -> ScanOptions {
+    ScanOptions {
+        char_name: names.first().map_or(String::new(), |n| n.to_string()),
+        character_names: names.iter().skip(1).map(|n| n.to_string()).collect(),
+        character_tags: tags.iter().map(|t| t.to_string()).collect(),
+        ..all()
+    }
+}
+
+#[test]
+fn st_doc_character_filter_names_include_and_exclude() {
+    let b = book(vec![
+        ext(
+            entry(&["dragon"], "only Aqua"),
+            json!({"character_filter": {"isExclude": false, "names": ["Aqua"], "tags": []}}),
+        ),
+        ext(
+            entry(&["dragon"], "all but Aqua"),
+            json!({"character_filter": {"isExclude": true, "names": ["Aqua"]}}),
+        ),
+        // An empty filter filters nothing.
+        ext(
+            entry(&["dragon"], "anyone"),
+            json!({"character_filter": {"isExclude": false, "names": [], "tags": []}}),
+        ),
+    ]);
+    let c = user("a dragon");
+    let aqua = run(
+        &b,
+        &c,
+        &ScanState::default(),
+        &for_character(&["Aqua"], &[]),
+    );
+    assert_eq!(aqua.act, [0, 2]);
+    assert_eq!(reason_of(&aqua, 1), "character filter");
+    let other = run(
+        &b,
+        &c,
+        &ScanState::default(),
+        &for_character(&["Megumin"], &[]),
+    );
+    assert_eq!(other.act, [1, 2]);
+    assert_eq!(reason_of(&other, 0), "character filter");
+    // Another of the character's names (its file name, say) counts too.
+    let by_file = run(
+        &b,
+        &c,
+        &ScanState::default(),
+        &for_character(&["Goddess", "Aqua"], &[]),
+    );
+    assert_eq!(by_file.act, [0, 2]);
+}
+
+#[test]
+fn st_doc_character_filter_tags_include_and_exclude() {
+    let b = book(vec![
+        ext(
+            entry(&["dragon"], "fantasy only"),
+            json!({"character_filter": {"isExclude": false, "names": [], "tags": ["fantasy"]}}),
+        ),
+        ext(
+            entry(&["dragon"], "not fantasy"),
+            json!({"character_filter": {"isExclude": true, "tags": ["fantasy"]}}),
+        ),
+    ]);
+    let c = user("a dragon");
+    let tagged = run(
+        &b,
+        &c,
+        &ScanState::default(),
+        &for_character(&["Aqua"], &["fantasy"]),
+    );
+    assert_eq!(tagged.act, [0]);
+    let untagged = run(
+        &b,
+        &c,
+        &ScanState::default(),
+        &for_character(&["Aqua"], &["scifi"]),
+    );
+    assert_eq!(untagged.act, [1]);
+}
+
+#[test]
+fn st_doc_character_filter_from_world_info_and_card_books() {
+    // A World Info file keeps `characterFilter` (the reader keeps it in the entry's stash);
+    // SillyTavern keeps `character_filter` on a card book's entry.
+    let wi = json!({"entries": {"0": {"uid": 0, "key": ["dragon"], "content": "D",
+        "characterFilter": {"isExclude": false, "names": ["Aqua"], "tags": []}}}});
+    let mut d = Vec::new();
+    let wb = ccv3::lorebook::from_worldinfo(wi.as_object().unwrap().clone(), &mut d);
+    let card = book(vec![with(
+        entry(&["dragon"], "D"),
+        json!({"character_filter": {"isExclude": true, "names": ["Aqua"]}}),
+    )]);
+    let c = user("a dragon");
+    for (b, aqua, other) in [(&wb, vec![0], vec![]), (&card, vec![], vec![0])] {
+        let a = run(b, &c, &ScanState::default(), &for_character(&["Aqua"], &[]));
+        assert_eq!(a.act, aqua);
+        let o = run(
+            b,
+            &c,
+            &ScanState::default(),
+            &for_character(&["Megumin"], &[]),
+        );
+        assert_eq!(o.act, other);
+    }
+}
+
+// ---- "Additional matching sources": `match_*` flags add texts beside the chat. ----
+
+fn with_sources(sources: MatchSources) -> ScanOptions {
+    ScanOptions { sources, ..all() }
+}
+
+#[test]
+fn st_doc_additional_matching_sources_each_flag() {
+    let flags = [
+        ("match_persona_description", Source::PersonaDescription),
+        ("match_character_description", Source::CharacterDescription),
+        ("match_character_personality", Source::CharacterPersonality),
+        ("match_character_depth_prompt", Source::CharacterDepthPrompt),
+        ("match_scenario", Source::Scenario),
+        ("match_creator_notes", Source::CreatorNotes),
+    ];
+    for (flag, source) in flags {
+        let b = book(vec![
+            ext(entry(&["castle"], "flagged"), json!({ flag: true })),
+            entry(&["castle"], "chat only"),
+        ]);
+        let mut texts = MatchSources::default();
+        let text = match source {
+            Source::PersonaDescription => &mut texts.persona_description,
+            Source::CharacterDescription => &mut texts.character_description,
+            Source::CharacterPersonality => &mut texts.character_personality,
+            Source::CharacterDepthPrompt => &mut texts.character_depth_prompt,
+            Source::Scenario => &mut texts.scenario,
+            Source::CreatorNotes => &mut texts.creator_notes,
+        };
+        *text = "She lives in a Castle.".into();
+        let o = run(
+            &b,
+            &user("hello"),
+            &ScanState::default(),
+            &with_sources(texts),
+        );
+        assert_eq!(o.act, [0], "{flag}");
+        assert_eq!(
+            o.reasons,
+            [format!("key \"castle\" in {}", source.as_str())],
+            "{flag}"
+        );
+        // Without the text, or without the flag, nothing.
+        let none = run(&b, &user("hello"), &ScanState::default(), &all());
+        assert!(none.act.is_empty(), "{flag}");
+    }
+}
+
+#[test]
+fn st_doc_additional_matching_sources_keep_key_rules() {
+    let b = book(vec![
+        ext(
+            entry(&["cast"], "whole words"),
+            json!({"match_scenario": true}),
+        ),
+        ext(
+            entry(&["/cas+tle/i"], "regex"),
+            json!({"match_scenario": true}),
+        ),
+        with(
+            ext(
+                entry(&["castle"], "secondary"),
+                json!({"match_scenario": true}),
+            ),
+            json!({"selective": true, "secondary_keys": ["moat"]}),
+        ),
+        ext(
+            entry(&["castle"], "other flag"),
+            json!({"match_persona_description": true}),
+        ),
+    ]);
+    let texts = MatchSources {
+        scenario: "A castle with a moat.".into(),
+        ..Default::default()
+    };
+    let o = run(
+        &b,
+        &user("hello"),
+        &ScanState::default(),
+        &with_sources(texts),
+    );
+    assert_eq!(o.act, [1, 2]);
+    // The chat still comes first: a key in both is reported in its message.
+    let texts = MatchSources {
+        scenario: "A castle with a moat.".into(),
+        ..Default::default()
+    };
+    let o = run(
+        &b,
+        &user("the moat"),
+        &ScanState::default(),
+        &with_sources(texts),
+    );
+    assert_eq!(o.act, [1, 2]);
+    assert_eq!(o.reasons[1], "key \"castle\" in scenario");
+}
+
+#[test]
+fn st_doc_additional_matching_sources_in_a_single_scan() {
+    // Compiled for one scan, the automata come from the keys that can occur in the texts
+    // searched: the extra texts count.
+    let b = book(vec![ext(
+        entry(&["castle"], "C"),
+        json!({"match_scenario": true}),
+    )]);
+    let compiled = LorebookCompiler::new()
+        .for_single_scan(true)
+        .compile(&[BookInput {
+            book: &b,
+            kind: BookKind::Global,
+            name: "b".into(),
+        }]);
+    let opts = with_sources(MatchSources {
+        scenario: "the castle".into(),
+        ..Default::default()
+    });
+    let r = compiled.scan(
+        &user("hello"),
+        &ScanState::default(),
+        &opts,
+        &ccv3_tokens::Estimate,
+    );
+    assert_eq!(r.activated.len(), 1);
+}

@@ -206,7 +206,8 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
     ``min_activations_depth_max``, ``max_recursion_steps``, ``budget``, ``budget_cap``,
     ``include_names``, ``whole_words``, ``case_sensitive``, ``group_scoring`` (booleans:
     defaults for entries that do not say) and ``trigger`` (``"normal"``, ``"continue"``,
-    ``"impersonate"``, ``"swipe"``, ``"regenerate"``, ``"quiet"``).
+    ``"impersonate"``, ``"swipe"``, ``"regenerate"``, ``"quiet"``); ``persona`` (the persona
+    description, for entries with ``match_persona_description``).
 
     ``books`` may also be a :class:`CompiledLorebooks` (see :func:`compile_lorebooks`): its
     options were fixed when it was compiled.

@@ -67,6 +67,7 @@ def scan_lorebook(
     case_sensitive: Optional[bool] = None,
     group_scoring: Optional[bool] = None,
     trigger: Optional[Trigger] = None,
+    persona: Optional[str] = None,
     **options: Any,
 ) -> Dict[str, Any]: ...
 class CompiledLorebooks:
@@ -89,6 +90,7 @@ def compile_lorebooks(
     case_sensitive: Optional[bool] = None,
     group_scoring: Optional[bool] = None,
     trigger: Optional[Trigger] = None,
+    persona: Optional[str] = None,
     **options: Any,
 ) -> CompiledLorebooks: ...
 def build_prompt(
@@ -105,6 +107,7 @@ def build_prompt(
     case_sensitive: Optional[bool] = None,
     group_scoring: Optional[bool] = None,
     trigger: Optional[Trigger] = None,
+    persona: Optional[str] = None,
     **options: Any,
 ) -> Dict[str, Any]: ...
 def expand_macros(text: str, **context: Any) -> str: ...
