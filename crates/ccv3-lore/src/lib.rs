@@ -123,6 +123,14 @@
 //!     refused ([`LorebookCompiler::try_compile`]); a key's CBS macros expand to at most twice
 //!     the key (plus the names); a key longer than the scan text is not searched; plain keys
 //!     that overlap (`x`, `xx`, `xxx`...) cost time linear in the text.
+//! 24. **SillyTavern's per-entry settings** (issue 14, World Info doc): `triggers` against
+//!     [`ScanOptions::trigger`] (default `normal`); the character filter (`character_filter`
+//!     extension or field, World Info `characterFilter`: names against
+//!     [`ScanOptions::char_name`] and [`ScanOptions::character_names`], tags against
+//!     [`ScanOptions::character_tags`], include or exclude; tags only when the scan has a
+//!     character name); the `match_*` flags add the texts of [`ScanOptions::sources`] to the
+//!     entry's scan text (after its window: a key in both is reported in its message);
+//!     group scoring counts the keys of every member, constant and `@@activate` ones too.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]

@@ -15,10 +15,12 @@
 //!    `{{comment:}}` and `{{hidden_key:}}` are removed. The text is lower-cased once; one pass of
 //!    each Aho-Corasick automaton finds every plain key (and regex prefilter literal) and the
 //!    newest message each occurs in; only entries with such a hit, constant or forced entries,
-//!    sticky entries and regex keys without literals are looked at.
+//!    sticky entries and regex keys without literals are looked at. The extra texts of
+//!    entries' `match_*` flags ([`ScanOptions::sources`]) are searched the same way, once,
+//!    when the options have some and an entry asks for one (module `sources`).
 //! 3. **Activation pass.** Each candidate entry, in activation order, is checked in this order
 //!    (the first rule that decides wins): `enabled: false` (never, in any case); `triggers`;
-//!    `@@activate`; `@@dont_activate_after_match` / `@@keep_activate_after_match` (with match
+//!    the character filter; `@@activate`; `@@dont_activate_after_match` / `@@keep_activate_after_match` (with match
 //!    history); `@@dont_activate`; `@@is_greeting`; `@@activate_only_after`;
 //!    `@@activate_only_every`; `@@is_user_icon`; `delay`; `cooldown` (unless sticky);
 //!    `delay_until_recursion` (recursion passes at its level); `exclude_recursion` (recursion
