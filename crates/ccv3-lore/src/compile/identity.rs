@@ -153,6 +153,18 @@ impl<'a> CompiledBooks<'a> {
         crate::text::mix(identity_hash(e.entry, self.books[e.at.book].id_seed) ^ dup)
     }
 
+    /// The rank of the entry a state record's label (`book#index`) names, when there is one.
+    pub(crate) fn rank_at_label(&self, label: &str) -> Option<u32> {
+        let (name, index) = label.rsplit_once('#')?;
+        let index: usize = index.parse().ok()?;
+        let book = self.books.iter().position(|b| b.name == name)?;
+        let at = EntryRef { book, index };
+        self.entries
+            .iter()
+            .position(|e| e.at == at)
+            .map(|rank| rank as u32)
+    }
+
     /// From identity to rank (made on first use).
     pub(crate) fn by_id(&self) -> &FxMap<u64, u32> {
         self.by_id.get_or_init(|| {

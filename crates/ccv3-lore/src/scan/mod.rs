@@ -354,11 +354,18 @@ impl<'a> CompiledBooks<'a> {
 }
 
 impl<'s, 'a> Scan<'s, 'a> {
-    /// The identity a state key names, when it is one of these books' entries.
-    fn id_of(&self, k: &str) -> Option<u64> {
-        u64::from_str_radix(k, 16)
-            .ok()
-            .filter(|id| self.cb.by_id().contains_key(id))
+    /// The identity and rank of the entry a state record names (`k`: its identity in hex;
+    /// `label`: `book#index`, where it was), when it is one of these books' entries. The entry
+    /// at the label is tried first, so that a state costs the identities of its own entries,
+    /// not of every entry (an identity hashes the whole entry); else all entries are looked up.
+    fn resolve(&self, k: &str, label: &str) -> Option<(u64, u32)> {
+        let id = u64::from_str_radix(k, 16).ok()?;
+        if let Some(rank) = self.cb.rank_at_label(label) {
+            if self.cb.id(&self.cb.entries[rank as usize]) == id {
+                return Some((id, rank));
+            }
+        }
+        self.cb.by_id().get(&id).map(|&rank| (id, rank))
     }
 
     /// True when some book's entries are scanned for keys once activated.

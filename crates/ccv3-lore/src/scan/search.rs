@@ -198,9 +198,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         let sticky: Vec<u32> = self
             .state
             .sticky
-            .keys()
-            .filter_map(|k| u64::from_str_radix(k, 16).ok())
-            .filter_map(|id| self.cb.by_id().get(&id).copied())
+            .iter()
+            .filter_map(|(k, r)| self.resolve(k, &r.entry).map(|x| x.1))
             .collect();
         for r in sticky {
             if !self.cand_flag[r as usize] {

@@ -456,3 +456,21 @@ fn st_doc_additional_matching_sources_in_a_single_scan() {
     );
     assert_eq!(r.activated.len(), 1);
 }
+
+#[test]
+fn st_doc_timed_effects_follow_an_unedited_entry_that_moved() {
+    // A state record is found at its label first (`book#index`), else by identity: an
+    // unchanged entry that moved keeps its effect (only edits end it).
+    let sticky = ext(entry(&["dragon"], "D"), json!({"sticky": 5}));
+    let b = book(vec![sticky.clone()]);
+    let first = run(&b, &timeline_chat(1), &ScanState::default(), &all());
+    let quiet = chat(&[
+        (Role::User, "dragon"),
+        (Role::User, "nothing"),
+        (Role::User, "nothing"),
+    ]);
+    let moved = book(vec![entry(&["other"], "O"), sticky]);
+    let o = run(&moved, &quiet, &first.state, &all());
+    assert_eq!(o.act, [1]);
+    assert_eq!(o.reasons, ["sticky"]);
+}
