@@ -1,7 +1,7 @@
 //! The lorebook engine and prompt assembly: [`scan_lorebook`] and [`build_prompt`], through
 //! the one turn policy of [`ccv3_prompt::Session`].
 
-use crate::cards::{book_from_value, card_from_value, read_book_source, read_card_data};
+use crate::cards::{book_from_value, card_from_value, read_book_and_card, read_card_data};
 use crate::opts::{self, get, type_name};
 use crate::text::{read_chat, read_now, read_variables, tokenizer};
 use crate::{EmbedError, Source};
@@ -18,6 +18,9 @@ struct Book {
     name: String,
     /// Read from a card's bytes: the card's name, for `{{char}}`.
     card_name: Option<String>,
+    /// Read from a card's bytes: the card without its book (its names, tags and texts serve
+    /// entries' character filters and `match_*` flags).
+    card: Option<CardData>,
 }
 
 /// Reads the books of a request. A book's display name (the `book` of activations and the
@@ -26,10 +29,11 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
     let mut out = Vec::with_capacity(books.len());
     for (i, b) in books.iter().enumerate() {
         let at = |e: EmbedError| EmbedError::new(e.code, format!("books[{i}]: {}", e.message));
-        let (book, card_name) = match b {
-            Source::Bytes(bytes) => read_book_source(bytes).map_err(at)?,
+        let (book, card) = match b {
+            Source::Bytes(bytes) => read_book_and_card(bytes).map_err(at)?,
             Source::Json(v) => (book_from_value(v).map_err(at)?.0, None),
         };
+        let card_name = card.as_ref().map(|c| c.char_name().to_string());
         let name = book
             .name
             .as_deref()
@@ -40,6 +44,7 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
             book,
             name,
             card_name,
+            card,
         });
     }
     Ok(out)
@@ -240,6 +245,9 @@ fn scan_options(req: Option<&Value>, books: &[Book]) -> Result<SessionOptions, E
 /// others are global (as in `ccv3 lore scan`; [`Session::with_book`] keeps only the first
 /// character book).
 fn add_books<'a>(mut session: Session<'a>, books: &'a [Book]) -> Session<'a> {
+    if let Some(card) = books.iter().find_map(|b| b.card.as_ref()) {
+        session = session.with_character(card, card.name.clone());
+    }
     for b in books {
         let kind = if b.card_name.is_some() {
             BookKind::Character

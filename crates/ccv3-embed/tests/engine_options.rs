@@ -213,3 +213,30 @@ fn issue14_persona() {
     assert_eq!(act(&b, &chat, json!({"persona": "Carries a sword."})), [0]);
     assert_eq!(bad(&b, json!({"persona": 3})), "bad-input");
 }
+
+#[test]
+fn issue14_a_card_book_brings_its_character() {
+    // World Info doc, "Character Filter" and "Additional matching sources": a book read from a
+    // card's bytes scans with that card's names, tags and texts.
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+    "name": "Aqua", "description": "A goddess of water who lives in Axel.",
+    "personality": "", "scenario": "", "first_mes": "Hi", "mes_example": "",
+    "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
+    "alternate_greetings": [], "tags": ["goddess"], "creator": "", "character_version": "",
+    "extensions": {}, "group_only_greetings": [],
+    "character_book": {"entries": [
+        entry(&["axel"], "DESC", json!({"match_character_description": true})),
+        entry(&["hello"], "NOT-AQUA", json!({"character_filter": {"isExclude": true, "names": ["Aqua"]}})),
+        entry(&["hello"], "GODDESS", json!({"character_filter": {"tags": ["goddess"]}})),
+    ]}}});
+    let bytes = card.to_string().into_bytes();
+    let out = scan_lorebook(&[Source::Bytes(&bytes)], &json!({"chat": msgs(&["hello"])})).unwrap();
+    let mut got: Vec<u64> = out["activated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["index"].as_u64().unwrap())
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, [0, 2]);
+}

@@ -168,40 +168,43 @@ impl<'s, 'a> Scan<'s, 'a> {
         }
         let cb = self.cb;
         let mut seen = std::mem::take(&mut self.seen);
-        let mut found: Vec<(u32, u8, bool)> = Vec::new();
+        // Patterns met for the first time, to fan out once each (bounded by the patterns).
+        let mut fresh: Vec<u32> = Vec::new();
+        let hits = &mut st.hits;
+        let mut note = |p: u32, bit: u8, whole: bool| {
+            if let Some(h) = hits.get_mut(p as usize) {
+                if h[0] == 0 {
+                    fresh.push(p);
+                }
+                h[0] |= bit;
+                if whole {
+                    h[1] |= bit;
+                }
+            }
+        };
         for (s, lower, orig) in &st.texts {
             let long = aut.long_for(&cb.patterns, (lower, orig));
             for a in std::iter::once(aut).chain(long.as_ref()) {
                 let id = |ids: &[u32], p: u32| ids.get(p as usize).copied().unwrap_or(p);
                 if let Some(ac) = &a.ci {
                     ac.walk(lower, &mut seen, |p, start, end| {
-                        found.push((id(&a.ci_ids, p), s.bit(), whole_word_at(lower, start, end)));
+                        note(id(&a.ci_ids, p), s.bit(), whole_word_at(lower, start, end));
                     });
                 }
                 if let Some(ac) = &a.cs {
                     ac.walk(orig, &mut seen, |p, start, end| {
-                        found.push((
+                        note(
                             cb.n_ci + id(&a.cs_ids, p),
                             s.bit(),
                             whole_word_at(orig, start, end),
-                        ));
+                        );
                     });
                 }
             }
         }
         self.seen = seen;
-        for (p, bit, whole) in found {
-            let Some(h) = st.hits.get_mut(p as usize) else {
-                continue;
-            };
-            let fresh = h[0] == 0;
-            h[0] |= bit;
-            if whole {
-                h[1] |= bit;
-            }
-            if fresh {
-                self.fan_out(p);
-            }
+        for p in fresh {
+            self.fan_out(p);
         }
         self.sources = Some(st);
     }
