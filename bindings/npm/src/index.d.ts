@@ -167,6 +167,28 @@ export interface ScanOptions {
   tokenizer?: 'o200k' | 'cl100k' | 'estimate' | (string & {});
   charName?: string;
   userName?: string;
+  /** Scan deeper (one message more each pass) until this many entries are active (0: off). */
+  minActivations?: number;
+  /** The deepest min activations may scan (0: the whole chat). */
+  minActivationsDepthMax?: number;
+  /** The most scan passes (0: no limit; 1 disables recursion). */
+  maxRecursionSteps?: number;
+  /** A token budget over all books (each book's own budget applies too). */
+  budget?: number;
+  /** A ceiling on the budget of all books, whatever sets it. */
+  budgetCap?: number;
+  /** Prefix each message with `name: ` in the scan text (default true). */
+  includeNames?: boolean;
+  /** Match single-word keys as whole words, for entries that do not say (default true). */
+  wholeWords?: boolean;
+  /** Match keys case-sensitively, for entries that do not say (default false). */
+  caseSensitive?: boolean;
+  /** Keep the inclusion-group members with the most keys found, for entries that do not say (default false). */
+  groupScoring?: boolean;
+  /** The generation type, for entries with `triggers` (default `normal`). */
+  trigger?: 'normal' | 'continue' | 'impersonate' | 'swipe' | 'regenerate' | 'quiet';
+  /** The user's persona description, scanned for entries with `match_persona_description`. */
+  persona?: string;
   [option: string]: unknown;
 }
 

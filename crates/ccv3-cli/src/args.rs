@@ -204,6 +204,9 @@ pub struct PromptArgs {
     /// The macro budget.
     #[command(flatten)]
     pub macros: MacroLimits,
+    /// The lorebook engine's settings.
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }
 
 /// Arguments of `ccv3 lore scan`.
@@ -254,4 +257,87 @@ pub struct LoreScanArgs {
     /// Input limits.
     #[command(flatten)]
     pub limits: InputLimits,
+    /// The lorebook engine's settings.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// The lorebook engine's settings, shared by `ccv3 lore scan` and `ccv3 prompt` (SillyTavern's
+/// World Info "Activation Settings"; the `true|false` ones are defaults for entries that do
+/// not say).
+#[derive(Debug, Clone, clap::Args)]
+pub struct EngineArgs {
+    /// Scan deeper (one message more each pass) until this many entries are active (0: off).
+    #[arg(long = "min-activations", value_name = "N")]
+    pub min_activations: Option<usize>,
+    /// The deepest min activations may scan (0: the whole chat).
+    #[arg(long = "min-activations-depth-max", value_name = "N")]
+    pub min_activations_depth_max: Option<u64>,
+    /// The most scan passes (0: no limit; 1 disables recursion).
+    #[arg(long = "max-recursion-steps", value_name = "N")]
+    pub max_recursion_steps: Option<usize>,
+    /// A token budget over all books (each book's own budget applies too).
+    #[arg(long = "budget", value_name = "N")]
+    pub budget: Option<usize>,
+    /// A ceiling on the budget of all books, whatever sets it.
+    #[arg(long = "budget-cap", value_name = "N")]
+    pub budget_cap: Option<usize>,
+    /// Prefix each message with `name: ` in the scan text (default true).
+    #[arg(long = "include-names", value_name = "true|false")]
+    pub include_names: Option<bool>,
+    /// Match single-word keys as whole words (default true).
+    #[arg(long = "whole-words", value_name = "true|false")]
+    pub whole_words: Option<bool>,
+    /// Match keys case-sensitively (default false).
+    #[arg(long = "case-sensitive", value_name = "true|false")]
+    pub case_sensitive: Option<bool>,
+    /// Keep only the inclusion-group members with the most keys found (default false).
+    #[arg(long = "group-scoring", value_name = "true|false")]
+    pub group_scoring: Option<bool>,
+    /// The generation type, for entries with `triggers`.
+    #[arg(long = "trigger", default_value = "normal", value_parser = parse_trigger,
+          value_name = "normal|continue|impersonate|swipe|regenerate|quiet")]
+    pub trigger: ccv3_lore::Trigger,
+    /// The user's persona description, scanned for entries with `match_persona_description`.
+    #[arg(long = "persona", value_name = "TEXT")]
+    pub persona: Option<String>,
+}
+
+/// A `--trigger` value.
+fn parse_trigger(s: &str) -> Result<ccv3_lore::Trigger, String> {
+    ccv3_lore::Trigger::parse(s)
+        .ok_or_else(|| "use normal, continue, impersonate, swipe, regenerate or quiet".to_string())
+}
+
+impl EngineArgs {
+    /// The settings, over the engine's defaults.
+    pub fn settings(&self) -> ccv3_prompt::EngineSettings {
+        let mut e = ccv3_prompt::EngineSettings::default();
+        if let Some(n) = self.min_activations {
+            e.min_activations = n;
+        }
+        if let Some(n) = self.min_activations_depth_max {
+            e.min_activations_depth_max = n;
+        }
+        if let Some(n) = self.max_recursion_steps {
+            e.max_recursion_steps = n;
+        }
+        e.budget = self.budget;
+        e.budget_cap = self.budget_cap;
+        if let Some(b) = self.include_names {
+            e.include_names = b;
+        }
+        if let Some(b) = self.whole_words {
+            e.whole_words = b;
+        }
+        if let Some(b) = self.case_sensitive {
+            e.case_sensitive = b;
+        }
+        if let Some(b) = self.group_scoring {
+            e.group_scoring = b;
+        }
+        e.trigger = self.trigger;
+        e.persona_description = self.persona.clone().unwrap_or_default();
+        e
+    }
 }

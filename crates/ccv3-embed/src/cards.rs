@@ -142,16 +142,23 @@ pub fn read_card_model(bytes: &[u8], options: &ReadOptions) -> Result<ccv3::Card
 
 /// The book of a file for the engine, and the card's name when the file is a card.
 pub(crate) fn read_book_source(bytes: &[u8]) -> Result<(Lorebook, Option<String>), EmbedError> {
+    read_book_and_card(bytes).map(|(book, card)| (book, card.map(|c| c.char_name().to_string())))
+}
+
+/// A lorebook from a file's bytes, and the card it came from (without its book) when the bytes
+/// are a card's.
+pub(crate) fn read_book_and_card(
+    bytes: &[u8],
+) -> Result<(Lorebook, Option<ccv3::CardData>), EmbedError> {
     match read_document(bytes)? {
         Document::Lorebook(bf) => Ok((bf.book, None)),
         Document::Card(cf) => {
-            let name = cf.card.data.char_name().to_string();
-            let book = cf
-                .card
-                .data
+            let mut card = cf.card.data;
+            let book = card
                 .character_book
+                .take()
                 .ok_or_else(|| EmbedError::read_failed("the card has no character_book"))?;
-            Ok((book, Some(name)))
+            Ok((book, Some(card)))
         }
     }
 }

@@ -1,14 +1,14 @@
 //! The lorebook engine and prompt assembly: [`scan_lorebook`] and [`build_prompt`], through
 //! the one turn policy of [`ccv3_prompt::Session`].
 
-use crate::cards::{book_from_value, card_from_value, read_book_source, read_card_data};
+use crate::cards::{book_from_value, card_from_value, read_book_and_card, read_card_data};
 use crate::opts::{self, get, type_name};
 use crate::text::{read_chat, read_now, read_variables, tokenizer};
 use crate::{EmbedError, Source};
 use ccv3::{CardData, Lorebook};
 use ccv3_lore::chat::Chat;
-use ccv3_lore::{BookKind, ScanState, Strategy};
-use ccv3_prompt::{InstructTemplate, Session, SessionOptions, Template};
+use ccv3_lore::{BookKind, ScanState, Strategy, Trigger};
+use ccv3_prompt::{EngineSettings, InstructTemplate, Session, SessionOptions, Template};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -18,6 +18,9 @@ struct Book {
     name: String,
     /// Read from a card's bytes: the card's name, for `{{char}}`.
     card_name: Option<String>,
+    /// Read from a card's bytes: the card without its book (its names, tags and texts serve
+    /// entries' character filters and `match_*` flags).
+    card: Option<CardData>,
 }
 
 /// Reads the books of a request. A book's display name (the `book` of activations and the
@@ -26,10 +29,11 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
     let mut out = Vec::with_capacity(books.len());
     for (i, b) in books.iter().enumerate() {
         let at = |e: EmbedError| EmbedError::new(e.code, format!("books[{i}]: {}", e.message));
-        let (book, card_name) = match b {
-            Source::Bytes(bytes) => read_book_source(bytes).map_err(at)?,
+        let (book, card) = match b {
+            Source::Bytes(bytes) => read_book_and_card(bytes).map_err(at)?,
             Source::Json(v) => (book_from_value(v).map_err(at)?.0, None),
         };
+        let card_name = card.as_ref().map(|c| c.char_name().to_string());
         let name = book
             .name
             .as_deref()
@@ -40,13 +44,15 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
             book,
             name,
             card_name,
+            card,
         });
     }
     Ok(out)
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
-/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`).
+/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, and the engine
+/// settings of [`engine_settings`]).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     let mut o = SessionOptions::default();
     if let Some(u) = opts::string(req, "user")? {
@@ -73,7 +79,51 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     }
     o.seed = opts::seed(req, "seed")?;
     o.now = get(req, "now").map(read_now).transpose()?;
+    o.engine = engine_settings(req)?;
     Ok(o)
+}
+
+/// The lorebook engine's settings of a request (issue 14; the `ccv3 lore scan` flags):
+/// `min_activations`, `min_activations_depth_max`, `max_recursion_steps`, `budget`,
+/// `budget_cap`, `include_names`, `whole_words`, `case_sensitive`, `group_scoring`, `trigger`,
+/// `persona` (the persona description, for entries with `match_persona_description`).
+fn engine_settings(req: Option<&Value>) -> Result<EngineSettings, EmbedError> {
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let mut e = EngineSettings::default();
+    if let Some(n) = opts::count(req, "min_activations")? {
+        e.min_activations = size(n);
+    }
+    if let Some(n) = opts::count(req, "min_activations_depth_max")? {
+        e.min_activations_depth_max = n;
+    }
+    if let Some(n) = opts::count(req, "max_recursion_steps")? {
+        e.max_recursion_steps = size(n);
+    }
+    e.budget = opts::count(req, "budget")?.map(size);
+    e.budget_cap = opts::count(req, "budget_cap")?.map(size);
+    if let Some(b) = opts::boolean(req, "include_names")? {
+        e.include_names = b;
+    }
+    if let Some(b) = opts::boolean(req, "whole_words")? {
+        e.whole_words = b;
+    }
+    if let Some(b) = opts::boolean(req, "case_sensitive")? {
+        e.case_sensitive = b;
+    }
+    if let Some(b) = opts::boolean(req, "group_scoring")? {
+        e.group_scoring = b;
+    }
+    if let Some(p) = opts::string(req, "persona")? {
+        e.persona_description = p.to_string();
+    }
+    if let Some(t) = opts::string(req, "trigger")? {
+        e.trigger = Trigger::parse(t).ok_or_else(|| {
+            EmbedError::bad_input(format!(
+                "unknown trigger {t:?}: use normal, continue, impersonate, swipe, regenerate or quiet"
+            ))
+        })?;
+    }
+    Ok(e)
 }
 
 /// The chat of a request (empty when absent).
@@ -154,7 +204,12 @@ fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError>
 /// `[{role, name, content}]`, `{messages: [...]}` or a chat file's text), `state`, `seed`
 /// (default: from the chat), `user`, `char` (default: the first card's name), `greeting`,
 /// `scan_depth`, `recursive`, `strategy`, `max_context`, `tokenizer` (`o200k`, `cl100k`,
-/// `estimate`).
+/// `estimate`), and the engine settings (as the `ccv3 lore scan` flags): `min_activations`,
+/// `min_activations_depth_max`, `max_recursion_steps`, `budget`, `budget_cap`,
+/// `include_names`, `whole_words`, `case_sensitive`, `group_scoring` (booleans: defaults for
+/// entries that do not say), `trigger` (`normal`, `continue`, `impersonate`, `swipe`,
+/// `regenerate`, `quiet`), `persona` (the persona description, for entries'
+/// `match_persona_description`).
 ///
 /// # Errors
 /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,
@@ -190,6 +245,9 @@ fn scan_options(req: Option<&Value>, books: &[Book]) -> Result<SessionOptions, E
 /// others are global (as in `ccv3 lore scan`; [`Session::with_book`] keeps only the first
 /// character book).
 fn add_books<'a>(mut session: Session<'a>, books: &'a [Book]) -> Session<'a> {
+    if let Some(card) = books.iter().find_map(|b| b.card.as_ref()) {
+        session = session.with_character(card, card.name.clone());
+    }
     for b in books {
         let kind = if b.card_name.is_some() {
             BookKind::Character

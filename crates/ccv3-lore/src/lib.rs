@@ -106,9 +106,10 @@
 //!     messages: sticky is active while `start < length <= start + sticky`, then a cooldown runs
 //!     for `cooldown` more messages; a cooldown alone blocks while
 //!     `start < length <= start + cooldown`; delay blocks while `length < delay`.
-//! 19. **Entry identity** (for state and rolls) is a hash of the book name, keys, secondary
-//!     keys, content, comment and name (plus a counter for identical entries), so an edited entry
-//!     loses its timed effects, as in SillyTavern.
+//! 19. **Entry identity** (for state and rolls) is a hash of the book name and every field of
+//!     the entry (keys, content, order, flags, `extensions`, unknown fields; plus a counter for
+//!     identical entries), so any edit of an entry ends its timed effects, as SillyTavern's
+//!     World Info documentation says (issue 14).
 //! 20. **Empty content**: a matched entry whose content (without decorators) is blank is
 //!     rejected with `empty content` and takes part in nothing else.
 //! 21. **Explanations**: a scan reports the entries that had a chance (a key found anywhere in the
@@ -122,6 +123,14 @@
 //!     refused ([`LorebookCompiler::try_compile`]); a key's CBS macros expand to at most twice
 //!     the key (plus the names); a key longer than the scan text is not searched; plain keys
 //!     that overlap (`x`, `xx`, `xxx`...) cost time linear in the text.
+//! 24. **SillyTavern's per-entry settings** (issue 14, World Info doc): `triggers` against
+//!     [`ScanOptions::trigger`] (default `normal`); the character filter (`character_filter`
+//!     extension or field, World Info `characterFilter`: names against
+//!     [`ScanOptions::char_name`] and [`ScanOptions::character_names`], tags against
+//!     [`ScanOptions::character_tags`], include or exclude; tags only when the scan has a
+//!     character name); the `match_*` flags add the texts of [`ScanOptions::sources`] to the
+//!     entry's scan text (after its window: a key in both is reported in its message);
+//!     group scoring counts the keys of every member, constant and `@@activate` ones too.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
@@ -146,8 +155,8 @@ pub use compile::{
 };
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
-    Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
-    ScanOptions, ScanResult, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
+    Activation, ActivationReason, ExplainSink, Explanation, MatchSources, NoSink, RejectReason,
+    Rejected, ScanOptions, ScanResult, Source, Trigger, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
 };
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

@@ -3,8 +3,8 @@
 //! Serialised as JSON:
 //! `{"sticky":{ID:{"start":S,"end":E,"protected":false,"entry":"book#3"}},"cooldown":{...},
 //!   "matched":{ID:{"first":S,"count":N,"entry":"book#3"}}}` where `ID` is the entry's identity
-//! (16 hex digits: a hash of its book name, keys, content, comment and name, so editing an entry
-//! ends its effects, as in SillyTavern) and `S`/`E` are chat lengths (message counts).
+//! (16 hex digits: a hash of its book name and every field of the entry, so any edit of an entry
+//! ends its effects, as SillyTavern's World Info documentation says) and `S`/`E` are chat lengths (message counts).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

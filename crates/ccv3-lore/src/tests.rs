@@ -5,6 +5,9 @@ use crate::*;
 use ccv3::Lorebook;
 use serde_json::{json, Value};
 
+/// Issue 14: SillyTavern's documented behaviours and every engine setting.
+mod issue14;
+
 fn book(entries: Vec<Value>) -> Lorebook {
     book_with(json!({}), entries)
 }

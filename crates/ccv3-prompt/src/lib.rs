@@ -75,7 +75,7 @@ pub use expand::{ExpandContext, Expander, SimpleExpander};
 pub use instruct::{InstructTemplate, Wrap};
 pub use lore::{InsertPosition, LoreInsert, UiPrompt};
 pub use render::{to_text, Message, PromptReport, ReportCut, ReportLore, ReportMessage};
-pub use session::{Expanded, ScanOutcome, Session, SessionOptions, TurnOutcome};
+pub use session::{EngineSettings, Expanded, ScanOutcome, Session, SessionOptions, TurnOutcome};
 pub use template::{Slot, Template};
 pub use tokens::TokenCounter;
 

@@ -48,7 +48,7 @@ use ccv3_cbs::{BudgetLimits, Limits, Mode, Timestamp, Variables, Warning};
 use ccv3_lore::chat::Chat;
 use ccv3_lore::{
     BookInput, BookKind, CompiledBooks, LorebookCompiler, ScanOptions, ScanReport, ScanResult,
-    ScanState, Strategy,
+    ScanState, Strategy, Trigger,
 };
 use ccv3_tokens::Tokenizer;
 use std::sync::{Arc, OnceLock};
@@ -99,6 +99,62 @@ pub struct SessionOptions {
     /// The step budget of all regex key searches of one scan ([`ScanOptions::regex_scan_steps`],
     /// default [`ccv3_lore::REGEX_SCAN_STEPS`]).
     pub regex_scan_steps: u64,
+    /// The lorebook engine's settings (issue 14): see [`EngineSettings`].
+    pub engine: EngineSettings,
+}
+
+/// The lorebook engine's settings that a chat may change, each named as SillyTavern's World
+/// Info "Activation Settings" and as the `ccv3 lore scan` / `ccv3 prompt` flags; `Default` is
+/// the engine's default (and SillyTavern's).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineSettings {
+    /// Scan deeper until this many entries are active (0: off): [`ScanOptions::min_activations`].
+    pub min_activations: usize,
+    /// The deepest min activations may scan (0: the whole chat):
+    /// [`ScanOptions::min_activations_depth_max`].
+    pub min_activations_depth_max: u64,
+    /// The most passes (0: no limit but [`ccv3_lore::scan::MAX_PASSES`]; 1 disables recursion):
+    /// [`ScanOptions::max_recursion_steps`].
+    pub max_recursion_steps: usize,
+    /// A token budget over all books: [`ScanOptions::token_budget`].
+    pub budget: Option<usize>,
+    /// A ceiling on the budget of all books: [`ScanOptions::budget_cap`].
+    pub budget_cap: Option<usize>,
+    /// Prefix each message with `name: ` in the scan text (default on):
+    /// [`ScanOptions::include_names`].
+    pub include_names: bool,
+    /// Whole-word matching for entries that do not say (default on):
+    /// [`ScanOptions::match_whole_words`].
+    pub whole_words: bool,
+    /// Case-sensitive keys for entries that do not say (default off):
+    /// [`LorebookCompiler::case_sensitive`].
+    pub case_sensitive: bool,
+    /// Group scoring for entries that do not say (default off): [`ScanOptions::group_scoring`].
+    pub group_scoring: bool,
+    /// The generation type (default `normal`): [`ScanOptions::trigger`].
+    pub trigger: Trigger,
+    /// The user's persona description, for entries with `match_persona_description`
+    /// ([`ccv3_lore::MatchSources::persona_description`]; the card gives the other texts).
+    pub persona_description: String,
+}
+
+impl Default for EngineSettings {
+    fn default() -> Self {
+        let scan = ScanOptions::default();
+        EngineSettings {
+            min_activations: scan.min_activations,
+            min_activations_depth_max: scan.min_activations_depth_max,
+            max_recursion_steps: scan.max_recursion_steps,
+            budget: scan.token_budget,
+            budget_cap: scan.budget_cap,
+            include_names: scan.include_names,
+            whole_words: scan.match_whole_words,
+            case_sensitive: false,
+            group_scoring: scan.group_scoring,
+            trigger: scan.trigger,
+            persona_description: String::new(),
+        }
+    }
 }
 
 impl Default for SessionOptions {
@@ -121,6 +177,7 @@ impl Default for SessionOptions {
             max_entries: ccv3_lore::MAX_ENTRIES,
             regex_key_steps: ccv3_lore::REGEX_KEY_STEPS,
             regex_scan_steps: ccv3_lore::REGEX_SCAN_STEPS,
+            engine: EngineSettings::default(),
         }
     }
 }
@@ -131,6 +188,8 @@ impl Default for SessionOptions {
 /// once and call [`Session::scan`] or [`Session::prompt`] turn after turn.
 pub struct Session<'a> {
     card: Option<&'a CardData>,
+    /// The card's file name (its stem is one of the character's names).
+    card_file: Option<String>,
     books: Vec<BookInput<'a>>,
     names: Vec<String>,
     has_character: bool,
@@ -241,6 +300,7 @@ impl<'a> Session<'a> {
     pub fn new(options: SessionOptions, tokenizer: Arc<dyn Tokenizer>) -> Self {
         Session {
             card: None,
+            card_file: None,
             books: Vec::new(),
             names: Vec::new(),
             has_character: false,
@@ -253,11 +313,55 @@ impl<'a> Session<'a> {
     /// Sets the card; its `character_book` (if any) becomes the next book, named `name`, as the
     /// character book unless one was added before (then it is global).
     pub fn with_card(mut self, card: &'a CardData, name: impl Into<String>) -> Self {
+        let name = name.into();
         self.card = Some(card);
+        self.card_file = Some(name.clone());
         if let Some(book) = &card.character_book {
             self = self.with_book(book, BookKind::Character, name);
         }
         self
+    }
+
+    /// Sets the card the chat is with, without taking its `character_book` (for callers that
+    /// add its book themselves, like `ccv3 lore scan`): its names, tags and texts still serve
+    /// entries' character filters and `match_*` flags. `name` is its file name.
+    pub fn with_character(mut self, card: &'a CardData, name: impl Into<String>) -> Self {
+        self.card = Some(card);
+        self.card_file = Some(name.into());
+        self
+    }
+
+    /// The character's names, tags and texts for the scan (entries' character filters and
+    /// `match_*` flags; World Info doc, "Character Filter" and "Additional matching sources"),
+    /// and the persona description.
+    fn character_for_scan(&self, opts: &mut ScanOptions) {
+        opts.sources.persona_description = self.options.engine.persona_description.clone();
+        let Some(card) = self.card else {
+            return;
+        };
+        let mut names = vec![card.name.clone()];
+        names.extend(card.nickname.clone());
+        if let Some(file) = &self.card_file {
+            let stem = std::path::Path::new(file)
+                .file_stem()
+                .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
+            names.push(stem);
+        }
+        names.retain(|n| !n.is_empty());
+        opts.character_names = names;
+        opts.character_tags = card.tags.clone();
+        let s = &mut opts.sources;
+        s.character_description = card.description.clone();
+        s.character_personality = card.personality.clone();
+        s.scenario = card.scenario.clone();
+        s.creator_notes = card.creator_notes.clone();
+        s.character_depth_prompt = card
+            .extensions
+            .get("depth_prompt")
+            .and_then(|d| d.get("prompt"))
+            .and_then(|p| p.as_str())
+            .unwrap_or("")
+            .to_string();
     }
 
     /// Adds a book. A second character book is treated as a global one (a chat has one
@@ -321,6 +425,7 @@ impl<'a> Session<'a> {
             .strategy(self.options.strategy)
             .for_single_scan(self.options.single_scan)
             .max_entries(self.options.max_entries)
+            .case_sensitive(self.options.engine.case_sensitive)
     }
 
     /// Checks the books against the compiler's limits ([`SessionOptions::max_entries`]) before
@@ -352,6 +457,17 @@ impl<'a> Session<'a> {
         if let Some(d) = self.options.scan_depth {
             opts.scan_depth = d;
         }
+        let e = &self.options.engine;
+        opts.min_activations = e.min_activations;
+        opts.min_activations_depth_max = e.min_activations_depth_max;
+        opts.max_recursion_steps = e.max_recursion_steps;
+        opts.token_budget = e.budget;
+        opts.budget_cap = e.budget_cap;
+        opts.include_names = e.include_names;
+        opts.match_whole_words = e.whole_words;
+        opts.group_scoring = e.group_scoring;
+        opts.trigger = e.trigger;
+        self.character_for_scan(&mut opts);
         opts
     }
 

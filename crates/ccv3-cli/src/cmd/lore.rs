@@ -25,6 +25,9 @@ pub use crate::args::LoreScanArgs as Args;
 /// A loaded `--book`: its lorebook, whether it came from a card, and the card's name.
 struct Loaded {
     book: Lorebook,
+    /// The card the book came from, without its book (its names, tags and texts serve
+    /// entries' character filters and `match_*` flags).
+    card: Option<ccv3::CardData>,
     from_card: bool,
     card_char_name: Option<String>,
     name: String,
@@ -97,10 +100,16 @@ pub fn run(args: Args) -> CmdResult {
         // One scan per call: no automata over every key of the books, only over those that can
         // occur in the chat.
         single_scan: true,
+        engine: args.engine.settings(),
         ..SessionOptions::default()
     };
     // The first card's book is the character book; every other book is global.
     let mut session = Session::new(options, tokenizer);
+    if let Some(l) = loaded.iter().find(|l| l.card.is_some()) {
+        if let Some(card) = &l.card {
+            session = session.with_character(card, l.name.clone());
+        }
+    }
     for l in &loaded {
         let kind = if l.from_card {
             BookKind::Character
@@ -254,14 +263,15 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
     );
     match limits.load(path)? {
         Document::Card(cf) => {
-            let char_name = cf.card.data.char_name().to_string();
-            let book = cf
-                .card
-                .data
+            let mut card = cf.card.data;
+            let char_name = card.char_name().to_string();
+            let book = card
                 .character_book
+                .take()
                 .ok_or_else(|| CliError::file(path, "the card has no character_book"))?;
             Ok(Loaded {
                 book,
+                card: Some(card),
                 from_card: true,
                 card_char_name: Some(char_name),
                 name,
@@ -269,6 +279,7 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
         }
         Document::Lorebook(bf) => Ok(Loaded {
             book: bf.book,
+            card: None,
             from_card: false,
             card_char_name: None,
             name,

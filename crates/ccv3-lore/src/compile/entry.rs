@@ -104,6 +104,35 @@ pub(crate) struct Rare {
     pub delay: u64,
     pub delay_until_recursion: Option<u64>,
     pub triggers: Vec<String>,
+    /// SillyTavern's character filter (`characterFilter`).
+    pub char_filter: Option<Box<CharFilter>>,
+    /// The extra texts its keys are matched against (SillyTavern's `match_*` flags): a set of
+    /// [`crate::scan::Source`] bits.
+    pub sources: u8,
+}
+
+/// SillyTavern's character filter of an entry (World Info doc, "Character Filter"): the entry
+/// is activated only for the characters named or tagged here, or, with `exclude`, for all
+/// others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CharFilter {
+    pub exclude: bool,
+    pub names: Vec<String>,
+    pub tags: Vec<String>,
+}
+
+impl CharFilter {
+    /// The filter of `v` (`{"isExclude", "names", "tags"}`, or `is_exclude`); `None` when it
+    /// names no character and no tag (then it filters nothing).
+    fn of(v: Option<&Value>) -> Option<Box<CharFilter>> {
+        let o = v?.as_object()?;
+        let f = CharFilter {
+            exclude: val_bool(o.get("isExclude").or_else(|| o.get("is_exclude"))).unwrap_or(false),
+            names: val_strings(o.get("names")),
+            tags: val_strings(o.get("tags")),
+        };
+        (!f.names.is_empty() || !f.tags.is_empty()).then(|| Box::new(f))
+    }
 }
 
 impl Rare {
@@ -119,6 +148,8 @@ impl Rare {
         delay: 0,
         delay_until_recursion: None,
         triggers: Vec::new(),
+        char_filter: None,
+        sources: 0,
     };
 
     fn is_none(&self) -> bool {
@@ -132,6 +163,8 @@ impl Rare {
             && self.delay == 0
             && self.delay_until_recursion.is_none()
             && self.triggers.is_empty()
+            && self.char_filter.is_none()
+            && self.sources == 0
     }
 }
 
@@ -229,11 +262,19 @@ enum Knob {
     Position,
     Depth,
     OutletName,
+    CharacterFilter,
+    Stash,
+    MatchPersonaDescription,
+    MatchCharacterDescription,
+    MatchCharacterPersonality,
+    MatchCharacterDepthPrompt,
+    MatchScenario,
+    MatchCreatorNotes,
 }
 
 impl Knob {
     /// How many knobs there are.
-    const COUNT: usize = 23;
+    const COUNT: usize = 31;
 
     /// The knob an `extensions` key names.
     fn of(name: &str) -> Option<Knob> {
@@ -261,6 +302,14 @@ impl Knob {
             "position" => Knob::Position,
             "depth" => Knob::Depth,
             "outlet_name" => Knob::OutletName,
+            "character_filter" | "characterFilter" => Knob::CharacterFilter,
+            ccv3::lorebook::worldinfo::STASH_KEY => Knob::Stash,
+            "match_persona_description" => Knob::MatchPersonaDescription,
+            "match_character_description" => Knob::MatchCharacterDescription,
+            "match_character_personality" => Knob::MatchCharacterPersonality,
+            "match_character_depth_prompt" => Knob::MatchCharacterDepthPrompt,
+            "match_scenario" => Knob::MatchScenario,
+            "match_creator_notes" => Knob::MatchCreatorNotes,
             _ => return None,
         })
     }
@@ -380,6 +429,46 @@ fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpe
     }
 }
 
+/// An entry's character filter: the `character_filter` extension (or `characterFilter`), else
+/// the entry's own `character_filter` field (where SillyTavern keeps it in a card's book), else
+/// the `characterFilter` of a World Info file that the reader kept in the entry's stash.
+fn char_filter_of(e: &Entry, kn: &Knobs<'_>) -> Option<Box<CharFilter>> {
+    CharFilter::of(kn.get(Knob::CharacterFilter))
+        .or_else(|| CharFilter::of(e.extra.get("character_filter")))
+        .or_else(|| {
+            CharFilter::of(
+                kn.get(Knob::Stash)
+                    .and_then(|s| s.get("fields"))
+                    .and_then(|f| f.get("characterFilter")),
+            )
+        })
+}
+
+/// An entry's `match_*` flags as a set of [`crate::scan::Source`] bits.
+fn sources_of(kn: &Knobs<'_>) -> u8 {
+    use crate::scan::Source;
+    [
+        (Knob::MatchPersonaDescription, Source::PersonaDescription),
+        (
+            Knob::MatchCharacterDescription,
+            Source::CharacterDescription,
+        ),
+        (
+            Knob::MatchCharacterPersonality,
+            Source::CharacterPersonality,
+        ),
+        (
+            Knob::MatchCharacterDepthPrompt,
+            Source::CharacterDepthPrompt,
+        ),
+        (Knob::MatchScenario, Source::Scenario),
+        (Knob::MatchCreatorNotes, Source::CreatorNotes),
+    ]
+    .iter()
+    .filter(|(k, _)| val_bool(kn.get(*k)).unwrap_or(false))
+    .fold(0, |acc, (_, s)| acc | s.bit())
+}
+
 impl LorebookCompiler {
     /// Compiles one entry (`ei` of book `bi`, named `bn`) with the builder `b`, raising
     /// `max_depth` to the entry's own scan depth.
@@ -495,6 +584,8 @@ impl LorebookCompiler {
             delay: val_u64(kn.get(Knob::Delay)).unwrap_or(0),
             delay_until_recursion,
             triggers: val_strings(kn.get(Knob::Triggers)),
+            char_filter: char_filter_of(e, &kn),
+            sources: sources_of(&kn),
         };
         let compiled = CEntry {
             at: EntryRef {

@@ -8,19 +8,64 @@ use crate::text::Fnv;
 use ccv3::Entry;
 
 /// The hash behind an entry's stable identity ([`CompiledBooks::id`]): FNV-1a over its book's
-/// name (`book`, the hash state after it), keys, secondary keys, content, comment and name.
-fn identity_hash(entry: &Entry, book: u64) -> u64 {
-    let mut h = Fnv(book);
+/// name (`book`, the hash state after it) and every field of the entry as it was (keys,
+/// secondary keys, content, comment, name, the flags and numbers, `id`, `position`, every
+/// `extensions` knob and every field the spec does not name), so that editing anything in an
+/// entry ends its timed effects, as SillyTavern's World Info documentation says ("Timed Effects
+/// Rules": making any changes to the entry removes its effect; SillyTavern hashes the whole
+/// entry).
+pub(super) fn identity_hash(entry: &Entry, book: u64) -> u64 {
+    let mut h = Fnv(book).str("keys");
     for k in &entry.keys {
         h = h.str(k);
     }
+    h = h.str("secondary_keys");
     for k in entry.secondary_keys.as_deref().unwrap_or(&[]) {
         h = h.str(k);
     }
-    h.str(&entry.content)
-        .str(entry.comment.as_deref().unwrap_or(""))
-        .str(entry.name.as_deref().unwrap_or(""))
-        .0
+    h = h
+        .str("content")
+        .str(&entry.content)
+        .str(entry.comment.as_deref().unwrap_or("\u{0}none"))
+        .str(entry.name.as_deref().unwrap_or("\u{0}none"))
+        .str(&entry.insertion_order.to_string())
+        .str(
+            &entry
+                .priority
+                .as_ref()
+                .map_or("\u{0}none".into(), |p| p.to_string()),
+        )
+        .str(entry.position.as_deref().unwrap_or("\u{0}none"))
+        .bytes(&[
+            entry.enabled as u8,
+            entry.use_regex as u8,
+            flag(entry.case_sensitive),
+            flag(entry.constant),
+            flag(entry.selective),
+        ]);
+    if let Some(id) = &entry.id {
+        h = h.str("id").str(&id.to_string());
+    }
+    h = h.str("extensions");
+    entry.extensions.visit(
+        |_| true,
+        |k, v| {
+            h = h.str(k).str(&v.to_string());
+        },
+    );
+    h = h.str("extra");
+    for (k, v) in &entry.extra {
+        h = h.str(k).str(&v.to_string());
+    }
+    h.0
+}
+
+/// An optional flag as one byte (absent, false, true).
+fn flag(b: Option<bool>) -> u8 {
+    match b {
+        None => 2,
+        Some(b) => b as u8,
+    }
 }
 
 /// A fast hash of what [`identity_hash`] hashes (equal inputs, equal hashes), to find the rare
@@ -106,6 +151,18 @@ impl<'a> CompiledBooks<'a> {
             .get_or_init(|| count_duplicates(&self.entries, &self.books));
         let dup = dups.get(&packed(e.at)).copied().unwrap_or(0);
         crate::text::mix(identity_hash(e.entry, self.books[e.at.book].id_seed) ^ dup)
+    }
+
+    /// The rank of the entry a state record's label (`book#index`) names, when there is one.
+    pub(crate) fn rank_at_label(&self, label: &str) -> Option<u32> {
+        let (name, index) = label.rsplit_once('#')?;
+        let index: usize = index.parse().ok()?;
+        let book = self.books.iter().position(|b| b.name == name)?;
+        let at = EntryRef { book, index };
+        self.entries
+            .iter()
+            .position(|e| e.at == at)
+            .map(|rank| rank as u32)
     }
 
     /// From identity to rank (made on first use).

@@ -1,5 +1,6 @@
 //! Compiling: the split compile is the one-worker compile; identities; diagnostics.
 
+use super::identity::identity_hash;
 use super::*;
 use crate::text::mix;
 use ccv3::Entry;
@@ -57,23 +58,17 @@ fn two_thread_compile_is_the_one_thread_compile() {
     assert_eq!(facts(&one), facts(&two));
 }
 
-/// The identity as first defined: FNV-1a over book name, keys, secondary keys, content,
-/// comment and name, xor the count of earlier entries of the book with the same hash, mixed.
+/// The identity: [`identity_hash`] of every field, xor the count of earlier entries of the
+/// book with the same hash, mixed.
 fn reference_ids(name: &str, book: &Lorebook) -> Vec<u64> {
     let mut dup: std::collections::HashMap<u64, u64> = Default::default();
+    let seed = Fnv::new().str(name).0;
     book.entries
         .iter()
         .map(|e| {
-            let mut h = Fnv::new().str(name);
-            for k in e.keys.iter().chain(e.secondary_keys.iter().flatten()) {
-                h = h.str(k);
-            }
-            h = h
-                .str(&e.content)
-                .str(e.comment.as_deref().unwrap_or(""))
-                .str(e.name.as_deref().unwrap_or(""));
-            let n = dup.entry(h.0).or_insert(0);
-            let id = mix(h.0 ^ *n);
+            let h = identity_hash(e, seed);
+            let n = dup.entry(h).or_insert(0);
+            let id = mix(h ^ *n);
             *n += 1;
             id
         })

@@ -22,7 +22,8 @@ pub(super) struct Tally<'s> {
     pub overflow: bool,
     /// The budget of a book has ended.
     book_over: Vec<bool>,
-    /// The budget of all books: the option's, capped by the room the maximum context leaves.
+    /// The budget of all books: the option's, capped by the room the maximum context leaves
+    /// and by [`ScanOptions::budget_cap`].
     global: Option<usize>,
 }
 
@@ -33,6 +34,9 @@ impl<'s> Tally<'s> {
         if let Some(m) = opts.max_context {
             let room = m.saturating_sub(opts.context_tokens);
             global = Some(global.map_or(room, |b| b.min(room)));
+        }
+        if let Some(cap) = opts.budget_cap {
+            global = Some(global.map_or(cap, |b| b.min(cap)));
         }
         Tally {
             activated: Vec::with_capacity(n_cands.min(1 << 16)),

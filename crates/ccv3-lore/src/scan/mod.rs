@@ -15,10 +15,12 @@
 //!    `{{comment:}}` and `{{hidden_key:}}` are removed. The text is lower-cased once; one pass of
 //!    each Aho-Corasick automaton finds every plain key (and regex prefilter literal) and the
 //!    newest message each occurs in; only entries with such a hit, constant or forced entries,
-//!    sticky entries and regex keys without literals are looked at.
+//!    sticky entries and regex keys without literals are looked at. The extra texts of
+//!    entries' `match_*` flags ([`ScanOptions::sources`]) are searched the same way, once,
+//!    when the options have some and an entry asks for one (module `sources`).
 //! 3. **Activation pass.** Each candidate entry, in activation order, is checked in this order
 //!    (the first rule that decides wins): `enabled: false` (never, in any case); `triggers`;
-//!    `@@activate`; `@@dont_activate_after_match` / `@@keep_activate_after_match` (with match
+//!    the character filter; `@@activate`; `@@dont_activate_after_match` / `@@keep_activate_after_match` (with match
 //!    history); `@@dont_activate`; `@@is_greeting`; `@@activate_only_after`;
 //!    `@@activate_only_every`; `@@is_user_icon`; `delay`; `cooldown` (unless sticky);
 //!    `delay_until_recursion` (recursion passes at its level); `exclude_recursion` (recursion
@@ -57,6 +59,7 @@ mod report;
 mod result;
 mod rules;
 mod search;
+mod sources;
 mod timed;
 
 #[cfg(test)]
@@ -65,6 +68,7 @@ pub use result::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
     ScanResult, VecSink,
 };
+pub use sources::{MatchSources, Source};
 
 use crate::chat::Chat;
 use crate::compile::{Automata, CompiledBooks, Seen};
@@ -106,12 +110,24 @@ pub struct ScanOptions {
     pub greeting: Option<usize>,
     /// The active user icon's name; `None` ignores `@@is_user_icon`.
     pub user_icon: Option<String>,
-    /// The generation type (`normal`, `continue`, ...) for entries with `triggers`.
-    pub trigger: Option<String>,
+    /// The generation type: entries whose `triggers` list does not name it are not activated
+    /// (SillyTavern's World Info doc, "Triggers"; default [`Trigger::Normal`]).
+    pub trigger: Trigger,
+    /// A ceiling on the budget of all books, whatever sets it ([`ScanOptions::token_budget`],
+    /// the room [`ScanOptions::max_context`] leaves); alone, it is the budget of all books
+    /// (SillyTavern's "Budget Cap").
+    pub budget_cap: Option<usize>,
     /// The character's name, for messages without a name.
     pub char_name: String,
     /// The user's name, for messages without a name.
     pub user_name: String,
+    /// The character's other names (the card's name, its file name without extension), for
+    /// entries' character filters; [`ScanOptions::char_name`] counts too.
+    pub character_names: Vec<String>,
+    /// The character's tags, for entries' character filters.
+    pub character_tags: Vec<String>,
+    /// The texts beside the chat that entries' `match_*` flags add to their scan text.
+    pub sources: MatchSources,
     /// The seed of every roll (probability, group weights).
     pub seed: u64,
     /// Explain every entry, not only those that had a chance (costs time proportional to the books).
@@ -125,6 +141,57 @@ pub struct ScanOptions {
     /// remaining regex keys do not match (each entry explained `regex-budget`). The default,
     /// [`REGEX_SCAN_STEPS`], bounds a scan's regex work to well under a second.
     pub regex_scan_steps: u64,
+}
+
+/// The generation type a scan is for (SillyTavern's World Info doc, "Triggers"): an entry whose
+/// `triggers` extension lists generation types is activated only for those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Trigger {
+    /// A regular message generation request.
+    #[default]
+    Normal,
+    /// The Continue button.
+    Continue,
+    /// The Impersonate button.
+    Impersonate,
+    /// A generation triggered by swiping.
+    Swipe,
+    /// The Regenerate button.
+    Regenerate,
+    /// A background generation (extensions, scripts).
+    Quiet,
+}
+
+impl Trigger {
+    /// Every generation type, in the documentation's order.
+    pub const ALL: [Trigger; 6] = [
+        Trigger::Normal,
+        Trigger::Continue,
+        Trigger::Impersonate,
+        Trigger::Swipe,
+        Trigger::Regenerate,
+        Trigger::Quiet,
+    ];
+
+    /// The name SillyTavern writes in `triggers`: `normal`, `continue`, `impersonate`, `swipe`,
+    /// `regenerate`, `quiet`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Normal => "normal",
+            Trigger::Continue => "continue",
+            Trigger::Impersonate => "impersonate",
+            Trigger::Swipe => "swipe",
+            Trigger::Regenerate => "regenerate",
+            Trigger::Quiet => "quiet",
+        }
+    }
+
+    /// The generation type named `s` (as [`Trigger::as_str`] writes it, any case).
+    pub fn parse(s: &str) -> Option<Trigger> {
+        Trigger::ALL
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
+    }
 }
 
 /// The default of [`ScanOptions::regex_key_steps`].
@@ -149,9 +216,13 @@ impl Default for ScanOptions {
             context_tokens: 0,
             greeting: None,
             user_icon: None,
-            trigger: None,
+            trigger: Trigger::Normal,
+            budget_cap: None,
             char_name: String::new(),
             user_name: "User".into(),
+            character_names: Vec::new(),
+            character_tags: Vec::new(),
+            sources: MatchSources::default(),
             seed: 0,
             explain_all: false,
             regex_key_steps: REGEX_KEY_STEPS,
@@ -208,6 +279,8 @@ struct Scan<'s, 'a> {
     own_automata: Option<Automata>,
     /// The automata states a search has met (reused from text to text).
     seen: Seen,
+    /// The extra texts of entries' `match_*` flags, searched (when the options have some).
+    sources: Option<sources::SourceText>,
 }
 
 /// An activation as the passes record it: (rank, why, tokens, pass number).
@@ -272,6 +345,7 @@ impl<'a> CompiledBooks<'a> {
             last_pass: (Pass::Initial, None, 0),
             own_automata: None,
             seen: Seen::default(),
+            sources: None,
         };
         s.advance_state(state);
         s.build_buffer(chat);
@@ -280,11 +354,18 @@ impl<'a> CompiledBooks<'a> {
 }
 
 impl<'s, 'a> Scan<'s, 'a> {
-    /// The identity a state key names, when it is one of these books' entries.
-    fn id_of(&self, k: &str) -> Option<u64> {
-        u64::from_str_radix(k, 16)
-            .ok()
-            .filter(|id| self.cb.by_id().contains_key(id))
+    /// The identity and rank of the entry a state record names (`k`: its identity in hex;
+    /// `label`: `book#index`, where it was), when it is one of these books' entries. The entry
+    /// at the label is tried first, so that a state costs the identities of its own entries,
+    /// not of every entry (an identity hashes the whole entry); else all entries are looked up.
+    fn resolve(&self, k: &str, label: &str) -> Option<(u64, u32)> {
+        let id = u64::from_str_radix(k, 16).ok()?;
+        if let Some(rank) = self.cb.rank_at_label(label) {
+            if self.cb.id(&self.cb.entries[rank as usize]) == id {
+                return Some((id, rank));
+            }
+        }
+        self.cb.by_id().get(&id).map(|&rank| (id, rank))
     }
 
     /// True when some book's entries are scanned for keys once activated.

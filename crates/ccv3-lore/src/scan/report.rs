@@ -111,6 +111,10 @@ impl<'s, 'a> Scan<'s, 'a> {
                     key: key_text(ki),
                     from: cb.entries[src as usize].at,
                 },
+                Hit::Src { ki, src } => ActivationReason::Source {
+                    key: key_text(ki),
+                    source: src,
+                },
                 Hit::Constant => ActivationReason::Constant,
                 Hit::Sticky => ActivationReason::Sticky,
                 Hit::Decorator(d) => ActivationReason::Decorator(d),

@@ -24,6 +24,14 @@ pub enum ActivationReason {
         /// The entry whose content matched.
         from: EntryRef,
     },
+    /// A key matched in a text beside the chat that the entry's `match_*` flags add to its
+    /// scan text (persona description, character description, ...).
+    Source {
+        /// The key.
+        key: Arc<str>,
+        /// The text.
+        source: super::Source,
+    },
     /// `constant: true`.
     Constant,
     /// A sticky effect from an earlier scan.
@@ -43,6 +51,9 @@ impl fmt::Display for ActivationReason {
                     from.book, from.index
                 )
             }
+            ActivationReason::Source { key, source } => {
+                write!(f, "key {key:?} in {}", source.as_str())
+            }
             ActivationReason::Constant => f.write_str("constant"),
             ActivationReason::Sticky => f.write_str("sticky"),
             ActivationReason::Decorator(d) => write!(f, "decorator @@{d}"),
@@ -57,6 +68,8 @@ pub enum RejectReason {
     Disabled,
     /// Its `triggers` do not include this generation type.
     Trigger,
+    /// Its character filter excludes this character.
+    CharacterFilter,
     /// No primary keys.
     NoKeys,
     /// No key matched.
@@ -120,6 +133,7 @@ impl fmt::Display for RejectReason {
         match self {
             RejectReason::Disabled => f.write_str("disabled"),
             RejectReason::Trigger => f.write_str("trigger"),
+            RejectReason::CharacterFilter => f.write_str("character filter"),
             RejectReason::NoKeys => f.write_str("no keys"),
             RejectReason::NoMatch => f.write_str("no key matched"),
             RejectReason::ScanDepth { key } => write!(f, "scan depth (key {key:?} is older)"),

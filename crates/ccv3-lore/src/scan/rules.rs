@@ -3,6 +3,7 @@
 //! text; and the probability roll.
 
 use super::search::get;
+use super::sources::{character_passes, Source};
 use super::{NewAct, Pass, RejectReason, Scan, NONE, ST_FAILED};
 use crate::compile::{CEntry, KeyKind, KeyRange, SelectiveLogic};
 use crate::hash::FxMap;
@@ -15,6 +16,8 @@ use ccv3::Diagnostic;
 enum Found {
     Msg(u32),
     Rec(u32),
+    /// In an extra text of the entry's `match_*` flags.
+    Src(Source),
     Beyond,
     No,
     Budget,
@@ -28,6 +31,7 @@ const BUDGET: u32 = NONE - 1;
 pub(super) enum Hit {
     Key { ki: u32, msg: u32 },
     Rec { ki: u32, src: u32 },
+    Src { ki: u32, src: Source },
     Constant,
     Sticky,
     Decorator(&'static str),
@@ -124,7 +128,7 @@ impl<'s, 'a> Scan<'s, 'a> {
 
     /// Runs one regex search with the steps a key may take ([`super::ScanOptions::regex_key_steps`],
     /// at most what the scan has left), taking them from the scan's.
-    fn search(
+    pub(super) fn search(
         &self,
         m: &mut RegexMemo,
         engine: &crate::jsregex::Engine,
@@ -174,8 +178,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         hit
     }
 
-    /// Where `key` is found: in the newest `depth` messages, in recursion text (`rec_ok`),
-    /// only further back, or nowhere.
+    /// Where `key` is found: in the newest `depth` messages, in the extra texts `srcs` of the
+    /// entry's `match_*` flags, in recursion text (`rec_ok`), only further back, or nowhere.
     fn find_key(
         &self,
         m: &mut RegexMemo,
@@ -183,6 +187,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         whole: bool,
         depth: u32,
         rec_ok: bool,
+        srcs: u8,
     ) -> Found {
         match key {
             KeyKind::Plain { pat, multiword } => {
@@ -193,6 +198,11 @@ impl<'s, 'a> Scan<'s, 'a> {
                 let k = get(if w { h[1] } else { h[0] });
                 if k < depth {
                     return Found::Msg(k);
+                }
+                if srcs != 0 {
+                    if let Some(s) = self.plain_in_sources(pat, w, srcs) {
+                        return Found::Src(s);
+                    }
                 }
                 let r = get(if w { h[3] } else { h[2] });
                 if rec_ok && r != NONE {
@@ -210,6 +220,13 @@ impl<'s, 'a> Scan<'s, 'a> {
                     return Found::Msg(k);
                 }
                 let mut out = k == BUDGET;
+                if srcs != 0 {
+                    match self.regex_in_sources(m, rx, srcs) {
+                        Ok(Some(s)) => return Found::Src(s),
+                        Ok(None) => {}
+                        Err(()) => out = true,
+                    }
+                }
                 if rec_ok && !self.rec_chunks.is_empty() {
                     let r = self.regex_recursion(m, rx);
                     if r == BUDGET {
@@ -234,17 +251,19 @@ impl<'s, 'a> Scan<'s, 'a> {
         &self,
         m: &mut RegexMemo,
         keys: &[KeyKind],
-        (whole, depth, rec_ok): (bool, u32, bool),
+        (whole, depth, rec_ok, srcs): (bool, u32, bool, u8),
         out: &mut Option<usize>,
     ) -> Option<usize> {
-        (0..keys.len()).find(|&i| match self.find_key(m, keys[i], whole, depth, rec_ok) {
-            Found::Msg(_) | Found::Rec(_) => true,
-            Found::Budget => {
-                out.get_or_insert(i);
-                false
-            }
-            _ => false,
-        })
+        (0..keys.len()).find(
+            |&i| match self.find_key(m, keys[i], whole, depth, rec_ok, srcs) {
+                Found::Msg(_) | Found::Rec(_) | Found::Src(_) => true,
+                Found::Budget => {
+                    out.get_or_insert(i);
+                    false
+                }
+                _ => false,
+            },
+        )
     }
 
     /// Decides entry `rank` in a pass, by the rules of step 3 in their order; a matched entry
@@ -259,6 +278,11 @@ impl<'s, 'a> Scan<'s, 'a> {
     ) -> Verdict {
         let e = &self.cb.entries[rank as usize];
         let verdict = match self.gates(e, pass, level) {
+            // Group scoring counts the keys of members activated without them (constant,
+            // `@@activate`, ...) like any other member's (World Info doc, "Use Group Scoring").
+            Some(Verdict::Activate(hit, 0)) if self.scores_group(e) => {
+                Verdict::Activate(hit, self.key_score(m, e, pass, skew))
+            }
             Some(v) => v,
             None => self.match_keys(m, e, pass, skew),
         };
@@ -276,11 +300,13 @@ impl<'s, 'a> Scan<'s, 'a> {
             return Some(Verdict::Reject(R::Disabled));
         }
         if !e.rare().triggers.is_empty() {
-            if let Some(t) = &self.opts.trigger {
-                if !e.rare().triggers.iter().any(|x| x == t) {
-                    return Some(Verdict::Reject(R::Trigger));
-                }
+            let t = self.opts.trigger.as_str();
+            if !e.rare().triggers.iter().any(|x| x.eq_ignore_ascii_case(t)) {
+                return Some(Verdict::Reject(R::Trigger));
             }
+        }
+        if !character_passes(e, self.opts) {
+            return Some(Verdict::Reject(R::CharacterFilter));
         }
         let d = &e.dec;
         if d.activate {
@@ -344,6 +370,52 @@ impl<'s, 'a> Scan<'s, 'a> {
         None
     }
 
+    /// The extra texts `e`'s `match_*` flags add to its scan text, as [`Source`] bits (none
+    /// when the scan has no such text).
+    fn sources_of(&self, e: &CEntry<'_>) -> u8 {
+        match &self.sources {
+            Some(_) => e.rare().sources,
+            None => 0,
+        }
+    }
+
+    /// Whether `e` is in an inclusion group that scores its members by their keys.
+    pub(super) fn scores_group(&self, e: &CEntry<'_>) -> bool {
+        !e.rare().groups.is_empty() && e.rare().group_scoring.unwrap_or(self.opts.group_scoring)
+    }
+
+    /// The group score of an entry that rules other than its keys activated: its primary keys
+    /// found in its window (or recursion text), plus its secondary keys as
+    /// [`Scan::match_keys`] counts them (AND ANY: each found; AND ALL: all, when all are found).
+    fn key_score(&self, m: &mut RegexMemo, e: &CEntry<'_>, pass: Pass, skew: u64) -> u32 {
+        let cb = self.cb;
+        let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
+        let depth = self.window(e, skew);
+        let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
+        let srcs = self.sources_of(e);
+        let found = |m: &mut RegexMemo, keys: &[KeyKind]| {
+            keys.iter()
+                .filter(|k| {
+                    matches!(
+                        self.find_key(m, **k, whole, depth, rec_ok, srcs),
+                        Found::Msg(_) | Found::Rec(_) | Found::Src(_)
+                    )
+                })
+                .count() as u32
+        };
+        let mut score = found(m, cb.keys_of(e.primary));
+        if e.selective && !e.secondary.is_empty() {
+            let secondary = cb.keys_of(e.secondary);
+            let hit = found(m, secondary);
+            match e.logic {
+                SelectiveLogic::AndAny => score += hit,
+                SelectiveLogic::AndAll if hit as usize == secondary.len() => score += hit,
+                _ => {}
+            }
+        }
+        score
+    }
+
     /// The keys (entries that no earlier rule decided, so not sticky): one primary key in the
     /// entry's window (or recursion text), every `@@additional_keys` group, no `@@exclude_keys`
     /// key, the secondary keys by the selective logic.
@@ -357,8 +429,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
         let depth = self.window(e, skew);
         let rec_ok = pass == Pass::Recursion && self.book_recursive(e.at.book);
-        let scoring = !e.rare().groups.is_empty()
-            && e.rare().group_scoring.unwrap_or(self.opts.group_scoring);
+        let srcs = self.sources_of(e);
+        let scoring = self.scores_group(e);
         let mut first: Option<(usize, Found)> = None;
         let mut beyond = None;
         let mut score = 0u32;
@@ -372,8 +444,8 @@ impl<'s, 'a> Scan<'s, 'a> {
             None => r,
         };
         for (i, key) in primary.iter().enumerate() {
-            match self.find_key(m, *key, whole, depth, rec_ok) {
-                f @ (Found::Msg(_) | Found::Rec(_)) => {
+            match self.find_key(m, *key, whole, depth, rec_ok, srcs) {
+                f @ (Found::Msg(_) | Found::Rec(_) | Found::Src(_)) => {
                     score += 1;
                     if first.is_none() {
                         first = Some((i, f));
@@ -402,7 +474,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 },
             ));
         };
-        let ctx = (whole, depth, rec_ok);
+        let ctx = (whole, depth, rec_ok, srcs);
         // SPEC_V3 `@@additional_keys`: a value with an invalid regex pattern makes the entry not
         // a match, whatever its other patterns find.
         for &g in &e.rare().additional {
@@ -429,8 +501,8 @@ impl<'s, 'a> Scan<'s, 'a> {
             let total = secondary.len();
             let mut hit = 0usize;
             for (i, key) in secondary.iter().enumerate() {
-                match self.find_key(m, *key, whole, depth, rec_ok) {
-                    Found::Msg(_) | Found::Rec(_) => hit += 1,
+                match self.find_key(m, *key, whole, depth, rec_ok, srcs) {
+                    Found::Msg(_) | Found::Rec(_) | Found::Src(_) => hit += 1,
                     Found::Budget => {
                         out.get_or_insert((e.secondary, i));
                     }
@@ -456,6 +528,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let reason = match found {
             Found::Msg(msg) => Hit::Key { ki, msg },
             Found::Rec(src) => Hit::Rec { ki, src },
+            Found::Src(src) => Hit::Src { ki, src },
             Found::Beyond | Found::No | Found::Budget => return Verdict::Reject(R::NoMatch),
         };
         Verdict::Activate(reason, score)

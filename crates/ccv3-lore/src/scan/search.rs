@@ -104,14 +104,19 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
         }
         if fresh {
-            let cb = self.cb;
-            let lo = cb.fan_off[p as usize] as usize;
-            let hi = cb.fan_off[p as usize + 1] as usize;
-            for &r in &cb.fan[lo..hi] {
-                if !self.cand_flag[r as usize] {
-                    self.cand_flag[r as usize] = true;
-                    self.cands.push(r);
-                }
+            self.fan_out(p);
+        }
+    }
+
+    /// Makes the entries whose keys pattern `p` can match candidates.
+    pub(super) fn fan_out(&mut self, p: u32) {
+        let cb = self.cb;
+        let lo = cb.fan_off[p as usize] as usize;
+        let hi = cb.fan_off[p as usize + 1] as usize;
+        for &r in &cb.fan[lo..hi] {
+            if !self.cand_flag[r as usize] {
+                self.cand_flag[r as usize] = true;
+                self.cands.push(r);
             }
         }
     }
@@ -161,12 +166,25 @@ impl<'s, 'a> Scan<'s, 'a> {
         // Compiled for a single scan: when no entry content can be scanned (no recursion), the
         // chat is all this scan searches, and only the keys that can occur in it are needed.
         let recursion = self.any_book_recursive() || !self.cb.levels.is_empty();
+        let wanted = self.sources_wanted();
         if self.cb.single_scan && !recursion && self.cb.automata.get().is_none() {
-            self.own_automata = Some(Automata::build(&self.cb.patterns, Some((&lower, &orig))));
+            self.own_automata = Some(if wanted == 0 {
+                Automata::build(&self.cb.patterns, Some((&lower, &orig)))
+            } else {
+                // Keys that occur only in the extra texts of `match_*` flags are needed too.
+                let (l, o) = self.with_source_texts(wanted, &lower, &orig);
+                Automata::build(&self.cb.patterns, Some((&l, &o)))
+            });
         }
         let eo = std::mem::take(&mut self.ends_o);
         let el = std::mem::take(&mut self.ends_l);
         self.search_text(&lower, &orig, Some((&eo, &el)), None);
+        if wanted != 0 {
+            let own = self.own_automata.take();
+            let cb = self.cb;
+            self.search_sources(wanted, own.as_ref().unwrap_or_else(|| cb.automata()));
+            self.own_automata = own;
+        }
         self.lower = lower;
         self.orig = orig;
         self.ends_o = eo;
@@ -180,9 +198,8 @@ impl<'s, 'a> Scan<'s, 'a> {
         let sticky: Vec<u32> = self
             .state
             .sticky
-            .keys()
-            .filter_map(|k| u64::from_str_radix(k, 16).ok())
-            .filter_map(|id| self.cb.by_id().get(&id).copied())
+            .iter()
+            .filter_map(|(k, r)| self.resolve(k, &r.entry).map(|x| x.1))
             .collect();
         for r in sticky {
             if !self.cand_flag[r as usize] {

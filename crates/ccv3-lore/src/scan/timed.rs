@@ -11,18 +11,15 @@ impl<'s, 'a> Scan<'s, 'a> {
     pub(super) fn advance_state(&mut self, prev: &ScanState) {
         let l = self.len as u64;
         for (k, r) in &prev.matched {
-            if r.first < l && self.id_of(k).is_some() {
-                self.state.matched.insert(k.clone(), r.clone());
-                if let Some(id) = self.id_of(k) {
+            if r.first < l {
+                if let Some((id, _)) = self.resolve(k, &r.entry) {
+                    self.state.matched.insert(k.clone(), r.clone());
                     self.prev_matched.insert(id);
                 }
             }
         }
         for (k, r) in &prev.sticky {
-            let Some(rank) = self
-                .id_of(k)
-                .and_then(|id| self.cb.by_id().get(&id).copied())
-            else {
+            let Some((_, rank)) = self.resolve(k, &r.entry) else {
                 continue;
             };
             if r.start >= l && !r.protected {
@@ -46,11 +43,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             self.state.sticky.insert(k.clone(), r.clone());
         }
         for (k, r) in &prev.cooldown {
-            if self
-                .id_of(k)
-                .and_then(|id| self.cb.by_id().get(&id))
-                .is_none()
-            {
+            if self.resolve(k, &r.entry).is_none() {
                 continue;
             }
             if (r.start >= l && !r.protected) || l > r.end || self.state.cooldown.contains_key(k) {
@@ -61,14 +54,14 @@ impl<'s, 'a> Scan<'s, 'a> {
         self.sticky_ids = self
             .state
             .sticky
-            .keys()
-            .filter_map(|k| self.id_of(k))
+            .iter()
+            .filter_map(|(k, r)| self.resolve(k, &r.entry).map(|x| x.0))
             .collect();
         self.cooldown_ids = self
             .state
             .cooldown
-            .keys()
-            .filter_map(|k| self.id_of(k))
+            .iter()
+            .filter_map(|(k, r)| self.resolve(k, &r.entry).map(|x| x.0))
             .collect();
     }
 

@@ -201,7 +201,13 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
 
     ``books`` are Lorebook dicts, or file bytes or paths (a card file means its character
     book). Pass the returned ``state`` to the next turn. Options as in the npm package:
-    ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``, ...
+    ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``, ...;
+    the engine settings (as the ``ccv3 lore scan`` flags): ``min_activations``,
+    ``min_activations_depth_max``, ``max_recursion_steps``, ``budget``, ``budget_cap``,
+    ``include_names``, ``whole_words``, ``case_sensitive``, ``group_scoring`` (booleans:
+    defaults for entries that do not say) and ``trigger`` (``"normal"``, ``"continue"``,
+    ``"impersonate"``, ``"swipe"``, ``"regenerate"``, ``"quiet"``); ``persona`` (the persona
+    description, for entries with ``match_persona_description``).
 
     ``books`` may also be a :class:`CompiledLorebooks` (see :func:`compile_lorebooks`): its
     options were fixed when it was compiled.
@@ -249,7 +255,8 @@ def build_prompt(card, chat, **options):
     """Builds the prompt for ``card`` (a dict, bytes or a path) and ``chat``:
     ``{"messages", "tokens", "lore", "cut", "state"}`` as ``ccv3 prompt --json``, plus ``state``.
 
-    Options: ``books``, ``state``, ``seed``, ``user``, ``max_context``, ``instruct``, ...
+    Options: ``books``, ``state``, ``seed``, ``user``, ``max_context``, ``instruct``, ..., and
+    the engine settings of :func:`scan_lorebook` (``min_activations``, ``trigger``, ...).
     """
     books = list(options.pop("books", None) or [])
     values, blobs = _request(books)

@@ -48,11 +48,26 @@ def write_card(
 def write_lorebook(book: Lorebook, format: Optional[Literal["lorebook_v3", "worldinfo"]] = None) -> bytes: ...
 def validate_card(data: Union[Card, Data]) -> List[Diagnostic]: ...
 def validate_lorebook(data: Union[Lorebook, Data]) -> List[Diagnostic]: ...
+# The generation types of the ``trigger`` option (SillyTavern's World Info "Triggers").
+Trigger = Literal["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"]
+
 def scan_lorebook(
     books: Union[Iterable[Union[Lorebook, Data]], "CompiledLorebooks"],
     chat: Union[List[Message], str],
     state: Optional[Json] = None,
     seed: Optional[int] = None,
+    *,
+    min_activations: Optional[int] = None,
+    min_activations_depth_max: Optional[int] = None,
+    max_recursion_steps: Optional[int] = None,
+    budget: Optional[int] = None,
+    budget_cap: Optional[int] = None,
+    include_names: Optional[bool] = None,
+    whole_words: Optional[bool] = None,
+    case_sensitive: Optional[bool] = None,
+    group_scoring: Optional[bool] = None,
+    trigger: Optional[Trigger] = None,
+    persona: Optional[str] = None,
     **options: Any,
 ) -> Dict[str, Any]: ...
 class CompiledLorebooks:
@@ -62,7 +77,38 @@ class CompiledLorebooks:
         self, chat: Union[List[Message], str], state: Optional[Json] = None, seed: Optional[int] = None
     ) -> Dict[str, Any]: ...
 
-def compile_lorebooks(books: Iterable[Union[Lorebook, Data]], **options: Any) -> CompiledLorebooks: ...
-def build_prompt(card: Union[Card, Data], chat: Union[List[Message], str], **options: Any) -> Dict[str, Any]: ...
+def compile_lorebooks(
+    books: Iterable[Union[Lorebook, Data]],
+    *,
+    min_activations: Optional[int] = None,
+    min_activations_depth_max: Optional[int] = None,
+    max_recursion_steps: Optional[int] = None,
+    budget: Optional[int] = None,
+    budget_cap: Optional[int] = None,
+    include_names: Optional[bool] = None,
+    whole_words: Optional[bool] = None,
+    case_sensitive: Optional[bool] = None,
+    group_scoring: Optional[bool] = None,
+    trigger: Optional[Trigger] = None,
+    persona: Optional[str] = None,
+    **options: Any,
+) -> CompiledLorebooks: ...
+def build_prompt(
+    card: Union[Card, Data],
+    chat: Union[List[Message], str],
+    *,
+    min_activations: Optional[int] = None,
+    min_activations_depth_max: Optional[int] = None,
+    max_recursion_steps: Optional[int] = None,
+    budget: Optional[int] = None,
+    budget_cap: Optional[int] = None,
+    include_names: Optional[bool] = None,
+    whole_words: Optional[bool] = None,
+    case_sensitive: Optional[bool] = None,
+    group_scoring: Optional[bool] = None,
+    trigger: Optional[Trigger] = None,
+    persona: Optional[str] = None,
+    **options: Any,
+) -> Dict[str, Any]: ...
 def expand_macros(text: str, **context: Any) -> str: ...
 def count_tokens(text: str, encoding: Literal["o200k", "cl100k", "estimate"] = "o200k") -> int: ...

@@ -1,0 +1,242 @@
+//! Issue 14, "Every engine setting reachable": `scan_lorebook` and `build_prompt` take every
+//! setting of the lorebook engine in their request (snake_case or camelCase, as the npm and
+//! Python packages pass them), one test per setting.
+
+use ccv3_embed::{build_prompt, scan_lorebook, Source};
+use serde_json::{json, Value};
+
+fn entry(keys: &[&str], content: &str, ext: Value) -> Value {
+    json!({"keys": keys, "content": content, "extensions": ext, "enabled": true,
+           "insertion_order": 100, "use_regex": false})
+}
+
+fn book(entries: Vec<Value>) -> Value {
+    json!({"entries": entries})
+}
+
+fn msgs(texts: &[&str]) -> Value {
+    Value::Array(
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let role = if i % 2 == 0 { "user" } else { "assistant" };
+                json!({"role": role, "name": if i % 2 == 0 {"Kazuma"} else {"Aqua"}, "content": t})
+            })
+            .collect(),
+    )
+}
+
+/// The indices of the entries `request` activates (sorted), with `chat` added.
+fn act(b: &Value, chat: &[&str], request: Value) -> Vec<u64> {
+    let mut req = request;
+    req["chat"] = msgs(chat);
+    let out = scan_lorebook(&[Source::Json(b)], &req).unwrap_or_else(|e| panic!("{req}: {e:?}"));
+    let mut got: Vec<u64> = out["activated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["index"].as_u64().unwrap())
+        .collect();
+    got.sort_unstable();
+    got
+}
+
+fn bad(b: &Value, request: Value) -> String {
+    scan_lorebook(&[Source::Json(b)], &request)
+        .unwrap_err()
+        .code
+        .to_string()
+}
+
+#[test]
+fn issue14_min_activations() {
+    let b = book(vec![entry(&["castle"], "C", json!({}))]);
+    let chat = ["the castle", "a", "b"];
+    assert!(act(&b, &chat, json!({})).is_empty());
+    assert_eq!(act(&b, &chat, json!({"min_activations": 1})), [0]);
+    assert_eq!(act(&b, &chat, json!({"minActivations": 1})), [0]);
+    assert_eq!(bad(&b, json!({"min_activations": -1})), "bad-input");
+}
+
+#[test]
+fn issue14_min_activations_depth_max() {
+    let b = book(vec![entry(&["castle"], "C", json!({}))]);
+    let chat = ["the castle", "a", "b", "c"];
+    assert_eq!(act(&b, &chat, json!({"min_activations": 1})), [0]);
+    let capped = json!({"minActivations": 1, "minActivationsDepthMax": 3});
+    assert!(act(&b, &chat, capped).is_empty());
+    let capped = json!({"min_activations": 1, "min_activations_depth_max": 4});
+    assert_eq!(act(&b, &chat, capped), [0]);
+}
+
+#[test]
+fn issue14_max_recursion_steps() {
+    let b = book(vec![
+        entry(&["castle"], "by the river", json!({})),
+        entry(&["river"], "to the sea", json!({})),
+    ]);
+    let chat = ["the castle"];
+    assert_eq!(act(&b, &chat, json!({"recursive": true})), [0, 1]);
+    let one = json!({"recursive": true, "maxRecursionSteps": 1});
+    assert_eq!(act(&b, &chat, one), [0]);
+    let one = json!({"recursive": true, "max_recursion_steps": 1});
+    assert_eq!(act(&b, &chat, one), [0]);
+}
+
+#[test]
+fn issue14_budget() {
+    let long = "word ".repeat(40);
+    let b = book(vec![
+        entry(&["castle"], &long, json!({})),
+        entry(&["castle"], &long, json!({})),
+    ]);
+    let chat = ["the castle"];
+    assert_eq!(act(&b, &chat, json!({})).len(), 2);
+    assert_eq!(act(&b, &chat, json!({"budget": 60})).len(), 1);
+    assert_eq!(bad(&b, json!({"budget": "60"})), "bad-input");
+}
+
+#[test]
+fn issue14_budget_cap() {
+    let long = "word ".repeat(40);
+    let b = book(vec![
+        entry(&["castle"], &long, json!({})),
+        entry(&["castle"], &long, json!({})),
+    ]);
+    let chat = ["the castle"];
+    assert_eq!(act(&b, &chat, json!({"budgetCap": 60})).len(), 1);
+    assert_eq!(
+        act(&b, &chat, json!({"budget": 1000, "budget_cap": 60})).len(),
+        1
+    );
+}
+
+#[test]
+fn issue14_include_names() {
+    let b = book(vec![entry(&["kazuma"], "K", json!({}))]);
+    let chat = ["hello"];
+    assert_eq!(act(&b, &chat, json!({})), [0]);
+    assert!(act(&b, &chat, json!({"includeNames": false})).is_empty());
+    assert!(act(&b, &chat, json!({"include_names": false})).is_empty());
+    assert_eq!(bad(&b, json!({"include_names": "no"})), "bad-input");
+}
+
+#[test]
+fn issue14_whole_words() {
+    let b = book(vec![entry(&["cast"], "C", json!({}))]);
+    let chat = ["the castle"];
+    assert!(act(&b, &chat, json!({})).is_empty());
+    assert_eq!(act(&b, &chat, json!({"wholeWords": false})), [0]);
+    assert_eq!(act(&b, &chat, json!({"whole_words": false})), [0]);
+}
+
+#[test]
+fn issue14_case_sensitive() {
+    let b = book(vec![entry(&["Castle"], "C", json!({}))]);
+    let chat = ["the castle"];
+    assert_eq!(act(&b, &chat, json!({})), [0]);
+    assert!(act(&b, &chat, json!({"caseSensitive": true})).is_empty());
+    assert!(act(&b, &chat, json!({"case_sensitive": true})).is_empty());
+}
+
+#[test]
+fn issue14_group_scoring() {
+    let b = book(vec![
+        entry(&["song", "sing", "ghosts"], "g1", json!({"group": "songs"})),
+        entry(&["song", "sing", "cats"], "g2", json!({"group": "songs"})),
+    ]);
+    let chat = ["sing me a song about ghosts"];
+    for seed in 0..8 {
+        assert_eq!(
+            act(&b, &chat, json!({"groupScoring": true, "seed": seed})),
+            [0]
+        );
+        assert_eq!(
+            act(&b, &chat, json!({"group_scoring": true, "seed": seed})),
+            [0]
+        );
+    }
+    let winners: std::collections::HashSet<Vec<u64>> = (0..16)
+        .map(|seed| act(&b, &chat, json!({"seed": seed})))
+        .collect();
+    assert_eq!(winners.len(), 2);
+}
+
+#[test]
+fn issue14_trigger() {
+    let b = book(vec![
+        entry(&["castle"], "C", json!({"triggers": ["continue"]})),
+        entry(&["castle"], "A", json!({})),
+    ]);
+    let chat = ["the castle"];
+    assert_eq!(act(&b, &chat, json!({})), [1]);
+    assert_eq!(act(&b, &chat, json!({"trigger": "normal"})), [1]);
+    assert_eq!(act(&b, &chat, json!({"trigger": "continue"})), [0, 1]);
+    assert_eq!(bad(&b, json!({"trigger": "bogus"})), "bad-input");
+    assert_eq!(bad(&b, json!({"trigger": 1})), "bad-input");
+}
+
+#[test]
+fn issue14_build_prompt_takes_the_engine_settings() {
+    let b = book(vec![entry(
+        &["castle"],
+        "CONTINUE-ONLY",
+        json!({"triggers": ["continue"]}),
+    )]);
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+        "name": "Aqua", "description": "", "personality": "", "scenario": "", "first_mes": "Hi",
+        "mes_example": "", "creator_notes": "", "system_prompt": "",
+        "post_history_instructions": "", "alternate_greetings": [], "tags": [], "creator": "",
+        "character_version": "", "extensions": {}, "group_only_greetings": []}});
+    let prompt = |req: Value| {
+        let mut req = req;
+        req["chat"] = msgs(&["the castle"]);
+        build_prompt(Source::Json(&card), &[Source::Json(&b)], &req)
+            .unwrap()
+            .to_string()
+    };
+    assert!(!prompt(json!({})).contains("CONTINUE-ONLY"));
+    assert!(prompt(json!({"trigger": "continue"})).contains("CONTINUE-ONLY"));
+}
+
+#[test]
+fn issue14_persona() {
+    // World Info doc, "Additional matching sources": Persona Description.
+    let b = book(vec![entry(
+        &["sword"],
+        "P",
+        json!({"match_persona_description": true}),
+    )]);
+    let chat = ["hello"];
+    assert!(act(&b, &chat, json!({})).is_empty());
+    assert_eq!(act(&b, &chat, json!({"persona": "Carries a sword."})), [0]);
+    assert_eq!(bad(&b, json!({"persona": 3})), "bad-input");
+}
+
+#[test]
+fn issue14_a_card_book_brings_its_character() {
+    // World Info doc, "Character Filter" and "Additional matching sources": a book read from a
+    // card's bytes scans with that card's names, tags and texts.
+    let card = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+    "name": "Aqua", "description": "A goddess of water who lives in Axel.",
+    "personality": "", "scenario": "", "first_mes": "Hi", "mes_example": "",
+    "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
+    "alternate_greetings": [], "tags": ["goddess"], "creator": "", "character_version": "",
+    "extensions": {}, "group_only_greetings": [],
+    "character_book": {"entries": [
+        entry(&["axel"], "DESC", json!({"match_character_description": true})),
+        entry(&["hello"], "NOT-AQUA", json!({"character_filter": {"isExclude": true, "names": ["Aqua"]}})),
+        entry(&["hello"], "GODDESS", json!({"character_filter": {"tags": ["goddess"]}})),
+    ]}}});
+    let bytes = card.to_string().into_bytes();
+    let out = scan_lorebook(&[Source::Bytes(&bytes)], &json!({"chat": msgs(&["hello"])})).unwrap();
+    let mut got: Vec<u64> = out["activated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["index"].as_u64().unwrap())
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, [0, 2]);
+}
