@@ -111,7 +111,9 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod budget;
+mod catalog;
 mod context;
+pub mod dialect;
 mod expand;
 pub mod families;
 mod parse;
@@ -120,7 +122,9 @@ mod rng;
 mod vars;
 
 pub use budget::{Budget, BudgetLimits};
+pub use catalog::MacroInfo;
 pub use context::{html_comment, CommentRenderer, Context, Message, Role, Timestamp};
+pub use dialect::{Dialect, Dialects};
 pub use expand::{Call, Expansion, Limits, Mode, Template, Warning, MAX_WARNINGS};
 pub use parse::{normalize_name, Style};
 pub use registry::{Family, Handler, Registry};
