@@ -634,6 +634,8 @@ impl<'a> State<'a> {
             BlockKind::IfPure => "#ifpure",
             BlockKind::When => "#when",
             BlockKind::Each => "#each",
+            BlockKind::Pure => "#pure",
+            BlockKind::PureDisplay => "#puredisplay",
         };
         if !self.registry.contains(key) {
             // Blocks left out of the registry: the block stays text (inner macros expand).
@@ -690,6 +692,19 @@ impl<'a> State<'a> {
                 }
             }
             BlockKind::Each => self.each(b, &args, out),
+            BlockKind::Pure | BlockKind::PureDisplay => {
+                let body = b.then.iter().find_map(|n| match n {
+                    Node::Text(t) => Some(t.trim()),
+                    _ => None,
+                });
+                let body = body.unwrap_or_default();
+                if b.kind == BlockKind::Pure {
+                    self.push(out, body);
+                } else {
+                    let escaped = body.replace("{{", "\\{\\{").replace("}}", "\\}\\}");
+                    self.push(out, &escaped);
+                }
+            }
         }
     }
 
