@@ -46,7 +46,7 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
-/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`).
+/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, `dialect`).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     let mut o = SessionOptions::default();
     if let Some(u) = opts::string(req, "user")? {
@@ -73,6 +73,9 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     }
     o.seed = opts::seed(req, "seed")?;
     o.now = get(req, "now").map(read_now).transpose()?;
+    if let Some(d) = opts::dialect(req, "dialect")? {
+        o.dialect = d;
+    }
     Ok(o)
 }
 

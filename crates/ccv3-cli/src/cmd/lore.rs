@@ -27,6 +27,8 @@ struct Loaded {
     book: Lorebook,
     from_card: bool,
     card_char_name: Option<String>,
+    /// The dialect `auto` means for the card (issue 17).
+    card_dialect: Option<ccv3_cbs::Dialect>,
     name: String,
 }
 
@@ -97,6 +99,14 @@ pub fn run(args: Args) -> CmdResult {
         // One scan per call: no automata over every key of the books, only over those that can
         // occur in the chat.
         single_scan: true,
+        // `auto`: the first card's application; books alone: every built-in macro.
+        dialect: match args.dialect {
+            ccv3_cbs::Dialect::Auto => loaded
+                .iter()
+                .find_map(|l| l.card_dialect)
+                .unwrap_or(ccv3_cbs::Dialect::Auto),
+            d => d,
+        },
         ..SessionOptions::default()
     };
     // The first card's book is the character book; every other book is global.
@@ -254,6 +264,8 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
     match limits.load(path)? {
         Document::Card(cf) => {
             let char_name = cf.card.data.char_name().to_string();
+            let dialect =
+                ccv3_prompt::adapters::card_dialect(&cf.card.data, ccv3_cbs::Dialect::Auto);
             let book = cf
                 .card
                 .data
@@ -263,6 +275,7 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
                 book,
                 from_card: true,
                 card_char_name: Some(char_name),
+                card_dialect: Some(dialect),
                 name,
             })
         }
@@ -270,6 +283,7 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
             book: bf.book,
             from_card: false,
             card_char_name: None,
+            card_dialect: None,
             name,
         }),
     }
