@@ -229,10 +229,12 @@ pub fn register(r: &mut Registry) {
         let value = opt(c, 2).map_or(Value::Null, |s| Value::String(s.to_owned()));
         // Only a true array index past the end adds an item; others set a property JSON
         // does not show.
-        if index >= items.len() as f64 && index.fract() == 0.0 && index < f64::from(u32::MAX) {
-            if !assign(c, &mut items, index as usize, value) {
-                return None;
-            }
+        if index >= items.len() as f64
+            && index.fract() == 0.0
+            && index < f64::from(u32::MAX)
+            && !assign(c, &mut items, index as usize, value)
+        {
+            return None;
         }
         Some(js::make_array(&items))
     });
@@ -315,7 +317,7 @@ fn range(c: &mut Call<'_, '_>) -> Option<String> {
     let mut count = 0u64;
     while i < end {
         count += 1;
-        if count % 1024 == 0 && !c.spend(1024) {
+        if count.is_multiple_of(1024) && !c.spend(1024) {
             return None;
         }
         if out.len() > 1 {

@@ -387,7 +387,7 @@ mod tests {
     fn to_fixed_rounds_ties_up_like_javascript() {
         assert_eq!(to_fixed(2.5, 0.0).as_deref(), Some("3"));
         assert_eq!(to_fixed(1.005, 2.0).as_deref(), Some("1.00"));
-        assert_eq!(to_fixed(3.14159, 2.0).as_deref(), Some("3.14"));
+        assert_eq!(to_fixed(1.23456, 2.0).as_deref(), Some("1.23"));
         assert_eq!(to_fixed(-1.5, 0.0).as_deref(), Some("-2"));
         assert_eq!(to_fixed(0.125, 2.0).as_deref(), Some("0.13"));
         assert_eq!(to_fixed(9.95, 1.0).as_deref(), Some("9.9"));

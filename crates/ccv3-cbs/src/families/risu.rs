@@ -1,5 +1,5 @@
 //! RisuAI's chat and application functions, [`crate::Family::RisuChat`], and the RisuAI
-//! meanings of the names both applications use ([`register_overrides`], in the `risu`
+//! meanings of the names both applications use (`register_overrides`, in the `risu`
 //! dialect only). Written from RisuAI's `cbs.ts`.
 //!
 //! Functions about one message of the chat (`chatindex`, `messagetime`, `role`,
@@ -197,7 +197,11 @@ fn date_time_format(format: &str, ts: Timestamp, ms: f64) -> String {
         .unwrap_or_default();
     let weekday = WEEKDAYS.get(t.weekday).copied().unwrap_or_default();
     let day_of_year = day_of_year(t.year, t.month, t.day);
-    let hour12 = if t.hour % 12 == 0 { 12 } else { t.hour % 12 };
+    let hour12 = if t.hour.is_multiple_of(12) {
+        12
+    } else {
+        t.hour % 12
+    };
     let year = t.year.to_string();
     let steps: [(&str, String); 17] = [
         ("YYYY", year.clone()),

@@ -1046,7 +1046,7 @@ fn cbs_dice(dir: &Path, _s: Scale) -> Vec<Run> {
 /// multiply their text, `pow` overflows, `rollp` rolls a billion dice), in every field of a
 /// RisuAI card and in its always-on entries, in the `risu` dialect.
 fn cbs_risu(dir: &Path, s: Scale) -> Vec<Run> {
-    let a = "a".repeat(60_000);
+    let a = "a".repeat(s.pick(8_000, 60_000));
     let small = "{{range::[0,1,0]}}{{range::[1e15]}}{{arrayassert::[]::4294967294::x}}\
                  {{cbr::1e15}}{{rollp::1000000000d6}}{{pow::9::9e300}}";
     let text = [
@@ -1068,7 +1068,7 @@ fn cbs_risu(dir: &Path, s: Scale) -> Vec<Run> {
         .iter()
         .map(|f| (*f, json!(text.clone())))
         .collect();
-    let n = s.pick(10, 200);
+    let n = s.pick(3, 200);
     let entries: Vec<_> = (0..n).map(|i| constant(i, &text)).collect();
     // `card` writes RisuAI cards, so `auto` is the `risu` dialect.
     write_json(&dir.join("card.json"), &card(&fields, Some(entries)));
