@@ -360,3 +360,31 @@ fn issue12_hostile_risu_functions_stay_within_the_limits() {
     let (_, w) = bounded("{{dice::1e12d6}}");
     assert!(w.contains(&"argument"));
 }
+
+proptest::proptest! {
+    /// Issue 12's contract for the new functions: any arguments give text, never a panic, in
+    /// every dialect.
+    #[test]
+    fn risu_functions_never_panic(
+        name in proptest::sample::select(Registry::dialect_ref(Dialect::Risu).names()),
+        args in proptest::collection::vec(
+            proptest::prop_oneof![
+                "\\PC{0,12}",
+                "-?[0-9]{1,25}(\\.[0-9]{1,5})?(e[+-]?[0-9]{1,3})?",
+                "\\[[0-9,\" a-z]{0,20}\\]",
+                "\\{\"[a-z]\":[0-9\"a-z]{1,4}\\}",
+                proptest::sample::select(vec!["NaN".to_string(), "Infinity".into(), "-0".into(),
+                    "4294967295".into(), "1e308".into(), "0x1F".into(), "".into()]),
+            ],
+            0..4,
+        ),
+    ) {
+        let text = format!("{{{{{name}::{}}}}}", args.join("::"));
+        let ctx = ctx().with_now(Timestamp::utc(-62_135_596_800))
+            .with_message(Message::new(Role::User, "Bob", "hi").at(i64::MAX));
+        for d in Dialect::ALL {
+            let _ = Template::parse(&text).expand_with(
+                Registry::dialect_ref(d), &Limits::default(), &ctx, &mut Variables::new(), Mode::Prompt);
+        }
+    }
+}
