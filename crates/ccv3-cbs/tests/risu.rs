@@ -117,6 +117,27 @@ fn risu_cbs_ts_numbers_print_like_javascript() {
     assert_eq!(risu("{{min::[]}}"), "Infinity");
     assert_eq!(risu("{{sum::0x10::1}}"), "17");
     assert_eq!(risu("{{randint::1::x}}"), "NaN");
+    // Values checked against Node.js's own Number, toFixed, toString(16) and UTF-16 strings.
+    for (text, js) in [
+        ("{{fixnum::1.45::1}}", "1.4"),
+        ("{{fixnum::-2.5::0}}", "-3"),
+        ("{{fixnum::0.000001::7}}", "0.0000010"),
+        ("{{fixnum::1e20::2}}", "100000000000000000000.00"),
+        ("{{pow::2::-1074}}", "5e-324"),
+        ("{{pow::10::-7}}", "1e-7"),
+        ("{{pow::1.1::2}}", "1.2100000000000002"),
+        ("{{round::0.49999999999999994}}", "0"),
+        ("{{tohex::-255.9}}", "-ff"),
+        ("{{fromhex::fffffffffffffffffff}}", "7.555786372591432e+22"),
+        ("{{tohex::123456789012345678901234567890}}", "18ee90ff6c373e00000000000"),
+        ("{{sum::0.1::0.2}}", "0.30000000000000004"),
+        ("{{unicodeencode::😀::1}}", "56832"),
+        ("{{length::😀a}}", "3"),
+        ("{{range::[0,0.3,0.1]}}", r#"["0","0.1","0.2"]"#),
+        ("{{xor::é}}", "PFY="),
+    ] {
+        assert_eq!(risu(text), js, "{text}");
+    }
     let n: i64 = risu("{{randint::1::10}}").parse().unwrap();
     assert!((1..=10).contains(&n));
 }

@@ -54,16 +54,22 @@ pub(crate) fn parse_int(s: &str, radix: u32) -> f64 {
         Some("0x" | "0X") if radix == 16 || radix == 10 => (16, t.get(2..).unwrap_or_default()),
         _ => (radix, t),
     };
-    let mut v = 0f64;
-    let mut any = false;
-    for c in t.chars() {
-        let Some(d) = c.to_digit(radix) else { break };
-        v = v * f64::from(radix) + f64::from(d);
-        any = true;
-    }
-    if !any {
+    let len = t.find(|c: char| !c.is_digit(radix)).unwrap_or(t.len());
+    let digits = t.get(..len).unwrap_or_default();
+    if digits.is_empty() {
         return f64::NAN;
     }
+    // Rounded once, as JavaScript does: decimal text by the float parser, up to 32 hex digits
+    // exactly through u128.
+    let v = match radix {
+        10 => digits.parse::<f64>().unwrap_or(f64::NAN),
+        _ if digits.len() <= 32 => {
+            u128::from_str_radix(digits, radix).map_or(f64::NAN, |n| n as f64)
+        }
+        _ => digits.chars().fold(0f64, |v, c| {
+            v * f64::from(radix) + f64::from(c.to_digit(radix).unwrap_or(0))
+        }),
+    };
     if neg {
         -v
     } else {
