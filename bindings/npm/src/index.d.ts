@@ -189,8 +189,13 @@ export interface ScanOptions {
   trigger?: 'normal' | 'continue' | 'impersonate' | 'swipe' | 'regenerate' | 'quiet';
   /** The user's persona description, scanned for entries with `match_persona_description`. */
   persona?: string;
+  /** Whose macros the texts use (issue 17): 'auto' (default: RisuAI extensions on the card mean 'risu', else 'sillytavern'), 'risu', 'sillytavern' or 'spec'. */
+  dialect?: Dialect;
   [option: string]: unknown;
 }
+
+/** A macro dialect: which application's macros a text is written for. */
+export type Dialect = 'auto' | 'risu' | 'sillytavern' | 'spec';
 
 /** The argument of scanLorebook. */
 export interface ScanRequest extends ScanOptions {
@@ -279,6 +284,8 @@ export interface MacroContext {
   variables?: { [name: string]: Json };
   /** "Now" for `{{time}}`/`{{date}}` (a Date, ISO text or milliseconds since 1970); without it they use a fixed, documented value. */
   now?: Date | string | number;
+  /** Whose macros (issue 17): 'auto' (default: the card's application; without a card, every built-in macro), 'risu', 'sillytavern' or 'spec'. */
+  dialect?: Dialect;
 }
 
 /** A tokenizer encoding. */

@@ -1,10 +1,13 @@
 //! Measures expanding a generated ~100 KB template containing 1,000 mixed macros
 //! (names, pick/random/roll, variables, calc, reverse, comments, a block) with the standard
-//! registry; also the parse time of the same text on its own.
+//! registry; also the parse time of the same text on its own, and the same text in the `risu`
+//! dialect with ten of RisuAI's functions in place of half the macros (issue 17).
 
 use std::fmt::Write;
 
-use ccv3_cbs::{Context, Message, Mode, Role, Template, Timestamp, Variables};
+use ccv3_cbs::{
+    Context, Dialect, Limits, Message, Mode, Registry, Role, Template, Timestamp, Variables,
+};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const MACROS: [&str; 10] = [
@@ -55,6 +58,27 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut vars = Variables::new();
             Template::parse(std::hint::black_box(&text)).expand(&ctx, &mut vars, Mode::Prompt)
+        })
+    });
+    let risu_text = template_text()
+        .replace("{{roll::2d6}}", "{{arrayelement::{{split::a,b,c::,}}::1}}")
+        .replace("{{getvar::x}}", "{{fixnum::{{pow::2::0.5}}::3}}")
+        .replace(
+            "{{reverse:{{user}} said hi}}",
+            "{{upper::{{replace::{{user}} said hi::hi::yo}}}}",
+        )
+        .replace("{{comment:hidden note}}", "{{join::{{range::[3]}}::-}}");
+    let risu = Registry::dialect_ref(Dialect::Risu);
+    g.bench_function("parse_and_expand_100k_1000_macros_risu", |b| {
+        b.iter(|| {
+            let mut vars = Variables::new();
+            Template::parse(std::hint::black_box(&risu_text)).expand_with(
+                risu,
+                &Limits::default(),
+                &ctx,
+                &mut vars,
+                Mode::Prompt,
+            )
         })
     });
     g.finish();

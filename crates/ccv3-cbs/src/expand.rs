@@ -634,6 +634,8 @@ impl<'a> State<'a> {
             BlockKind::IfPure => "#ifpure",
             BlockKind::When => "#when",
             BlockKind::Each => "#each",
+            BlockKind::Pure => "#pure",
+            BlockKind::PureDisplay => "#puredisplay",
         };
         if !self.registry.contains(key) {
             // Blocks left out of the registry: the block stays text (inner macros expand).
@@ -690,6 +692,19 @@ impl<'a> State<'a> {
                 }
             }
             BlockKind::Each => self.each(b, &args, out),
+            BlockKind::Pure | BlockKind::PureDisplay => {
+                let body = b.then.iter().find_map(|n| match n {
+                    Node::Text(t) => Some(t.trim()),
+                    _ => None,
+                });
+                let body = body.unwrap_or_default();
+                if b.kind == BlockKind::Pure {
+                    self.push(out, body);
+                } else {
+                    let escaped = body.replace("{{", "\\{\\{").replace("}}", "\\}\\}");
+                    self.push(out, &escaped);
+                }
+            }
         }
     }
 
@@ -1104,6 +1119,54 @@ impl<'c, 'a> Call<'c, 'a> {
         } else {
             t.to_owned()
         }
+    }
+
+    /// The expanded arguments exactly as written, untrimmed (RisuAI's functions see them so:
+    /// `{{join::["a","b"]::, }}` joins with `", "`).
+    pub fn raw_args(&self) -> &'c [String] {
+        self.raw_args
+    }
+
+    /// Untrimmed argument `i`, or `""`.
+    pub fn raw_arg(&self, i: usize) -> &'c str {
+        self.raw_args.get(i).map_or("", String::as_str)
+    }
+
+    /// Spends `n` steps of the expansion's step bound (loops inside a macro: `range`, ...).
+    /// Returns `false` once the bound is reached: the expansion then stops, with its warning.
+    pub fn spend(&mut self, n: u64) -> bool {
+        if self.st.stopped {
+            return false;
+        }
+        self.st.steps = self.st.steps.saturating_add(n);
+        if self.st.steps > self.st.caps.steps {
+            let shared = self
+                .st
+                .caps
+                .steps_from_budget
+                .then(|| ("steps", self.st.budget.limits().max_steps));
+            self.st.stop_budget(shared);
+            return false;
+        }
+        true
+    }
+
+    /// `true` (with a [`Warning::Output`]) when a result of `bytes` bytes would pass the
+    /// output bound ([`Limits::max_output`]): handlers check before building big results
+    /// (string repetition, `replace`, `arrayassert` with a far index) and refuse them.
+    pub fn too_big(&mut self, bytes: usize) -> bool {
+        let limit = self.st.limits.max_output;
+        if bytes <= limit {
+            return false;
+        }
+        warn(
+            &mut self.st.warnings,
+            Warning::Output {
+                offset: self.offset,
+                limit,
+            },
+        );
+        true
     }
 
     /// How the arguments were written.

@@ -71,6 +71,9 @@
 //!   [`Registry::remove_family`]; handlers see a [`Call`].
 //! - [`Context`]: names, card fields, chat, clock, seed; [`Variables`]: local and global
 //!   variables, serde-serialisable.
+//! - [`Dialect`]: whose macros a text uses (RisuAI, SillyTavern, the spec's nine);
+//!   [`Registry::dialect_ref`] gives a dialect's registry, [`Registry::macros`] its catalog
+//!   ([`MacroInfo`]: arguments, description, dialects). See [`dialect`].
 //!
 //! ```
 //! use ccv3_cbs::{Context, Mode, Template, Variables};
@@ -106,12 +109,18 @@
 //! - `#each` items are inserted as text and never parsed (RisuAI re-parses them).
 //! - Card fields (`description`, ...) are expanded as templates (bounded); chat messages
 //!   and `original` are inserted as they are.
+//! - The standard registry ([`Dialect::Auto`] without a card) holds both applications' macros
+//!   and RisuAI's functions ([`families::strings`], [`families::collections`],
+//!   [`families::numbers`], [`families::markup`], [`families::risu`]); the `risu` dialect gives
+//!   the names both use RisuAI's meanings ([`families::risu`]).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod budget;
+mod catalog;
 mod context;
+pub mod dialect;
 mod expand;
 pub mod families;
 mod parse;
@@ -120,7 +129,9 @@ mod rng;
 mod vars;
 
 pub use budget::{Budget, BudgetLimits};
+pub use catalog::MacroInfo;
 pub use context::{html_comment, CommentRenderer, Context, Message, Role, Timestamp};
+pub use dialect::{Dialect, Dialects};
 pub use expand::{Call, Expansion, Limits, Mode, Template, Warning, MAX_WARNINGS};
 pub use parse::{normalize_name, Style};
 pub use registry::{Family, Handler, Registry};

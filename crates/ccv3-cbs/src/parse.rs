@@ -59,6 +59,10 @@ pub(crate) enum BlockKind {
     IfPure,
     When,
     Each,
+    /// `#pure`: the body as written, trimmed.
+    Pure,
+    /// `#puredisplay`: the body as written, trimmed, braces escaped.
+    PureDisplay,
 }
 
 /// A parsed block.
@@ -95,6 +99,8 @@ fn block_kind(name: &str) -> Option<BlockKind> {
         "#ifpure" => Some(BlockKind::IfPure),
         "#when" => Some(BlockKind::When),
         "#each" => Some(BlockKind::Each),
+        "#pure" => Some(BlockKind::Pure),
+        "#puredisplay" => Some(BlockKind::PureDisplay),
         _ => None,
     }
 }
@@ -166,9 +172,73 @@ struct Parser<'s> {
     max_depth: usize,
     warnings: Vec<Warning>,
     depth_warned: bool,
+    /// A `#pure`/`#puredisplay` header just closed: its body is taken as written.
+    pending_pure: Option<(BlockKind, Macro)>,
+}
+
+/// The end of a pure block's body starting at `from`: the `{{/...}}` that closes it (nested
+/// `{{#...}}` blocks counted), as (body end, close end). Linear in the text.
+fn pure_end(src: &str, from: usize) -> Option<(usize, usize)> {
+    let bytes = src.as_bytes();
+    let mut depth = 0usize;
+    let mut at = from;
+    while let Some(rel) = memchr::memmem::find(bytes.get(at..)?, b"{{") {
+        let q = at + rel;
+        let after = bytes.get(q + 2..).unwrap_or_default();
+        if after.first() == Some(&b'#') {
+            depth += 1;
+        } else if after.first() == Some(&b'/') && after.get(1) != Some(&b'/') {
+            if depth == 0 {
+                let end = memchr::memmem::find(after, b"}}")?;
+                return Some((q, q + 2 + end + 2));
+            }
+            depth -= 1;
+        }
+        at = q + 2;
+    }
+    None
 }
 
 impl<'s> Parser<'s> {
+    /// After a `#pure`/`#puredisplay` header: takes the body as text up to its close.
+    fn take_pure(&mut self, at: usize) -> Option<usize> {
+        let (kind, header) = self.pending_pure.take()?;
+        let Some((body_end, close_end)) = pure_end(self.src, at) else {
+            warn(
+                &mut self.warnings,
+                Warning::UnclosedBlock {
+                    offset: header.offset,
+                },
+            );
+            append_nodes(self.top(), macro_into_nodes(header));
+            return None;
+        };
+        let body = self.src.get(at..body_end).unwrap_or_default().to_owned();
+        let close_text = self
+            .src
+            .get(body_end + 2..close_end - 2)
+            .unwrap_or_default()
+            .to_owned();
+        let close = Macro {
+            offset: body_end,
+            name: Some(normalize_name(close_text.trim())),
+            head: close_text,
+            sep: String::new(),
+            style: Style::Bare,
+            args: Vec::new(),
+            marker: false,
+        };
+        let block = Block {
+            kind,
+            header,
+            then: vec![Node::Text(body)],
+            otherwise: None,
+            close,
+        };
+        self.top().push(Node::Block(Box::new(block)));
+        Some(close_end)
+    }
+
     fn top(&mut self) -> &mut Vec<Node> {
         match self.frames.last_mut() {
             None => &mut self.root,
@@ -232,6 +302,9 @@ impl<'s> Parser<'s> {
                         self.text(text_start, p);
                         self.close_macro();
                         i = p + 2;
+                        if let Some(end) = self.take_pure(i) {
+                            i = end;
+                        }
                         text_start = i;
                     } else {
                         i = p + 1;
@@ -285,6 +358,10 @@ impl<'s> Parser<'s> {
         let m = split_macro(offset, nodes);
         let name = m.name.clone().unwrap_or_default();
         if let Some(kind) = block_kind(&name) {
+            if matches!(kind, BlockKind::Pure | BlockKind::PureDisplay) {
+                self.pending_pure = Some((kind, m));
+                return;
+            }
             self.frames.push(Frame::Block(Box::new(OpenBlock {
                 kind,
                 header: m,
@@ -504,6 +581,7 @@ pub(crate) fn parse(src: &str, limits: &Limits) -> Parsed {
         max_depth: limits.depth(),
         warnings: Vec::new(),
         depth_warned: false,
+        pending_pure: None,
     }
     .run()
 }

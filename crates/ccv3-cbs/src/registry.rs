@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use crate::catalog::{self, MacroInfo};
+use crate::dialect::Dialect;
 use crate::expand::Call;
 use crate::families;
 use crate::parse::normalize_name;
@@ -44,13 +46,28 @@ pub enum Family {
     Dice,
     /// Legacy markers: `<user>` (with `<char>`/`<bot>` from the spec set).
     Legacy,
+    /// RisuAI's string functions: `replace`, `split`, `join`, `lower`, `hash`, ... (see
+    /// [`families::strings`]).
+    Strings,
+    /// RisuAI's arrays and dictionaries: `makearray`, `arrayelement`, `range`, `filter`, ...
+    /// (see [`families::collections`]).
+    Collections,
+    /// RisuAI's number functions: `round`, `pow`, `fixnum`, `randint`, ... (see
+    /// [`families::numbers`]).
+    Numbers,
+    /// RisuAI's markup and escapes: `cbr`, `bo`, `tex`, `ruby`, `codeblock`, ... (see
+    /// [`families::markup`]).
+    Markup,
+    /// RisuAI's chat and application functions: `chatindex`, `history`, `metadata`, ... (see
+    /// [`families::risu`]).
+    RisuChat,
     /// Macros added by the application with [`Registry::register`].
     Custom,
 }
 
 impl Family {
     /// All built-in families, in registration order.
-    pub const ALL: [Family; 11] = [
+    pub const ALL: [Family; 16] = [
         Family::Spec,
         Family::Original,
         Family::Character,
@@ -62,6 +79,11 @@ impl Family {
         Family::Blocks,
         Family::Dice,
         Family::Legacy,
+        Family::Strings,
+        Family::Collections,
+        Family::Numbers,
+        Family::Markup,
+        Family::RisuChat,
     ];
 }
 
@@ -76,6 +98,7 @@ struct Entry {
 #[derive(Clone, Default)]
 pub struct Registry {
     map: HashMap<String, Entry>,
+    dialect: Dialect,
 }
 
 impl fmt::Debug for Registry {
@@ -92,11 +115,89 @@ impl Registry {
         Self::default()
     }
 
-    /// Only the CCv3 spec set ([`Family::Spec`]).
+    /// Only the CCv3 spec set ([`Family::Spec`]): the [`Dialect::Spec`] registry.
     pub fn spec_only() -> Self {
         let mut r = Self::empty();
         r.add_family(Family::Spec);
+        r.dialect = Dialect::Spec;
         r
+    }
+
+    /// The macros of one dialect ([`crate::dialect`]): RisuAI's or SillyTavern's names with
+    /// their meanings, or the spec's nine. [`Dialect::Auto`] is [`Registry::standard`].
+    ///
+    /// ```
+    /// use ccv3_cbs::{Dialect, Registry};
+    /// assert!(Registry::dialect(Dialect::Risu).contains("arrayelement"));
+    /// assert!(!Registry::dialect(Dialect::SillyTavern).contains("arrayelement"));
+    /// assert!(Registry::dialect(Dialect::SillyTavern).contains("incvar"));
+    /// ```
+    pub fn dialect(dialect: Dialect) -> Self {
+        match dialect {
+            Dialect::Auto => Self::standard(),
+            Dialect::Spec => Self::spec_only(),
+            Dialect::Risu | Dialect::SillyTavern => {
+                let mut r = Self::standard();
+                if dialect == Dialect::Risu {
+                    families::risu::register_overrides(&mut r);
+                }
+                r.map.retain(|name, _| {
+                    catalog::lookup(dialect, name).is_some_and(|row| row.unavailable.is_none())
+                });
+                r.dialect = dialect;
+                r
+            }
+        }
+    }
+
+    /// A shared [`Registry::dialect`], built once per dialect.
+    pub fn dialect_ref(dialect: Dialect) -> &'static Registry {
+        static RISU: OnceLock<Registry> = OnceLock::new();
+        static SILLYTAVERN: OnceLock<Registry> = OnceLock::new();
+        static SPEC: OnceLock<Registry> = OnceLock::new();
+        let cell = match dialect {
+            Dialect::Auto => return Self::standard_ref(),
+            Dialect::Risu => &RISU,
+            Dialect::SillyTavern => &SILLYTAVERN,
+            Dialect::Spec => &SPEC,
+        };
+        cell.get_or_init(|| Registry::dialect(dialect))
+    }
+
+    /// The dialect this registry was built for (`auto` for [`Registry::standard`] and
+    /// registries built by hand).
+    pub fn dialect_of(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The catalog rows of the macros this registry expands, in catalog order (families
+    /// together), then the rows of its dialect that cannot work outside their application
+    /// ([`MacroInfo::unavailable`]). Macros added with [`Registry::register`] have no row and
+    /// are not listed. This is what `ccv3 cbs --list` prints.
+    ///
+    /// ```
+    /// use ccv3_cbs::{Dialect, Registry};
+    /// let risu = Registry::dialect_ref(Dialect::Risu).macros();
+    /// let join = risu.iter().find(|m| m.name == "join").unwrap();
+    /// assert_eq!(join.usage(), "{{join::ARRAY::B}}");
+    /// assert!(risu.iter().any(|m| m.name == "screenwidth" && m.unavailable.is_some()));
+    /// ```
+    pub fn macros(&self) -> Vec<&'static MacroInfo> {
+        let mut rows: Vec<&'static MacroInfo> = self
+            .map
+            .keys()
+            .filter_map(|name| catalog::lookup(self.dialect, name))
+            .chain(catalog::unavailable(self.dialect))
+            .collect();
+        let order = |m: &&MacroInfo| {
+            catalog::CATALOG
+                .iter()
+                .position(|r| std::ptr::eq(r, *m))
+                .unwrap_or(usize::MAX)
+        };
+        rows.sort_by_key(order);
+        rows.dedup_by(|a, b| std::ptr::eq(*a, *b));
+        rows
     }
 
     /// Every built-in family ([`Family::ALL`]).
@@ -128,6 +229,11 @@ impl Registry {
             Family::Blocks => families::blocks::register(self),
             Family::Dice => families::dice::register(self),
             Family::Legacy => families::legacy::register(self),
+            Family::Strings => families::strings::register(self),
+            Family::Collections => families::collections::register(self),
+            Family::Numbers => families::numbers::register(self),
+            Family::Markup => families::markup::register(self),
+            Family::RisuChat => families::risu::register(self),
             Family::Custom => {}
         }
     }

@@ -114,11 +114,28 @@ pub enum Target {
     Worldinfo,
 }
 
+/// Reads `--dialect` (issue 17).
+fn parse_dialect(s: &str) -> Result<ccv3_cbs::Dialect, String> {
+    s.parse()
+}
+
 /// Arguments of `ccv3 cbs`.
 #[derive(Debug, clap::Args)]
 pub struct CbsArgs {
     /// The text to expand; `-` reads standard input.
-    pub text: String,
+    #[arg(required_unless_present = "list")]
+    pub text: Option<String>,
+    /// Print every macro of the dialect with its arguments and a one-line description
+    /// instead of expanding a text.
+    #[arg(long)]
+    pub list: bool,
+    /// With `--list`: print a JSON array of the macros.
+    #[arg(long, requires = "list")]
+    pub json: bool,
+    /// Whose macros: auto (the card's application: RisuAI extensions mean risu, else
+    /// sillytavern; without a card, every built-in macro), risu, sillytavern or spec.
+    #[arg(long, default_value = "auto", value_parser = parse_dialect)]
+    pub dialect: ccv3_cbs::Dialect,
     /// A card whose name and fields the macros use.
     #[arg(long)]
     pub card: Option<PathBuf>,
@@ -198,6 +215,10 @@ pub struct PromptArgs {
     /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
     #[arg(long)]
     pub json: bool,
+    /// Whose macros the card's texts use: auto (RisuAI extensions mean risu, else
+    /// sillytavern), risu, sillytavern or spec.
+    #[arg(long, default_value = "auto", value_parser = parse_dialect)]
+    pub dialect: ccv3_cbs::Dialect,
     /// Input limits.
     #[command(flatten)]
     pub limits: InputLimits,
@@ -236,6 +257,10 @@ pub struct LoreScanArgs {
     /// The user name for macros.
     #[arg(long, default_value = "User")]
     pub user: String,
+    /// Whose macros the keys use: auto (the first card's application: RisuAI extensions mean
+    /// risu, else sillytavern), risu, sillytavern or spec.
+    #[arg(long, default_value = "auto", value_parser = parse_dialect)]
+    pub dialect: ccv3_cbs::Dialect,
     /// Turn recursion on for books that do not say.
     #[arg(long)]
     pub recursive: bool,

@@ -307,6 +307,9 @@ fn issue12_prompt_macro_output_is_shared_and_reported() {
         &"0",
         &"--max-macro-output",
         &"5K",
+        // `settempvar` is RisuAI's; ember.json has no RisuAI extensions (issue 17's dialects).
+        &"--dialect",
+        &"risu",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);

@@ -102,6 +102,20 @@ pub(crate) fn seed(obj: Option<&Value>, snake: &str) -> Result<Option<u64>, Embe
     }
 }
 
+/// A macro dialect (`auto`, `risu`, `sillytavern`, `spec`; issue 17).
+pub(crate) fn dialect(
+    obj: Option<&Value>,
+    snake: &str,
+) -> Result<Option<ccv3_cbs::Dialect>, EmbedError> {
+    match string(obj, snake)? {
+        None => Ok(None),
+        Some(s) => s
+            .parse()
+            .map(Some)
+            .map_err(|e: String| EmbedError::bad_input(format!("option {snake}: {e}"))),
+    }
+}
+
 /// The error for option `snake` of the wrong type.
 pub(crate) fn wrong(snake: &str, want: &str, found: &Value) -> EmbedError {
     let shown = match found {

@@ -86,7 +86,9 @@ pub(crate) fn read_variables(v: &Value) -> Result<Variables, EmbedError> {
 /// `char` (overrides the card's name), `variables` (`{local, global}` or a flat map), `now`
 /// (unix seconds, an RFC 3339 date-time or `{unix, utc_offset_minutes}`; without it time macros expand to nothing),
 /// `seed` (default: from the chat), `greeting` (the greeting index), `display` (`true` renders
-/// comments for display instead of removing them).
+/// comments for display instead of removing them), `dialect` (`auto`, `risu`, `sillytavern` or
+/// `spec`: whose macros; `auto` takes the card's application, and without a card every
+/// built-in macro).
 ///
 /// ```
 /// let ctx = serde_json::json!({"user": "Bob", "card": {"name": "Aqua", "description": "a goddess"}});
@@ -116,6 +118,9 @@ pub fn expand_macros(text: &str, context: &Value) -> Result<String, EmbedError> 
     options.greeting =
         opts::count(ctx, "greeting")?.map(|g| usize::try_from(g).unwrap_or(usize::MAX));
     options.now = get(ctx, "now").map(read_now).transpose()?;
+    if let Some(d) = opts::dialect(ctx, "dialect")? {
+        options.dialect = d;
+    }
     let mut vars = match get(ctx, "variables") {
         Some(v) => read_variables(v)?,
         None => Variables::new(),

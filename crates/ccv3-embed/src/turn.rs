@@ -51,8 +51,8 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
-/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, and the engine
-/// settings of [`engine_settings`]).
+/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, `dialect`, and the
+/// engine settings of [`engine_settings`]).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     let mut o = SessionOptions::default();
     if let Some(u) = opts::string(req, "user")? {
@@ -80,6 +80,9 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     o.seed = opts::seed(req, "seed")?;
     o.now = get(req, "now").map(read_now).transpose()?;
     o.engine = engine_settings(req)?;
+    if let Some(d) = opts::dialect(req, "dialect")? {
+        o.dialect = d;
+    }
     Ok(o)
 }
 

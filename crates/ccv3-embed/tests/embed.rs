@@ -745,3 +745,30 @@ fn compiled_books_scan_like_scan_lorebook_turn_after_turn() {
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["messages", "tokens", "lore", "cut", "text", "state"]);
 }
+
+/// Issue 17: the `dialect` option of expandMacros and buildPrompt (npm and Python).
+#[test]
+fn issue17_dialect_option_picks_the_macros() {
+    let text = "{{upper::a}}[{{getvar::x}}]";
+    let with = |d: &str| expand_macros(text, &json!({ "dialect": d })).unwrap();
+    assert_eq!(with("risu"), "A[null]");
+    assert_eq!(with("sillytavern"), "{{upper::a}}[]");
+    assert_eq!(with("spec"), "{{upper::a}}[{{getvar::x}}]");
+    // Without a card `auto` is every built-in macro.
+    assert_eq!(expand_macros(text, &Value::Null).unwrap(), "A[]");
+    let err = expand_macros(text, &json!({"dialect": "klingon"})).unwrap_err();
+    assert_eq!(err.code, "bad-input");
+    assert!(err
+        .message
+        .contains("expected auto, risu, sillytavern or spec"));
+    // A card: `auto` is its application's dialect.
+    let mut card = read_card(&example("ember.json"), &ReadOptions::default()).unwrap();
+    card["data"]["description"] = json!("D={{upper::quiet}}");
+    let prompt = |card: &Value, req: Value| {
+        ccv3_embed::build_prompt(Source::Json(card), &[], &req).unwrap()["messages"].to_string()
+    };
+    assert!(prompt(&card, json!({"chat": chat()})).contains("D={{upper::quiet}}"));
+    assert!(prompt(&card, json!({"chat": chat(), "dialect": "risu"})).contains("D=QUIET"));
+    card["data"]["extensions"]["risuai"] = json!({});
+    assert!(prompt(&card, json!({"chat": chat()})).contains("D=QUIET"));
+}

@@ -7,26 +7,27 @@
 /// assert_eq!(ccv3_lore::resolve_key_macros("{{Char}} and <USER>", "Aqua", "Kazuma"), "Aqua and Kazuma");
 /// ```
 pub fn resolve_key_macros(key: &str, char_name: &str, user_name: &str) -> String {
-    resolve_key_macros_cow(key, char_name, user_name).into_owned()
+    resolve_key_macros_cow(key, char_name, user_name, ccv3_cbs::Dialect::Auto).into_owned()
 }
 
-/// [`resolve_key_macros`], borrowing the key when it has no macro.
+/// [`resolve_key_macros`] in a dialect, borrowing the key when it has no macro.
 pub(crate) fn resolve_key_macros_cow<'k>(
     key: &'k str,
     char_name: &str,
     user_name: &str,
+    dialect: ccv3_cbs::Dialect,
 ) -> std::borrow::Cow<'k, str> {
     if !key.contains(['{', '<']) {
         return std::borrow::Cow::Borrowed(key);
     }
     // The same CBS engine as prompts (`ccv3-cbs`): `{{char}}`, `{{user}}`, `<char>`, `<bot>`,
-    // `<user>` and the rest of the standard set, with a fixed seed so keys stay the same.
+    // `<user>` and the rest of the dialect's set, with a fixed seed so keys stay the same.
     let ctx = ccv3_cbs::Context::new()
         .with_char_name(char_name.to_string())
         .with_user_name(user_name.to_string());
     let limits = key_macro_limits(key.len(), char_name.len() + user_name.len());
     let expanded = ccv3_cbs::Template::parse_with(key, &limits).expand_with(
-        ccv3_cbs::Registry::standard_ref(),
+        ccv3_cbs::Registry::dialect_ref(dialect),
         &limits,
         &ctx,
         &mut ccv3_cbs::Variables::new(),

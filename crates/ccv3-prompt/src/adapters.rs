@@ -158,6 +158,24 @@ pub fn ui_prompts<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<UiPrompt
     values.into_iter().filter_map(UiPrompt::parse).collect()
 }
 
+/// The dialect of a card's macros: `dialect` itself unless it is `auto`, then `risu` for a card
+/// with RisuAI extensions (`extensions.risuai`), else `sillytavern` (issue 17).
+///
+/// ```
+/// use ccv3_cbs::Dialect;
+/// let mut card = ccv3::Card::new("Aqua").data;
+/// assert_eq!(ccv3_prompt::adapters::card_dialect(&card, Dialect::Auto), Dialect::SillyTavern);
+/// card.extensions.insert("risuai".into(), serde_json::json!({}));
+/// assert_eq!(ccv3_prompt::adapters::card_dialect(&card, Dialect::Auto), Dialect::Risu);
+/// assert_eq!(ccv3_prompt::adapters::card_dialect(&card, Dialect::Spec), Dialect::Spec);
+/// ```
+pub fn card_dialect(card: &ccv3::CardData, dialect: ccv3_cbs::Dialect) -> ccv3_cbs::Dialect {
+    dialect.for_card(
+        card.extensions
+            .contains_key(ccv3::lorebook::risu::NAMESPACE),
+    )
+}
+
 mod cbs {
     use crate::chat::{ChatMessage, Role};
     use crate::expand::{ExpandContext, Expander};
@@ -168,8 +186,9 @@ mod cbs {
         Warning,
     };
 
-    /// An [`Expander`] over the CBS engine (`ccv3_cbs`): every macro of the standard registry,
-    /// variables carried from one text to the next in prompt order, warnings collected.
+    /// An [`Expander`] over the CBS engine (`ccv3_cbs`): the macros of the card's dialect
+    /// ([`PromptOptions::dialect`], resolved by [`super::card_dialect`]), variables carried
+    /// from one text to the next in prompt order, warnings collected.
     ///
     /// Every text is expanded within [`Limits`] and all of them together within one
     /// [`Budget`] (issue 12: a card whose every text stays just under the limits of one
@@ -191,7 +210,7 @@ mod cbs {
         /// What the texts of this prompt have spent, together.
         pub budget: Budget,
         limits: Limits,
-        registry: Registry,
+        registry: std::borrow::Cow<'static, Registry>,
     }
 
     impl CbsExpander {
@@ -234,7 +253,10 @@ mod cbs {
                 warnings: Vec::new(),
                 budget: Budget::default(),
                 limits: Limits::default(),
-                registry: Registry::standard(),
+                registry: std::borrow::Cow::Borrowed(Registry::dialect_ref(super::card_dialect(
+                    card,
+                    opts.dialect,
+                ))),
             }
         }
 
@@ -259,7 +281,7 @@ mod cbs {
 
         /// Uses another macro registry (e.g. [`Registry::spec_only`]).
         pub fn with_registry(mut self, registry: Registry) -> Self {
-            self.registry = registry;
+            self.registry = std::borrow::Cow::Owned(registry);
             self
         }
     }

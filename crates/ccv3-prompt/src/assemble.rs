@@ -141,6 +141,10 @@ pub struct PromptOptions {
     /// `{{date}}`, ...). The library never reads the system clock: `None` (the default) makes
     /// those macros expand to an empty string; the CLI passes the clock (or `--now`).
     pub now: Option<ccv3_cbs::Timestamp>,
+    /// Whose macros the card's texts are written in ([`ccv3_cbs::Dialect`], issue 17): `auto`
+    /// (the default) takes `risu` for a card with RisuAI extensions, else `sillytavern`
+    /// ([`crate::adapters::card_dialect`]).
+    pub dialect: ccv3_cbs::Dialect,
 }
 
 impl Default for PromptOptions {
@@ -166,6 +170,7 @@ impl Default for PromptOptions {
             part_overhead: 0,
             expand_lore: true,
             now: None,
+            dialect: ccv3_cbs::Dialect::Auto,
         }
     }
 }

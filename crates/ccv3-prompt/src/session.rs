@@ -99,6 +99,10 @@ pub struct SessionOptions {
     /// The step budget of all regex key searches of one scan ([`ScanOptions::regex_scan_steps`],
     /// default [`ccv3_lore::REGEX_SCAN_STEPS`]).
     pub regex_scan_steps: u64,
+    /// Whose macros the texts are written in (issue 17): `auto` (the default) takes `risu` for
+    /// a card with RisuAI extensions, else `sillytavern`; without a card, every built-in macro.
+    /// Card fields, lorebook entries, keys and decorator keys all use it.
+    pub dialect: ccv3_cbs::Dialect,
     /// The lorebook engine's settings (issue 14): see [`EngineSettings`].
     pub engine: EngineSettings,
 }
@@ -177,6 +181,7 @@ impl Default for SessionOptions {
             max_entries: ccv3_lore::MAX_ENTRIES,
             regex_key_steps: ccv3_lore::REGEX_KEY_STEPS,
             regex_scan_steps: ccv3_lore::REGEX_SCAN_STEPS,
+            dialect: ccv3_cbs::Dialect::Auto,
             engine: EngineSettings::default(),
         }
     }
@@ -419,9 +424,20 @@ impl<'a> Session<'a> {
         self.options.seed.unwrap_or_else(|| chat.seed())
     }
 
+    /// The dialect of this session's macros: [`SessionOptions::dialect`], `auto` resolved by
+    /// the card ([`crate::adapters::card_dialect`]); without a card `auto` stays (every
+    /// built-in macro).
+    pub fn dialect(&self) -> ccv3_cbs::Dialect {
+        match self.card {
+            Some(card) => crate::adapters::card_dialect(card, self.options.dialect),
+            None => self.options.dialect,
+        }
+    }
+
     fn compiler(&self) -> LorebookCompiler {
         LorebookCompiler::new()
             .names(self.char_name(), &self.options.user_name)
+            .dialect(self.dialect())
             .strategy(self.options.strategy)
             .for_single_scan(self.options.single_scan)
             .max_entries(self.options.max_entries)
@@ -505,6 +521,7 @@ impl<'a> Session<'a> {
             max_context: self.options.max_context,
             template: self.options.template.clone(),
             now: self.options.now,
+            dialect: self.dialect(),
             ..PromptOptions::default()
         }
     }
@@ -571,7 +588,7 @@ impl<'a> Session<'a> {
         let expander = CbsExpander::new(card, &chat.messages, &opts);
         let limits = &self.options.cbs_limits;
         let out = ccv3_cbs::Template::parse_with(text, limits).expand_in(
-            ccv3_cbs::Registry::standard_ref(),
+            ccv3_cbs::Registry::dialect_ref(self.dialect()),
             limits,
             &mut ccv3_cbs::Budget::new(self.options.cbs_budget.clone()),
             &expander.context,

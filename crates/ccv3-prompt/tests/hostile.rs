@@ -31,6 +31,8 @@ fn constant(i: usize, content: &str) -> serde_json::Value {
 fn session<'a>(card: &'a ccv3::CardData, budget: BudgetLimits) -> Session<'a> {
     let options = SessionOptions {
         cbs_budget: budget,
+        // The hostile texts use RisuAI's macros (`settempvar`, `#each`): issue 17's dialects.
+        dialect: ccv3_cbs::Dialect::Risu,
         ..SessionOptions::default()
     };
     Session::new(options, Arc::new(ccv3_tokens::Estimate)).with_card(card, "evil.json")

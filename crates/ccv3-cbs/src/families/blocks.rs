@@ -25,6 +25,11 @@
 //!   macros (RisuAI substitutes them into the body source; this crate does not, so an item
 //!   cannot inject macros).
 //!
+//! - `{{#puredisplay}}...{{/puredisplay}}` (also `#pure_display`): the body as written, no
+//!   macro in it expanded, trimmed, with `{{` and `}}` written `\{\{` and `\}\}` (RisuAI's
+//!   escape for display). `{{#pure}}...{{/pure}}` (deprecated in RisuAI) gives the body as
+//!   written, trimmed. The body ends at the first `{{/...}}` not closing a `{{#...}}` inside it.
+//!
 //! Any `{{/...}}` closes the innermost open block. A block never closed stays text. Unlike
 //! RisuAI, which trims the body's source text, this crate trims the expanded text.
 //!
@@ -42,6 +47,8 @@
 //! assert_eq!(expand(r#"{{#each ["a","b",3] as x}}<{{slot::x}}>{{/each}}"#, &ctx), "<a><b><3>");
 //! assert_eq!(expand("{{#each a§b as x}}{{slot::x}};{{/}}", &ctx), "a;b;");
 //! assert_eq!(expand("{{#if 1}}never closed", &ctx), "{{#if 1}}never closed");
+//! assert_eq!(expand("{{#puredisplay}} {{user}} {{/puredisplay}}", &ctx), r"\{\{user\}\}");
+//! assert_eq!(expand("{{#pure}}{{user}}{{/pure}}", &ctx), "{{user}}");
 //! ```
 
 use crate::registry::{Family, Registry};
@@ -50,7 +57,11 @@ use crate::registry::{Family, Registry};
 pub fn register(r: &mut Registry) {
     let f = Family::Blocks;
     // Block headers are evaluated by the expander; as plain macros they stay text.
-    r.register_all(f, &["#if", "#ifpure", "#when", "#each"], |_| None);
+    r.register_all(
+        f,
+        &["#if", "#ifpure", "#when", "#each", "#pure", "#puredisplay"],
+        |_| None,
+    );
     r.register_all(f, &["slot"], |c| {
         let name = c.raw();
         c.slot(name.trim()).map(str::to_owned)

@@ -4,11 +4,17 @@
 pub mod blocks;
 pub mod character;
 pub mod chat;
+pub mod collections;
 pub mod dice;
+mod js;
 pub mod legacy;
+pub mod markup;
 pub mod math;
+pub mod numbers;
 pub mod original;
+pub mod risu;
 pub mod spec;
+pub mod strings;
 pub mod text;
 pub mod time;
 pub mod variables;

@@ -1,5 +1,6 @@
 //! `ccv3 cbs TEXT [--card FILE] [--char NAME] [--user NAME] [--chat CHAT] [--seed N] [--now T]
-//! [--display]`.
+//! [--display] [--dialect D]`, and `ccv3 cbs --list [--dialect D] [--json]` (the macros of a
+//! dialect, from the library's catalog: `ccv3_cbs::Registry::macros`).
 
 use super::{print, CliError, CmdResult};
 use ccv3_cbs::{Mode, Variables};
@@ -13,10 +14,10 @@ pub use crate::args::CbsArgs as Args;
 /// Expands the text and prints it (no trailing newline is added beyond the text's own).
 pub fn run(args: Args) -> CmdResult {
     let limits = &args.limits;
-    let text = if args.text == "-" {
-        limits.read_text(Path::new("<stdin>"), std::io::stdin().lock())?
-    } else {
-        args.text
+    let text = match args.text.as_deref() {
+        Some("-") => limits.read_text(Path::new("<stdin>"), std::io::stdin().lock())?,
+        Some(text) => text.to_owned(),
+        None => String::new(),
     };
     let card = match &args.card {
         Some(path) => match limits.load(path)? {
@@ -31,7 +32,15 @@ pub fn run(args: Args) -> CmdResult {
         Some(path) => limits.load_chat(path)?,
         None => Chat::default(),
     };
+    if args.list {
+        let dialect = match &card {
+            Some(card) => ccv3_prompt::adapters::card_dialect(card, args.dialect),
+            None => args.dialect,
+        };
+        return list(dialect, args.json);
+    }
     let options = SessionOptions {
+        dialect: args.dialect,
         user_name: args.user,
         char_name: args.char_name,
         seed: args.seed,
@@ -61,5 +70,39 @@ pub fn run(args: Args) -> CmdResult {
         }
     }));
     print(&out.text)?;
+    Ok(0)
+}
+
+/// Prints the macros of `dialect`: one line each (usage, description, other names), or a JSON
+/// array of `{name, usage, aliases, args, description, dialects, unavailable?}`.
+fn list(dialect: ccv3_cbs::Dialect, json: bool) -> CmdResult {
+    let macros = ccv3_cbs::Registry::dialect_ref(dialect).macros();
+    if json {
+        let items: Vec<serde_json::Value> = macros
+            .iter()
+            .map(|m| {
+                let mut v = serde_json::to_value(m).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("usage".into(), m.usage().into());
+                }
+                v
+            })
+            .collect();
+        print(&format!("{}\n", serde_json::Value::Array(items)))?;
+        return Ok(0);
+    }
+    let mut out = String::new();
+    for m in macros {
+        let usage = m.usage();
+        out.push_str(&format!("{usage:<32} {}", m.description));
+        if !m.aliases.is_empty() {
+            out.push_str(&format!(" (also {})", m.aliases.join(", ")));
+        }
+        if let Some(why) = m.unavailable {
+            out.push_str(&format!(" [stays text: {why}]"));
+        }
+        out.push('\n');
+    }
+    print(&out)?;
     Ok(0)
 }

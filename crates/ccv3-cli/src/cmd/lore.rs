@@ -30,6 +30,8 @@ struct Loaded {
     card: Option<ccv3::CardData>,
     from_card: bool,
     card_char_name: Option<String>,
+    /// The dialect `auto` means for the card (issue 17).
+    card_dialect: Option<ccv3_cbs::Dialect>,
     name: String,
 }
 
@@ -101,6 +103,14 @@ pub fn run(args: Args) -> CmdResult {
         // occur in the chat.
         single_scan: true,
         engine: args.engine.settings(),
+        // `auto`: the first card's application; books alone: every built-in macro.
+        dialect: match args.dialect {
+            ccv3_cbs::Dialect::Auto => loaded
+                .iter()
+                .find_map(|l| l.card_dialect)
+                .unwrap_or(ccv3_cbs::Dialect::Auto),
+            d => d,
+        },
         ..SessionOptions::default()
     };
     // The first card's book is the character book; every other book is global.
@@ -265,6 +275,7 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
         Document::Card(cf) => {
             let mut card = cf.card.data;
             let char_name = card.char_name().to_string();
+            let dialect = ccv3_prompt::adapters::card_dialect(&card, ccv3_cbs::Dialect::Auto);
             let book = card
                 .character_book
                 .take()
@@ -274,6 +285,7 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
                 card: Some(card),
                 from_card: true,
                 card_char_name: Some(char_name),
+                card_dialect: Some(dialect),
                 name,
             })
         }
@@ -282,6 +294,7 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
             card: None,
             from_card: false,
             card_char_name: None,
+            card_dialect: None,
             name,
         }),
     }

@@ -75,6 +75,7 @@ pub fn run(args: Args) -> CmdResult {
         single_scan: true,
         cbs_budget: args.macros.budget(),
         engine: args.engine.settings(),
+        dialect: args.dialect,
         ..SessionOptions::default()
     };
     // The card's book is the character book, --book files are global.

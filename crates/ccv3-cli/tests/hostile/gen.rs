@@ -7,11 +7,13 @@ use std::path::Path;
 
 /// A V3 card with `book` (entries) as its character book, if any; `fields` override data fields.
 pub fn card(fields: &[(&str, Value)], book: Option<Vec<Value>>) -> Value {
+    // A RisuAI card (`extensions.risuai`): its blow-ups use RisuAI's macros (`#each`, ...),
+    // which `auto` expands only in RisuAI's dialect (issue 17).
     let mut data = json!({
         "name": "Hostile", "description": "", "personality": "", "scenario": "",
         "first_mes": "Hello.", "mes_example": "", "creator_notes": "", "system_prompt": "",
         "post_history_instructions": "", "alternate_greetings": [], "tags": [], "creator": "",
-        "character_version": "", "extensions": {}, "group_only_greetings": []
+        "character_version": "", "extensions": {"risuai": {}}, "group_only_greetings": []
     });
     for (k, v) in fields {
         data[*k] = v.clone();

@@ -280,6 +280,11 @@ const CASES: &[Case] = &[
         build: cbs_dice,
     },
     Case {
+        name: "cbs-risu-functions",
+        class: "cbs",
+        build: cbs_risu,
+    },
+    Case {
         name: "validate-symlink-loop",
         class: "files",
         build: validate_loop,
@@ -1095,6 +1100,53 @@ fn cbs_dice(dir: &Path, _s: Scale) -> Vec<Run> {
         cmd(&["cbs", text], "text"),
         cmd(
             &["cbs", "--card", "card.json", "{{description}}"],
+            "card.json",
+        ),
+    ]
+}
+
+/// Issue 17: RisuAI's functions that loop or grow (`range` with a step of 0 loops forever in
+/// RisuAI, `arrayassert` with a far index writes that many nulls, `cbr`/`replace`/`join`
+/// multiply their text, `pow` overflows, `rollp` rolls a billion dice), in every field of a
+/// RisuAI card and in its always-on entries, in the `risu` dialect.
+fn cbs_risu(dir: &Path, s: Scale) -> Vec<Run> {
+    let a = "a".repeat(s.pick(8_000, 60_000));
+    let small = "{{range::[0,1,0]}}{{range::[1e15]}}{{arrayassert::[]::4294967294::x}}\
+                 {{cbr::1e15}}{{rollp::1000000000d6}}{{pow::9::9e300}}";
+    let text = [
+        "{{range::[0,1,0]}}".to_string(),
+        "{{range::[1e15]}}".to_string(),
+        "{{range::[0,1e300,1e-300]}}".to_string(),
+        "{{arrayassert::[]::4294967294::x}}".to_string(),
+        "{{objectassert::[]::4294967294::x}}".to_string(),
+        "{{cbr::1e15}}".to_string(),
+        "{{pow::9::9e300}}{{fixnum::1e300::100}}{{tohex::1e308}}".to_string(),
+        "{{rollp::1000000000d6}}{{dice::1000000000d6}}{{roll::1000000000d6}}".to_string(),
+        format!("{{{{replace::{a}::a::{a}}}}}"),
+        format!("{{{{join::{{{{split::{a}::}}}}::{a}}}}}"),
+        format!("{{{{split::{a}::}}}}"),
+        format!("{{{{crypt::{a}}}}}{{{{xor::{a}}}}}"),
+    ]
+    .concat();
+    let fields: Vec<(&str, serde_json::Value)> = ["description", "personality", "scenario"]
+        .iter()
+        .map(|f| (*f, json!(text.clone())))
+        .collect();
+    let n = s.pick(3, 200);
+    let entries: Vec<_> = (0..n).map(|i| constant(i, &text)).collect();
+    // `card` writes RisuAI cards, so `auto` is the `risu` dialect.
+    write_json(&dir.join("card.json"), &card(&fields, Some(entries)));
+    chat_of(dir, "hi");
+    vec![
+        prompt_run("card.json", "chat.json", &["--json"], "card.json"),
+        cmd(&["cbs", "--dialect", "risu", small], "text"),
+        cmd(
+            &[
+                "cbs",
+                "--card",
+                "card.json",
+                "{{description}}{{personality}}",
+            ],
             "card.json",
         ),
     ]

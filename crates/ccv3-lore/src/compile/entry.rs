@@ -477,7 +477,7 @@ impl LorebookCompiler {
         b: &mut Builder<'a>,
         (bi, ei, bn): (usize, usize, &str),
         e: &'a Entry,
-        names: (&str, &str),
+        names: (&str, &str, ccv3_cbs::Dialect),
         max_depth: &mut u64,
     ) -> CEntry<'a> {
         let parsed = decorator::parse(&e.content);

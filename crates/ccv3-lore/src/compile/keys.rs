@@ -285,16 +285,15 @@ impl<'a> Builder<'a> {
         raw: &'a [String],
         regex_mode: bool,
         case_sensitive: bool,
-        names: (&str, &str),
+        names: (&str, &str, ccv3_cbs::Dialect),
         at: (&str, usize, &str),
     ) -> KeyRange {
-        let resolved =
-            raw.iter().map(
-                |r| match crate::text::resolve_key_macros_cow(r, names.0, names.1) {
-                    Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
-                    Cow::Owned(o) => Cow::Owned(o.trim().to_string()),
-                },
-            );
+        let resolved = raw.iter().map(|r| {
+            match crate::text::resolve_key_macros_cow(r, names.0, names.1, names.2) {
+                Cow::Borrowed(b) => Cow::Borrowed(b.trim()),
+                Cow::Owned(o) => Cow::Owned(o.trim().to_string()),
+            }
+        });
         self.keys_from(resolved, regex_mode, case_sensitive, at)
     }
 
@@ -304,12 +303,12 @@ impl<'a> Builder<'a> {
         raw: &[String],
         regex_mode: bool,
         case_sensitive: bool,
-        names: (&str, &str),
+        names: (&str, &str, ccv3_cbs::Dialect),
         at: (&str, usize, &str),
     ) -> KeyRange {
         let resolved = raw.iter().map(|r| {
             Cow::Owned(
-                crate::text::resolve_key_macros(r, names.0, names.1)
+                crate::text::resolve_key_macros_cow(r, names.0, names.1, names.2)
                     .trim()
                     .to_string(),
             )

@@ -222,6 +222,9 @@ pub struct LorebookCompiler {
     /// [`LoreError::Limit`](crate::LoreError::Limit); [`LorebookCompiler::compile`] compiles no
     /// entry and reports the error as a diagnostic). Issue 12: a 1,000,000-entry book.
     pub max_entries: usize,
+    /// The macros of keys and decorator keys ([`ccv3_cbs::Dialect`]; `auto`: every built-in
+    /// macro). Issue 17.
+    pub dialect: ccv3_cbs::Dialect,
 }
 
 /// The default of [`LorebookCompiler::max_entries`]: four times the biggest books seen in use
@@ -237,6 +240,7 @@ impl Default for LorebookCompiler {
             strategy: Strategy::CharacterFirst,
             single_scan: false,
             max_entries: MAX_ENTRIES,
+            dialect: ccv3_cbs::Dialect::Auto,
         }
     }
 }
@@ -316,6 +320,12 @@ impl LorebookCompiler {
     pub fn names(mut self, char_name: &str, user_name: &str) -> Self {
         self.char_name = char_name.to_string();
         self.user_name = user_name.to_string();
+        self
+    }
+
+    /// Sets the dialect of the key macros ([`LorebookCompiler::dialect`]).
+    pub fn dialect(mut self, dialect: ccv3_cbs::Dialect) -> Self {
+        self.dialect = dialect;
         self
     }
 

@@ -106,7 +106,11 @@ impl LorebookCompiler {
         max_depth: &mut u64,
         out: &mut Vec<CEntry<'a>>,
     ) {
-        let names = (self.char_name.as_str(), self.user_name.as_str());
+        let names = (
+            self.char_name.as_str(),
+            self.user_name.as_str(),
+            self.dialect,
+        );
         let mut first = 0usize;
         for (bi, input) in books.iter().enumerate() {
             let n = input.book.entries.len();

@@ -77,6 +77,10 @@ class CompiledLorebooks:
         self, chat: Union[List[Message], str], state: Optional[Json] = None, seed: Optional[int] = None
     ) -> Dict[str, Any]: ...
 
+# The `dialect` option of scan_lorebook, build_prompt and expand_macros (issue 17): whose
+# macros the texts use; "auto" (the default) takes the card's application.
+_Dialect = Literal["auto", "risu", "sillytavern", "spec"]
+
 def compile_lorebooks(
     books: Iterable[Union[Lorebook, Data]],
     *,
