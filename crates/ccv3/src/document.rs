@@ -381,7 +381,16 @@ fn read_png(
         read_chara: false,
         ..opts.png
     };
-    let chunks = read_chunks(&fast)?;
+    let all = png::Limits {
+        read_chara: true,
+        ..opts.png
+    };
+    let chunks = match read_chunks(&fast) {
+        Ok(chunks) => chunks,
+        // A broken stream or card chunk: the `chara` chunk seeked past may still hold the card.
+        Err(Error::Png { .. }) => return card_from_png_chunks(read_chunks(&all)?, opts),
+        Err(e) => return Err(e),
+    };
     if !chunks.chara_skipped {
         return card_from_png_chunks(chunks, opts);
     }
@@ -390,10 +399,6 @@ fn read_png(
             return Ok(cf);
         }
     }
-    let all = png::Limits {
-        read_chara: true,
-        ..opts.png
-    };
     card_from_png_chunks(read_chunks(&all)?, opts)
 }
 
@@ -411,10 +416,13 @@ fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<C
             Ok(card) => card,
             Err(e) => match chara {
                 Some(chara) => {
+                    let at = chunks.ccv3_chunk.as_ref().map_or_else(String::new, |p| {
+                        format!(" ({} at byte {})", p.kind, p.offset)
+                    });
                     diags.push(Diagnostic::warning(
                         "png-ccv3-chunk-broken",
                         "",
-                        format!("the ccv3 chunk holds no readable card ({e}); read the chara chunk instead"),
+                        format!("the ccv3 chunk{at} holds no readable card ({e}); read the chara chunk instead"),
                     ));
                     card_from_text(chara.as_bytes(), opts, &mut diags)
                         .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?
