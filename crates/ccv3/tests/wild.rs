@@ -103,3 +103,173 @@ fn wild_png_broken_ccv3_beside_a_good_chara_reads_chara_with_a_warning() {
         }
     }
 }
+
+// --- JSON shapes (issue 13) ----------------------------------------------------------------------
+
+fn book(name: &str) -> ccv3::BookFile {
+    match read(name) {
+        Document::Lorebook(bf) => bf,
+        Document::Card(cf) => panic!("{name}: read as the card {:?}", cf.card.data.name),
+    }
+}
+
+#[test]
+fn wild_world_info_with_a_name_and_description_is_a_lorebook() {
+    let bf = book("st_world_info_named.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::WorldInfo);
+    assert_eq!(bf.book.name.as_deref(), Some("Harbor Town"));
+    assert!(bf
+        .book
+        .description
+        .as_deref()
+        .unwrap()
+        .starts_with("Places"));
+    assert_eq!(bf.book.entries.len(), 2);
+    assert_eq!(bf.book.entries[0].keys, ["lighthouse", "lamp"]);
+    assert!(!bf.book.entries[1].enabled);
+    // Lossless back to World Info.
+    let text = std::fs::read_to_string(fixture("st_world_info_named.json")).unwrap();
+    let original: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(ccv3::lorebook::to_worldinfo(&bf.book), original);
+}
+
+#[test]
+fn wild_entries_array_beside_card_like_fields_is_a_lorebook_that_keeps_them() {
+    let bf = book("chub_lorebook_array_named.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::CharacterBook);
+    assert_eq!(bf.book.name.as_deref(), Some("Old Roads"));
+    assert_eq!(bf.book.entries.len(), 2);
+    assert!(bf.book.extra.contains_key("first_mes"));
+}
+
+#[test]
+fn wild_hybrid_v2_card_takes_the_top_level_fields_data_lacks() {
+    let cf = card("st_hybrid_v2_extensions_only.json");
+    let d = &cf.card.data;
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V2));
+    assert_eq!(d.name, "Mira");
+    assert_eq!(d.first_mes, "Hold the chart steady, please.");
+    assert_eq!(d.personality, "curious, patient");
+    assert_eq!(d.creator_notes, "Made with care.");
+    assert_eq!(d.tags, ["maps", "sea"]);
+    assert!(d.extensions.contains_key("depth_prompt"));
+    let hybrid: Vec<&str> = cf
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "hybrid-card-field")
+        .map(|d| d.path.as_str())
+        .collect();
+    assert!(hybrid.contains(&"data.name") && hybrid.contains(&"data.creator_notes"));
+    assert!(cf
+        .diagnostics
+        .iter()
+        .all(|d| d.path != "data.name" || d.code == "hybrid-card-field"));
+    // The top-level fields are kept where they were (SillyTavern writes both).
+    assert_eq!(
+        cf.card.extra.get("avatar"),
+        Some(&serde_json::json!("none"))
+    );
+    let v3 = cf.card.to_v3_json();
+    assert_eq!(v3["name"], "Mira");
+    assert_eq!(v3["data"]["name"], "Mira");
+}
+
+#[test]
+fn wild_hybrid_v3_card_prefers_data_and_fills_the_rest() {
+    let cf = card("hybrid_v3_few_fields.json");
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Data Name", "data wins where it has the field");
+    assert_eq!(d.first_mes, "Hello from the top.");
+    assert_eq!(d.description, "The description stands at the top level.");
+    assert_eq!(d.tags, ["hybrid"]);
+    let codes: Vec<(&str, &str)> = cf
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.as_str(), d.path.as_str()))
+        .collect();
+    assert!(codes.contains(&("hybrid-card-field", "data.first_mes")));
+    assert!(!codes.contains(&("hybrid-card-field", "data.name")));
+}
+
+#[test]
+fn wild_bare_v2_data_is_read_as_v2_data_not_v1() {
+    let cf = card("bare_v2_data.json");
+    let d = &cf.card.data;
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V2));
+    assert_eq!(d.name, "Bram");
+    assert_eq!(d.creator_notes, "Written without the V2 wrapper.");
+    assert_eq!(d.system_prompt, "You are Bram.");
+    assert_eq!(d.post_history_instructions, "Stay terse.");
+    assert_eq!(d.alternate_greetings, ["Another traveller?"]);
+    assert_eq!(d.character_version, "1.2");
+    assert_eq!(d.character_book.as_ref().map(|b| b.entries.len()), Some(1));
+    assert!(cf.card.extra.is_empty(), "{:?}", cf.card.extra);
+    assert_eq!(
+        diag(&cf.diagnostics, "bare-card-data").severity,
+        Severity::Warning
+    );
+}
+
+#[test]
+fn wild_tavernai_v1_metadata_is_kept_as_unknown_fields() {
+    let cf = card("tavernai_v1_metadata.json");
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V1));
+    assert_eq!(cf.card.data.first_mes, "Get off my lawn.");
+    for key in [
+        "avatar",
+        "chat",
+        "create_date",
+        "edit_date",
+        "add_date",
+        "metadata",
+    ] {
+        assert!(cf.card.extra.contains_key(key), "{key} lost");
+    }
+    // ... and written back beside `data` in every container.
+    let json = ccv3::write_json(&cf, ccv3::CardVersion::V3);
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["metadata"]["tool"]["name"], "TavernAI");
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&png).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        back.card.extra.get("metadata"),
+        cf.card.extra.get("metadata")
+    );
+}
+
+// --- CHARX files no asset references (issue 13) --------------------------------------------------
+
+#[test]
+fn wild_charx_files_no_asset_references_are_kept_and_carried() {
+    let cf = card("charx_unreferenced_files.charx");
+    let mut paths: Vec<&str> = cf.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "assets/icon/images/main.png",
+            "assets/other/notes.txt",
+            "readme.md",
+            "x_meta/1.json"
+        ]
+    );
+    let out = ccv3::write_charx(&cf).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&out).unwrap() else {
+        panic!()
+    };
+    let mut again: Vec<(&str, &[u8])> = back
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.data.as_slice()))
+        .collect();
+    again.sort_unstable();
+    let mut before: Vec<(&str, &[u8])> = cf
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.data.as_slice()))
+        .collect();
+    before.sort_unstable();
+    assert_eq!(again, before);
+}
