@@ -1108,7 +1108,7 @@ fn layout_inner(
     let mut out: Vec<CharxFile> = Vec::new();
     let mut paths = charx::PathDeduper::new();
     let mut assets = card.data.assets.take();
-    if assets.is_none() && image.is_some_and(png::is_png) {
+    if assets.is_none() && image.is_some_and(|b| picture_ext(b).is_some()) {
         assets = Some(Asset::default_list());
     }
     // Files the assets point at move to the spec's folders; the others (RisuAI's module.risum,
@@ -1157,18 +1157,18 @@ fn layout_inner(
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_) | AssetUri::Data { .. } => {
                     store.asset(&a.uri)
                 }
+                // The card's own picture: a PNG, or a TavernAI-era WebP/JPEG (issue 13).
                 AssetUri::Default if a.kind == "icon" => image
-                    .filter(|b| png::is_png(b) && store.charge(b.len()))
+                    .filter(|b| picture_ext(b).is_some() && store.charge(b.len()))
                     .map(<[u8]>::to_vec),
                 _ => None,
             };
             let Some(bytes) = bytes else { continue };
             let is_default = matches!(a.parsed_uri(), AssetUri::Default);
             let ext = if a.ext.is_empty() || a.ext == "unknown" || is_default {
-                if png::is_png(&bytes) {
-                    "png".to_string()
-                } else {
-                    a.ext.clone()
+                match picture_ext(&bytes) {
+                    Some(ext) => ext.to_string(),
+                    None => a.ext.clone(),
                 }
             } else {
                 a.ext.to_ascii_lowercase()
@@ -1203,6 +1203,139 @@ fn layout_inner(
         }
     }
     (json::to_pretty(&card.v3_arranged()), out)
+}
+
+/// What writing `cf` to the container `to` cannot carry, as warnings to show the user before
+/// converting (issue 13: a card's portrait is never replaced, nor its files dropped, silently).
+/// `image` is the picture the caller gives a PNG output, if any.
+///
+/// Codes: `portrait-not-carried` (a WebP or JPEG portrait into a PNG, which needs a PNG picture;
+/// any portrait into JSON, which holds none), `portrait-plain` (a PNG output with no picture at
+/// all: a plain image is generated), `files-not-carried` (files no asset points at, kept only
+/// from CHARX to CHARX).
+///
+/// ```
+/// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// let notes = ccv3::conversion_notes(&cf, ccv3::Container::Png, None);
+/// assert_eq!(notes[0].code, "portrait-plain");
+/// assert!(ccv3::conversion_notes(&cf, ccv3::Container::Json, None).is_empty());
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> Vec<Diagnostic> {
+    let mut notes = Vec::new();
+    let own = cf.image.as_deref().filter(|b| !b.is_empty());
+    let kind = |b: &[u8]| {
+        if png::is_png(b) {
+            "PNG"
+        } else if legacy::is_webp(b) {
+            "WebP"
+        } else if legacy::is_jpeg(b) {
+            "JPEG"
+        } else {
+            "unknown"
+        }
+    };
+    let assets = cf.card.data.assets.as_deref().unwrap_or_default();
+    let icon = main_icon_index(assets).and_then(|i| assets.get(i));
+    let icon_bytes = || icon.and_then(|a| asset_bytes(&a.uri, &cf.files));
+    match to {
+        Container::Png if image.is_none() && !own.is_some_and(png::is_png) => {
+            let icon_png = icon_bytes().is_some_and(|b| png::is_png(&b));
+            if let Some(own) = own {
+                notes.push(Diagnostic::warning(
+                    "portrait-not-carried",
+                    "",
+                    format!(
+                        "the card's {} portrait cannot be a PNG's picture (ccv3 does not convert images); the PNG gets {}: give a PNG picture to keep the portrait",
+                        kind(own),
+                        if icon_png {
+                            "the card's PNG main icon instead"
+                        } else {
+                            "a plain generated image"
+                        }
+                    ),
+                ));
+            } else if !icon_png {
+                let why = match icon_bytes() {
+                    Some(b) => format!(
+                        "its main icon is {} (kept as an asset chunk) and a PNG's picture \
+                         must be a PNG",
+                        kind(&b)
+                    ),
+                    None => "the card has no picture".to_string(),
+                };
+                notes.push(Diagnostic::warning(
+                    "portrait-plain",
+                    "",
+                    format!("{why}; the PNG gets a plain generated image: give a PNG picture to use one"),
+                ));
+            }
+        }
+        Container::Json => {
+            let default_icon = icon.is_none_or(|a| matches!(a.parsed_uri(), AssetUri::Default));
+            if let Some(own) = own.filter(|_| default_icon) {
+                notes.push(Diagnostic::warning(
+                    "portrait-not-carried",
+                    "",
+                    format!(
+                        "JSON holds no picture: the card's {} portrait is not carried (convert to PNG or CHARX to keep it)",
+                        kind(own)
+                    ),
+                ));
+            }
+        }
+        _ => {}
+    }
+    if !(to == Container::Charx && cf.container == Container::Charx) {
+        let referenced: std::collections::HashSet<&str> = assets
+            .iter()
+            .filter_map(|a| match a.parsed_uri() {
+                AssetUri::Embedded(p) | AssetUri::PngChunk(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let loose: Vec<&str> = cf
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| !referenced.contains(p))
+            .collect();
+        if !loose.is_empty() {
+            let first: Vec<&str> = loose.iter().take(5).copied().collect();
+            let more = if loose.len() > 5 {
+                format!(" and {} more", loose.len() - 5)
+            } else {
+                String::new()
+            };
+            notes.push(Diagnostic::warning(
+                "files-not-carried",
+                "",
+                format!(
+                    "{} file(s) no asset points at are not carried into {} ({}{more}); only a \
+                     CHARX keeps them",
+                    loose.len(),
+                    to.label(),
+                    first.join(", ")
+                ),
+            ));
+        }
+    }
+    notes
+}
+
+/// The file extension of a picture a card can be embedded in (`png`, `webp`, `jpeg`), sniffed
+/// from its bytes.
+fn picture_ext(bytes: &[u8]) -> Option<&'static str> {
+    if png::is_png(bytes) {
+        Some("png")
+    } else if legacy::is_webp(bytes) {
+        Some("webp")
+    } else if legacy::is_jpeg(bytes) {
+        Some("jpeg")
+    } else {
+        None
+    }
 }
 
 /// Writes a lorebook as `lorebook_v3` JSON.

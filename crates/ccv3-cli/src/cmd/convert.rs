@@ -83,6 +83,7 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
 
 /// Encodes a card for the output container, streamed into `output` (written atomically). The
 /// card is consumed: its assets move into the output instead of being held twice (issue 12).
+/// What the output cannot carry is printed on stderr first ([`ccv3::conversion_notes`]).
 pub fn write_card(
     cf: CardFile,
     kind: OutKind,
@@ -101,10 +102,15 @@ pub fn write_card(
         }
         OutKind::Charx => Container::Charx,
     };
+    // What the output cannot carry (a portrait, files no asset points at) is said on stderr
+    // once the card is written (issue 13); a failure stays one line.
+    let notes = ccv3::conversion_notes(&cf, to, picture.as_deref());
     write_atomic_with(output, |file| {
         ccv3::write_card_to(cf, to, version, picture, file)
     })
-    .map_err(|e: ccv3::Error| CliError::file(output, e))
+    .map_err(|e: ccv3::Error| CliError::file(output, e))?;
+    crate::warnings::print_diagnostics(&notes);
+    Ok(())
 }
 
 fn write_book(
