@@ -40,10 +40,12 @@ pub enum Container {
     Webp,
     /// A TavernAI-era JPEG image (EXIF).
     Jpeg,
+    /// A Backyard AI archive (`.byaf`, a zip with `manifest.json`), read only ([`crate::byaf`]).
+    Byaf,
 }
 
 impl Container {
-    /// `JSON`, `PNG`, `CHARX`, `WebP` or `JPEG`.
+    /// `JSON`, `PNG`, `CHARX`, `WebP`, `JPEG` or `BYAF`.
     pub fn label(self) -> &'static str {
         match self {
             Container::Json => "JSON",
@@ -51,6 +53,7 @@ impl Container {
             Container::Charx => "CHARX",
             Container::Webp => "WebP",
             Container::Jpeg => "JPEG",
+            Container::Byaf => "BYAF",
         }
     }
 }
@@ -147,8 +150,7 @@ pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
         return Ok(Document::Card(cf));
     }
     if charx::looks_like_charx(bytes) {
-        let archive = charx::read_charx_from_slice(bytes, &opts.charx)?;
-        return card_from_charx(archive, opts).map(Document::Card);
+        return read_zip(std::io::Cursor::new(bytes), opts).map(Document::Card);
     }
     if legacy::is_jpeg(bytes) {
         let text = legacy::read_jpeg_card(bytes)?;
@@ -286,8 +288,7 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     {
         file.seek(SeekFrom::Start(0))?;
         let reader = std::io::BufReader::with_capacity(64 * 1024, &mut file);
-        let archive = charx::read_charx(reader, &opts.charx)?;
-        return card_from_charx(archive, opts).map(Document::Card);
+        return read_zip(reader, opts).map(Document::Card);
     }
     if len > opts.max_file_len {
         return Err(too_big());
@@ -482,6 +483,43 @@ fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) 
         diags.extend(d);
         Card::from_raw(raw, diags)
     })
+}
+
+/// Reads a zip: a CHARX, or else a Backyard AI archive (issue 13); any other zip gets the CHARX
+/// reader's error about the missing `card.json`.
+fn read_zip<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardFile> {
+    let start = r.stream_position()?;
+    match charx::read_charx(&mut r, &opts.charx) {
+        Ok(archive) => card_from_charx(archive, opts),
+        Err(Error::Charx { entry, problem })
+            if entry == "card.json" && problem.starts_with("no card.json") =>
+        {
+            r.seek(SeekFrom::Start(start))?;
+            let (files, info) = charx::read_zip_files(&mut r, &opts.charx)?;
+            if !crate::byaf::is_byaf(&files) {
+                return Err(Error::Charx { entry, problem });
+            }
+            let mut diagnostics = info.diagnostics;
+            let (mut card, assets) = crate::byaf::card_from_byaf(&files, &mut diagnostics)?;
+            if !assets.is_empty() {
+                card.data.assets = Some(assets);
+            }
+            Ok(CardFile {
+                card,
+                container: Container::Byaf,
+                files: files
+                    .into_iter()
+                    .map(|f| EmbeddedFile {
+                        path: f.path,
+                        data: f.data,
+                    })
+                    .collect(),
+                image: None,
+                diagnostics,
+            })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn card_from_charx(archive: charx::CharxArchive, opts: &ReadOptions) -> Result<CardFile> {
@@ -1300,6 +1338,8 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
             .iter()
             .map(|f| f.path.as_str())
             .filter(|p| !referenced.contains(p))
+            // A BYAF's own JSON files are read into the card (`extensions.byaf`).
+            .filter(|p| !(cf.container == Container::Byaf && p.ends_with(".json")))
             .collect();
         if !loose.is_empty() {
             let first: Vec<&str> = loose.iter().take(5).copied().collect();
@@ -1358,7 +1398,9 @@ pub fn check_document(doc: &Document) -> Vec<Diagnostic> {
         Document::Card(cf) => {
             let paths = || cf.files.iter().map(|f| f.path.clone()).collect();
             let ctx = match cf.container {
-                Container::Charx => crate::validate::ValidateContext::charx(paths()),
+                Container::Charx | Container::Byaf => {
+                    crate::validate::ValidateContext::charx(paths())
+                }
                 Container::Png => crate::validate::ValidateContext::png(paths()),
                 _ => crate::validate::ValidateContext::default(),
             };

@@ -27,6 +27,7 @@ mod model;
 mod test_corpus;
 
 pub mod backfill;
+pub mod byaf;
 pub mod charx;
 pub mod decorator;
 pub mod json;

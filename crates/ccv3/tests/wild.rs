@@ -273,3 +273,78 @@ fn wild_charx_files_no_asset_references_are_kept_and_carried() {
     before.sort_unstable();
     assert_eq!(again, before);
 }
+
+// --- Backyard AI archives (issue 13 "Done when": BYAF) --------------------------------------------
+
+#[test]
+fn wild_backyard_archive_reads_as_sillytavern_imports_it() {
+    let cf = card("backyard_archive.byaf");
+    assert_eq!(cf.container, Container::Byaf);
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Wren");
+    assert_eq!(
+        d.description,
+        "{{char}} keeps the lighthouse and distrusts {{user}}."
+    );
+    assert_eq!(d.scenario, "A stormy night at the lighthouse.");
+    assert_eq!(
+        d.first_mes,
+        "The door creaks. {{char}} looks up at {{user}}."
+    );
+    assert_eq!(
+        d.mes_example,
+        "<START>\n{{user}}: Is the lamp lit?\n{{char}}: Always."
+    );
+    assert_eq!(
+        d.system_prompt,
+        "Write {{char}}'s replies in the third person."
+    );
+    assert_eq!(d.alternate_greetings, ["Morning light fills the room."]);
+    assert_eq!(d.creator, "Quill");
+    assert_eq!(d.creator_notes, "https://example.com/u/quill");
+    let book = d.character_book.as_ref().expect("lore items");
+    assert_eq!(book.entries[0].keys, ["lamp", "light"]);
+    assert_eq!(
+        book.entries[0].content,
+        "The lamp of {{char}}'s lighthouse never goes out."
+    );
+    let byaf = d.extensions.get("byaf").expect("kept");
+    assert_eq!(byaf["scenarios"][0]["temperature"], 0.8);
+    assert!(byaf["scenarios"][0].get("messages").is_none());
+    // The portrait is the main icon, and goes with the card into CHARX and PNG.
+    let icon = &d.assets.as_ref().unwrap()[0];
+    assert_eq!(icon.uri, "embeded://characters/c1/images/portrait.png");
+    no_errors(
+        "backyard_archive.byaf",
+        &ccv3::check_document(&Document::Card(cf.clone())),
+    );
+    let charx = ccv3::write_charx(&cf).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&charx).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back.card.data.first_mes, d.first_mes);
+    assert_eq!(back.files.len(), 1);
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&png).unwrap() else {
+        panic!()
+    };
+    // The portrait is the PNG's picture: its chunks up to IEND come first.
+    let portrait = &cf.files[2].data;
+    let image = back.image.expect("picture");
+    assert!(image.starts_with(&portrait[..portrait.len() - 12]));
+    assert!(ccv3::conversion_notes(&cf, Container::Charx, None).is_empty());
+}
+
+#[test]
+fn wild_a_zip_that_is_neither_charx_nor_byaf_names_card_json() {
+    let zip = ccv3::charx::write_charx_to_vec(b"{}", &[]).unwrap();
+    // Rename card.json: a zip without it and without manifest.json.
+    let bytes: Vec<u8> = String::from_utf8_lossy(&zip)
+        .replace("card.json", "cord.json")
+        .into_bytes();
+    if bytes.len() != zip.len() {
+        return; // not plain ASCII around the names; nothing to check
+    }
+    let err = ccv3::read_bytes(&bytes).unwrap_err().to_string();
+    assert!(err.contains("card.json"), "{err}");
+}
