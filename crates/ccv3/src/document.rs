@@ -564,13 +564,17 @@ fn card_from_image_json(
 
 fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     let not_json = |e: Error| match e {
+        // Another application's file: say what it is (issue 13), not a parser message.
+        Error::Json { .. } if describe_bytes(bytes).is_some() => {
+            Error::Unrecognized(describe_bytes(bytes).unwrap_or_default())
+        }
         Error::Json {
             line: 1, column: 1, ..
         } if bytes
             .first()
             .is_some_and(|b| !b"{[ \t\r\n\xEF\xFF\xFE".contains(b)) =>
         {
-            Error::Unrecognized("not JSON, PNG, CHARX, JPEG or WebP".into())
+            Error::Unrecognized(format!("not JSON, PNG, CHARX, JPEG or WebP; {EXPECTED}"))
         }
         other => other,
     };
@@ -593,11 +597,119 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
             diagnostics: diags,
         }));
     }
-    // Not a lorebook either: the card reader's error says what a card needs.
-    Card::from_json(v, &mut diags)?;
-    Err(Error::Unrecognized(
-        "not a character card or lorebook".into(),
-    ))
+    // Not a lorebook either: say what it is when another application's shape is known, else
+    // the card reader's error says what a card needs.
+    if let Some(what) = describe_value(&v) {
+        return Err(Error::Unrecognized(what));
+    }
+    let keys: Vec<String> = v
+        .as_object()
+        .map(|o| o.keys().take(8).map(|k| format!("{k:?}")).collect())
+        .unwrap_or_default();
+    match Card::from_json(v, &mut diags) {
+        Err(Error::Format { path, .. }) if path.is_empty() && !keys.is_empty() => {
+            Err(Error::Unrecognized(format!(
+                "a JSON object with the keys {}; {EXPECTED}",
+                keys.join(", ")
+            )))
+        }
+        Err(e) => Err(e),
+        Ok(_) => Err(Error::Unrecognized(EXPECTED.into())),
+    }
+}
+
+/// What ccv3 reads, for errors about files it does not.
+const EXPECTED: &str = "expected a character card (JSON with `spec` and `data`, or V1 `name` \
+     with `description`/`first_mes`; PNG, CHARX, BYAF, WebP, JPEG) or a lorebook (JSON with \
+     `entries`)";
+
+/// What a file that is not JSON is, when it is another application's known format (issue 13).
+fn describe_bytes(bytes: &[u8]) -> Option<String> {
+    // RisuAI modules: byte 111, byte 0, a little-endian length, RPack data.
+    if bytes.len() >= 6 && bytes.first() == Some(&111) && bytes.get(1) == Some(&0) {
+        return Some(format!(
+            "a RisuAI module (.risum: lorebook, regex and triggers in RisuAI's own RPack \
+             encoding), which ccv3 does not decode; a CHARX keeps it as module.risum; {EXPECTED}"
+        ));
+    }
+    let head = bytes.get(..bytes.len().min(64 * 1024)).unwrap_or_default();
+    let text = std::str::from_utf8(head)
+        .ok()
+        .or_else(|| std::str::from_utf8(head.get(..head.len().saturating_sub(3))?).ok())?;
+    let text = text.trim_start_matches('\u{feff}');
+    // A SillyTavern chat: JSON lines, the first one the chat's header.
+    if let Some(first) = text.lines().next() {
+        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(first) {
+            if ["user_name", "character_name", "chat_metadata"]
+                .iter()
+                .any(|k| o.contains_key(*k))
+            {
+                return Some(format!(
+                    "a SillyTavern chat (JSON lines), not a card; {EXPECTED}"
+                ));
+            }
+        }
+    }
+    // text-generation-webui characters: YAML with `name:` and `greeting:` or `context:`.
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k))
+        .filter(|k| !k.starts_with([' ', '\t', '#', '-']))
+        .collect();
+    let has = |k: &str| keys.iter().any(|x| x.trim() == k);
+    if !text.starts_with(['{', '[']) && has("name") && (has("greeting") || has("context")) {
+        return Some(format!(
+            "a text-generation-webui character in YAML (`name`, `greeting`, `context`): ccv3 \
+             reads JSON; convert it with text-generation-webui or to JSON with `name`, \
+             `first_mes` (greeting) and `description` (context); {EXPECTED}"
+        ));
+    }
+    None
+}
+
+/// What a JSON value that is neither a card nor a lorebook is, when it is another application's
+/// known shape (issue 13).
+fn describe_value(v: &Value) -> Option<String> {
+    let entry_like = |x: &Value| {
+        x.as_object().is_some_and(|e| {
+            ["keys", "key", "content", "keywords", "entry"]
+                .iter()
+                .any(|k| e.contains_key(*k))
+        })
+    };
+    let message_like = |x: &Value| {
+        x.as_object()
+            .is_some_and(|m| m.contains_key("mes") || m.contains_key("is_user"))
+    };
+    let what = match v {
+        Value::Array(items) if items.first().is_some_and(entry_like) => {
+            "a JSON array of lorebook entries without a book around them (wrap them as \
+             {\"entries\": [...]})"
+        }
+        Value::Array(items) if items.first().is_some_and(message_like) => "a chat (messages)",
+        Value::Array(_) => "a JSON array",
+        Value::Object(o) if o.contains_key("scenarioVersion") => {
+            "a NovelAI scenario (its lorebook is the `lorebook` object inside: save that as its \
+             own file to read it)"
+        }
+        Value::Object(o) if o.contains_key("chat_metadata") || o.contains_key("user_name") => {
+            "a SillyTavern chat"
+        }
+        Value::Object(o)
+            if o.contains_key("temperature")
+                && ["prompts", "prompt_order", "openai_max_context", "genamt"]
+                    .iter()
+                    .any(|k| o.contains_key(*k)) =>
+        {
+            "a generation preset (sampler settings)"
+        }
+        Value::Object(o) if o.contains_key("gamestarted") || o.contains_key("authorsnote") => {
+            "a KoboldAI story save (its `worldinfo` list holds world info entries)"
+        }
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => "a bare JSON value",
+        _ => return None,
+    };
+    Some(format!("{what}; {EXPECTED}"))
 }
 
 /// What the fast path made of a JSON document.

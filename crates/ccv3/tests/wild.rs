@@ -348,3 +348,44 @@ fn wild_a_zip_that_is_neither_charx_nor_byaf_names_card_json() {
     let err = ccv3::read_bytes(&bytes).unwrap_err().to_string();
     assert!(err.contains("card.json"), "{err}");
 }
+
+// --- Files that are not cards or lorebooks: the error says what they are (issue 13) ------------
+
+fn unrecognized(name: &str, bytes: Option<&[u8]>) -> String {
+    let res = match bytes {
+        Some(b) => ccv3::read_bytes(b),
+        None => ccv3::read_file(&fixture(name)),
+    };
+    match res {
+        Err(ccv3::Error::Unrecognized(msg)) => {
+            assert!(msg.contains("expected a character card"), "{name}: {msg}");
+            msg
+        }
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn wild_other_applications_files_get_an_error_naming_what_they_are() {
+    assert!(unrecognized("st_chat.jsonl", None).contains("SillyTavern chat"));
+    assert!(unrecognized("textgen_character.yaml", None).contains("text-generation-webui"));
+    assert!(unrecognized("risu_module.risum", None).contains("RisuAI module"));
+    let cases: [(&str, &str); 6] = [
+        (
+            r#"{"scenarioVersion":3,"lorebook":{"entries":[]}}"#,
+            "NovelAI scenario",
+        ),
+        (
+            r#"[{"keys":["a"],"content":"b"}]"#,
+            "lorebook entries without a book",
+        ),
+        (r#"[{"name":"A","is_user":true,"mes":"hi"}]"#, "a chat"),
+        (r#"{"temperature":1,"prompts":[]}"#, "preset"),
+        (r#"{"gamestarted":true,"worldinfo":[]}"#, "KoboldAI story"),
+        (r#"{"hello":1,"world":2}"#, r#"the keys "hello", "world""#),
+    ];
+    for (text, what) in cases {
+        let msg = unrecognized(text, Some(text.as_bytes()));
+        assert!(msg.contains(what), "{text}: {msg}");
+    }
+}
