@@ -597,6 +597,19 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
             diagnostics: diags,
         }));
     }
+    let v = match v {
+        Value::Object(o) if crate::agnai::is_agnai_character(&o) => {
+            let card = crate::agnai::card_from_agnai(o, &mut diags)?;
+            return Ok(Document::Card(CardFile {
+                card,
+                container: Container::Json,
+                files: Vec::new(),
+                image: None,
+                diagnostics: diags,
+            }));
+        }
+        other => other,
+    };
     // Not a lorebook either: say what it is when another application's shape is known, else
     // the card reader's error says what a card needs.
     if let Some(what) = describe_value(&v) {

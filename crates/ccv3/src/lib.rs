@@ -26,6 +26,7 @@ mod model;
 #[cfg(test)]
 mod test_corpus;
 
+pub mod agnai;
 pub mod backfill;
 pub mod byaf;
 pub mod charx;

@@ -389,3 +389,22 @@ fn wild_other_applications_files_get_an_error_naming_what_they_are() {
         assert!(msg.contains(what), "{text}: {msg}");
     }
 }
+
+#[test]
+fn wild_agnai_character_export_reads_as_agnai_exports_it_to_v2() {
+    let cf = card("agnai_character.json");
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Tamsin");
+    assert_eq!(d.description, "species: fox, spirit\nmind: sly, kind");
+    assert_eq!(d.first_mes, "Oh, a visitor!");
+    assert_eq!(d.alternate_greetings, ["Back again?"]);
+    assert_eq!(d.scenario, "A shrine in the woods.");
+    assert_eq!(d.creator_notes, "Exported from Agnai.");
+    assert_eq!(d.tags, ["fox"]);
+    let book = d.character_book.as_ref().expect("memory book");
+    assert_eq!(book.entries[0].content, "The shrine is old.");
+    let agnai = d.extensions.get("agnai").expect("kept");
+    assert_eq!(agnai["persona"]["kind"], "wpp");
+    assert_eq!(agnai["avatar"], "/assets/4f9c2a.png");
+    assert!(cf.diagnostics.iter().any(|d| d.code == "agnai-character"));
+}

@@ -819,6 +819,11 @@ fn card_kind(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> CardKind {
                 "card has `data` but no `spec`; read it as V2",
             )),
         ),
+        // Agnai's own character export: read by `crate::agnai`, not as a V1 card.
+        None if raw_is_agnai_character(pairs) => CardKind::NotACard(Error::format(
+            "kind",
+            "an Agnai character export (read it with ccv3::read_bytes)",
+        )),
         // A World Info file with `name` and `description` (SillyTavern, Chub) is a lorebook.
         None if raw_holds_book_entries(pairs) => CardKind::NotACard(Error::format(
             "entries",
@@ -890,6 +895,17 @@ fn raw_holds_book_entries(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
                 _ => false,
             }
     })
+}
+
+/// [`crate::agnai::is_agnai_character`] on the raw tree.
+fn raw_is_agnai_character(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
+    let has = |key: &str| pairs.iter().any(|(k, _)| k == key);
+    pairs
+        .iter()
+        .any(|(k, v)| k == "kind" && matches!(v, Raw::String(s) if s == "character"))
+        || ["name", "persona", "greeting", "scenario", "sampleChat"]
+            .iter()
+            .all(|k| has(k))
 }
 
 fn looks_like_v1(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
