@@ -408,3 +408,43 @@ fn wild_agnai_character_export_reads_as_agnai_exports_it_to_v2() {
     assert_eq!(agnai["avatar"], "/assets/4f9c2a.png");
     assert!(cf.diagnostics.iter().any(|d| d.code == "agnai-character"));
 }
+
+// --- APNG and JPEG-fronted cards (issue 13 "Done when") -----------------------------------------
+
+#[test]
+fn wild_apng_card_reads_and_keeps_its_frames_through_png() {
+    let cf = ccv3::read_file_with(
+        &fixture("apng_card.png"),
+        &ccv3::ReadOptions::default().keep_image(true),
+    )
+    .unwrap();
+    let Document::Card(cf) = cf else { panic!() };
+    assert_eq!(cf.card.data.name, "Ember Vale");
+    no_errors("apng_card.png", &cf.diagnostics);
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let kinds: Vec<String> = ccv3::png::list_chunks(&png)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.kind)
+        .collect();
+    for k in ["acTL", "fcTL", "fdAT"] {
+        assert!(kinds.iter().any(|x| x == k), "{k} lost: {kinds:?}");
+    }
+    let Document::Card(back) = ccv3::read_bytes(&png).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back.card.to_v3_json(), cf.card.to_v3_json());
+}
+
+#[test]
+fn wild_charx_behind_a_jpeg_reads_from_a_file_and_from_bytes() {
+    let cf = card("charx_behind_jpeg.jpg");
+    assert_eq!(cf.container, Container::Charx);
+    assert_eq!(cf.card.data.name, "Behind A Jpeg");
+    assert!(cf.diagnostics.iter().any(|d| d.code == "charx-prefix"));
+    let bytes = std::fs::read(fixture("charx_behind_jpeg.jpg")).unwrap();
+    let Document::Card(again) = ccv3::read_bytes(&bytes).unwrap() else {
+        panic!()
+    };
+    assert_eq!(again.card.data.name, "Behind A Jpeg");
+}
