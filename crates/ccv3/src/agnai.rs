@@ -90,7 +90,6 @@ pub fn card_from_agnai(obj: Map<String, Value>, diags: &mut Vec<Diagnostic>) -> 
         "extensions": take("extensions").filter(Value::is_object).unwrap_or_else(|| json!({})),
     });
     let book = take("characterBook");
-    drop(take);
     if let Some(Value::Object(b)) = book {
         let book = crate::lorebook::agnai::from_agnai(b, diags);
         data["character_book"] = book.to_json();
