@@ -448,3 +448,17 @@ fn wild_charx_behind_a_jpeg_reads_from_a_file_and_from_bytes() {
     };
     assert_eq!(again.card.data.name, "Behind A Jpeg");
 }
+
+#[test]
+fn wild_pygmalion_character_reads_its_old_field_names() {
+    let cf = card("pygmalion_character.json");
+    let d = &cf.card.data;
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V1));
+    assert_eq!(d.name, "Ren");
+    assert_eq!(d.personality, "A tired night-shift librarian.");
+    assert_eq!(d.scenario, "The library after closing.");
+    assert_eq!(d.first_mes, "We're closed. ...Fine, come in.");
+    assert!(d.mes_example.starts_with("You: Any good books?"));
+    // The original names stay, so nothing is lost on the way back.
+    assert!(cf.card.extra.contains_key("char_greeting"));
+}
