@@ -1372,10 +1372,10 @@ fn layout_inner(
 /// converting (issue 13: a card's portrait is never replaced, nor its files dropped, silently).
 /// `image` is the picture the caller gives a PNG output, if any.
 ///
-/// Codes: `portrait-not-carried` (a WebP or JPEG portrait into a PNG, which needs a PNG picture;
-/// any portrait into JSON, which holds none), `portrait-plain` (a PNG output with no picture at
-/// all: a plain image is generated), `files-not-carried` (files no asset points at, kept only
-/// from CHARX to CHARX).
+/// Codes: `portrait-not-carried` (a WebP or JPEG portrait into a PNG, which needs a PNG
+/// picture), `portrait-plain` (a PNG output with no picture at all: a plain image is generated),
+/// `files-not-carried` (files no asset points at, kept only from CHARX to CHARX). JSON holds no
+/// picture by design: converting a PNG to JSON is not reported.
 ///
 /// ```
 /// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
@@ -1432,19 +1432,6 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
                     "portrait-plain",
                     "",
                     format!("{why}; the PNG gets a plain generated image: give a PNG picture to use one"),
-                ));
-            }
-        }
-        Container::Json => {
-            let default_icon = icon.is_none_or(|a| matches!(a.parsed_uri(), AssetUri::Default));
-            if let Some(own) = own.filter(|_| default_icon) {
-                notes.push(Diagnostic::warning(
-                    "portrait-not-carried",
-                    "",
-                    format!(
-                        "JSON holds no picture: the card's {} portrait is not carried (convert to PNG or CHARX to keep it)",
-                        kind(own)
-                    ),
                 ));
             }
         }
