@@ -40,10 +40,12 @@ pub enum Container {
     Webp,
     /// A TavernAI-era JPEG image (EXIF).
     Jpeg,
+    /// A Backyard AI archive (`.byaf`, a zip with `manifest.json`), read only ([`crate::byaf`]).
+    Byaf,
 }
 
 impl Container {
-    /// `JSON`, `PNG`, `CHARX`, `WebP` or `JPEG`.
+    /// `JSON`, `PNG`, `CHARX`, `WebP`, `JPEG` or `BYAF`.
     pub fn label(self) -> &'static str {
         match self {
             Container::Json => "JSON",
@@ -51,6 +53,7 @@ impl Container {
             Container::Charx => "CHARX",
             Container::Webp => "WebP",
             Container::Jpeg => "JPEG",
+            Container::Byaf => "BYAF",
         }
     }
 }
@@ -147,8 +150,7 @@ pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
         return Ok(Document::Card(cf));
     }
     if charx::looks_like_charx(bytes) {
-        let archive = charx::read_charx_from_slice(bytes, &opts.charx)?;
-        return card_from_charx(archive, opts).map(Document::Card);
+        return read_zip(std::io::Cursor::new(bytes), opts).map(Document::Card);
     }
     if legacy::is_jpeg(bytes) {
         let text = legacy::read_jpeg_card(bytes)?;
@@ -375,17 +377,29 @@ fn read_file_impl(
         file.seek(SeekFrom::Start(0))?;
         let reader = std::io::BufReader::with_capacity(64 * 1024, &mut file);
         if !defer {
-            let archive = charx::read_charx(reader, &opts.charx)?;
-            let cf = card_from_charx(archive, opts)?;
+            let cf = read_zip(reader, opts)?;
             return Ok((Document::Card(cf), DeferredFiles::none()));
         }
-        let (archive, places) = charx::read_charx_deferred(reader, &opts.charx)?;
-        let cf = card_from_charx(archive, opts)?;
-        let files = DeferredFiles {
-            file: Some(file),
-            places: Places::Charx(places),
-        };
-        return Ok((Document::Card(cf), files));
+        match charx::read_charx_deferred(reader, &opts.charx) {
+            Ok((archive, places)) => {
+                let cf = card_from_charx(archive, opts)?;
+                let files = DeferredFiles {
+                    file: Some(file),
+                    places: Places::Charx(places),
+                };
+                return Ok((Document::Card(cf), files));
+            }
+            // Not a CHARX (a Backyard AI archive, say): read as without deferring.
+            Err(Error::Charx { entry, problem })
+                if entry == "card.json" && problem.starts_with("no card.json") =>
+            {
+                file.seek(SeekFrom::Start(0))?;
+                let reader = std::io::BufReader::with_capacity(64 * 1024, &mut file);
+                let cf = read_zip(reader, opts)?;
+                return Ok((Document::Card(cf), DeferredFiles::none()));
+            }
+            Err(e) => return Err(e),
+        }
     }
     if len > opts.max_file_len {
         return Err(too_big());
@@ -479,7 +493,19 @@ fn read_png<T>(
         read_chara: false,
         ..opts.png
     };
-    let (chunks, extra) = read_chunks(&fast)?;
+    let all = png::Limits {
+        read_chara: true,
+        ..opts.png
+    };
+    let (chunks, extra) = match read_chunks(&fast) {
+        Ok(read) => read,
+        // A broken stream or card chunk: the `chara` chunk seeked past may still hold the card.
+        Err(Error::Png { .. }) => {
+            let (chunks, extra) = read_chunks(&all)?;
+            return Ok((card_from_png_chunks(chunks, opts)?, extra));
+        }
+        Err(e) => return Err(e),
+    };
     if !chunks.chara_skipped {
         return Ok((card_from_png_chunks(chunks, opts)?, extra));
     }
@@ -488,10 +514,6 @@ fn read_png<T>(
             return Ok((cf, extra));
         }
     }
-    let all = png::Limits {
-        read_chara: true,
-        ..opts.png
-    };
     let (chunks, extra) = read_chunks(&all)?;
     Ok((card_from_png_chunks(chunks, opts)?, extra))
 }
@@ -510,10 +532,13 @@ fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<C
             Ok(card) => card,
             Err(e) => match chara {
                 Some(chara) => {
+                    let at = chunks.ccv3_chunk.as_ref().map_or_else(String::new, |p| {
+                        format!(" ({} at byte {})", p.kind, p.offset)
+                    });
                     diags.push(Diagnostic::warning(
                         "png-ccv3-chunk-broken",
                         "",
-                        format!("the ccv3 chunk holds no readable card ({e}); read the chara chunk instead"),
+                        format!("the ccv3 chunk{at} holds no readable card ({e}); read the chara chunk instead"),
                     ));
                     card_from_text(chara.as_bytes(), opts, &mut diags)
                         .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?
@@ -575,6 +600,43 @@ fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) 
     })
 }
 
+/// Reads a zip: a CHARX, or else a Backyard AI archive (issue 13); any other zip gets the CHARX
+/// reader's error about the missing `card.json`.
+fn read_zip<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardFile> {
+    let start = r.stream_position()?;
+    match charx::read_charx(&mut r, &opts.charx) {
+        Ok(archive) => card_from_charx(archive, opts),
+        Err(Error::Charx { entry, problem })
+            if entry == "card.json" && problem.starts_with("no card.json") =>
+        {
+            r.seek(SeekFrom::Start(start))?;
+            let (files, info) = charx::read_zip_files(&mut r, &opts.charx)?;
+            if !crate::byaf::is_byaf(&files) {
+                return Err(Error::Charx { entry, problem });
+            }
+            let mut diagnostics = info.diagnostics;
+            let (mut card, assets) = crate::byaf::card_from_byaf(&files, &mut diagnostics)?;
+            if !assets.is_empty() {
+                card.data.assets = Some(assets);
+            }
+            Ok(CardFile {
+                card,
+                container: Container::Byaf,
+                files: files
+                    .into_iter()
+                    .map(|f| EmbeddedFile {
+                        path: f.path,
+                        data: f.data,
+                    })
+                    .collect(),
+                image: None,
+                diagnostics,
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
 fn card_from_charx(archive: charx::CharxArchive, opts: &ReadOptions) -> Result<CardFile> {
     let mut diags = archive.diagnostics;
     let card = card_from_text(&archive.card_json, opts, &mut diags).map_err(|e| Error::Charx {
@@ -617,13 +679,17 @@ fn card_from_image_json(
 
 fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     let not_json = |e: Error| match e {
+        // Another application's file: say what it is (issue 13), not a parser message.
+        Error::Json { .. } if describe_bytes(bytes).is_some() => {
+            Error::Unrecognized(describe_bytes(bytes).unwrap_or_default())
+        }
         Error::Json {
             line: 1, column: 1, ..
         } if bytes
             .first()
             .is_some_and(|b| !b"{[ \t\r\n\xEF\xFF\xFE".contains(b)) =>
         {
-            Error::Unrecognized("not JSON, PNG, CHARX, JPEG or WebP".into())
+            Error::Unrecognized(format!("not JSON, PNG, CHARX, JPEG or WebP; {EXPECTED}"))
         }
         other => other,
     };
@@ -646,11 +712,132 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
             diagnostics: diags,
         }));
     }
-    // Not a lorebook either: the card reader's error says what a card needs.
-    Card::from_json(v, &mut diags)?;
-    Err(Error::Unrecognized(
-        "not a character card or lorebook".into(),
-    ))
+    let v = match v {
+        Value::Object(o) if crate::agnai::is_agnai_character(&o) => {
+            let card = crate::agnai::card_from_agnai(o, &mut diags)?;
+            return Ok(Document::Card(CardFile {
+                card,
+                container: Container::Json,
+                files: Vec::new(),
+                image: None,
+                diagnostics: diags,
+            }));
+        }
+        other => other,
+    };
+    // Not a lorebook either: say what it is when another application's shape is known, else
+    // the card reader's error says what a card needs.
+    if let Some(what) = describe_value(&v) {
+        return Err(Error::Unrecognized(what));
+    }
+    let keys: Vec<String> = v
+        .as_object()
+        .map(|o| o.keys().take(8).map(|k| format!("{k:?}")).collect())
+        .unwrap_or_default();
+    match Card::from_json(v, &mut diags) {
+        Err(Error::Format { path, .. }) if path.is_empty() && !keys.is_empty() => {
+            Err(Error::Unrecognized(format!(
+                "a JSON object with the keys {}; {EXPECTED}",
+                keys.join(", ")
+            )))
+        }
+        Err(e) => Err(e),
+        Ok(_) => Err(Error::Unrecognized(EXPECTED.into())),
+    }
+}
+
+/// What ccv3 reads, for errors about files it does not.
+const EXPECTED: &str = "expected a character card (JSON with `spec` and `data`, or V1 `name` \
+     with `description`/`first_mes`; PNG, CHARX, BYAF, WebP, JPEG) or a lorebook (JSON with \
+     `entries`)";
+
+/// What a file that is not JSON is, when it is another application's known format (issue 13).
+fn describe_bytes(bytes: &[u8]) -> Option<String> {
+    // RisuAI modules: byte 111, byte 0, a little-endian length, RPack data.
+    if bytes.len() >= 6 && bytes.first() == Some(&111) && bytes.get(1) == Some(&0) {
+        return Some(format!(
+            "a RisuAI module (.risum: lorebook, regex and triggers in RisuAI's own RPack \
+             encoding), which ccv3 does not decode; a CHARX keeps it as module.risum; {EXPECTED}"
+        ));
+    }
+    let head = bytes.get(..bytes.len().min(64 * 1024)).unwrap_or_default();
+    let text = std::str::from_utf8(head)
+        .ok()
+        .or_else(|| std::str::from_utf8(head.get(..head.len().saturating_sub(3))?).ok())?;
+    let text = text.trim_start_matches('\u{feff}');
+    // A SillyTavern chat: JSON lines, the first one the chat's header.
+    if let Some(first) = text.lines().next() {
+        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(first) {
+            if ["user_name", "character_name", "chat_metadata"]
+                .iter()
+                .any(|k| o.contains_key(*k))
+            {
+                return Some(format!(
+                    "a SillyTavern chat (JSON lines), not a card; {EXPECTED}"
+                ));
+            }
+        }
+    }
+    // text-generation-webui characters: YAML with `name:` and `greeting:` or `context:`.
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(k, _)| k))
+        .filter(|k| !k.starts_with([' ', '\t', '#', '-']))
+        .collect();
+    let has = |k: &str| keys.iter().any(|x| x.trim() == k);
+    if !text.starts_with(['{', '[']) && has("name") && (has("greeting") || has("context")) {
+        return Some(format!(
+            "a text-generation-webui character in YAML (`name`, `greeting`, `context`): ccv3 \
+             reads JSON; convert it with text-generation-webui or to JSON with `name`, \
+             `first_mes` (greeting) and `description` (context); {EXPECTED}"
+        ));
+    }
+    None
+}
+
+/// What a JSON value that is neither a card nor a lorebook is, when it is another application's
+/// known shape (issue 13).
+fn describe_value(v: &Value) -> Option<String> {
+    let entry_like = |x: &Value| {
+        x.as_object().is_some_and(|e| {
+            ["keys", "key", "content", "keywords", "entry"]
+                .iter()
+                .any(|k| e.contains_key(*k))
+        })
+    };
+    let message_like = |x: &Value| {
+        x.as_object()
+            .is_some_and(|m| m.contains_key("mes") || m.contains_key("is_user"))
+    };
+    let what = match v {
+        Value::Array(items) if items.first().is_some_and(entry_like) => {
+            "a JSON array of lorebook entries without a book around them (wrap them as \
+             {\"entries\": [...]})"
+        }
+        Value::Array(items) if items.first().is_some_and(message_like) => "a chat (messages)",
+        Value::Array(_) => "a JSON array",
+        Value::Object(o) if o.contains_key("scenarioVersion") => {
+            "a NovelAI scenario (its lorebook is the `lorebook` object inside: save that as its \
+             own file to read it)"
+        }
+        Value::Object(o) if o.contains_key("chat_metadata") || o.contains_key("user_name") => {
+            "a SillyTavern chat"
+        }
+        Value::Object(o)
+            if o.contains_key("temperature")
+                && ["prompts", "prompt_order", "openai_max_context", "genamt"]
+                    .iter()
+                    .any(|k| o.contains_key(*k)) =>
+        {
+            "a generation preset (sampler settings)"
+        }
+        Value::Object(o) if o.contains_key("gamestarted") || o.contains_key("authorsnote") => {
+            "a KoboldAI story save (its `worldinfo` list holds world info entries)"
+        }
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => "a bare JSON value",
+        _ => return None,
+    };
+    Some(format!("{what}; {EXPECTED}"))
 }
 
 /// What the fast path made of a JSON document.
@@ -927,22 +1114,21 @@ impl<'a> Store<'a> {
         }
     }
 
-    /// True when `src` holds a PNG (a deferred file is read to know; an error is kept for the
-    /// writer to return).
-    fn is_png(&mut self, src: &Src) -> bool {
+    /// The picture extension of `src` (`png`, `webp`, `jpeg`), if it is one (a deferred file is
+    /// read to know; an error is kept for the writer to return).
+    fn picture_ext(&mut self, src: &Src) -> Option<&'static str> {
         match (src, &mut self.held) {
-            (Src::Bytes(b), _) => png::is_png(b),
+            (Src::Bytes(b), _) => picture_ext(b),
             (Src::File { index, .. }, Held::Deferred(_, d)) => match d.load(*index) {
-                Ok(b) => png::is_png(&b),
+                Ok(b) => picture_ext(&b),
                 Err(e) => {
                     self.err.get_or_insert(e);
-                    false
+                    None
                 }
             },
-            (Src::File { index, .. }, _) => self
-                .files()
-                .get(*index)
-                .is_some_and(|f| png::is_png(&f.data)),
+            (Src::File { index, .. }, _) => {
+                self.files().get(*index).and_then(|f| picture_ext(&f.data))
+            }
         }
     }
 
@@ -1400,7 +1586,7 @@ fn layout_inner(
     let mut out: Vec<(String, Src)> = Vec::new();
     let mut paths = charx::PathDeduper::new();
     let mut assets = card.data.assets.take();
-    if assets.is_none() && image.is_some_and(png::is_png) {
+    if assets.is_none() && image.is_some_and(|b| picture_ext(b).is_some()) {
         assets = Some(Asset::default_list());
     }
     // Files the assets point at move to the spec's folders; the others (RisuAI's module.risum,
@@ -1446,18 +1632,18 @@ fn layout_inner(
                 AssetUri::Embedded(_) | AssetUri::PngChunk(_) | AssetUri::Data { .. } => {
                     store.asset_src(&a.uri)
                 }
+                // The card's own picture: a PNG, or a TavernAI-era WebP/JPEG (issue 13).
                 AssetUri::Default if a.kind == "icon" => image
-                    .filter(|b| png::is_png(b) && store.charge(b.len() as u64))
+                    .filter(|b| picture_ext(b).is_some() && store.charge(b.len() as u64))
                     .map(|b| Src::Bytes(b.to_vec())),
                 _ => None,
             };
             let Some(src) = src else { continue };
             let is_default = matches!(a.parsed_uri(), AssetUri::Default);
             let ext = if a.ext.is_empty() || a.ext == "unknown" || is_default {
-                if store.is_png(&src) {
-                    "png".to_string()
-                } else {
-                    a.ext.clone()
+                match store.picture_ext(&src) {
+                    Some(ext) => ext.to_string(),
+                    None => a.ext.clone(),
                 }
             } else {
                 a.ext.to_ascii_lowercase()
@@ -1494,6 +1680,128 @@ fn layout_inner(
     (json::to_pretty(&card.v3_arranged()), out)
 }
 
+/// What writing `cf` to the container `to` cannot carry, as warnings to show the user before
+/// converting (issue 13: a card's portrait is never replaced, nor its files dropped, silently).
+/// `image` is the picture the caller gives a PNG output, if any.
+///
+/// Codes: `portrait-not-carried` (a WebP or JPEG portrait into a PNG, which needs a PNG
+/// picture), `portrait-plain` (a PNG output with no picture at all: a plain image is generated),
+/// `files-not-carried` (files no asset points at, kept only from CHARX to CHARX). JSON holds no
+/// picture by design: converting a PNG to JSON is not reported.
+///
+/// ```
+/// let doc = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// let notes = ccv3::conversion_notes(&cf, ccv3::Container::Png, None);
+/// assert_eq!(notes[0].code, "portrait-plain");
+/// assert!(ccv3::conversion_notes(&cf, ccv3::Container::Json, None).is_empty());
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> Vec<Diagnostic> {
+    let mut notes = Vec::new();
+    let own = cf.image.as_deref().filter(|b| !b.is_empty());
+    let kind = |b: &[u8]| {
+        if png::is_png(b) {
+            "PNG"
+        } else if legacy::is_webp(b) {
+            "WebP"
+        } else if legacy::is_jpeg(b) {
+            "JPEG"
+        } else {
+            "unknown"
+        }
+    };
+    let assets = cf.card.data.assets.as_deref().unwrap_or_default();
+    let icon = main_icon_index(assets).and_then(|i| assets.get(i));
+    let icon_bytes = || icon.and_then(|a| asset_bytes(&a.uri, &cf.files));
+    match to {
+        Container::Png if image.is_none() && !own.is_some_and(png::is_png) => {
+            let icon_png = icon_bytes().is_some_and(|b| png::is_png(&b));
+            if let Some(own) = own {
+                notes.push(Diagnostic::warning(
+                    "portrait-not-carried",
+                    "",
+                    format!(
+                        "the card's {} portrait cannot be a PNG's picture (ccv3 does not convert images); the PNG gets {}: give a PNG picture to keep the portrait",
+                        kind(own),
+                        if icon_png {
+                            "the card's PNG main icon instead"
+                        } else {
+                            "a plain generated image"
+                        }
+                    ),
+                ));
+            } else if !icon_png {
+                let why = match icon_bytes() {
+                    Some(b) => format!(
+                        "its main icon is {} (kept as an asset chunk) and a PNG's picture \
+                         must be a PNG",
+                        kind(&b)
+                    ),
+                    None => "the card has no picture".to_string(),
+                };
+                notes.push(Diagnostic::warning(
+                    "portrait-plain",
+                    "",
+                    format!("{why}; the PNG gets a plain generated image: give a PNG picture to use one"),
+                ));
+            }
+        }
+        _ => {}
+    }
+    if !(to == Container::Charx && cf.container == Container::Charx) {
+        let referenced: std::collections::HashSet<&str> = assets
+            .iter()
+            .filter_map(|a| match a.parsed_uri() {
+                AssetUri::Embedded(p) | AssetUri::PngChunk(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let loose: Vec<&str> = cf
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| !referenced.contains(p))
+            // A BYAF's own JSON files are read into the card (`extensions.byaf`).
+            .filter(|p| !(cf.container == Container::Byaf && p.ends_with(".json")))
+            .collect();
+        if !loose.is_empty() {
+            let first: Vec<&str> = loose.iter().take(5).copied().collect();
+            let more = if loose.len() > 5 {
+                format!(" and {} more", loose.len() - 5)
+            } else {
+                String::new()
+            };
+            notes.push(Diagnostic::warning(
+                "files-not-carried",
+                "",
+                format!(
+                    "{} file(s) no asset points at are not carried into {} ({}{more}); only a \
+                     CHARX keeps them",
+                    loose.len(),
+                    to.label(),
+                    first.join(", ")
+                ),
+            ));
+        }
+    }
+    notes
+}
+
+/// The file extension of a picture a card can be embedded in (`png`, `webp`, `jpeg`), sniffed
+/// from its bytes.
+fn picture_ext(bytes: &[u8]) -> Option<&'static str> {
+    if png::is_png(bytes) {
+        Some("png")
+    } else if legacy::is_webp(bytes) {
+        Some("webp")
+    } else if legacy::is_jpeg(bytes) {
+        Some("jpeg")
+    } else {
+        None
+    }
+}
+
 /// Writes a lorebook as `lorebook_v3` JSON.
 pub fn write_lorebook_v3(book: &Lorebook) -> Vec<u8> {
     json::to_pretty(&book.standalone())
@@ -1514,7 +1822,9 @@ pub fn check_document(doc: &Document) -> Vec<Diagnostic> {
         Document::Card(cf) => {
             let paths = || cf.files.iter().map(|f| f.path.clone()).collect();
             let ctx = match cf.container {
-                Container::Charx => crate::validate::ValidateContext::charx(paths()),
+                Container::Charx | Container::Byaf => {
+                    crate::validate::ValidateContext::charx(paths())
+                }
                 Container::Png => crate::validate::ValidateContext::png(paths()),
                 _ => crate::validate::ValidateContext::default(),
             };

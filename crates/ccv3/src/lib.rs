@@ -26,7 +26,9 @@ mod model;
 #[cfg(test)]
 mod test_corpus;
 
+pub mod agnai;
 pub mod backfill;
+pub mod byaf;
 pub mod charx;
 pub mod decorator;
 pub mod json;
@@ -37,11 +39,11 @@ pub mod validate;
 
 pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
 pub use document::{
-    asset_bytes, card_json, charx_layout, charx_layout_deferred, check_document, into_charx_layout,
-    media_type, read_bytes, read_bytes_with, read_file, read_file_deferred, read_file_with,
-    read_seekable, read_seekable_with, write_card_deferred, write_card_to, write_charx, write_json,
-    write_lorebook_v3, write_png, BookFile, CardFile, CardVersion, Container, DeferredFiles,
-    Document, EmbeddedFile, ReadOptions, MAX_FILE_LEN,
+    asset_bytes, card_json, charx_layout, charx_layout_deferred, check_document, conversion_notes,
+    into_charx_layout, media_type, read_bytes, read_bytes_with, read_file, read_file_deferred,
+    read_file_with, read_seekable, read_seekable_with, write_card_deferred, write_card_to,
+    write_charx, write_json, write_lorebook_v3, write_png, BookFile, CardFile, CardVersion,
+    Container, DeferredFiles, Document, EmbeddedFile, ReadOptions, MAX_FILE_LEN,
 };
 pub use error::{Error, Result};
 pub use model::{

@@ -59,9 +59,18 @@
 //!   base64 is accepted with a warning (`png-text-not-base64`).
 //! * Asset keywords `chara-ext-asset_:PATH` and `chara-ext-asset_PATH` both give `PATH`.
 //! * A bad CRC on a card text chunk is a warning (`png-bad-crc`): text chunks are ancillary.
+//!   The CRCs of the other small chunks (up to [`SMALL_CHUNK`] bytes: `IEND`, `tIME`, other
+//!   text chunks, ...) are checked too, and a mismatch is the same warning, naming the chunk
+//!   type and byte offset; image data (`IDAT`, `fdAT`) and big chunks are seeked past unchecked.
 //! * A stream that is truncated or corrupt *after* a `ccv3` or `chara` chunk was read gives the
-//!   card and a warning (`png-truncated`); before that it is an [`Error::Png`].
-//! * Bytes after `IEND` are ignored (info `png-data-after-iend`).
+//!   card and a warning (`png-truncated`, naming the chunk type and byte offset); before that it
+//!   is an [`Error::Png`].
+//! * Bytes after `IEND` are ignored with a warning (`png-data-after-iend`, naming where they
+//!   start).
+//! * A card chunk whose value cannot be decoded (bad base64, broken compression) is an error
+//!   (`png-card-chunk-undecodable`) only when no other card chunk reads; when the other one
+//!   (`chara` beside a broken `ccv3`, say) reads, it is a warning and the card is read from it
+//!   (issue 13).
 //!
 //! # Writing
 //!
@@ -89,6 +98,10 @@ pub const SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
 
 /// Largest chunk length the PNG specification allows (2^31 - 1).
 const MAX_CHUNK_LENGTH: u32 = 0x7FFF_FFFF;
+
+/// Chunks up to this many bytes (other than image data) have their CRC checked even when they
+/// are not card chunks: reading them costs no more than seeking past them.
+pub const SMALL_CHUNK: u32 = 4096;
 
 /// How many bytes of a text chunk are read to find its keyword (the spec allows 79; some tools
 /// write longer asset keywords).
@@ -534,9 +547,12 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                         Some(_) => true,
                         None => false,
                     };
+                    let verify_small = self.mode == Mode::CardText
+                        && self.limits.verify_crc
+                        && header.length <= SMALL_CHUNK;
                     self.state = if self.mode == Mode::CardText && wanted {
                         State::Data { header, prefix }
-                    } else if self.mode == Mode::VerifyAll {
+                    } else if self.mode == Mode::VerifyAll || verify_small {
                         // Hash the prefix now, then the rest.
                         let mut hasher = crc32fast::Hasher::new();
                         hasher.update(&header.kind);
@@ -602,7 +618,11 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                     prefix_len,
                 } => {
                     let rest = u64::from(header.length - prefix_len.min(header.length));
-                    if self.mode == Mode::VerifyAll {
+                    let verify_small = self.limits.verify_crc
+                        && header.length <= SMALL_CHUNK
+                        && prefix_len == 0
+                        && !matches!(&header.kind, b"IDAT" | b"fdAT");
+                    if self.mode == Mode::VerifyAll || verify_small {
                         let mut hasher = crc32fast::Hasher::new();
                         hasher.update(&header.kind);
                         self.hash_through(rest, &mut hasher, &header)?;
@@ -1046,6 +1066,8 @@ fn read_card_chunks_impl<R: Read + Seek>(
     let mut out = CardChunks::default();
     let mut first_bad: Option<Error> = None;
     let mut notes = Notes::default();
+    // Broken `ccv3`/`chara` chunks: errors, unless another card chunk reads (issue 13).
+    let mut card_faults: Vec<Diagnostic> = Vec::new();
     loop {
         let walked = match walker.next_chunk() {
             Ok(Some(w)) => w,
@@ -1057,19 +1079,38 @@ fn read_card_chunks_impl<R: Read + Seek>(
                         "",
                         format!("after the card chunks: {}", fault.error),
                     ));
-                    out.diagnostics = notes.finish();
-                    return Ok((out, places));
+                    break;
                 }
                 return Err(fault.error);
             }
         };
+        if walked.data.is_none() && walked.crc_ok == Some(false) {
+            let keyword = walked
+                .keyword
+                .as_deref()
+                .map(|k| format!(" {:?}", latin1(k)))
+                .unwrap_or_default();
+            notes.push(Diagnostic::warning(
+                "png-bad-crc",
+                "",
+                format!(
+                    "{} chunk{keyword} at byte {} has a bad CRC; the chunk is not card data and was ignored",
+                    walked.header.name(),
+                    walker.rel(walked.header.offset)
+                ),
+            ));
+        }
         if &walked.header.kind == b"IEND" {
             let trailing = walker.remaining();
             if trailing > 0 {
-                notes.push(Diagnostic::info(
+                notes.push(Diagnostic::warning(
                     "png-data-after-iend",
                     "",
-                    format!("{trailing} bytes after IEND ignored"),
+                    format!(
+                        "{trailing} bytes after the IEND chunk at byte {} (from byte {}) ignored",
+                        walker.rel(walked.header.offset),
+                        walker.rel(walker.pos)
+                    ),
                 ));
             }
             break;
@@ -1136,11 +1177,16 @@ fn read_card_chunks_impl<R: Read + Seek>(
             Ok(t) => t,
             Err(TextFault::OverBudget) => return Err(over_budget(limits, &header.name(), at)),
             Err(TextFault::Malformed(problem)) => {
-                notes.push(Diagnostic::error(
+                let d = Diagnostic::error(
                     "png-text-chunk-malformed",
                     "",
                     format!("{label}: {problem}"),
-                ));
+                );
+                if matches!(key, CardKey::Asset(_)) {
+                    notes.push(d);
+                } else if card_faults.len() < PER_CODE {
+                    card_faults.push(d);
+                }
                 if !matches!(key, CardKey::Asset(_)) && first_bad.is_none() {
                     first_bad = Some(Error::Png {
                         chunk: header.name(),
@@ -1172,11 +1218,13 @@ fn read_card_chunks_impl<R: Read + Seek>(
                         notes.extend(leniency_diagnostic(how, &label));
                     }
                     Err(problem) => {
-                        notes.push(Diagnostic::error(
-                            "png-card-chunk-undecodable",
-                            "",
-                            format!("{label}: {problem}"),
-                        ));
+                        if card_faults.len() < PER_CODE {
+                            card_faults.push(Diagnostic::error(
+                                "png-card-chunk-undecodable",
+                                "",
+                                format!("{label}: {problem}"),
+                            ));
+                        }
                         if first_bad.is_none() {
                             first_bad = Some(Error::Png {
                                 chunk: header.name(),
@@ -1228,10 +1276,19 @@ fn read_card_chunks_impl<R: Read + Seek>(
             }
         }
     }
-    if out.ccv3.is_none() && out.chara.is_none() {
+    let read_one = out.ccv3.is_some() || out.chara.is_some();
+    if !read_one && !out.chara_skipped {
         if let Some(err) = first_bad {
             return Err(err);
         }
+    }
+    for mut d in card_faults {
+        if read_one {
+            d.severity = crate::Severity::Warning;
+            d.message
+                .push_str("; the card was read from the other card chunk");
+        }
+        notes.push(d);
     }
     out.diagnostics = notes.finish();
     Ok((out, places))

@@ -15,3 +15,5 @@ mod hostile_files;
 mod model;
 /// Round trips between containers: JSON -> PNG -> CHARX -> JSON.
 mod roundtrip;
+/// Issue 13: shapes real applications write (fixtures in tests/fixtures/wild/).
+mod wild;

@@ -100,6 +100,7 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
 /// Encodes a card for the output container, streamed into `output` (written atomically). The
 /// card is consumed: its assets move into the output instead of being held twice, or, when
 /// `deferred` holds them, are read from the input one at a time as they are written (issue 12).
+/// What the output cannot carry is printed on stderr once it is written ([`ccv3::conversion_notes`]).
 pub fn write_card(
     cf: CardFile,
     deferred: Option<&mut ccv3::DeferredFiles>,
@@ -119,11 +120,16 @@ pub fn write_card(
         }
         OutKind::Charx => Container::Charx,
     };
+    // What the output cannot carry (a portrait, files no asset points at) is said on stderr
+    // once the card is written (issue 13); a failure stays one line.
+    let notes = ccv3::conversion_notes(&cf, to, picture.as_deref());
     write_atomic_with(output, |file| match deferred {
         Some(d) => ccv3::write_card_deferred(cf, d, to, version, picture, file),
         None => ccv3::write_card_to(cf, to, version, picture, file),
     })
-    .map_err(|e: ccv3::Error| CliError::file(output, e))
+    .map_err(|e: ccv3::Error| CliError::file(output, e))?;
+    crate::warnings::print_diagnostics(&notes);
+    Ok(())
 }
 
 fn write_book(

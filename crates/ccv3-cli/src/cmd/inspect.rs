@@ -27,6 +27,98 @@ pub fn run(path: &Path, json: bool) -> CmdResult {
     Ok(0)
 }
 
+/// How many entries, files or assets a summary lists before it counts the rest.
+const LISTED: usize = 50;
+
+/// Cuts `text` to about `max` bytes, on a character boundary, marking the cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() > max {
+        format!(
+            "{}...",
+            &text[..text.floor_char_boundary(max.saturating_sub(3))]
+        )
+    } else {
+        text.to_string()
+    }
+}
+
+/// One line per lorebook entry (issue 13: `inspect` lists a lorebook's entries): its id, its
+/// name (or comment), its keys, and whether it is constant or disabled.
+fn entries(s: &mut String, list: &[ccv3::Entry]) {
+    for e in list.iter().take(LISTED) {
+        let id = match &e.id {
+            Some(serde_json::Value::String(t)) => format!("{} ", cut(t, 20)),
+            Some(v) if !v.is_null() => format!("{} ", cut(&v.to_string(), 20)),
+            _ => String::new(),
+        };
+        let title = e
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .or(e.comment.as_deref().filter(|c| !c.is_empty()))
+            .unwrap_or("(untitled)");
+        let mut flags = String::new();
+        if e.constant == Some(true) {
+            flags.push_str(" (constant)");
+        }
+        if !e.enabled {
+            flags.push_str(" (disabled)");
+        }
+        let _ = writeln!(
+            s,
+            "  - {}\"{}\" keys: {}{flags}",
+            shown(&id),
+            shown(&cut(title, 60)),
+            shown(&cut(&e.keys.join(", "), 80))
+        );
+    }
+    if list.len() > LISTED {
+        let _ = writeln!(s, "  ... {} more", list.len() - LISTED);
+    }
+}
+
+/// The card's embedded files, each marked when no asset points at it (issue 13: such files are
+/// kept, and `inspect` lists them).
+fn files(s: &mut String, cf: &ccv3::CardFile) {
+    let referenced: std::collections::HashSet<&str> = cf
+        .card
+        .data
+        .assets
+        .iter()
+        .flatten()
+        .filter_map(|a| match a.parsed_uri() {
+            ccv3::AssetUri::Embedded(p) | ccv3::AssetUri::PngChunk(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let loose = cf
+        .files
+        .iter()
+        .filter(|f| !referenced.contains(f.path.as_str()))
+        .count();
+    let _ = writeln!(
+        s,
+        "files:       {} embedded ({loose} referenced by no asset)",
+        cf.files.len()
+    );
+    for f in cf.files.iter().take(LISTED) {
+        let note = if referenced.contains(f.path.as_str()) {
+            ""
+        } else {
+            " (no asset)"
+        };
+        let _ = writeln!(
+            s,
+            "  - {} {} bytes{note}",
+            shown(&cut(&f.path, 100)),
+            f.data.len()
+        );
+    }
+    if cf.files.len() > LISTED {
+        let _ = writeln!(s, "  ... {} more", cf.files.len() - LISTED);
+    }
+}
+
 fn summary(path: &Path, doc: &Document) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "file:        {}", shown(&path.display().to_string()));
@@ -99,7 +191,7 @@ fn summary(path: &Path, doc: &Document) -> String {
                 }
             }
             if !cf.files.is_empty() {
-                let _ = writeln!(s, "files:       {} embedded", cf.files.len());
+                files(&mut s, cf);
             }
             let ext: Vec<&str> = d.extensions.keys().map(String::as_str).collect();
             if !ext.is_empty() {
@@ -116,6 +208,7 @@ fn summary(path: &Path, doc: &Document) -> String {
             let _ = writeln!(s, "format:      {:?}", bf.format);
             let enabled = b.entries.iter().filter(|e| e.enabled).count();
             let _ = writeln!(s, "entries:     {} ({enabled} enabled)", b.entries.len());
+            entries(&mut s, &b.entries);
         }
     }
     let diags = ccv3::check_document(doc);

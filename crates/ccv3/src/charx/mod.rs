@@ -88,7 +88,7 @@ pub use paths::{
 };
 pub use read::{
     find_zip_start, looks_like_charx, read_charx, read_charx_card_json, read_charx_each,
-    read_charx_from_slice, reader_lists_card_json, CharxInfo,
+    read_charx_from_slice, read_zip_files, reader_lists_card_json, CharxInfo,
 };
 pub(crate) use read::{read_charx_deferred, CharxPlaces};
 pub(crate) use write::write_charx_with;

@@ -663,16 +663,53 @@ pub struct CharxInfo {
 /// assert_eq!(paths, ["card.json", "a.txt"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn read_charx_each<R, F>(mut r: R, limits: &Limits, mut f: F) -> Result<CharxInfo>
+pub fn read_charx_each<R, F>(mut r: R, limits: &Limits, f: F) -> Result<CharxInfo>
+where
+    R: Read + Seek,
+    F: FnMut(CharxFile) -> Result<()>,
+{
+    zip_each(&mut r, limits, true, f)
+}
+
+/// Reads every file of a zip archive that need not be a CHARX (a Backyard AI `.byaf`, say), with
+/// the same safety rules and limits as [`read_charx`]: every file in zip order (directories
+/// skipped, duplicates after the first dropped) and what the reader noticed.
+///
+/// # Errors
+///
+/// As [`read_charx`], except that no `card.json` is required.
+///
+/// ```
+/// use ccv3::charx::{read_zip_files, write_charx_to_vec, CharxFile, Limits};
+/// let bytes = write_charx_to_vec(b"{}", &[CharxFile { path: "a.txt".into(), data: b"hi".to_vec() }])?;
+/// let (files, _) = read_zip_files(std::io::Cursor::new(&bytes), &Limits::default())?;
+/// assert_eq!(files[1].path, "a.txt");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_zip_files<R: Read + Seek>(
+    mut r: R,
+    limits: &Limits,
+) -> Result<(Vec<CharxFile>, CharxInfo)> {
+    let mut files = Vec::new();
+    let info = zip_each(&mut r, limits, false, |f| {
+        files.push(f);
+        Ok(())
+    })?;
+    Ok((files, info))
+}
+
+/// [`read_charx_each`], with `card.json` required or not.
+fn zip_each<R, F>(mut r: R, limits: &Limits, need_card: bool, mut f: F) -> Result<CharxInfo>
 where
     R: Read + Seek,
     F: FnMut(CharxFile) -> Result<()>,
 {
     let dir = read_directory(&mut r, limits)?;
-    if !dir
-        .entries
-        .iter()
-        .any(|e| e.name == CARD_JSON && !e.duplicate)
+    if need_card
+        && !dir
+            .entries
+            .iter()
+            .any(|e| e.name == CARD_JSON && !e.duplicate)
     {
         return Err(missing_card(&dir));
     }

@@ -108,29 +108,36 @@ impl BookFormat {
 /// True when `obj` looks like a character card (V1, V2 or V3) rather than a lorebook.
 ///
 /// `spec` `chara_card_*` is a card; so is a string `name` with a V1 field other than
-/// `description` (Agnai memory books have `name` and `description` too).
+/// `description` (Agnai memory books have `name` and `description` too), unless `entries` holds
+/// entry-shaped items: such a file is a lorebook whatever else it carries (issue 13).
 fn looks_like_card(obj: &Object) -> bool {
     if let Some(spec) = obj.get("spec").and_then(Value::as_str) {
         if spec.starts_with("chara_card") {
             return true;
         }
     }
+    let entry_shaped = |v: &Value| {
+        v.as_object().is_some_and(|e| {
+            crate::model::ENTRY_MARKERS
+                .iter()
+                .any(|k| e.contains_key(*k))
+        })
+    };
+    let book_entries = match obj.get("entries") {
+        Some(Value::Array(items)) => items.first().is_some_and(entry_shaped),
+        Some(Value::Object(items)) => items.values().next().is_some_and(entry_shaped),
+        _ => false,
+    };
+    if book_entries {
+        return false;
+    }
     let named = ["name", "char_name"]
         .iter()
         .any(|k| obj.get(*k).is_some_and(Value::is_string));
     named
-        && [
-            "first_mes",
-            "char_greeting",
-            "personality",
-            "char_persona",
-            "scenario",
-            "world_scenario",
-            "mes_example",
-            "example_dialogue",
-        ]
-        .iter()
-        .any(|k| obj.contains_key(*k))
+        && crate::model::CARD_ONLY_FIELDS
+            .iter()
+            .any(|k| obj.contains_key(*k))
 }
 
 /// The lorebook format of a JSON value, or `None` when it is not a lorebook (a card, say).

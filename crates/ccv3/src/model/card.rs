@@ -441,6 +441,7 @@ impl Card {
                 Self::read_wrapped(pairs, origin, diags)
             }
             CardKind::V1 => Ok(Self::read_v1(pairs, diags)),
+            CardKind::BareData(origin) => Ok(Self::read_bare_data(pairs, origin, diags)),
             CardKind::NotACard(e) => Err(e),
         }
     }
@@ -499,11 +500,48 @@ impl Card {
                 "3.0".into()
             };
         }
-        let Some(Raw::Object(data)) = data else {
+        let Some(Raw::Object(mut data)) = data else {
             return Err(Error::format("data", "the card has no `data` object"));
         };
+        fill_from_top_level(&mut data, &card.extra, &mut r);
         card.data = CardData::read(data, "data", &mut r);
         Ok(card)
+    }
+
+    /// Reads a V2 (or V3) card's `data` object written without its wrapper (issue 13): V2 data,
+    /// not a V1 card, so the V2 fields are kept.
+    fn read_bare_data(
+        pairs: Vec<(Cow<'_, str>, Raw<'_>)>,
+        origin: SpecVersion,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Card {
+        diags.push(Diagnostic::warning(
+            "bare-card-data",
+            "",
+            format!(
+                "the file is a {} card's `data` object without the `spec` and `data` around it; \
+                 read it as {} data",
+                origin.label(),
+                origin.label()
+            ),
+        ));
+        let must = if origin == SpecVersion::V3 {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        let mut r = Repairs { diags, must };
+        let data = CardData::read(pairs, "data", &mut r);
+        Card {
+            spec_version: if origin == SpecVersion::V3 {
+                "3.0".into()
+            } else {
+                "2.0".into()
+            },
+            data,
+            origin: Some(origin),
+            ..Default::default()
+        }
     }
 
     fn read_v1(pairs: Vec<(Cow<'_, str>, Raw<'_>)>, diags: &mut Vec<Diagnostic>) -> Card {
@@ -665,11 +703,89 @@ impl Card {
 }
 
 /// What a top-level object is: a wrapped V2/V3 card (with a note when `spec` was odd), a flat
-/// V1 card, or not a card at all.
+/// V1 card, a V2/V3 `data` object without its wrapper, or not a card at all.
 enum CardKind {
     Wrapped(SpecVersion, Option<Diagnostic>),
     V1,
+    BareData(SpecVersion),
     NotACard(Error),
+}
+
+/// Fields of V2 `data` that no V1 card has: with one of them, an unwrapped card is V2 data.
+const V2_ONLY_FIELDS: [&str; 8] = [
+    "creator_notes",
+    "system_prompt",
+    "post_history_instructions",
+    "alternate_greetings",
+    "character_book",
+    "character_version",
+    "creator",
+    "extensions",
+];
+
+/// Fields of V3 `data` that V2 lacks.
+const V3_ONLY_FIELDS: [&str; 7] = [
+    "group_only_greetings",
+    "assets",
+    "nickname",
+    "creator_notes_multilingual",
+    "source",
+    "creation_date",
+    "modification_date",
+];
+
+/// The version of an unwrapped object that is a card's `data` (a string `name` and a field only
+/// V2 or V3 data has), or `None`.
+fn bare_data_origin(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> Option<SpecVersion> {
+    let named = pairs
+        .iter()
+        .any(|(k, v)| k == "name" && matches!(v, Raw::String(_)));
+    if !named {
+        return None;
+    }
+    let has_any = |keys: &[&str]| pairs.iter().any(|(k, _)| keys.contains(&k.as_ref()));
+    if has_any(&V3_ONLY_FIELDS) {
+        Some(SpecVersion::V3)
+    } else if has_any(&V2_ONLY_FIELDS) {
+        Some(SpecVersion::V2)
+    } else {
+        None
+    }
+}
+
+/// Top-level names a hybrid card may hold a `data` field under, beside the field's own name.
+const TOP_LEVEL_ALIASES: [(&str, &str); 1] = [("creatorcomment", "creator_notes")];
+
+/// "Hybrid" cards (issue 13): a V2/V3 card whose fields stand at the top level while `data`
+/// holds only `extensions` or a few fields. Each field `data` lacks is taken from the top level
+/// (its own name, or SillyTavern's `creatorcomment` for `creator_notes`), as SillyTavern reads
+/// such cards, with a `hybrid-card-field` warning; the top-level fields stay where they are.
+fn fill_from_top_level(data: &mut Vec<(Cow<'_, str>, Raw<'_>)>, top: &Object, r: &mut Repairs) {
+    if top.is_empty() {
+        return;
+    }
+    for field in DATA_FIELDS {
+        if data.iter().any(|(k, _)| k == field) {
+            continue;
+        }
+        let found = top.get(field).map(|v| (field, v)).or_else(|| {
+            TOP_LEVEL_ALIASES
+                .iter()
+                .filter(|(_, to)| *to == field)
+                .find_map(|(from, _)| top.get(*from).map(|v| (*from, v)))
+        });
+        let Some((from, v)) = found else { continue };
+        if v.is_null() {
+            continue;
+        }
+        r.push(
+            Severity::Warning,
+            "hybrid-card-field",
+            &At(&"data", field),
+            format!("`data` has no {field}; took the top-level {from} (as SillyTavern does)"),
+        );
+        data.push((Cow::Borrowed(field), Raw::from_value(v.clone())));
+    }
 }
 
 fn card_kind(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> CardKind {
@@ -703,7 +819,20 @@ fn card_kind(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> CardKind {
                 "card has `data` but no `spec`; read it as V2",
             )),
         ),
-        _ if looks_like_v1(pairs) => CardKind::V1,
+        // Agnai's own character export: read by `crate::agnai`, not as a V1 card.
+        None if raw_is_agnai_character(pairs) => CardKind::NotACard(Error::format(
+            "kind",
+            "an Agnai character export (read it with ccv3::read_bytes)",
+        )),
+        // A World Info file with `name` and `description` (SillyTavern, Chub) is a lorebook.
+        None if raw_holds_book_entries(pairs) => CardKind::NotACard(Error::format(
+            "entries",
+            "a lorebook (its `entries` hold lorebook entries), not a character card",
+        )),
+        None if bare_data_origin(pairs).is_some() => {
+            CardKind::BareData(bare_data_origin(pairs).unwrap_or(SpecVersion::V2))
+        }
+        _ if looks_like_v1(pairs) && !raw_holds_book_entries(pairs) => CardKind::V1,
         Some(other) => CardKind::NotACard(Error::format(
             "spec",
             format!("unknown spec {other:?} and no `data` object"),
@@ -721,6 +850,62 @@ pub(crate) fn raw_is_card(v: &Raw) -> bool {
         Raw::Object(pairs) => !matches!(card_kind(pairs), CardKind::NotACard(_)),
         _ => false,
     }
+}
+
+/// Keys found in lorebook entries of every format (V3 `keys`/`content`, World Info `key`/`uid`,
+/// NovelAI `text`, Agnai `entry`/`keywords`).
+pub(crate) const ENTRY_MARKERS: [&str; 7] =
+    ["keys", "key", "content", "uid", "text", "entry", "keywords"];
+
+/// Fields only a character card has (V1 names and their Pygmalion aliases): with one of them, an
+/// empty `entries` does not make a file a lorebook.
+pub(crate) const CARD_ONLY_FIELDS: [&str; 8] = [
+    "first_mes",
+    "char_greeting",
+    "personality",
+    "char_persona",
+    "scenario",
+    "world_scenario",
+    "mes_example",
+    "example_dialogue",
+];
+
+/// True when an unwrapped object is a lorebook whatever else it carries (issue 13): its
+/// `entries` is an array or object whose first item is entry-shaped, or an object with no
+/// card-only field beside it (an empty World Info file with a name).
+fn raw_holds_book_entries(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
+    let entry_shaped = |v: &Raw<'_>| match v {
+        Raw::Object(e) => e.iter().any(|(k, _)| ENTRY_MARKERS.contains(&k.as_ref())),
+        _ => false,
+    };
+    let card_only = || {
+        pairs
+            .iter()
+            .any(|(k, _)| CARD_ONLY_FIELDS.contains(&k.as_ref()))
+    };
+    pairs.iter().any(|(k, v)| {
+        k == "entries"
+            && match v {
+                Raw::Entries(s) => !s.entries.is_empty(),
+                Raw::Array(items) => items.first().is_some_and(entry_shaped),
+                Raw::Object(items) => match items.first() {
+                    Some((_, first)) => entry_shaped(first),
+                    None => !card_only(),
+                },
+                _ => false,
+            }
+    })
+}
+
+/// [`crate::agnai::is_agnai_character`] on the raw tree.
+fn raw_is_agnai_character(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
+    let has = |key: &str| pairs.iter().any(|(k, _)| k == key);
+    pairs
+        .iter()
+        .any(|(k, v)| k == "kind" && matches!(v, Raw::String(s) if s == "character"))
+        || ["name", "persona", "greeting", "scenario", "sampleChat"]
+            .iter()
+            .all(|k| has(k))
 }
 
 fn looks_like_v1(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {

@@ -14,7 +14,7 @@ pub(crate) use book::BOOK_FIELDS;
 #[cfg(test)]
 pub(crate) use book::ENTRY_FIELDS;
 pub use book::{Entry, Lorebook};
-pub(crate) use card::raw_is_card;
+pub(crate) use card::{raw_is_card, CARD_ONLY_FIELDS, ENTRY_MARKERS};
 pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
 pub use extensions::Extensions;
 pub use fields::{KeyOrder, Object};

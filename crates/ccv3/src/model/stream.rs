@@ -707,14 +707,20 @@ mod tests {
     }
 
     #[test]
-    fn top_level_entries_of_a_v1_card_are_kept_as_written() {
-        // The bare-book guess is wrong here: the document is a V1 card with an `entries` field.
+    fn top_level_entries_beside_v1_card_fields_make_a_lorebook_that_keeps_them() {
+        // Issue 13: `entries` holding lorebook entries make a lorebook whatever else the file
+        // carries; the card-like fields stay as unknown book fields.
         let items = entries(300);
         let v = json!({"entries": items, "name": "Aqua", "first_mes": "Hi"});
-        let read = card_of(read_bytes(&serde_json::to_vec(&v).unwrap()).unwrap());
-        assert!(read == plain_card(&v), "differs from the plain reader");
-        let written = read.0.to_v3_json().to_string();
+        let (book, _) = book_of(read_bytes(&serde_json::to_vec(&v).unwrap()).unwrap());
+        assert_eq!(book.name.as_deref(), Some("Aqua"));
+        assert_eq!(book.extra.get("first_mes"), Some(&json!("Hi")));
+        let written = book.to_json().to_string();
         assert!(written.contains("\"x_extra\":[1,2]"), "entries lost");
+        // Entries that are not entry-shaped leave a V1 card with an `entries` field.
+        let odd = json!({"entries": [1, 2], "name": "Aqua", "first_mes": "Hi"});
+        let (card, _) = card_of(read_bytes(&serde_json::to_vec(&odd).unwrap()).unwrap());
+        assert_eq!(card.extra.get("entries"), Some(&json!([1, 2])));
     }
 
     #[test]

@@ -1,0 +1,133 @@
+//! Issue 13 "Reading", what the command shows: `inspect` lists a lorebook's entries and a card's
+//! files (marking those no asset points at), `extract` writes them, and `convert` says on stderr
+//! what the output cannot carry (a portrait, files no asset points at).
+
+mod common;
+use common::{ccv3, example, root, stderr, stdout};
+use std::path::PathBuf;
+
+fn wild(name: &str) -> PathBuf {
+    root().join("crates/ccv3/tests/fixtures/wild").join(name)
+}
+
+#[test]
+fn issue13_inspect_says_a_named_world_info_file_is_a_lorebook_and_lists_its_entries() {
+    let o = ccv3(&[&"inspect", &wild("st_world_info_named.json")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("lorebook:    Harbor Town"), "{out}");
+    assert!(out.contains("format:      WorldInfo"), "{out}");
+    assert!(out.contains("entries:     2 (1 enabled)"), "{out}");
+    assert!(
+        out.contains("  - 0 \"The lighthouse\" keys: lighthouse, lamp\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  - 1 \"Sighs\" keys: *sigh* (disabled)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn issue13_charx_files_no_asset_points_at_are_listed_extracted_and_carried() {
+    let charx = wild("charx_unreferenced_files.charx");
+    let o = ccv3(&[&"inspect", &charx]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("files:       4 embedded (3 referenced by no asset)"),
+        "{out}"
+    );
+    assert!(out.contains("  - readme.md 31 bytes (no asset)"), "{out}");
+    assert!(
+        out.contains("  - assets/icon/images/main.png 67 bytes\n"),
+        "{out}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let ex = dir.path().join("ex");
+    let o = ccv3(&[&"extract", &charx, &ex]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "readme.md",
+        "x_meta/1.json",
+        "assets/other/notes.txt",
+        "card.json",
+    ] {
+        assert!(ex.join(f).is_file(), "{f} not extracted");
+    }
+
+    // To CHARX: carried, nothing said.
+    let out_charx = dir.path().join("o.charx");
+    let o = ccv3(&[&"convert", &charx, &out_charx]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let again = stdout(&ccv3(&[&"inspect", &out_charx]));
+    assert!(again.contains("(3 referenced by no asset)"), "{again}");
+
+    // To PNG or JSON: not carried, and said.
+    for out in ["o.png", "o.json"] {
+        let o = ccv3(&[&"convert", &charx, &dir.path().join(out)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("files-not-carried") && err.contains("readme.md"),
+            "{out}: {err}"
+        );
+    }
+}
+
+#[test]
+fn issue13_convert_says_when_a_portrait_cannot_be_carried() {
+    let dir = tempfile::tempdir().unwrap();
+    // JSON to PNG without --image: a plain picture, said.
+    let o = ccv3(&[
+        &"convert",
+        &example("ember.json"),
+        &dir.path().join("a.png"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("portrait-plain"), "{}", stderr(&o));
+    // With --image: nothing to say.
+    let o = ccv3(&[
+        &"convert",
+        &example("ember.json"),
+        &dir.path().join("b.png"),
+        &"--image",
+        &example("ember.png"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    // A PNG into PNG or CHARX: carried, nothing said; into JSON (which holds no picture by
+    // design): nothing said either, as before.
+    for out in ["c.json", "d.png", "d.charx"] {
+        let o = ccv3(&[&"convert", &example("ember.png"), &dir.path().join(out)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{out}");
+    }
+}
+
+#[test]
+fn issue13_a_webp_portrait_is_said_into_png_and_carried_into_charx() {
+    let webp = common::corpus("webp/tavernai_Aqua.webp");
+    if !webp.is_file() {
+        eprintln!("skipped: no WebP card in the corpus in use");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = ccv3(&[&"convert", &webp, &dir.path().join("a.png")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("portrait-not-carried") && err.contains("WebP"),
+        "{err}"
+    );
+    let charx = dir.path().join("a.charx");
+    let o = ccv3(&[&"convert", &webp, &charx]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let out = stdout(&ccv3(&[&"inspect", &charx]));
+    assert!(
+        out.contains("icon \"main\" .webp embeded://assets/icon/images/main.webp"),
+        "{out}"
+    );
+}

@@ -1,0 +1,464 @@
+//! Issue 13 "Reading": shapes real applications write, one fixture each in `tests/fixtures/wild/`
+//! (made for these tests; `README.md` there says what each file is and which application writes
+//! the shape).
+
+use ccv3::{Container, Diagnostic, Document, Severity};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/wild")
+        .join(name)
+}
+
+fn read(name: &str) -> Document {
+    ccv3::read_file(&fixture(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn card(name: &str) -> ccv3::CardFile {
+    match read(name) {
+        Document::Card(cf) => cf,
+        Document::Lorebook(_) => panic!("{name}: read as a lorebook"),
+    }
+}
+
+fn diag<'a>(diags: &'a [Diagnostic], code: &str) -> &'a Diagnostic {
+    diags
+        .iter()
+        .find(|d| d.code == code)
+        .unwrap_or_else(|| panic!("no {code} in {diags:#?}"))
+}
+
+fn no_errors(name: &str, diags: &[Diagnostic]) {
+    assert!(
+        diags.iter().all(|d| d.severity != Severity::Error),
+        "{name}: {diags:#?}"
+    );
+}
+
+// --- PNG: a card chunk that reads, beside damage elsewhere (issue 13) ---------------------------
+
+#[test]
+fn wild_png_bad_crc_after_the_card_is_a_warning_naming_chunk_and_offset() {
+    for (name, kind, at) in [
+        ("png_bad_crc_after_card.png", "tIME", "9878"),
+        ("png_bad_iend_crc.png", "IEND", "9878"),
+    ] {
+        let cf = card(name);
+        assert_eq!(cf.card.data.name, "Ember Vale");
+        let d = diag(&cf.diagnostics, "png-bad-crc");
+        assert_eq!(d.severity, Severity::Warning);
+        assert!(d.message.contains(kind) && d.message.contains(at), "{d}");
+        no_errors(name, &cf.diagnostics);
+    }
+}
+
+#[test]
+fn wild_png_truncated_after_the_card_reads_with_a_warning() {
+    let cf = card("png_truncated_after_card.png");
+    assert_eq!(cf.card.data.name, "Ember Vale");
+    let d = diag(&cf.diagnostics, "png-truncated");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(d.message.contains("IDAT at byte 9579"), "{d}");
+}
+
+#[test]
+fn wild_png_junk_after_iend_is_a_warning_naming_where() {
+    let cf = card("png_junk_after_iend.png");
+    assert_eq!(cf.card.data.name, "Ember Vale");
+    let d = diag(&cf.diagnostics, "png-data-after-iend");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(
+        d.message.contains("IEND chunk at byte 9878") && d.message.contains("70 bytes"),
+        "{d}"
+    );
+}
+
+#[test]
+fn wild_png_broken_ccv3_beside_a_good_chara_reads_chara_with_a_warning() {
+    for (name, code) in [
+        ("png_ccv3_bad_base64.png", "png-card-chunk-undecodable"),
+        ("png_ccv3_bad_json.png", "png-ccv3-chunk-broken"),
+    ] {
+        let cf = card(name);
+        assert_eq!(cf.card.data.name, "Ember Vale", "{name}");
+        let d = diag(&cf.diagnostics, code);
+        assert_eq!(d.severity, Severity::Warning, "{name}");
+        assert!(
+            d.message.contains("tEXt") && d.message.contains("5229"),
+            "{d}"
+        );
+        no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+        // The same from bytes and from a random-access source.
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        for doc in [
+            ccv3::read_bytes(&bytes),
+            ccv3::read_seekable(std::io::Cursor::new(&bytes)),
+        ] {
+            let Ok(Document::Card(cf)) = doc else {
+                panic!("{name}: {doc:?}")
+            };
+            assert_eq!(cf.container, Container::Png);
+            assert_eq!(cf.card.data.name, "Ember Vale");
+        }
+    }
+}
+
+// --- JSON shapes (issue 13) ----------------------------------------------------------------------
+
+fn book(name: &str) -> ccv3::BookFile {
+    match read(name) {
+        Document::Lorebook(bf) => bf,
+        Document::Card(cf) => panic!("{name}: read as the card {:?}", cf.card.data.name),
+    }
+}
+
+#[test]
+fn wild_world_info_with_a_name_and_description_is_a_lorebook() {
+    let bf = book("st_world_info_named.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::WorldInfo);
+    assert_eq!(bf.book.name.as_deref(), Some("Harbor Town"));
+    assert!(bf
+        .book
+        .description
+        .as_deref()
+        .unwrap()
+        .starts_with("Places"));
+    assert_eq!(bf.book.entries.len(), 2);
+    assert_eq!(bf.book.entries[0].keys, ["lighthouse", "lamp"]);
+    assert!(!bf.book.entries[1].enabled);
+    // Lossless back to World Info.
+    let text = std::fs::read_to_string(fixture("st_world_info_named.json")).unwrap();
+    let original: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(ccv3::lorebook::to_worldinfo(&bf.book), original);
+}
+
+#[test]
+fn wild_entries_array_beside_card_like_fields_is_a_lorebook_that_keeps_them() {
+    let bf = book("chub_lorebook_array_named.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::CharacterBook);
+    assert_eq!(bf.book.name.as_deref(), Some("Old Roads"));
+    assert_eq!(bf.book.entries.len(), 2);
+    assert!(bf.book.extra.contains_key("first_mes"));
+}
+
+#[test]
+fn wild_hybrid_v2_card_takes_the_top_level_fields_data_lacks() {
+    let cf = card("st_hybrid_v2_extensions_only.json");
+    let d = &cf.card.data;
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V2));
+    assert_eq!(d.name, "Mira");
+    assert_eq!(d.first_mes, "Hold the chart steady, please.");
+    assert_eq!(d.personality, "curious, patient");
+    assert_eq!(d.creator_notes, "Made with care.");
+    assert_eq!(d.tags, ["maps", "sea"]);
+    assert!(d.extensions.contains_key("depth_prompt"));
+    let hybrid: Vec<&str> = cf
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "hybrid-card-field")
+        .map(|d| d.path.as_str())
+        .collect();
+    assert!(hybrid.contains(&"data.name") && hybrid.contains(&"data.creator_notes"));
+    assert!(cf
+        .diagnostics
+        .iter()
+        .all(|d| d.path != "data.name" || d.code == "hybrid-card-field"));
+    // The top-level fields are kept where they were (SillyTavern writes both).
+    assert_eq!(
+        cf.card.extra.get("avatar"),
+        Some(&serde_json::json!("none"))
+    );
+    let v3 = cf.card.to_v3_json();
+    assert_eq!(v3["name"], "Mira");
+    assert_eq!(v3["data"]["name"], "Mira");
+}
+
+#[test]
+fn wild_hybrid_v3_card_prefers_data_and_fills_the_rest() {
+    let cf = card("hybrid_v3_few_fields.json");
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Data Name", "data wins where it has the field");
+    assert_eq!(d.first_mes, "Hello from the top.");
+    assert_eq!(d.description, "The description stands at the top level.");
+    assert_eq!(d.tags, ["hybrid"]);
+    let codes: Vec<(&str, &str)> = cf
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.as_str(), d.path.as_str()))
+        .collect();
+    assert!(codes.contains(&("hybrid-card-field", "data.first_mes")));
+    assert!(!codes.contains(&("hybrid-card-field", "data.name")));
+}
+
+#[test]
+fn wild_bare_v2_data_is_read_as_v2_data_not_v1() {
+    let cf = card("bare_v2_data.json");
+    let d = &cf.card.data;
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V2));
+    assert_eq!(d.name, "Bram");
+    assert_eq!(d.creator_notes, "Written without the V2 wrapper.");
+    assert_eq!(d.system_prompt, "You are Bram.");
+    assert_eq!(d.post_history_instructions, "Stay terse.");
+    assert_eq!(d.alternate_greetings, ["Another traveller?"]);
+    assert_eq!(d.character_version, "1.2");
+    assert_eq!(d.character_book.as_ref().map(|b| b.entries.len()), Some(1));
+    assert!(cf.card.extra.is_empty(), "{:?}", cf.card.extra);
+    assert_eq!(
+        diag(&cf.diagnostics, "bare-card-data").severity,
+        Severity::Warning
+    );
+}
+
+#[test]
+fn wild_tavernai_v1_metadata_is_kept_as_unknown_fields() {
+    let cf = card("tavernai_v1_metadata.json");
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V1));
+    assert_eq!(cf.card.data.first_mes, "Get off my lawn.");
+    for key in [
+        "avatar",
+        "chat",
+        "create_date",
+        "edit_date",
+        "add_date",
+        "metadata",
+    ] {
+        assert!(cf.card.extra.contains_key(key), "{key} lost");
+    }
+    // ... and written back beside `data` in every container.
+    let json = ccv3::write_json(&cf, ccv3::CardVersion::V3);
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["metadata"]["tool"]["name"], "TavernAI");
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&png).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        back.card.extra.get("metadata"),
+        cf.card.extra.get("metadata")
+    );
+}
+
+// --- CHARX files no asset references (issue 13) --------------------------------------------------
+
+#[test]
+fn wild_charx_files_no_asset_references_are_kept_and_carried() {
+    let cf = card("charx_unreferenced_files.charx");
+    let mut paths: Vec<&str> = cf.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(
+        paths,
+        [
+            "assets/icon/images/main.png",
+            "assets/other/notes.txt",
+            "readme.md",
+            "x_meta/1.json"
+        ]
+    );
+    let out = ccv3::write_charx(&cf).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&out).unwrap() else {
+        panic!()
+    };
+    let mut again: Vec<(&str, &[u8])> = back
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.data.as_slice()))
+        .collect();
+    again.sort_unstable();
+    let mut before: Vec<(&str, &[u8])> = cf
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.data.as_slice()))
+        .collect();
+    before.sort_unstable();
+    assert_eq!(again, before);
+}
+
+// --- Backyard AI archives (issue 13 "Done when": BYAF) --------------------------------------------
+
+#[test]
+fn wild_backyard_archive_reads_as_sillytavern_imports_it() {
+    let cf = card("backyard_archive.byaf");
+    assert_eq!(cf.container, Container::Byaf);
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Wren");
+    assert_eq!(
+        d.description,
+        "{{char}} keeps the lighthouse and distrusts {{user}}."
+    );
+    assert_eq!(d.scenario, "A stormy night at the lighthouse.");
+    assert_eq!(
+        d.first_mes,
+        "The door creaks. {{char}} looks up at {{user}}."
+    );
+    assert_eq!(
+        d.mes_example,
+        "<START>\n{{user}}: Is the lamp lit?\n{{char}}: Always."
+    );
+    assert_eq!(
+        d.system_prompt,
+        "Write {{char}}'s replies in the third person."
+    );
+    assert_eq!(d.alternate_greetings, ["Morning light fills the room."]);
+    assert_eq!(d.creator, "Quill");
+    assert_eq!(d.creator_notes, "https://example.com/u/quill");
+    let book = d.character_book.as_ref().expect("lore items");
+    assert_eq!(book.entries[0].keys, ["lamp", "light"]);
+    assert_eq!(
+        book.entries[0].content,
+        "The lamp of {{char}}'s lighthouse never goes out."
+    );
+    let byaf = d.extensions.get("byaf").expect("kept");
+    assert_eq!(byaf["scenarios"][0]["temperature"], 0.8);
+    assert!(byaf["scenarios"][0].get("messages").is_none());
+    // The portrait is the main icon, and goes with the card into CHARX and PNG.
+    let icon = &d.assets.as_ref().unwrap()[0];
+    assert_eq!(icon.uri, "embeded://characters/c1/images/portrait.png");
+    no_errors(
+        "backyard_archive.byaf",
+        &ccv3::check_document(&Document::Card(cf.clone())),
+    );
+    let charx = ccv3::write_charx(&cf).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&charx).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back.card.data.first_mes, d.first_mes);
+    assert_eq!(back.files.len(), 1);
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&png).unwrap() else {
+        panic!()
+    };
+    // The portrait is the PNG's picture: its chunks up to IEND come first.
+    let portrait = &cf.files[2].data;
+    let image = back.image.expect("picture");
+    assert!(image.starts_with(&portrait[..portrait.len() - 12]));
+    assert!(ccv3::conversion_notes(&cf, Container::Charx, None).is_empty());
+}
+
+#[test]
+fn wild_a_zip_that_is_neither_charx_nor_byaf_names_card_json() {
+    let zip = ccv3::charx::write_charx_to_vec(b"{}", &[]).unwrap();
+    // Rename card.json: a zip without it and without manifest.json.
+    let bytes: Vec<u8> = String::from_utf8_lossy(&zip)
+        .replace("card.json", "cord.json")
+        .into_bytes();
+    if bytes.len() != zip.len() {
+        return; // not plain ASCII around the names; nothing to check
+    }
+    let err = ccv3::read_bytes(&bytes).unwrap_err().to_string();
+    assert!(err.contains("card.json"), "{err}");
+}
+
+// --- Files that are not cards or lorebooks: the error says what they are (issue 13) ------------
+
+fn unrecognized(name: &str, bytes: Option<&[u8]>) -> String {
+    let res = match bytes {
+        Some(b) => ccv3::read_bytes(b),
+        None => ccv3::read_file(&fixture(name)),
+    };
+    match res {
+        Err(ccv3::Error::Unrecognized(msg)) => {
+            assert!(msg.contains("expected a character card"), "{name}: {msg}");
+            msg
+        }
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn wild_other_applications_files_get_an_error_naming_what_they_are() {
+    assert!(unrecognized("st_chat.jsonl", None).contains("SillyTavern chat"));
+    assert!(unrecognized("textgen_character.yaml", None).contains("text-generation-webui"));
+    assert!(unrecognized("risu_module.risum", None).contains("RisuAI module"));
+    let cases: [(&str, &str); 6] = [
+        (
+            r#"{"scenarioVersion":3,"lorebook":{"entries":[]}}"#,
+            "NovelAI scenario",
+        ),
+        (
+            r#"[{"keys":["a"],"content":"b"}]"#,
+            "lorebook entries without a book",
+        ),
+        (r#"[{"name":"A","is_user":true,"mes":"hi"}]"#, "a chat"),
+        (r#"{"temperature":1,"prompts":[]}"#, "preset"),
+        (r#"{"gamestarted":true,"worldinfo":[]}"#, "KoboldAI story"),
+        (r#"{"hello":1,"world":2}"#, r#"the keys "hello", "world""#),
+    ];
+    for (text, what) in cases {
+        let msg = unrecognized(text, Some(text.as_bytes()));
+        assert!(msg.contains(what), "{text}: {msg}");
+    }
+}
+
+#[test]
+fn wild_agnai_character_export_reads_as_agnai_exports_it_to_v2() {
+    let cf = card("agnai_character.json");
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Tamsin");
+    assert_eq!(d.description, "species: fox, spirit\nmind: sly, kind");
+    assert_eq!(d.first_mes, "Oh, a visitor!");
+    assert_eq!(d.alternate_greetings, ["Back again?"]);
+    assert_eq!(d.scenario, "A shrine in the woods.");
+    assert_eq!(d.creator_notes, "Exported from Agnai.");
+    assert_eq!(d.tags, ["fox"]);
+    let book = d.character_book.as_ref().expect("memory book");
+    assert_eq!(book.entries[0].content, "The shrine is old.");
+    let agnai = d.extensions.get("agnai").expect("kept");
+    assert_eq!(agnai["persona"]["kind"], "wpp");
+    assert_eq!(agnai["avatar"], "/assets/4f9c2a.png");
+    assert!(cf.diagnostics.iter().any(|d| d.code == "agnai-character"));
+}
+
+// --- APNG and JPEG-fronted cards (issue 13 "Done when") -----------------------------------------
+
+#[test]
+fn wild_apng_card_reads_and_keeps_its_frames_through_png() {
+    let cf = ccv3::read_file_with(
+        &fixture("apng_card.png"),
+        &ccv3::ReadOptions::default().keep_image(true),
+    )
+    .unwrap();
+    let Document::Card(cf) = cf else { panic!() };
+    assert_eq!(cf.card.data.name, "Ember Vale");
+    no_errors("apng_card.png", &cf.diagnostics);
+    let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3).unwrap();
+    let kinds: Vec<String> = ccv3::png::list_chunks(&png)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.kind)
+        .collect();
+    for k in ["acTL", "fcTL", "fdAT"] {
+        assert!(kinds.iter().any(|x| x == k), "{k} lost: {kinds:?}");
+    }
+    let Document::Card(back) = ccv3::read_bytes(&png).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back.card.to_v3_json(), cf.card.to_v3_json());
+}
+
+#[test]
+fn wild_charx_behind_a_jpeg_reads_from_a_file_and_from_bytes() {
+    let cf = card("charx_behind_jpeg.jpg");
+    assert_eq!(cf.container, Container::Charx);
+    assert_eq!(cf.card.data.name, "Behind A Jpeg");
+    assert!(cf.diagnostics.iter().any(|d| d.code == "charx-prefix"));
+    let bytes = std::fs::read(fixture("charx_behind_jpeg.jpg")).unwrap();
+    let Document::Card(again) = ccv3::read_bytes(&bytes).unwrap() else {
+        panic!()
+    };
+    assert_eq!(again.card.data.name, "Behind A Jpeg");
+}
+
+#[test]
+fn wild_pygmalion_character_reads_its_old_field_names() {
+    let cf = card("pygmalion_character.json");
+    let d = &cf.card.data;
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V1));
+    assert_eq!(d.name, "Ren");
+    assert_eq!(d.personality, "A tired night-shift librarian.");
+    assert_eq!(d.scenario, "The library after closing.");
+    assert_eq!(d.first_mes, "We're closed. ...Fine, come in.");
+    assert!(d.mes_example.starts_with("You: Any good books?"));
+    // The original names stay, so nothing is lost on the way back.
+    assert!(cf.card.extra.contains_key("char_greeting"));
+}
