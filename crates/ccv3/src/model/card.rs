@@ -438,7 +438,12 @@ impl Card {
                 if let Some(d) = note {
                     diags.push(d);
                 }
-                Self::read_wrapped(pairs, origin, diags)
+                let mut card = Self::read_wrapped(pairs, origin, diags)?;
+                if origin == SpecVersion::V2 {
+                    // A V2 card may be the backfill of a V3 card: bring back what V2 cannot hold.
+                    crate::backfill::restore_v3(&mut card, diags);
+                }
+                Ok(card)
             }
             CardKind::V1 => Ok(Self::read_v1(pairs, diags)),
             CardKind::NotACard(e) => Err(e),
