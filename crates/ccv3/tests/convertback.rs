@@ -225,3 +225,51 @@ fn issue13_every_card_and_book_round_trips_through_every_container() {
     assert!(cards >= 5 && books >= 3, "{cards} cards, {books} books");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A card whose one entry has the given `position` and `extensions`.
+fn card_with_position(position: Value, extensions: Value) -> (ccv3::Card, Vec<ccv3::Diagnostic>) {
+    let v = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+        "name": "A", "character_book": {"extensions": {}, "entries": [{"keys": ["k"],
+        "content": "c", "extensions": extensions, "enabled": true, "insertion_order": 1,
+        "use_regex": false, "position": position}]}}});
+    crate::util::card(&v.to_string())
+}
+
+#[test]
+fn issue13_numeric_positions_are_written_as_spec_values_and_kept_in_extensions() {
+    for (n, spec) in [(0, "before_char"), (1, "after_char"), (4, "after_char")] {
+        let (card, diags) = card_with_position(n.into(), serde_json::json!({"depth": 2}));
+        let out = card.to_v3_json();
+        let e = &out["data"]["character_book"]["entries"][0];
+        assert_eq!(e["position"], spec, "{n}");
+        assert_eq!(
+            e["extensions"]["position"], n,
+            "SillyTavern's place for the number"
+        );
+        assert_eq!(e["extensions"]["depth"], 2);
+        let d = diags
+            .iter()
+            .find(|d| d.code == "entry-position-number")
+            .expect("a finding");
+        assert_eq!(d.severity, ccv3::Severity::Warning);
+        assert_eq!(d.path, "data.character_book.entries[0].position");
+        // Read again, the card is what it was written as, with no finding.
+        let (again, diags) = crate::util::card(&out.to_string());
+        assert_eq!(again.to_v3_json(), out);
+        assert!(diags.iter().all(|d| d.code != "entry-position-number"));
+    }
+}
+
+#[test]
+fn issue13_numeric_position_beside_another_extensions_position_is_kept_in_the_stash() {
+    let (card, _) = card_with_position(1.into(), serde_json::json!({"position": 4}));
+    let e = &card.data.character_book.as_ref().unwrap().entries[0];
+    assert_eq!(e.position.as_deref(), Some("after_char"));
+    assert_eq!(e.extensions["position"], 4);
+    assert_eq!(e.extensions["ccv3"]["position"], 1);
+    // Other types are not guessed at: kept as they were, with the wrong-type finding.
+    let (card, diags) = card_with_position(serde_json::json!([0]), serde_json::json!({}));
+    let e = &card.to_v3_json()["data"]["character_book"]["entries"][0];
+    assert_eq!(e["position"], serde_json::json!([0]));
+    assert!(diags.iter().any(|d| d.code == "wrong-type"));
+}

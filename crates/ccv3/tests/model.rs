@@ -211,15 +211,15 @@ fn not_a_card_is_a_clear_error() {
 }
 
 #[test]
-fn entry_position_that_is_not_a_string_is_kept_as_is() {
+fn entry_position_that_is_a_number_is_written_as_the_spec_value_and_kept_in_extensions() {
+    // Issue 13: V3 output writes spec values; the number stays where SillyTavern keeps it.
     let (card, _) = card(
         r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","character_book":{"entries":[{"keys":[],"content":"","position":4}]}}}"#,
     );
     let out = card.to_v3_json();
-    assert_eq!(
-        out["data"]["character_book"]["entries"][0]["position"],
-        json!(4)
-    );
+    let e = &out["data"]["character_book"]["entries"][0];
+    assert_eq!(e["position"], json!("after_char"));
+    assert_eq!(e["extensions"]["position"], json!(4));
 }
 
 #[test]
