@@ -519,6 +519,11 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
     let mut regex_cache = HashMap::new();
     for (i, e) in book.entries.iter().enumerate() {
         let ep = at(&format!("entries[{i}]"));
+        // What a key means to the application that wrote the entry: with `use_regex`, every
+        // key is a regex, unless SillyTavern wrote the entry (it writes `use_regex: true` on
+        // every entry and reads only `/pattern/flags` keys as regexes); a `/pattern/flags` key
+        // is a regex everywhere.
+        let all_regex = e.use_regex && !written_by_sillytavern(&e.extensions);
         for (j, k) in e.keys.iter().enumerate() {
             let kp = format!("{ep}.keys[{j}]");
             if k.is_empty() {
@@ -528,7 +533,7 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
                     "key is an empty string",
                 ));
             }
-            if e.use_regex {
+            if all_regex || slash_regex(k).is_some() {
                 check_regex(k, &kp, &mut regex_cache, &mut out);
             }
         }
@@ -546,17 +551,63 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
     out
 }
 
-/// Splits a `/pattern/flags` key into pattern and flags; other keys are a whole pattern.
-fn regex_parts(key: &str) -> (&str, &str) {
-    if let Some(rest) = key.strip_prefix('/') {
-        if let Some(end) = rest.rfind('/') {
-            let flags = &rest[end + 1..];
-            if flags.chars().all(|c| "dgimsuvy".contains(c)) {
-                return (&rest[..end], flags);
-            }
+/// Splits a key written `/pattern/flags` into pattern and flags as SillyTavern does (the
+/// shortest pattern after which only flags `gimsuy` follow the closing `/`, with no unescaped
+/// `/` inside); `None` when the key is not of that form. Every application that reads this form
+/// (SillyTavern, RisuAI, the lore engine of `ccv3-lore`) treats such a key as a regex.
+///
+/// ```
+/// use ccv3::validate::slash_regex;
+/// assert_eq!(slash_regex("/dragons?/i"), Some(("dragons?", "i")));
+/// assert_eq!(slash_regex("/a\\/b/"), Some(("a\\/b", "")));
+/// assert_eq!(slash_regex("/a/b/"), None);
+/// assert_eq!(slash_regex("*sigh*"), None);
+/// ```
+pub fn slash_regex(key: &str) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix('/')?;
+    // The shortest pattern such that the remainder is `/` and flags only.
+    let mut from = 1;
+    loop {
+        let p = from + rest.get(from..)?.find('/')?;
+        let flags = &rest[p + 1..];
+        if flags.chars().all(|c| "gimsuy".contains(c)) {
+            let pat = &rest[..p];
+            return (!has_unescaped_slash(pat)).then_some((pat, flags));
+        }
+        from = p + 1;
+    }
+}
+
+fn has_unescaped_slash(pat: &str) -> bool {
+    let mut esc = false;
+    for c in pat.chars() {
+        if esc {
+            esc = false;
+        } else if c == '\\' {
+            esc = true;
+        } else if c == '/' {
+            return true;
         }
     }
-    (key, "")
+    false
+}
+
+/// The `extensions` fields that mark an entry written by SillyTavern (World Info fields it
+/// writes on every exported entry; the lore engine of `ccv3-lore` uses the same four). Such an
+/// entry's `use_regex: true` means nothing: SillyTavern writes it on every entry and reads a key
+/// as a regex only when it is written `/pattern/flags`.
+pub const SILLYTAVERN_MARKERS: [&str; 4] = [
+    "selectiveLogic",
+    "display_index",
+    "useProbability",
+    "exclude_recursion",
+];
+
+/// True when an entry's extensions carry one of [`SILLYTAVERN_MARKERS`].
+pub fn written_by_sillytavern(ext: &crate::Extensions) -> bool {
+    let mut found = false;
+    ext.visit(|k| SILLYTAVERN_MARKERS.contains(&k), |_, _| found = true);
+    found
 }
 
 /// (deepest nesting of groups and classes, number of `|`) of a pattern, escapes skipped.
@@ -581,9 +632,10 @@ fn complexity(pattern: &str) -> (usize, usize) {
     (max, bars)
 }
 
-/// The finding for one regex key: `None` when it compiles.
+/// The finding for one regex key: `None` when it compiles. A key written `/pattern/flags` is
+/// compiled as `pattern` with `flags`, any other as a whole.
 fn regex_finding(key: &str) -> Option<(bool, String)> {
-    let (pattern, flags) = regex_parts(key);
+    let (pattern, flags) = slash_regex(key).unwrap_or((key, ""));
     let (depth, bars) = complexity(pattern);
     if pattern.len() > MAX_REGEX_LEN || depth > MAX_REGEX_NESTING || bars > MAX_REGEX_ALTERNATIVES {
         return Some((
@@ -1076,7 +1128,7 @@ mod tests {
         assert_eq!(codes(&d), ["entry-regex-invalid", "entry-regex-invalid"]);
         assert_eq!(d[0].path, "entries[0].keys[1]");
         assert_eq!(d[1].path, "entries[0].keys[2]");
-        // Not checked when use_regex is false.
+        // Not checked when use_regex is false (unless written /pattern/flags).
         let plain = book_of(Entry::new(&["(unclosed"], "x"));
         assert!(validate_lorebook(&plain, "").is_empty());
     }
@@ -1110,6 +1162,25 @@ mod tests {
         assert_eq!(codes(&d), ["entry-regex-invalid", "entry-regex-invalid"]);
         assert_eq!(d[1].path, "data.entries[1].keys[0]");
         assert!(d[0].message.contains("*sigh*"));
+    }
+
+    #[test]
+    fn issue13_sillytavern_entries_have_regex_keys_only_in_slash_form() {
+        // SillyTavern writes `use_regex: true` on every exported entry and reads a key as a
+        // regex only when it is written /pattern/flags (world-info.js, parseRegexFromString).
+        let mut e = regex_entry(&["*sigh*", "(smiles", "/(unclosed/i", "/ok+/"]);
+        e.extensions.insert("display_index".into(), json!(0));
+        let d = validate_lorebook(&book_of(e), "data");
+        assert_eq!(codes(&d), ["entry-regex-invalid"]);
+        assert_eq!(d[0].path, "data.entries[0].keys[2]");
+        // Without SillyTavern's fields, use_regex means what the spec says: every key.
+        let d = validate_lorebook(&book_of(regex_entry(&["*sigh*"])), "data");
+        assert_eq!(codes(&d), ["entry-regex-invalid"]);
+        // A /pattern/flags key is a regex even without use_regex.
+        let plain = Entry::new(&["/a(/", "(plain"], "x");
+        let d = validate_lorebook(&book_of(plain), "");
+        assert_eq!(codes(&d), ["entry-regex-invalid"]);
+        assert_eq!(d[0].path, "entries[0].keys[0]");
     }
 
     #[test]

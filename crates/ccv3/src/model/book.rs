@@ -327,7 +327,7 @@ impl Entry {
                         Value::Number(_) | Value::String(_) => Some(v),
                         other => {
                             r.push(
-                                Severity::Warning,
+                                Severity::Error,
                                 "wrong-type",
                                 &p,
                                 format!(
@@ -369,7 +369,7 @@ impl Entry {
                     other => {
                         // Not a V3 value (SillyTavern numbers, say): keep it untouched.
                         r.push(
-                            Severity::Warning,
+                            Severity::Error,
                             "wrong-type",
                             &p,
                             format!(
@@ -535,7 +535,7 @@ impl Lorebook {
             Some(Raw::Object(map)) => {
                 // Some exporters write entries keyed by id, like World Info.
                 r.push(
-                    Severity::Warning,
+                    Severity::Error,
                     "wrong-type",
                     &ep,
                     "entries is an object keyed by id; read its values in order".into(),
@@ -547,13 +547,13 @@ impl Lorebook {
                 }
             }
             Some(Raw::Null) => r.push(
-                Severity::Warning,
+                r.must,
                 "null-value",
                 &ep,
                 "entries is null; used an empty array".into(),
             ),
             Some(other) => {
-                let sev = r.must;
+                let sev = Severity::Error;
                 let found = fields::type_name(&other.into_value());
                 r.push(
                     sev,
