@@ -35,7 +35,7 @@ pub mod lorebook;
 pub mod png;
 pub mod validate;
 
-pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
+pub use diag::{code_info, has_errors, Code, Diagnostic, Diagnostics, Severity, CODES};
 pub use document::{
     asset_bytes, card_json, charx_layout, check_document, into_charx_layout, media_type,
     read_bytes, read_bytes_with, read_file, read_file_with, read_seekable, read_seekable_with,

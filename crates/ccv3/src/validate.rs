@@ -13,55 +13,19 @@
 //!
 //! # Codes
 //!
-//! | code | severity | SPEC_V3 section | what |
-//! |---|---|---|---|
-//! | `spec-version-newer` | warning | `spec_version` | parses as a float above 3.0: a newer spec; the card still loads |
-//! | `spec-version-older` | warning | `spec_version` | parses as a float below 3.0 in a `chara_card_v3` card |
-//! | `spec-version-invalid` | warning | `spec_version` | does not parse as a float |
-//! | `asset-type-empty` | error | `assets` | `type` is an empty string |
-//! | `asset-type-not-x-prefixed` | warning | `assets` | a type the spec does not define that does not start with `x_` |
-//! | `asset-uri-empty` | error | `assets` | `uri` is an empty string |
-//! | `asset-uri-embedded-misspelled` | warning | CHARX | `embedded://` instead of the spec's `embeded://` |
-//! | `asset-uri-data-not-base64` | warning | `assets` | a `data:` URL that is not base64 |
-//! | `asset-uri-scheme-unknown` | warning | `assets` | not `ccdefault:`, `embeded://`, `__asset:`, `data:` or http(s) |
-//! | `asset-uri-http-insecure` | info | `assets` | an `http://` URL (applications may ignore it) |
-//! | `asset-ext-empty` | error | `assets` | `ext` is empty (`unknown` is the spec's value for unknown) |
-//! | `asset-ext-has-dot` | error | `assets` | `ext` contains a dot (`.png`) |
-//! | `asset-ext-not-lowercase` | error | `assets` | `ext` has uppercase letters |
-//! | `asset-ext-invalid` | error | `assets` | `ext` has characters other than `a-z`, `0-9` |
-//! | `asset-icon-main-missing` | error | `assets` | several `icon` assets and none named `main` |
-//! | `asset-icon-main-duplicate` | error | `assets` | more than one `icon` asset named `main` |
-//! | `asset-background-main-duplicate` | error | `assets` | more than one `background` asset named `main` |
-//! | `asset-embedded-missing` | error | CHARX | an `embeded://` (or, in a CHARX, `__asset:`) path that is not a file of the CHARX |
-//! | `asset-png-chunk-missing` | error | PNG/APNG | an `__asset:` path with no `chara-ext-asset_:` chunk in the PNG |
-//! | `multilingual-key-has-region` | error | `creator_notes_multilingual` | a key with a region code (`en-US`, `pt_BR`) |
-//! | `multilingual-key-not-iso639-1` | error | `creator_notes_multilingual` | a key that is not a lowercase ISO 639-1 code |
-//! | `multilingual-value-not-string` | error | `creator_notes_multilingual` | a value that is not a string |
-//! | `date-negative` | error | `creation_date`, `modification_date` | a negative timestamp |
-//! | `date-not-whole-seconds` | error | `creation_date`, `modification_date` | a fractional timestamp |
-//! | `date-in-milliseconds` | warning | `creation_date`, `modification_date` | above 1e11: milliseconds, not seconds (RisuAI writes these) |
-//! | `source-item-empty` | warning | `source` | an empty string |
-//! | `source-item-not-http-url` | warning | `source` | a URI whose scheme is not http or https |
-//! | `lorebook-scan-depth-negative` | warning | Lorebook `scan_depth` | a negative scan depth |
-//! | `lorebook-token-budget-negative` | warning | Lorebook `token_budget` | a negative token budget |
-//! | `entry-key-empty` | warning | `keys` | an empty string among the keys |
-//! | `entry-position-invalid` | error | `entries` `position` | not `before_char` or `after_char` |
-//! | `entry-regex-invalid` | error | `use_regex` | a key that is not a valid (ECMAScript) regex while `use_regex` is true: it can never match |
-//! | `entry-regex-too-complex` | warning | `use_regex` | a regex key over 8 KiB, nested over 100 deep or with over 300 alternatives: not compiled (the compiler recurses on these) |
-//! | `decorator-name-invalid` | warning | Decorators | a name that is not snake_case latin letters and underscores |
-//! | `decorator-fallback-orphan` | warning | Decorators | an `@@@` fallback with no decorator before it |
-//! | `decorator-value-missing` | error | `@@depth`, `@@role`, ... | a decorator that needs a value has none |
-//! | `decorator-value-not-number` | error | `@@depth`, `@@scan_depth`, ... | the value must be a number |
-//! | `decorator-role-invalid` | error | `@@role` | not `assistant`, `system` or `user` |
-//! | `decorator-value-unexpected` | warning | `@@activate`, ... | a value given to a decorator that takes none |
-//! | `decorator-duplicate` | warning | Decorators | a single-use decorator repeated (only the first counts) |
+//! Every code, its severity and the spec section it enforces are in [`crate::CODES`], and in
+//! `docs/validation.md` (generated from it), with the severity policy: errors for the spec's
+//! MUSTs, warnings for its SHOULDs and for likely mistakes, info for facts.
 //!
 //! # Choices
 //!
 //! - Timestamps above 1e11 are a warning, not an error: the value is clearly milliseconds and
 //!   readers can divide it; RisuAI writes `creation_date` that way.
-//! - A `use_regex` key written `/pattern/flags` is compiled as `pattern` with `flags` (the spec's
-//!   own example is `/hello/i`); any other key is compiled as a whole. Regexes are ECMAScript
+//! - A key is checked as a regex when the application that wrote the entry reads it as one: a
+//!   key written `/pattern/flags` ([`slash_regex`]) always, compiled as `pattern` with `flags`
+//!   (the spec's own example is `/hello/i`); any other key only when `use_regex` is true and the
+//!   entry is not SillyTavern's ([`written_by_sillytavern`]: SillyTavern writes `use_regex: true`
+//!   on every entry and reads only `/pattern/flags` keys as regexes). Regexes are ECMAScript
 //!   (compiled with `regress`), as in the applications that run them.
 //! - `ext` is not checked when `uri` is `ccdefault:` (the spec says to ignore it then).
 //! - Decorator lines are checked with a light line parser (`decorator_lines`); the full parser

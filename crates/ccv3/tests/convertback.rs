@@ -1,7 +1,8 @@
 //! Issue 13 "Writing and converting", "Done when": every card of the corpus and of the
 //! repository's fixtures, written to every container (JSON V3, JSON V2, PNG, CHARX) and read
 //! back, is the card it was (V2 through the `extensions.ccv3` stash); every lorebook written as
-//! `lorebook_v3` and as World Info and read back is the book it was.
+//! `lorebook_v3` and as World Info and read back is the book it was; and every finding about
+//! them is a code of `docs/validation.md` with a severity its policy allows.
 
 use crate::util::corpus_dir;
 use ccv3::{CardFile, CardVersion, Document};
@@ -196,7 +197,17 @@ fn issue13_every_card_and_book_round_trips_through_every_container() {
         let Ok(bytes) = std::fs::read(&path) else {
             continue;
         };
-        match ccv3::read_bytes(&bytes) {
+        let doc = ccv3::read_bytes(&bytes);
+        if let Ok(doc) = &doc {
+            // Every finding is a documented code, with a severity the policy allows for it.
+            for d in ccv3::check_document(doc) {
+                match ccv3::code_info(&d.code) {
+                    Some(c) if c.severities.contains(&d.severity) => {}
+                    _ => failures.push(format!("{name}: finding outside the policy: {d}")),
+                }
+            }
+        }
+        match doc {
             Ok(Document::Card(cf)) => {
                 cards += 1;
                 for to in ["JSON V3", "JSON V2", "PNG", "PNG V2", "CHARX"] {
