@@ -487,7 +487,10 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
         // key is a regex, unless SillyTavern wrote the entry (it writes `use_regex: true` on
         // every entry and reads only `/pattern/flags` keys as regexes); a `/pattern/flags` key
         // is a regex everywhere.
-        let all_regex = e.use_regex && !written_by_sillytavern(&e.extensions);
+        // (Looked up only when it matters: the extensions of a big book are not parsed.)
+        let all_regex = e.use_regex
+            && e.keys.iter().any(|k| slash_regex(k).is_none())
+            && !written_by_sillytavern(&e.extensions);
         for (j, k) in e.keys.iter().enumerate() {
             let kp = format!("{ep}.keys[{j}]");
             if k.is_empty() {
