@@ -275,8 +275,10 @@ pub fn restore_v3(card: &mut Card, diags: &mut Vec<Diagnostic>) {
     }
     let mut entries = 0usize;
     if let Some(book) = d.character_book.as_mut() {
+        let quoted = format!("\"{STASH_KEY}\"");
+        let finder = memchr::memmem::Finder::new(quoted.as_bytes());
         for e in book.entries.iter_mut() {
-            if restore_entry(e) {
+            if restore_entry(e, &finder) {
                 entries += 1;
             }
         }
@@ -301,41 +303,49 @@ pub fn restore_v3(card: &mut Card, diags: &mut Vec<Diagnostic>) {
     }
 }
 
-/// Restores one entry's stash; true when something came back.
-fn restore_entry(e: &mut Entry) -> bool {
+/// Restores one entry's stash; true when something came back. `quoted` finds `"ccv3"`.
+fn restore_entry(e: &mut Entry, quoted: &memchr::memmem::Finder<'_>) -> bool {
     // Most entries have no stash: look for the key in the text before parsing anything.
-    if !e.extensions.mentions(STASH_KEY) {
+    if !e.extensions.mentions(STASH_KEY, quoted)
+        || !matches!(e.extensions.get(STASH_KEY), Some(Value::Object(_)))
+    {
         return false;
     }
-    let Some(Value::Object(stash)) = e.extensions.get(STASH_KEY).cloned() else {
+    let ext: &mut Object = &mut e.extensions;
+    let Some(Value::Object(stash)) = ext.get_mut(STASH_KEY) else {
         return false;
     };
-    let mut rest = stash.clone();
-    let mut done = false;
-    if let Some(Value::Bool(b)) = stash.get("use_regex") {
+    let use_regex = match stash.get("use_regex") {
+        Some(Value::Bool(b)) => {
+            let b = *b;
+            stash.shift_remove("use_regex");
+            Some(b)
+        }
+        _ => None,
+    };
+    let header = match stash.get("decorators") {
+        Some(Value::String(_)) => match stash.shift_remove("decorators") {
+            Some(Value::String(h)) => Some(h),
+            _ => None,
+        },
+        _ => None,
+    };
+    if stash.is_empty() {
+        ext.shift_remove(STASH_KEY);
+    }
+    let done = use_regex.is_some() || header.is_some();
+    if let Some(b) = use_regex {
         if !e.order.has("use_regex") {
-            e.use_regex = *b;
+            e.use_regex = b;
         }
-        rest.shift_remove("use_regex");
-        done = true;
     }
-    if let Some(Value::String(header)) = stash.get("decorators") {
+    if let Some(mut header) = header {
         if decorator::split(&e.content).header.is_empty() {
-            let sep = if header.ends_with('\n') || e.content.is_empty() {
-                ""
-            } else {
-                "\n"
-            };
-            e.content = format!("{header}{sep}{}", e.content);
-        }
-        rest.shift_remove("decorators");
-        done = true;
-    }
-    if done {
-        if rest.is_empty() {
-            e.extensions.shift_remove(STASH_KEY);
-        } else {
-            e.extensions.insert(STASH_KEY.into(), Value::Object(rest));
+            if !header.ends_with('\n') && !e.content.is_empty() {
+                header.push('\n');
+            }
+            header.push_str(&e.content);
+            e.content = header;
         }
     }
     done
