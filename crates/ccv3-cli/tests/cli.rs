@@ -119,6 +119,27 @@ fn cli_convert_to_v2_json_backfills() {
 }
 
 #[test]
+fn issue13_cli_convert_v3_to_v2_and_back_gives_the_v3_card() {
+    // Through JSON and PNG: the V2 card keeps what V2 cannot hold, `convert` brings it back
+    // (the same card; the restored fields come after the V2 ones in the key order).
+    let dir = tempfile::tempdir().unwrap();
+    let json = |o: &std::process::Output| -> serde_json::Value {
+        serde_json::from_str(&stdout(o)).expect("inspect --json")
+    };
+    let want = json(&ccv3(&[&"inspect", &example("ember.json"), &"--json"]));
+    for ext in ["json", "png"] {
+        let v2 = dir.path().join(format!("v2.{ext}"));
+        let back = dir.path().join(format!("back-{ext}.json"));
+        let o = ccv3(&[&"convert", &example("ember.json"), &v2, &"--to", &"v2"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = ccv3(&[&"convert", &v2, &back]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let got = json(&ccv3(&[&"inspect", &back, &"--json"]));
+        assert_eq!(got, want, "through V2 {ext}");
+    }
+}
+
+#[test]
 fn cli_convert_unknown_extension_names_the_output() {
     let o = ccv3(&[&"convert", &example("ember.json"), &"out.txt"]);
     assert_eq!(o.status.code(), Some(2));

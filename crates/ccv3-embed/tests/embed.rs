@@ -772,3 +772,29 @@ fn issue17_dialect_option_picks_the_macros() {
     card["data"]["extensions"]["risuai"] = json!({});
     assert!(prompt(&card, json!({"chat": chat()})).contains("D=QUIET"));
 }
+
+#[test]
+fn issue13_read_card_of_a_v2_backfill_gives_back_the_v3_card() {
+    // V3 -> V2 (a V2 JSON file, or the `chara` chunk of a V2 PNG) -> read_card gives the V3
+    // card: the bindings read V2 cards as the library does.
+    let v3 = example("ember.json");
+    let want = read_card(&v3, &RAW).unwrap();
+    let ccv3::Document::Card(cf) = ccv3::read_bytes(&v3).unwrap() else {
+        panic!("a card")
+    };
+    for v2 in [
+        ccv3::write_json(&cf, ccv3::CardVersion::V2),
+        ccv3::write_png(&cf, None, ccv3::CardVersion::V2).unwrap(),
+    ] {
+        let got = read_card(&v2, &RAW).unwrap();
+        assert_eq!(got["data"], want["data"]);
+        let found = validate_card(Source::Bytes(&v2)).unwrap();
+        let codes: Vec<&str> = found
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|d| d["code"].as_str())
+            .collect();
+        assert_eq!(codes, ["v2-stash-restored"], "{found}");
+    }
+}

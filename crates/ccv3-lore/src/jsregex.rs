@@ -172,37 +172,10 @@ impl Engine {
     }
 }
 
-/// Splits a `/pattern/flags` key as SillyTavern does; `None` when the key is not of that form.
+/// Splits a `/pattern/flags` key as SillyTavern does; `None` when the key is not of that form
+/// (the validator's rule, [`ccv3::validate::slash_regex`], so both read a key alike).
 pub fn split_slash(key: &str) -> Option<(&str, &str)> {
-    let rest = key.strip_prefix('/')?;
-    // The shortest pattern such that the remainder is `/` and flags only.
-    let mut from = 1;
-    loop {
-        let p = from + rest.get(from..)?.find('/')?;
-        let flags = &rest[p + 1..];
-        if flags.chars().all(|c| "gimsuy".contains(c)) {
-            let pat = &rest[..p];
-            if has_unescaped_slash(pat) {
-                return None;
-            }
-            return Some((pat, flags));
-        }
-        from = p + 1;
-    }
-}
-
-fn has_unescaped_slash(pat: &str) -> bool {
-    let mut esc = false;
-    for c in pat.chars() {
-        if esc {
-            esc = false;
-        } else if c == '\\' {
-            esc = true;
-        } else if c == '/' {
-            return true;
-        }
-    }
-    false
+    ccv3::validate::slash_regex(key)
 }
 
 /// A compiled regex key, or why it is not usable (the books' compiler uses [`literals`] and

@@ -11,11 +11,18 @@
 //!   (`nickname`, `assets`, `creator_notes_multilingual`, `source`, `group_only_greetings`,
 //!   `creation_date`, `modification_date`) go into `data.extensions.ccv3`, and each entry's
 //!   `use_regex` and its decorator lines go into that entry's `extensions.ccv3`
-//!   (`{"use_regex": bool, "decorators": "@@..."}`). `extensions` is the one place the V2 spec
-//!   obliges every reader to keep.
+//!   (`{"use_regex": bool, "decorators": "@@...\n\n"}`: the lines before the body as written).
+//!   `extensions` is the one place the V2 spec obliges every reader to keep.
+//!
+//! The way back up is [`restore_v3`], which the reader runs on every V2 card: V3 -> V2 -> V3
+//! gives back the V3 card, through any container, `ccv3 convert` and the bindings. The V2
+//! fields always come from the V2 card; the stash only fills in what V2 cannot hold (see
+//! [`restore_v3`] for what happens when the two disagree).
 
 use crate::decorator;
-use crate::model::{Card, Entry, Object, V2_BACKFILL_WARNING};
+use crate::diag::{Diagnostic, Severity};
+use crate::model::fields::{self, index, join, Repairs};
+use crate::model::{Asset, Card, Entry, Object, Raw, V2_BACKFILL_WARNING};
 use serde_json::Value;
 
 /// Options for [`to_v2`].
@@ -119,12 +126,241 @@ pub fn entry_to_v2(e: &Entry, stash: bool) -> Object {
         let mut s = Object::new();
         s.insert("use_regex".into(), Value::Bool(e.use_regex));
         if !parsed.header.is_empty() {
-            s.insert(
-                "decorators".into(),
-                Value::String(parsed.header.to_string()),
-            );
+            // Everything before the body, as written: the lines, their blank lines and line ends.
+            let prefix = &e.content[..e.content.len() - parsed.body.len()];
+            s.insert("decorators".into(), Value::String(prefix.to_string()));
         }
         v2.extensions.insert(STASH_KEY.into(), Value::Object(s));
     }
     v2.to_object(false)
+}
+
+/// The card fields [`to_v2`] keeps under `data.extensions.ccv3`, in the order it writes them.
+pub const STASHED_CARD_FIELDS: [&str; 7] = [
+    "nickname",
+    "assets",
+    "creator_notes_multilingual",
+    "source",
+    "group_only_greetings",
+    "creation_date",
+    "modification_date",
+];
+
+/// Undoes [`to_v2`] on a card read from V2: the way back up of V3 -> V2 -> V3.
+///
+/// The reader calls it for every V2 card (any container), so converting a backfilled V2 card to
+/// V3 gives back the V3 card. What it restores, and only when the V2 card has no value of its
+/// own there (a V2 application that edited the card is never overridden by a stale stash):
+/// - `data.extensions.ccv3`: each of [`STASHED_CARD_FIELDS`] that the V2 `data` does not hold
+///   itself. A field the V2 `data` does hold (a V2 application wrote `nickname`, say) keeps the
+///   V2 value and the stashed one is dropped, with an info `v2-stash-overridden`. Keys of the
+///   stash that are not V3 fields, or whose value has the wrong type, stay in the stash.
+/// - each entry's `extensions.ccv3`: `use_regex` (unless the V2 entry has its own) and the
+///   decorator lines, put back in front of `content` (unless the V2 content starts with
+///   decorator lines of its own). The V2 content is the body: when a V2 application edited it,
+///   the restored entry has the edited body under the original decorators.
+/// - the spec's warning line at the start of `creator_notes` (SPEC_V3 "PNG/APNG": the backfill
+///   SHOULD be trimmed on import) is removed, with an info `backfill-warning-trimmed`.
+///
+/// The fields V2 holds (name, description, greetings, the book's entries, ...) always come from
+/// the V2 card, even when the stash came from an older version of it: so `creator_notes_multilingual`
+/// and `modification_date` come back as they were when the V3 card was backfilled, and say
+/// nothing of edits made in a V2 application since. Restored stashes are removed from
+/// `extensions`, and an info `v2-stash-restored` names what came back.
+///
+/// ```
+/// let mut card = ccv3::Card::new("Aqua");
+/// card.data.nickname = Some("Aq".into());
+/// let v2 = ccv3::backfill::to_v2(&card, &Default::default());
+/// let mut diags = Vec::new();
+/// let back = ccv3::Card::from_json(v2, &mut diags)?; // the reader restores the stash
+/// assert_eq!(back.data.nickname.as_deref(), Some("Aq"));
+/// assert!(back.data.extensions.is_empty());
+/// assert_eq!(back.data.creator_notes, "");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn restore_v3(card: &mut Card, diags: &mut Vec<Diagnostic>) {
+    trim_warning(card, diags);
+    let d = &mut card.data;
+    let mut restored: Vec<&str> = Vec::new();
+    if let Some(Value::Object(mut stash)) = d.extensions.shift_remove(STASH_KEY) {
+        let base = format!("data.extensions.{STASH_KEY}");
+        let mut quiet = Vec::new();
+        let mut r = Repairs {
+            diags: &mut quiet,
+            must: Severity::Warning,
+        };
+        for key in STASHED_CARD_FIELDS {
+            let Some(v) = stash.get(key).cloned() else {
+                continue;
+            };
+            let p = join(&base, key);
+            let before = r.diags.len();
+            let held = match key {
+                "nickname" => d.nickname.is_some(),
+                "assets" => d.assets.is_some(),
+                "creator_notes_multilingual" => d.creator_notes_multilingual.is_some(),
+                "source" => d.source.is_some(),
+                "group_only_greetings" => !d.group_only_greetings.is_empty(),
+                "creation_date" => d.creation_date.is_some(),
+                _ => d.modification_date.is_some(),
+            };
+            if held {
+                stash.shift_remove(key);
+                diags.push(Diagnostic::info(
+                    "v2-stash-overridden",
+                    p,
+                    format!("the V2 card has its own {key}; kept it and dropped the stashed one"),
+                ));
+                continue;
+            }
+            let ok = match (key, v) {
+                ("nickname", Value::String(s)) => {
+                    d.nickname = Some(s);
+                    true
+                }
+                ("assets", Value::Array(items)) => {
+                    let assets: Vec<Asset> = items
+                        .into_iter()
+                        .enumerate()
+                        .filter_map(|(i, a)| Asset::read(Raw::from_value(a), &index(&p, i), &mut r))
+                        .collect();
+                    d.assets = Some(assets);
+                    r.diags.len() == before
+                }
+                ("creator_notes_multilingual", Value::Object(m)) => {
+                    d.creator_notes_multilingual = Some(m);
+                    true
+                }
+                ("source", v @ Value::Array(_)) => {
+                    d.source = Some(fields::string_list(v, &p, false, &mut r));
+                    r.diags.len() == before
+                }
+                ("group_only_greetings", v @ Value::Array(_)) => {
+                    d.group_only_greetings = fields::string_list(v, &p, false, &mut r);
+                    r.diags.len() == before
+                }
+                ("creation_date", Value::Number(n)) => {
+                    d.creation_date = Some(n);
+                    true
+                }
+                ("modification_date", Value::Number(n)) => {
+                    d.modification_date = Some(n);
+                    true
+                }
+                _ => false,
+            };
+            if ok {
+                stash.shift_remove(key);
+                restored.push(key);
+            } else {
+                // Not what `to_v2` writes: left in the stash, the V3 field as it was.
+                r.diags.truncate(before);
+                match key {
+                    "assets" => d.assets = None,
+                    "source" => d.source = None,
+                    "group_only_greetings" => d.group_only_greetings.clear(),
+                    _ => {}
+                }
+                diags.push(Diagnostic::warning(
+                    "v2-stash-unreadable",
+                    p,
+                    format!("the stashed {key} does not have the V3 type; left it in the stash"),
+                ));
+            }
+        }
+        if !stash.is_empty() {
+            d.extensions.insert(STASH_KEY.into(), Value::Object(stash));
+        }
+    }
+    let mut entries = 0usize;
+    if let Some(book) = d.character_book.as_mut() {
+        let quoted = format!("\"{STASH_KEY}\"");
+        let finder = memchr::memmem::Finder::new(quoted.as_bytes());
+        for e in book.entries.iter_mut() {
+            if restore_entry(e, &finder) {
+                entries += 1;
+            }
+        }
+    }
+    if entries > 0 {
+        restored.push("entries");
+    }
+    if !restored.is_empty() {
+        let what = restored
+            .iter()
+            .map(|k| match *k {
+                "entries" => format!("use_regex and decorators of {entries} entries"),
+                k => k.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        diags.push(Diagnostic::info(
+            "v2-stash-restored",
+            format!("data.extensions.{STASH_KEY}"),
+            format!("restored the V3 fields the V2 card kept in extensions.{STASH_KEY}: {what}"),
+        ));
+    }
+}
+
+/// Restores one entry's stash; true when something came back. `quoted` finds `"ccv3"`.
+fn restore_entry(e: &mut Entry, quoted: &memchr::memmem::Finder<'_>) -> bool {
+    // Most entries have no stash: look for the key in the text before parsing anything.
+    if !e.extensions.mentions(STASH_KEY, quoted)
+        || !matches!(e.extensions.get(STASH_KEY), Some(Value::Object(_)))
+    {
+        return false;
+    }
+    let ext: &mut Object = &mut e.extensions;
+    let Some(Value::Object(stash)) = ext.get_mut(STASH_KEY) else {
+        return false;
+    };
+    let use_regex = match stash.get("use_regex") {
+        Some(Value::Bool(b)) => {
+            let b = *b;
+            stash.shift_remove("use_regex");
+            Some(b)
+        }
+        _ => None,
+    };
+    let header = match stash.get("decorators") {
+        Some(Value::String(_)) => match stash.shift_remove("decorators") {
+            Some(Value::String(h)) => Some(h),
+            _ => None,
+        },
+        _ => None,
+    };
+    if stash.is_empty() {
+        ext.shift_remove(STASH_KEY);
+    }
+    let done = use_regex.is_some() || header.is_some();
+    if let Some(b) = use_regex {
+        if !e.order.has("use_regex") {
+            e.use_regex = b;
+        }
+    }
+    if let Some(mut header) = header {
+        if decorator::split(&e.content).header.is_empty() {
+            if !header.ends_with('\n') && !e.content.is_empty() {
+                header.push('\n');
+            }
+            header.push_str(&e.content);
+            e.content = header;
+        }
+    }
+    done
+}
+
+/// Removes the spec's backfill warning line from `creator_notes` (SPEC_V3 "PNG/APNG": the
+/// backfilled card SHOULD be trimmed on import).
+fn trim_warning(card: &mut Card, diags: &mut Vec<Diagnostic>) {
+    let notes = &card.data.creator_notes;
+    if let Some(rest) = notes.strip_prefix(V2_BACKFILL_WARNING) {
+        card.data.creator_notes = rest.trim_start_matches(['\n', '\r']).to_string();
+        diags.push(Diagnostic::info(
+            "backfill-warning-trimmed",
+            "data.creator_notes",
+            "removed the V3 backfill warning line from the creator notes",
+        ));
+    }
 }

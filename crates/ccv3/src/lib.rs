@@ -37,7 +37,7 @@ pub mod lorebook;
 pub mod png;
 pub mod validate;
 
-pub use diag::{has_errors, Diagnostic, Diagnostics, Severity};
+pub use diag::{code_info, has_errors, Code, Diagnostic, Diagnostics, Severity, CODES};
 pub use document::{
     asset_bytes, card_json, charx_layout, charx_layout_deferred, check_document, conversion_notes,
     into_charx_layout, media_type, read_bytes, read_bytes_with, read_file, read_file_deferred,

@@ -13,55 +13,19 @@
 //!
 //! # Codes
 //!
-//! | code | severity | SPEC_V3 section | what |
-//! |---|---|---|---|
-//! | `spec-version-newer` | warning | `spec_version` | parses as a float above 3.0: a newer spec; the card still loads |
-//! | `spec-version-older` | warning | `spec_version` | parses as a float below 3.0 in a `chara_card_v3` card |
-//! | `spec-version-invalid` | warning | `spec_version` | does not parse as a float |
-//! | `asset-type-empty` | error | `assets` | `type` is an empty string |
-//! | `asset-type-not-x-prefixed` | warning | `assets` | a type the spec does not define that does not start with `x_` |
-//! | `asset-uri-empty` | error | `assets` | `uri` is an empty string |
-//! | `asset-uri-embedded-misspelled` | warning | CHARX | `embedded://` instead of the spec's `embeded://` |
-//! | `asset-uri-data-not-base64` | warning | `assets` | a `data:` URL that is not base64 |
-//! | `asset-uri-scheme-unknown` | warning | `assets` | not `ccdefault:`, `embeded://`, `__asset:`, `data:` or http(s) |
-//! | `asset-uri-http-insecure` | info | `assets` | an `http://` URL (applications may ignore it) |
-//! | `asset-ext-empty` | error | `assets` | `ext` is empty (`unknown` is the spec's value for unknown) |
-//! | `asset-ext-has-dot` | error | `assets` | `ext` contains a dot (`.png`) |
-//! | `asset-ext-not-lowercase` | error | `assets` | `ext` has uppercase letters |
-//! | `asset-ext-invalid` | error | `assets` | `ext` has characters other than `a-z`, `0-9` |
-//! | `asset-icon-main-missing` | error | `assets` | several `icon` assets and none named `main` |
-//! | `asset-icon-main-duplicate` | error | `assets` | more than one `icon` asset named `main` |
-//! | `asset-background-main-duplicate` | error | `assets` | more than one `background` asset named `main` |
-//! | `asset-embedded-missing` | error | CHARX | an `embeded://` (or, in a CHARX, `__asset:`) path that is not a file of the CHARX |
-//! | `asset-png-chunk-missing` | error | PNG/APNG | an `__asset:` path with no `chara-ext-asset_:` chunk in the PNG |
-//! | `multilingual-key-has-region` | error | `creator_notes_multilingual` | a key with a region code (`en-US`, `pt_BR`) |
-//! | `multilingual-key-not-iso639-1` | error | `creator_notes_multilingual` | a key that is not a lowercase ISO 639-1 code |
-//! | `multilingual-value-not-string` | error | `creator_notes_multilingual` | a value that is not a string |
-//! | `date-negative` | error | `creation_date`, `modification_date` | a negative timestamp |
-//! | `date-not-whole-seconds` | error | `creation_date`, `modification_date` | a fractional timestamp |
-//! | `date-in-milliseconds` | warning | `creation_date`, `modification_date` | above 1e11: milliseconds, not seconds (RisuAI writes these) |
-//! | `source-item-empty` | warning | `source` | an empty string |
-//! | `source-item-not-http-url` | warning | `source` | a URI whose scheme is not http or https |
-//! | `lorebook-scan-depth-negative` | warning | Lorebook `scan_depth` | a negative scan depth |
-//! | `lorebook-token-budget-negative` | warning | Lorebook `token_budget` | a negative token budget |
-//! | `entry-key-empty` | warning | `keys` | an empty string among the keys |
-//! | `entry-position-invalid` | error | `entries` `position` | not `before_char` or `after_char` |
-//! | `entry-regex-invalid` | error | `use_regex` | a key that is not a valid (ECMAScript) regex while `use_regex` is true: it can never match |
-//! | `entry-regex-too-complex` | warning | `use_regex` | a regex key over 8 KiB, nested over 100 deep or with over 300 alternatives: not compiled (the compiler recurses on these) |
-//! | `decorator-name-invalid` | warning | Decorators | a name that is not snake_case latin letters and underscores |
-//! | `decorator-fallback-orphan` | warning | Decorators | an `@@@` fallback with no decorator before it |
-//! | `decorator-value-missing` | error | `@@depth`, `@@role`, ... | a decorator that needs a value has none |
-//! | `decorator-value-not-number` | error | `@@depth`, `@@scan_depth`, ... | the value must be a number |
-//! | `decorator-role-invalid` | error | `@@role` | not `assistant`, `system` or `user` |
-//! | `decorator-value-unexpected` | warning | `@@activate`, ... | a value given to a decorator that takes none |
-//! | `decorator-duplicate` | warning | Decorators | a single-use decorator repeated (only the first counts) |
+//! Every code, its severity and the spec section it enforces are in [`crate::CODES`], and in
+//! `docs/validation.md` (generated from it), with the severity policy: errors for the spec's
+//! MUSTs, warnings for its SHOULDs and for likely mistakes, info for facts.
 //!
 //! # Choices
 //!
 //! - Timestamps above 1e11 are a warning, not an error: the value is clearly milliseconds and
 //!   readers can divide it; RisuAI writes `creation_date` that way.
-//! - A `use_regex` key written `/pattern/flags` is compiled as `pattern` with `flags` (the spec's
-//!   own example is `/hello/i`); any other key is compiled as a whole. Regexes are ECMAScript
+//! - A key is checked as a regex when the application that wrote the entry reads it as one: a
+//!   key written `/pattern/flags` ([`slash_regex`]) always, compiled as `pattern` with `flags`
+//!   (the spec's own example is `/hello/i`); any other key only when `use_regex` is true and the
+//!   entry is not SillyTavern's ([`written_by_sillytavern`]: SillyTavern writes `use_regex: true`
+//!   on every entry and reads only `/pattern/flags` keys as regexes). Regexes are ECMAScript
 //!   (compiled with `regress`), as in the applications that run them.
 //! - `ext` is not checked when `uri` is `ccdefault:` (the spec says to ignore it then).
 //! - Decorator lines are checked with a light line parser (`decorator_lines`); the full parser
@@ -519,6 +483,14 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
     let mut regex_cache = HashMap::new();
     for (i, e) in book.entries.iter().enumerate() {
         let ep = at(&format!("entries[{i}]"));
+        // What a key means to the application that wrote the entry: with `use_regex`, every
+        // key is a regex, unless SillyTavern wrote the entry (it writes `use_regex: true` on
+        // every entry and reads only `/pattern/flags` keys as regexes); a `/pattern/flags` key
+        // is a regex everywhere.
+        // (Looked up only when it matters: the extensions of a big book are not parsed.)
+        let all_regex = e.use_regex
+            && e.keys.iter().any(|k| slash_regex(k).is_none())
+            && !written_by_sillytavern(&e.extensions);
         for (j, k) in e.keys.iter().enumerate() {
             let kp = format!("{ep}.keys[{j}]");
             if k.is_empty() {
@@ -528,7 +500,7 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
                     "key is an empty string",
                 ));
             }
-            if e.use_regex {
+            if all_regex || slash_regex(k).is_some() {
                 check_regex(k, &kp, &mut regex_cache, &mut out);
             }
         }
@@ -546,17 +518,63 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
     out
 }
 
-/// Splits a `/pattern/flags` key into pattern and flags; other keys are a whole pattern.
-fn regex_parts(key: &str) -> (&str, &str) {
-    if let Some(rest) = key.strip_prefix('/') {
-        if let Some(end) = rest.rfind('/') {
-            let flags = &rest[end + 1..];
-            if flags.chars().all(|c| "dgimsuvy".contains(c)) {
-                return (&rest[..end], flags);
-            }
+/// Splits a key written `/pattern/flags` into pattern and flags as SillyTavern does (the
+/// shortest pattern after which only flags `gimsuy` follow the closing `/`, with no unescaped
+/// `/` inside); `None` when the key is not of that form. Every application that reads this form
+/// (SillyTavern, RisuAI, the lore engine of `ccv3-lore`) treats such a key as a regex.
+///
+/// ```
+/// use ccv3::validate::slash_regex;
+/// assert_eq!(slash_regex("/dragons?/i"), Some(("dragons?", "i")));
+/// assert_eq!(slash_regex("/a\\/b/"), Some(("a\\/b", "")));
+/// assert_eq!(slash_regex("/a/b/"), None);
+/// assert_eq!(slash_regex("*sigh*"), None);
+/// ```
+pub fn slash_regex(key: &str) -> Option<(&str, &str)> {
+    let rest = key.strip_prefix('/')?;
+    // The shortest pattern such that the remainder is `/` and flags only.
+    let mut from = 1;
+    loop {
+        let p = from + rest.get(from..)?.find('/')?;
+        let flags = &rest[p + 1..];
+        if flags.chars().all(|c| "gimsuy".contains(c)) {
+            let pat = &rest[..p];
+            return (!has_unescaped_slash(pat)).then_some((pat, flags));
+        }
+        from = p + 1;
+    }
+}
+
+fn has_unescaped_slash(pat: &str) -> bool {
+    let mut esc = false;
+    for c in pat.chars() {
+        if esc {
+            esc = false;
+        } else if c == '\\' {
+            esc = true;
+        } else if c == '/' {
+            return true;
         }
     }
-    (key, "")
+    false
+}
+
+/// The `extensions` fields that mark an entry written by SillyTavern (World Info fields it
+/// writes on every exported entry; the lore engine of `ccv3-lore` uses the same four). Such an
+/// entry's `use_regex: true` means nothing: SillyTavern writes it on every entry and reads a key
+/// as a regex only when it is written `/pattern/flags`.
+pub const SILLYTAVERN_MARKERS: [&str; 4] = [
+    "selectiveLogic",
+    "display_index",
+    "useProbability",
+    "exclude_recursion",
+];
+
+/// True when an entry's extensions carry one of [`SILLYTAVERN_MARKERS`].
+pub fn written_by_sillytavern(ext: &crate::Extensions) -> bool {
+    let mut found = false;
+    ext.visit(|k| SILLYTAVERN_MARKERS.contains(&k), |_, _| found = true);
+    found
 }
 
 /// (deepest nesting of groups and classes, number of `|`) of a pattern, escapes skipped.
@@ -581,9 +599,10 @@ fn complexity(pattern: &str) -> (usize, usize) {
     (max, bars)
 }
 
-/// The finding for one regex key: `None` when it compiles.
+/// The finding for one regex key: `None` when it compiles. A key written `/pattern/flags` is
+/// compiled as `pattern` with `flags`, any other as a whole.
 fn regex_finding(key: &str) -> Option<(bool, String)> {
-    let (pattern, flags) = regex_parts(key);
+    let (pattern, flags) = slash_regex(key).unwrap_or((key, ""));
     let (depth, bars) = complexity(pattern);
     if pattern.len() > MAX_REGEX_LEN || depth > MAX_REGEX_NESTING || bars > MAX_REGEX_ALTERNATIVES {
         return Some((
@@ -1076,7 +1095,7 @@ mod tests {
         assert_eq!(codes(&d), ["entry-regex-invalid", "entry-regex-invalid"]);
         assert_eq!(d[0].path, "entries[0].keys[1]");
         assert_eq!(d[1].path, "entries[0].keys[2]");
-        // Not checked when use_regex is false.
+        // Not checked when use_regex is false (unless written /pattern/flags).
         let plain = book_of(Entry::new(&["(unclosed"], "x"));
         assert!(validate_lorebook(&plain, "").is_empty());
     }
@@ -1110,6 +1129,25 @@ mod tests {
         assert_eq!(codes(&d), ["entry-regex-invalid", "entry-regex-invalid"]);
         assert_eq!(d[1].path, "data.entries[1].keys[0]");
         assert!(d[0].message.contains("*sigh*"));
+    }
+
+    #[test]
+    fn issue13_sillytavern_entries_have_regex_keys_only_in_slash_form() {
+        // SillyTavern writes `use_regex: true` on every exported entry and reads a key as a
+        // regex only when it is written /pattern/flags (world-info.js, parseRegexFromString).
+        let mut e = regex_entry(&["*sigh*", "(smiles", "/(unclosed/i", "/ok+/"]);
+        e.extensions.insert("display_index".into(), json!(0));
+        let d = validate_lorebook(&book_of(e), "data");
+        assert_eq!(codes(&d), ["entry-regex-invalid"]);
+        assert_eq!(d[0].path, "data.entries[0].keys[2]");
+        // Without SillyTavern's fields, use_regex means what the spec says: every key.
+        let d = validate_lorebook(&book_of(regex_entry(&["*sigh*"])), "data");
+        assert_eq!(codes(&d), ["entry-regex-invalid"]);
+        // A /pattern/flags key is a regex even without use_regex.
+        let plain = Entry::new(&["/a(/", "(plain"], "x");
+        let d = validate_lorebook(&book_of(plain), "");
+        assert_eq!(codes(&d), ["entry-regex-invalid"]);
+        assert_eq!(d[0].path, "entries[0].keys[0]");
     }
 
     #[test]

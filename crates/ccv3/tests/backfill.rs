@@ -48,7 +48,8 @@ fn backfill_keeps_v3_only_data_in_extensions() {
     assert_eq!(stash["creation_date"], 1700000000);
     let e = &v2["data"]["character_book"]["entries"][0]["extensions"]["ccv3"];
     assert_eq!(e["use_regex"], true);
-    assert_eq!(e["decorators"], "@@depth 4\n@@@instruct_depth 2");
+    // The decorator lines as written, with the blank line before the body.
+    assert_eq!(e["decorators"], "@@depth 4\n@@@instruct_depth 2\n\n");
     // V3-only fields never appear at the V2 data level.
     for k in [
         "nickname",
@@ -58,4 +59,126 @@ fn backfill_keeps_v3_only_data_in_extensions() {
     ] {
         assert!(v2["data"].get(k).is_none(), "{k}");
     }
+}
+
+/// Reads a V2 value back into the model, with the reader's diagnostics.
+fn read_v2(v2: serde_json::Value) -> (ccv3::Card, Vec<ccv3::Diagnostic>) {
+    let mut diags = Vec::new();
+    let card = ccv3::Card::from_json(v2, &mut diags).expect("a card");
+    (card, diags)
+}
+
+const FULL_V3: &str = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","description":"d",
+  "tags":["t"],"creator":"c","character_version":"1","mes_example":"","extensions":{"x":1},
+  "system_prompt":"","post_history_instructions":"","first_mes":"Hi","alternate_greetings":[],
+  "personality":"","scenario":"","creator_notes":"Hello","group_only_greetings":["g"],
+  "character_book":{"extensions":{},"entries":[
+    {"keys":["k"],"content":"\n@@depth 4\r\n@@@instruct_depth 2\n\n\nBody","extensions":{"y":2},"enabled":true,"insertion_order":1,"use_regex":true},
+    {"keys":["j"],"content":"Plain","extensions":{},"enabled":true,"insertion_order":2,"use_regex":false}]},
+  "assets":[{"type":"icon","uri":"ccdefault:","name":"main","ext":"png"}],"nickname":"Ay",
+  "creator_notes_multilingual":{"fr":"Salut"},"source":["https://x.invalid/a"],
+  "creation_date":1700000000,"modification_date":1700000500}}"#;
+
+#[test]
+fn issue13_v3_to_v2_to_v3_gives_back_the_v3_card() {
+    let (card, _) = card(FULL_V3);
+    for warning in [true, false] {
+        let v2 = to_v2(
+            &card,
+            &BackfillOptions {
+                warning,
+                stash_v3: true,
+            },
+        );
+        let (back, diags) = read_v2(v2);
+        assert_eq!(
+            back.to_v3_json(),
+            card.to_v3_json(),
+            "warning line: {warning}"
+        );
+        let restored = diags.iter().find(|d| d.code == "v2-stash-restored");
+        assert!(restored.is_some(), "{diags:?}");
+        assert_eq!(restored.unwrap().severity, ccv3::Severity::Info);
+        assert_eq!(
+            diags.iter().any(|d| d.code == "backfill-warning-trimmed"),
+            warning
+        );
+    }
+}
+
+#[test]
+fn issue13_v2_edits_win_over_a_stale_stash() {
+    let (card, _) = card(FULL_V3);
+    let mut v2 = to_v2(&card, &BackfillOptions::default());
+    // A V2 application renamed the card, wrote its own nickname, edited the entry's body and
+    // wrote use_regex on it.
+    v2["data"]["name"] = "B".into();
+    v2["data"]["nickname"] = "Bee".into();
+    let e = &mut v2["data"]["character_book"]["entries"][0];
+    e["content"] = "New body".into();
+    e["use_regex"] = false.into();
+    let (back, diags) = read_v2(v2);
+    assert_eq!(back.data.name, "B");
+    assert_eq!(back.data.nickname.as_deref(), Some("Bee"));
+    assert!(diags
+        .iter()
+        .any(|d| d.code == "v2-stash-overridden" && d.path == "data.extensions.ccv3.nickname"));
+    let e = &back.data.character_book.as_ref().unwrap().entries[0];
+    assert_eq!(
+        e.content,
+        "\n@@depth 4\r\n@@@instruct_depth 2\n\n\nNew body"
+    );
+    assert!(!e.use_regex, "the V2 entry's own use_regex wins");
+    // What V2 cannot hold still comes back.
+    assert_eq!(back.data.group_only_greetings, ["g"]);
+    assert_eq!(back.data.creation_date, Some(1_700_000_000u64.into()));
+    assert!(!back.data.extensions.contains_key("ccv3"));
+}
+
+#[test]
+fn issue13_v2_content_with_its_own_decorators_is_not_given_a_second_header() {
+    let (card, _) = card(FULL_V3);
+    let mut v2 = to_v2(&card, &BackfillOptions::default());
+    v2["data"]["character_book"]["entries"][0]["content"] = "@@depth 1\nMine".into();
+    let (back, _) = read_v2(v2);
+    let e = &back.data.character_book.as_ref().unwrap().entries[0];
+    assert_eq!(e.content, "@@depth 1\nMine");
+}
+
+#[test]
+fn issue13_stash_of_older_writers_and_odd_stashes() {
+    // Older writers kept the decorator lines trimmed; unknown stash keys and values of the
+    // wrong type stay in the stash.
+    let v2 = serde_json::json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "A", "extensions": {"ccv3": {"nickname": 5, "future": true, "source": ["s"]}},
+        "character_book": {"extensions": {}, "entries": [{"keys": ["k"], "content": "Body",
+            "extensions": {"ccv3": {"use_regex": true, "decorators": "@@depth 4"}},
+            "enabled": true, "insertion_order": 1}]}}});
+    let (back, diags) = read_v2(v2);
+    let e = &back.data.character_book.as_ref().unwrap().entries[0];
+    assert_eq!(e.content, "@@depth 4\nBody");
+    assert!(e.use_regex);
+    assert!(!e.extensions.contains_key("ccv3"));
+    assert_eq!(back.data.source.as_deref(), Some(&["s".to_string()][..]));
+    assert_eq!(back.data.nickname, None);
+    assert_eq!(
+        back.data.extensions["ccv3"],
+        serde_json::json!({"nickname": 5, "future": true})
+    );
+    let odd = diags
+        .iter()
+        .find(|d| d.code == "v2-stash-unreadable")
+        .unwrap();
+    assert_eq!(odd.path, "data.extensions.ccv3.nickname");
+}
+
+#[test]
+fn issue13_v3_cards_keep_an_extensions_ccv3_as_it_is() {
+    // Only V2 cards are restored: a V3 card's extensions are its own.
+    let (card, diags) = crate::util::card(
+        r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","extensions":{"ccv3":{"nickname":"N"}}}}"#,
+    );
+    assert_eq!(card.data.nickname, None);
+    assert_eq!(card.data.extensions["ccv3"]["nickname"], "N");
+    assert!(diags.iter().all(|d| !d.code.starts_with("v2-stash")));
 }

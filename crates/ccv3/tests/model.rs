@@ -49,9 +49,13 @@ fn lenient_numbers_written_as_strings_are_repaired_with_a_diagnostic() {
     assert_eq!(book.entries[0].insertion_order.as_i64(), Some(7));
     assert!(book.entries[0].enabled);
     assert!(codes(&diags).contains(&"wrong-type"));
+    // Issue 13 (docs/validation.md): the spec fixes the types, in V2 as in V3.
     assert!(
-        diags.iter().all(|d| d.severity != Severity::Error),
-        "V2 repairs are warnings"
+        diags
+            .iter()
+            .filter(|d| d.code == "wrong-type")
+            .all(|d| d.severity == Severity::Error),
+        "wrong types are errors: {diags:?}"
     );
 }
 
@@ -211,15 +215,15 @@ fn not_a_card_is_a_clear_error() {
 }
 
 #[test]
-fn entry_position_that_is_not_a_string_is_kept_as_is() {
+fn entry_position_that_is_a_number_is_written_as_the_spec_value_and_kept_in_extensions() {
+    // Issue 13: V3 output writes spec values; the number stays where SillyTavern keeps it.
     let (card, _) = card(
         r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","character_book":{"entries":[{"keys":[],"content":"","position":4}]}}}"#,
     );
     let out = card.to_v3_json();
-    assert_eq!(
-        out["data"]["character_book"]["entries"][0]["position"],
-        json!(4)
-    );
+    let e = &out["data"]["character_book"]["entries"][0];
+    assert_eq!(e["position"], json!("after_char"));
+    assert_eq!(e["extensions"]["position"], json!(4));
 }
 
 #[test]
@@ -382,7 +386,7 @@ fn spec_v3_source_must_be_an_array_of_strings_else_wrong_type() {
     );
     assert_eq!(
         with_code(&diags, "null-value"),
-        [("data.source[2]", Severity::Warning)]
+        [("data.source[2]", Severity::Error)]
     );
     assert_eq!(c.to_v3_json()["data"]["source"], json!(["a", "5"]));
 }
@@ -598,14 +602,15 @@ fn spec_v3_lorebook_entries_must_be_a_present_array_of_objects_and_can_be_empty(
         c.to_v3_json()["data"]["character_book"]["entries"],
         json!([])
     );
-    // An object keyed by id (as World Info writes): its values in file order, with a warning.
+    // An object keyed by id (as World Info writes): its values in file order, with an error
+    // (the spec's type is an array).
     let (c, diags) = card(&v3_book(json!({"extensions": {}, "entries": {
         "1": entry_with(json!({"content": "one"})),
         "0": entry_with(json!({"content": "zero"}))
     }})));
     assert_eq!(
         with_code(&diags, "wrong-type"),
-        [("data.character_book.entries", Severity::Warning)]
+        [("data.character_book.entries", Severity::Error)]
     );
     let contents: Vec<String> = c
         .data
@@ -616,7 +621,8 @@ fn spec_v3_lorebook_entries_must_be_a_present_array_of_objects_and_can_be_empty(
         .map(|e| e.content)
         .collect();
     assert_eq!(contents, ["one", "zero"]);
-    // Any other type: an error, read as empty; null: a warning, read as empty.
+    // Any other type: an error, read as empty; null: as if missing (an error in V3), read as
+    // empty.
     let (c, diags) = card(&v3_book(json!({"extensions": {}, "entries": "none"})));
     assert_eq!(
         with_code(&diags, "wrong-type"),
@@ -626,7 +632,7 @@ fn spec_v3_lorebook_entries_must_be_a_present_array_of_objects_and_can_be_empty(
     let (_, diags) = card(&v3_book(json!({"extensions": {}, "entries": null})));
     assert_eq!(
         with_code(&diags, "null-value"),
-        [("data.character_book.entries", Severity::Warning)]
+        [("data.character_book.entries", Severity::Error)]
     );
     // An item that is not an object: an error at the item, which is dropped.
     let (c, diags) = card(&v3_book(json!({"extensions": {}, "entries": [
@@ -794,7 +800,8 @@ fn spec_v3_entry_name_comment_must_be_strings_id_a_string_or_number_priority_a_n
     let (e, _) = read_entry(entry_with(json!({})));
     assert!(e.name.is_none() && e.comment.is_none() && e.id.is_none() && e.priority.is_none());
     // Other types: name, comment and priority are repaired with an error; an id of another
-    // type is kept as it is (it only identifies the entry) with a warning.
+    // type is kept as it is (it only identifies the entry), with an error too (issue 13: one
+    // policy, wrong types are errors).
     let (e, diags) = read_entry(entry_with(
         json!({"name": 5, "comment": ["a", "b"], "id": true, "priority": "7"}),
     ));
@@ -805,7 +812,7 @@ fn spec_v3_entry_name_comment_must_be_strings_id_a_string_or_number_priority_a_n
         [
             (name.as_str(), Severity::Error),
             (comment.as_str(), Severity::Error),
-            (id.as_str(), Severity::Warning),
+            (id.as_str(), Severity::Error),
             (priority.as_str(), Severity::Error),
         ]
     );

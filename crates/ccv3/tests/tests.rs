@@ -7,6 +7,8 @@ mod util;
 mod backfill;
 /// Container choices: ccv3 over chara, asset chunks, sniffing by content.
 mod containers;
+/// Issue 13: every card and book round trips through every container (V2 via the stash).
+mod convertback;
 /// Every file of ../shared/corpus loads, or fails as its MANIFEST says.
 mod corpus;
 /// Issue 12: hostile containers (budgets, sizes, places in errors, lone surrogates).

@@ -319,8 +319,8 @@ impl Knob {
 /// straight from its text when it is still the text of the file.
 struct Knobs<'o> {
     /// Whether the entry carries SillyTavern's World Info knobs (it came from SillyTavern, which
-    /// writes `use_regex: true` on every exported entry and ignores it on import):
-    /// `selectiveLogic`, `display_index`, `useProbability` or `exclude_recursion` is present.
+    /// writes `use_regex: true` on every exported entry and ignores it on import): one of
+    /// [`ccv3::validate::SILLYTAVERN_MARKERS`] is present.
     st_marked: bool,
     /// Where each knob's value is in `found` ([`u8::MAX`]: the entry does not have it).
     slot: [u8; Knob::COUNT],
@@ -355,14 +355,11 @@ impl<'o> Knobs<'o> {
             slot,
             found,
         };
-        k.st_marked = [
-            Knob::SelectiveLogic,
-            Knob::DisplayIndex,
-            Knob::UseProbability,
-            Knob::ExcludeRecursion,
-        ]
-        .iter()
-        .any(|&n| k.get(n).is_some());
+        // The validator's list, so both read `use_regex` alike.
+        k.st_marked = ccv3::validate::SILLYTAVERN_MARKERS
+            .iter()
+            .filter_map(|name| Knob::of(name))
+            .any(|n| k.get(n).is_some());
         k
     }
 
@@ -619,5 +616,16 @@ impl LorebookCompiler {
         };
         b.knobs = kn.into_buffer();
         compiled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn issue13_every_sillytavern_marker_is_a_knob() {
+        // The engine and the validator decide alike whether SillyTavern wrote an entry.
+        for name in ccv3::validate::SILLYTAVERN_MARKERS {
+            assert!(super::Knob::of(name).is_some(), "{name}");
+        }
     }
 }

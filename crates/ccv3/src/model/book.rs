@@ -215,6 +215,43 @@ pub(crate) const BOOK_FIELDS: [&str; 7] = [
     "entries",
 ];
 
+/// The spec's `position` for one of SillyTavern's position numbers: `0` is `before_char`, any
+/// other number `after_char` (what SillyTavern itself writes for them in a `character_book`).
+fn position_name(n: &Number) -> &'static str {
+    if n.as_f64() == Some(0.0) {
+        "before_char"
+    } else {
+        "after_char"
+    }
+}
+
+/// Keeps a numeric `position` in the entry's extensions: at `extensions.position`, where
+/// SillyTavern keeps its number (and the lore engine reads it), unless that already holds
+/// another value; then at `extensions.ccv3.position`.
+fn keep_numeric_position(ext: &mut Extensions, n: Number) {
+    let n = Value::Number(n);
+    match ext.get("position") {
+        None => {
+            ext.insert("position".into(), n);
+        }
+        Some(v) if *v == n => {}
+        Some(_) => {
+            let stash = ext
+                .entry(crate::backfill::STASH_KEY)
+                .or_insert_with(|| Value::Object(Object::new()));
+            match stash {
+                Value::Object(m) => {
+                    m.insert("position".into(), n);
+                }
+                // An application's own `ccv3` that is not an object: keep the number beside it.
+                _ => {
+                    ext.insert("ccv3_position".into(), n);
+                }
+            }
+        }
+    }
+}
+
 impl Entry {
     /// A new enabled entry with keys and content, insertion order 100.
     pub fn new(keys: &[&str], content: &str) -> Self {
@@ -266,6 +303,7 @@ impl Entry {
         };
         let (mut keys, mut content, mut ext, mut enabled, mut order, mut use_regex) =
             (None, None, None, None, None, None);
+        let mut numeric_position: Option<Number> = None;
         for (k, v) in pairs {
             let p = At(path, &k);
             let Some(name) = e.order.note_at(entry_field(&k), &ENTRY_FIELDS) else {
@@ -289,7 +327,7 @@ impl Entry {
                         Value::Number(_) | Value::String(_) => Some(v),
                         other => {
                             r.push(
-                                Severity::Warning,
+                                Severity::Error,
                                 "wrong-type",
                                 &p,
                                 format!(
@@ -313,10 +351,25 @@ impl Entry {
                 _ => match v {
                     Value::String(s) => e.position = Some(s),
                     Value::Null => {}
+                    Value::Number(n) => {
+                        // SillyTavern's numbering (0 before the character, 1 after, 2.. other
+                        // places): the spec's value is written, the number kept in extensions.
+                        let spec = position_name(&n);
+                        r.push(
+                            Severity::Warning,
+                            "entry-position-number",
+                            &p,
+                            format!(
+                                "position is the number {n}; read it as {spec:?} and kept {n} in extensions.position"
+                            ),
+                        );
+                        e.position = Some(spec.to_string());
+                        numeric_position = Some(n);
+                    }
                     other => {
                         // Not a V3 value (SillyTavern numbers, say): keep it untouched.
                         r.push(
-                            Severity::Warning,
+                            Severity::Error,
                             "wrong-type",
                             &p,
                             format!(
@@ -337,6 +390,9 @@ impl Entry {
             Some(text) => text,
             None => fields::object(ext, &At(path, "extensions"), r).into(),
         };
+        if let Some(n) = numeric_position {
+            keep_numeric_position(&mut e.extensions, n);
+        }
         e.enabled = match enabled {
             None => {
                 r.missing(&At(path, "enabled"), "used true");
@@ -479,7 +535,7 @@ impl Lorebook {
             Some(Raw::Object(map)) => {
                 // Some exporters write entries keyed by id, like World Info.
                 r.push(
-                    Severity::Warning,
+                    Severity::Error,
                     "wrong-type",
                     &ep,
                     "entries is an object keyed by id; read its values in order".into(),
@@ -491,13 +547,13 @@ impl Lorebook {
                 }
             }
             Some(Raw::Null) => r.push(
-                Severity::Warning,
+                r.must,
                 "null-value",
                 &ep,
                 "entries is null; used an empty array".into(),
             ),
             Some(other) => {
-                let sev = r.must;
+                let sev = Severity::Error;
                 let found = fields::type_name(&other.into_value());
                 r.push(
                     sev,

@@ -192,7 +192,7 @@ impl CardData {
                         }
                         other => {
                             let other = other.into_value();
-                            let sev = r.must;
+                            let sev = Severity::Error;
                             r.push(
                                 sev,
                                 "wrong-type",
@@ -214,7 +214,7 @@ impl CardData {
                         Value::Null => None,
                         Value::Object(m) => Some(m),
                         other => {
-                            let sev = r.must;
+                            let sev = Severity::Error;
                             r.push(sev, "wrong-type", &p, format!("creator_notes_multilingual must be an object, found {}; kept it as is", fields::type_name(&other)));
                             d.order.keep_last_as_extra();
                             d.extra.insert(k.into_owned(), other);
@@ -240,6 +240,8 @@ impl CardData {
                 "alternate_greetings" => {
                     d.alternate_greetings = fields::req_string_list(v, &p, false, r)
                 }
+                // V3-only: a card that does not claim V3 is not told it lacks it.
+                "group_only_greetings" if v.is_none() && r.must != Severity::Error => {}
                 "group_only_greetings" => {
                     d.group_only_greetings = fields::req_string_list(v, &p, false, r)
                 }
@@ -438,7 +440,12 @@ impl Card {
                 if let Some(d) = note {
                     diags.push(d);
                 }
-                Self::read_wrapped(pairs, origin, diags)
+                let mut card = Self::read_wrapped(pairs, origin, diags)?;
+                if origin == SpecVersion::V2 {
+                    // A V2 card may be the backfill of a V3 card: bring back what V2 cannot hold.
+                    crate::backfill::restore_v3(&mut card, diags);
+                }
+                Ok(card)
             }
             CardKind::V1 => Ok(Self::read_v1(pairs, diags)),
             CardKind::BareData(origin) => Ok(Self::read_bare_data(pairs, origin, diags)),
@@ -470,12 +477,12 @@ impl Card {
                     card.spec_version = match v {
                         Raw::String(s) => s,
                         Raw::Number(n) => {
-                            r.push(Severity::Warning, "wrong-type", &"spec_version", format!("spec_version must be a string, found the number {n}; used its text"));
+                            r.push(Severity::Error, "wrong-type", &"spec_version", format!("spec_version must be a string, found the number {n}; used its text"));
                             n.to_string()
                         }
                         _ => {
                             r.push(
-                                must,
+                                Severity::Error,
                                 "wrong-type",
                                 &"spec_version",
                                 "spec_version must be a string; used \"3.0\"".into(),

@@ -89,6 +89,21 @@ impl Extensions {
         }
     }
 
+    /// False when the extensions have no field `key` written plainly (for text: the quoted key
+    /// does not occur in it; a key spelled with `\u` escapes is not seen): a cheap filter before
+    /// looking inside.
+    /// `quoted` finds `"key"` (built once by the caller for all the entries of a book).
+    pub(crate) fn mentions(&self, key: &str, quoted: &memchr::memmem::Finder<'_>) -> bool {
+        match &self.0 {
+            Store::Empty => false,
+            Store::Text(text, m) => match m.get() {
+                Some(map) => map.contains_key(key),
+                None => quoted.find(text.as_bytes()).is_some(),
+            },
+            Store::Map(map) => map.contains_key(key),
+        }
+    }
+
     /// Calls `f` with the extensions as a map (parsed for the call when they are still text).
     pub(crate) fn with_object<R>(&self, f: impl FnOnce(&Object) -> R) -> R {
         match &self.0 {

@@ -128,7 +128,9 @@ impl KeyOrder {
 /// Collects diagnostics while reading, with the severity to use for spec violations.
 pub(crate) struct Repairs<'a> {
     pub diags: &'a mut Vec<Diagnostic>,
-    /// Severity for a violated MUST (an error for cards that claim V3, a warning for older ones).
+    /// Severity of a required field that is missing or `null`: an error for cards and books
+    /// that claim V3, a warning for V2 and bare books, info (then dropped) for V1. Wrong types
+    /// are errors whatever this is.
     pub must: Severity,
 }
 
@@ -144,7 +146,9 @@ impl Repairs<'_> {
             .push(Diagnostic::new(severity, code, path.to_string(), message));
     }
     fn wrong_type(&mut self, path: &dyn fmt::Display, expected: &str, got: &Value, fix: &str) {
-        let sev = self.must;
+        // The spec fixes every field's type: a value of another type is an error in every
+        // version (see docs/validation.md).
+        let sev = Severity::Error;
         self.push(
             sev,
             "wrong-type",
@@ -214,7 +218,7 @@ pub(crate) fn expect_object<'a>(
     match v {
         Raw::Object(pairs) => Some(pairs),
         other => {
-            let sev = r.must;
+            let sev = Severity::Error;
             let found = type_name(&other.into_value());
             r.push(
                 sev,
@@ -291,12 +295,7 @@ pub(crate) fn string_list(
                 let p = Idx(path, i);
                 match item {
                     Value::String(s) => out.push(s),
-                    Value::Null => r.push(
-                        Severity::Warning,
-                        "null-value",
-                        &p,
-                        "null item dropped".into(),
-                    ),
+                    Value::Null => r.push(r.must, "null-value", &p, "null item dropped".into()),
                     other => {
                         if let Some(s) = string(other, &p, r) {
                             out.push(s)
@@ -308,7 +307,7 @@ pub(crate) fn string_list(
         }
         Value::Null => {
             r.push(
-                Severity::Warning,
+                r.must,
                 "null-value",
                 path,
                 "null array; used an empty array".into(),
@@ -437,7 +436,7 @@ pub(crate) fn object(v: Option<Value>, path: &dyn fmt::Display, r: &mut Repairs)
         Some(Value::Object(m)) => m,
         None => {
             r.push(
-                Severity::Warning,
+                r.must,
                 "missing-required-field",
                 path,
                 "extensions is missing; used {}".into(),
@@ -446,7 +445,7 @@ pub(crate) fn object(v: Option<Value>, path: &dyn fmt::Display, r: &mut Repairs)
         }
         Some(Value::Null) => {
             r.push(
-                Severity::Warning,
+                r.must,
                 "null-value",
                 path,
                 "extensions is null; used {}".into(),
@@ -456,7 +455,7 @@ pub(crate) fn object(v: Option<Value>, path: &dyn fmt::Display, r: &mut Repairs)
         Some(Value::String(s)) if s.trim().starts_with('{') => match serde_json::from_str(&s) {
             Ok(Value::Object(m)) => {
                 r.push(
-                    Severity::Warning,
+                    Severity::Error,
                     "wrong-type",
                     path,
                     "object stored as JSON text; parsed it".into(),
@@ -465,7 +464,7 @@ pub(crate) fn object(v: Option<Value>, path: &dyn fmt::Display, r: &mut Repairs)
             }
             _ => {
                 r.push(
-                    Severity::Warning,
+                    Severity::Error,
                     "wrong-type",
                     path,
                     "expected an object; used {}".into(),
