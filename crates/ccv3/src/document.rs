@@ -1259,7 +1259,7 @@ pub fn card_json(card: &Card, version: CardVersion) -> Value {
 pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> Result<Vec<u8>> {
     let picture = image
         .map(<[u8]>::to_vec)
-        .or_else(|| cf.image.clone().filter(|b| png::is_png(b)));
+        .or_else(|| cf.image.clone().filter(|b| png::can_carry_card(b)));
     let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
     let mut out = Vec::new();
     png_into(cf.card.clone(), store, picture, version, &mut out)?;
@@ -1468,7 +1468,7 @@ fn write_card_impl<W: Write + Seek>(
             json_into(card, store, version, true, std::io::BufWriter::new(out))
         }
         (Container::Png, _) => {
-            let picture = image.or_else(|| own_image.filter(|b| png::is_png(b)));
+            let picture = image.or_else(|| own_image.filter(|b| png::can_carry_card(b)));
             let store = Store::new(held, card.data.assets.as_deref());
             png_into(card, store, picture, version, std::io::BufWriter::new(out))
         }
@@ -1701,8 +1701,10 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
     let mut notes = Vec::new();
     let own = cf.image.as_deref().filter(|b| !b.is_empty());
     let kind = |b: &[u8]| {
-        if png::is_png(b) {
+        if png::can_carry_card(b) {
             "PNG"
+        } else if png::is_png(b) {
+            "damaged PNG"
         } else if legacy::is_webp(b) {
             "WebP"
         } else if legacy::is_jpeg(b) {
@@ -1715,7 +1717,7 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
     let icon = main_icon_index(assets).and_then(|i| assets.get(i));
     let icon_bytes = || icon.and_then(|a| asset_bytes(&a.uri, &cf.files));
     match to {
-        Container::Png if image.is_none() && !own.is_some_and(png::is_png) => {
+        Container::Png if image.is_none() && !own.is_some_and(png::can_carry_card) => {
             let icon_png = icon_bytes().is_some_and(|b| png::is_png(&b));
             if let Some(own) = own {
                 notes.push(Diagnostic::warning(

@@ -1471,6 +1471,12 @@ struct Plan {
 }
 
 /// Walks an in-memory PNG and decides which chunks to keep.
+/// True when `png` is a PNG whose chunks can all be walked, so a card can be written into it
+/// (a picture cut short or damaged cannot carry a card; issue 13).
+pub(crate) fn can_carry_card(png: &[u8]) -> bool {
+    is_png(png) && plan_chunks(png).is_ok()
+}
+
 fn plan_chunks(png: &[u8]) -> Result<Plan> {
     if !is_png(png) {
         return Err(Error::Png {

@@ -77,8 +77,10 @@ fn picture_digest(png: &[u8]) -> String {
 /// The card as V3 JSON with each asset URI replaced by what it stands for (the bytes it
 /// carries, whatever container scheme they are reached by), so cards read from different
 /// containers compare by content. Absent `assets` stand for the spec's default list; with
-/// `picture`, the card's PNG picture stands for the `ccdefault:` icon (SPEC_V3 `assets`).
-fn normalized(cf: &CardFile, picture: bool) -> Value {
+/// `picture`, the card's picture stands for the `ccdefault:` icon (SPEC_V3 `assets`): a PNG
+/// that can carry a card, or, with `any_picture` (CHARX, whose main icon may be any image), a
+/// WebP or JPEG portrait too (issue 13).
+fn normalized(cf: &CardFile, picture: bool, any_picture: bool) -> Value {
     let mut v = cf.card.to_v3_json();
     if v["data"].get("assets").is_none() {
         v["data"]["assets"] = Value::Array(
@@ -91,7 +93,7 @@ fn normalized(cf: &CardFile, picture: bool) -> Value {
     let picture = cf
         .image
         .as_deref()
-        .filter(|b| picture && ccv3::png::is_png(b));
+        .filter(|b| picture && (any_picture || carries_card(b)));
     if let Some(Value::Array(assets)) = v["data"].get_mut("assets") {
         for a in assets.iter_mut() {
             let Some(uri) = a.get("uri").and_then(Value::as_str).map(str::to_string) else {
@@ -100,13 +102,31 @@ fn normalized(cf: &CardFile, picture: bool) -> Value {
             let resolved = match ccv3::asset_bytes(&uri, &cf.files) {
                 Some(bytes) if ccv3::png::is_png(&bytes) => picture_digest(&bytes),
                 Some(bytes) => digest(&bytes),
-                None if uri == "ccdefault:" => picture.map_or(uri, picture_digest),
+                None if uri == "ccdefault:" => match picture {
+                    Some(b) if ccv3::png::is_png(b) => picture_digest(b),
+                    // A WebP/JPEG portrait goes into a CHARX as it is, named by its type.
+                    Some(b) => {
+                        let ext = if b.starts_with(b"RIFF") {
+                            "webp"
+                        } else {
+                            "jpeg"
+                        };
+                        a["ext"] = Value::String(ext.into());
+                        digest(b)
+                    }
+                    None => uri,
+                },
                 None => uri,
             };
             a["uri"] = Value::String(resolved);
         }
     }
     v
+}
+
+/// True for a PNG whose chunks all walk (one a card can be written into).
+fn carries_card(b: &[u8]) -> bool {
+    ccv3::png::is_png(b) && ccv3::png::list_chunks(b).is_ok()
 }
 
 fn read_card(bytes: &[u8], what: &str) -> CardFile {
@@ -168,14 +188,15 @@ fn card_trip(cf: &CardFile, name: &str, to: &str) -> Option<String> {
     };
     let back = read_card(&bytes, &format!("{name} as {to}"));
     // The plain picture a writer makes for a card that had none stands for no picture.
-    let had_picture = cf.image.as_deref().is_some_and(ccv3::png::is_png);
+    // A PNG cut short or damaged cannot carry a card: the writer makes the plain picture.
+    let had_picture = cf.image.as_deref().is_some_and(carries_card);
     let plain = back
         .image
         .as_deref()
         .is_some_and(|b| picture_digest(b) == picture_digest(&ccv3::png::plain_image()));
     let (mut want, got) = (
-        normalized(cf, true),
-        normalized(&back, had_picture || !plain),
+        normalized(cf, true, to == "CHARX"),
+        normalized(&back, had_picture || !plain, to == "CHARX"),
     );
     if to.starts_with("JSON") {
         // JSON has no picture: the `ccdefault:` icon is the picture of the container the card
