@@ -146,7 +146,7 @@ pub use compile::{
 };
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
-    Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
+    Activation, ActivationReason, Compat, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
     ScanOptions, ScanResult, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
 };
 pub use state::{MatchRecord, ScanState, TimedRecord};

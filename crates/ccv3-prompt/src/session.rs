@@ -99,6 +99,9 @@ pub struct SessionOptions {
     /// The step budget of all regex key searches of one scan ([`ScanOptions::regex_scan_steps`],
     /// default [`ccv3_lore::REGEX_SCAN_STEPS`]).
     pub regex_scan_steps: u64,
+    /// Whose results the scan reproduces ([`ScanOptions::compat`]): the spec (default) or
+    /// SillyTavern 1.15's code.
+    pub compat: ccv3_lore::Compat,
 }
 
 impl Default for SessionOptions {
@@ -121,6 +124,7 @@ impl Default for SessionOptions {
             max_entries: ccv3_lore::MAX_ENTRIES,
             regex_key_steps: ccv3_lore::REGEX_KEY_STEPS,
             regex_scan_steps: ccv3_lore::REGEX_SCAN_STEPS,
+            compat: ccv3_lore::Compat::Spec,
         }
     }
 }
@@ -347,6 +351,7 @@ impl<'a> Session<'a> {
             explain_all,
             regex_key_steps: self.options.regex_key_steps,
             regex_scan_steps: self.options.regex_scan_steps,
+            compat: self.options.compat,
             ..Default::default()
         };
         if let Some(d) = self.options.scan_depth {

@@ -97,6 +97,7 @@ pub fn run(args: Args) -> CmdResult {
         // One scan per call: no automata over every key of the books, only over those that can
         // occur in the chat.
         single_scan: true,
+        compat: args.compat.unwrap_or_default(),
         ..SessionOptions::default()
     };
     // The first card's book is the character book; every other book is global.

@@ -74,6 +74,7 @@ pub fn run(args: Args) -> CmdResult {
         // One scan per call (same results; no automata over every key of the books).
         single_scan: true,
         cbs_budget: args.macros.budget(),
+        compat: args.compat.unwrap_or_default(),
         ..SessionOptions::default()
     };
     // The card's book is the character book, --book files are global.

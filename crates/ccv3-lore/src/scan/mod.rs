@@ -50,6 +50,7 @@
 //! `explain` (reasons for entries the budget cut unchecked).
 
 mod budget;
+mod compat;
 mod explain;
 mod groups;
 mod passes;
@@ -59,6 +60,7 @@ mod rules;
 mod search;
 mod timed;
 
+pub use compat::Compat;
 #[cfg(test)]
 pub(crate) use explain::EXPLAIN_SPLIT;
 pub use result::{
@@ -125,6 +127,9 @@ pub struct ScanOptions {
     /// remaining regex keys do not match (each entry explained `regex-budget`). The default,
     /// [`REGEX_SCAN_STEPS`], bounds a scan's regex work to well under a second.
     pub regex_scan_steps: u64,
+    /// Whose results to reproduce: the spec and SillyTavern's documentation (the default), or
+    /// SillyTavern 1.15's code ([`Compat::SillyTavern`]; see `docs/sillytavern-compat.md`).
+    pub compat: Compat,
 }
 
 /// The default of [`ScanOptions::regex_key_steps`].
@@ -156,6 +161,7 @@ impl Default for ScanOptions {
             explain_all: false,
             regex_key_steps: REGEX_KEY_STEPS,
             regex_scan_steps: REGEX_SCAN_STEPS,
+            compat: Compat::Spec,
         }
     }
 }
@@ -246,6 +252,9 @@ impl<'a> CompiledBooks<'a> {
         tokenizer: &dyn Tokenizer,
         sink: &mut dyn ExplainSink,
     ) -> ScanResult<'a> {
+        if opts.compat == Compat::SillyTavern {
+            return compat::scan(self, chat, state, opts, tokenizer, sink);
+        }
         let n = self.entries.len();
         let len = chat.messages.len();
         let mut s = Scan {
