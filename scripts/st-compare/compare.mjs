@@ -2,7 +2,8 @@
 // `ccv3 lore scan --json`, in default mode and with `--compat sillytavern`. Our own code.
 //
 // node compare.mjs --st ST_CHECKOUT_OR_WORLD_INFO_JS --ccv3 BIN [--n 2000] [--seed 1]
-//   [--real FILE...] [--record FIXTURE.json] [--show 5]
+//   [--real FILE...] [--record FIXTURE.json] [--no-ccv3] [--show 5]
+// --no-ccv3 runs SillyTavern only (to record fixtures).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -104,7 +105,7 @@ async function main() {
     const scenarios = [];
     for (let i = 0; i < n; i++) scenarios.push(scenario(seed, i));
     for (const file of many('real')) scenarios.push(...realScenarios(file, bin));
-    const modes = ['default', 'sillytavern'];
+    const modes = args.includes('--no-ccv3') ? [] : ['default', 'sillytavern'];
     const stats = {};
     for (const kind of ['gen', 'real']) for (const m of modes) stats[`${kind}/${m}`] = { scen: 0, set: 0, order: 0, turns: 0, tset: 0, torder: 0, skipped: 0, diffs: [] };
     const fixtures = [];
@@ -145,7 +146,7 @@ async function main() {
 
 /** A fixture without fields that hold SillyTavern's defaults. */
 function compact(sc) {
-    const dflt = { selective: true, constant: false, disable: false, excludeRecursion: false, preventRecursion: false, delayUntilRecursion: false, probability: 100, useProbability: true, group: '', groupOverride: false, groupWeight: 100, useGroupScoring: null, scanDepth: null, caseSensitive: null, matchWholeWords: null, sticky: 0, cooldown: 0, delay: 0, role: null, depth: 4, keysecondary: [] };
+    const dflt = { constant: false, disable: false, excludeRecursion: false, preventRecursion: false, delayUntilRecursion: false, group: '', groupOverride: false, groupWeight: 100, useGroupScoring: null, scanDepth: null, caseSensitive: null, matchWholeWords: null, sticky: 0, cooldown: 0, delay: 0, role: null, depth: 4, keysecondary: [] };
     const books = sc.books.map((b) => ({ name: b.name, entries: Object.fromEntries(Object.entries(b.entries).map(([k, e]) => [k, Object.fromEntries(Object.entries(e).filter(([f, v]) => f !== 'displayIndex' && JSON.stringify(dflt[f]) !== JSON.stringify(v)))])) }));
     return { id: sc.id, settings: sc.settings, books, turns: sc.turns };
 }

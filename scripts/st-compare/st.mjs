@@ -23,7 +23,7 @@ export async function loadST(path) {
 }
 
 /** SillyTavern's position numbers as ccv3 names them in `--json`. */
-export const POSITIONS = ['before_char', 'after_char', 'an_top', 'an_bottom', 'at_depth', 'em_top', 'em_bottom', 'outlet'];
+export const POSITIONS = ['before_char', 'after_char', 'an_top', 'an_bottom', 'at_depth', 'examples_top', 'examples_bottom', 'outlet'];
 
 /**
  * Runs every turn of `scenario` ({settings, books: [{name, entries}], turns: [{chat}]}) and

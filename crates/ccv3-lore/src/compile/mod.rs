@@ -266,6 +266,8 @@ pub struct CompiledBooks<'a> {
     pub(crate) by_id: OnceLock<FxMap<u64, u32>>,
     /// Duplicate counts for identities, made on first use (`identity::count_duplicates`).
     pub(crate) dups: OnceLock<FxMap<u64, u64>>,
+    /// `Compat::SillyTavern`'s regex keys, compiled on first use and kept for later scans.
+    pub(crate) st_regex: crate::scan::StRegexCache,
     pub(crate) max_depth: u64,
     pub(crate) levels: Vec<u64>,
     pub(crate) diagnostics: Vec<Diagnostic>,
@@ -430,6 +432,7 @@ impl LorebookCompiler {
             key_text: texts,
             by_id: OnceLock::new(),
             dups: OnceLock::new(),
+            st_regex: Default::default(),
             max_depth: books_depth.max(entries_depth),
             levels,
             diagnostics,

@@ -45,6 +45,18 @@ impl Compat {
     }
 }
 
+/// Regex keys as `Compat::SillyTavern` reads them (`None`: not a usable pattern, so plain
+/// text), compiled once per set of compiled books.
+pub(crate) type StRegexCache = std::sync::Mutex<HashMap<String, Option<Arc<StRegex>>>>;
+
+/// A compiled regex key and the literals of which every match holds one.
+#[derive(Debug)]
+pub(crate) struct StRegex {
+    engine: Engine,
+    lits: Vec<String>,
+    icase: bool,
+}
+
 /// The most scan steps (SillyTavern loops until nothing is left; the levels, recursion and min
 /// activations all end, but a bound keeps any input finite).
 const MAX_STEPS: usize = 1000;
@@ -171,7 +183,7 @@ impl<'a> StEntry<'a> {
                 .iter()
                 .map(resolve)
                 .collect(),
-            selective: e.entry.selective.unwrap_or(true),
+            selective: e.entry.selective.unwrap_or(false),
             logic: v_f64(get("selectiveLogic")).map(|f| f as i64),
             constant: e.entry.constant.unwrap_or(false),
             disabled: !e.enabled,
@@ -244,7 +256,7 @@ fn whole_word(hay: &str, needle: &str) -> bool {
         };
         let before = hay[..p].chars().next_back();
         let after = hay[p + needle.len()..].chars().next();
-        if before.map_or(true, |c| !js_word(c)) && after.map_or(true, |c| !js_word(c)) {
+        if before.is_none_or(|c| !js_word(c)) && after.is_none_or(|c| !js_word(c)) {
             return true;
         }
         from = p + hay[p..].chars().next().map_or(1, char::len_utf8);
@@ -283,9 +295,12 @@ impl Buffer {
 /// The scan's working state.
 struct St<'s, 'a> {
     opts: &'s ScanOptions,
-    regex: HashMap<String, Option<Engine>>,
+    regex: &'s StRegexCache,
     entries: Vec<StEntry<'a>>,
     global_case: bool,
+    /// The last haystack lower-cased, and its lower-cased form (keys are checked against the
+    /// same text many times in a row).
+    lower: (String, String),
 }
 
 impl St<'_, '_> {
@@ -293,30 +308,62 @@ impl St<'_, '_> {
     fn matches(&mut self, hay: &str, needle: &str, i: usize) -> bool {
         if let Some((pat, flags)) = jsregex::split_slash(needle) {
             let steps_max = self.opts.regex_key_steps;
-            let engine = self
-                .regex
-                .entry(needle.to_string())
-                .or_insert_with(|| jsregex::engine(&pat.replacen("\\/", "/", 1), flags).ok());
-            if let Some(engine) = engine {
+            let build = || {
+                let pat = pat.replacen("\\/", "/", 1);
+                let engine = jsregex::engine(&pat, flags).ok()?;
+                let (lits, icase) = jsregex::literals(&pat, flags);
+                Some(Arc::new(StRegex {
+                    engine,
+                    lits,
+                    icase,
+                }))
+            };
+            let re = match self.regex.lock() {
+                Ok(mut cache) => cache
+                    .entry(needle.to_string())
+                    .or_insert_with(build)
+                    .clone(),
+                Err(_) => build(),
+            };
+            if let Some(re) = re {
+                // Every match holds one of the literals: without them, no need to run it.
+                if !re.lits.is_empty() {
+                    let text: &str = if re.icase {
+                        if self.lower.0 != hay {
+                            self.lower = (hay.to_string(), hay.to_lowercase());
+                        }
+                        &self.lower.1
+                    } else {
+                        hay
+                    };
+                    if !re.lits.iter().any(|l| text.contains(l.as_str())) {
+                        return false;
+                    }
+                }
                 let mut steps = steps_max;
-                return matches!(engine.find(hay, &mut steps), Ok(Some(_)));
+                return matches!(re.engine.find(hay, &mut steps), Ok(Some(_)));
             }
         }
         let e = &self.entries[i];
         let case = e.case_sensitive.unwrap_or(self.global_case);
-        let (hay, needle) = if case {
-            (hay.to_string(), needle.to_string())
+        let needle_l;
+        let (hay, needle): (&str, &str) = if case {
+            (hay, needle)
         } else {
-            (hay.to_lowercase(), needle.to_lowercase())
+            if self.lower.0 != hay {
+                self.lower = (hay.to_string(), hay.to_lowercase());
+            }
+            needle_l = needle.to_lowercase();
+            (&self.lower.1, &needle_l)
         };
         if e.whole_words.unwrap_or(self.opts.match_whole_words) {
             if needle.split_whitespace().count() > 1 {
-                hay.contains(&needle)
+                hay.contains(needle)
             } else {
-                whole_word(&hay, &needle)
+                whole_word(hay, needle)
             }
         } else {
-            hay.contains(&needle)
+            hay.contains(needle)
         }
     }
 
@@ -363,9 +410,10 @@ pub(super) fn scan<'a>(
     let entries: Vec<StEntry<'a>> = (0..n as u32).map(|r| StEntry::new(cb, r, opts)).collect();
     let mut st = St {
         opts,
-        regex: HashMap::new(),
+        regex: &cb.st_regex,
         entries,
         global_case: false,
+        lower: (String::new(), String::new()),
     };
     // Messages, newest first, as SillyTavern's caller formats them.
     let depth_buf: Vec<String> = chat
@@ -566,7 +614,7 @@ pub(super) fn scan<'a>(
                 key: Arc::from(primary.as_str()),
                 message: len.saturating_sub(1),
             };
-            if !(e.selective && !e.secondary.is_empty()) {
+            if !e.selective || e.secondary.is_empty() {
                 why[i] = Some(reason);
                 now.push(i);
                 continue;

@@ -61,6 +61,7 @@ mod search;
 mod timed;
 
 pub use compat::Compat;
+pub(crate) use compat::StRegexCache;
 #[cfg(test)]
 pub(crate) use explain::EXPLAIN_SPLIT;
 pub use result::{
