@@ -41,8 +41,11 @@ fn st_outcome(v: &Value) -> Outcome {
 /// Agreement over all recorded scenarios: (scans, same sets, same sets and orders, first
 /// differing scan).
 fn run(compat: Compat) -> (usize, usize, usize, Option<String>) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/st-compat.json");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    // CCV3_ST_FIXTURE names another recording (`scripts/st-compare/compare.mjs --record`).
+    let path = std::env::var("CCV3_ST_FIXTURE").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/st-compat.json").to_string()
+    });
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let (mut scans, mut sets, mut orders, mut first) = (0, 0, 0, None);
     for sc in doc["scenarios"].as_array().unwrap() {
         let s = &sc["settings"];

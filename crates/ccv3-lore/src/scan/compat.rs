@@ -101,6 +101,11 @@ struct StEntry<'a> {
     activate: bool,
     dont_activate: bool,
     content: &'a str,
+    /// Where it goes: SillyTavern's `position`, `depth` and `role` numbers (decorators such as
+    /// `@@depth` are not SillyTavern's and do not move it).
+    position: Position,
+    depth: Option<u64>,
+    role: Option<DecoratorRole>,
 }
 
 fn v_bool(v: Option<&Value>) -> Option<bool> {
@@ -161,7 +166,7 @@ fn st_decorators(content: &str) -> (bool, bool, &str) {
 }
 
 impl<'a> StEntry<'a> {
-    fn new(cb: &CompiledBooks<'a>, rank: u32, opts: &ScanOptions) -> StEntry<'a> {
+    fn new(cb: &CompiledBooks<'a>, rank: u32, opts: &ScanOptions, len: usize) -> StEntry<'a> {
         let e: &CEntry<'a> = &cb.entries[rank as usize];
         let ext = e.entry.extensions.to_value();
         let get = |k: &str| ext.get(k);
@@ -171,7 +176,44 @@ impl<'a> StEntry<'a> {
             Some(Value::Bool(true)) => Some(1),
             v => v_f64(v).filter(|f| *f > 0.0).map(|f| f as u64),
         };
+        let st_position = match v_f64(get("position")).map(|f| f as i64) {
+            Some(0) => Some(Position::BeforeChar),
+            Some(1) => Some(Position::AfterChar),
+            Some(2) => Some(Position::AuthorsNoteTop),
+            Some(3) => Some(Position::AuthorsNoteBottom),
+            Some(4) => Some(Position::AtDepth),
+            Some(5) => Some(Position::ExamplesTop),
+            Some(6) => Some(Position::ExamplesBottom),
+            _ => None,
+        };
+        let (position, depth, role) = match st_position {
+            Some(Position::AtDepth) => (
+                Position::AtDepth,
+                Some(v_f64(get("depth")).map_or(4, |f| f.max(0.0) as u64)),
+                Some(match v_f64(get("role")).map(|f| f as i64) {
+                    Some(1) => DecoratorRole::User,
+                    Some(2) => DecoratorRole::Assistant,
+                    _ => DecoratorRole::System,
+                }),
+            ),
+            Some(p) => (p, None, None),
+            None => {
+                let depth = match e.depth {
+                    DepthSpec::None => None,
+                    DepthSpec::Fixed(d) => Some(d),
+                    DepthSpec::Reverse(r) => Some((len as i64).saturating_sub(r).max(0) as u64),
+                };
+                let role = match e.position {
+                    Position::AtDepth => Some(e.role.unwrap_or(DecoratorRole::System)),
+                    _ => e.dec.role,
+                };
+                (e.position.clone(), depth, role)
+            }
+        };
         StEntry {
+            position,
+            depth,
+            role,
             rank,
             id: cb.id(e),
             keys: e.entry.keys.iter().map(resolve).collect(),
@@ -187,7 +229,7 @@ impl<'a> StEntry<'a> {
             logic: v_f64(get("selectiveLogic")).map(|f| f as i64),
             constant: e.entry.constant.unwrap_or(false),
             disabled: !e.enabled,
-            order: e.order,
+            order: e.entry.insertion_order_f64(),
             use_probability: v_bool(get("useProbability")).unwrap_or(false),
             probability: v_f64(get("probability")).unwrap_or(100.0),
             group: match get("group") {
@@ -407,7 +449,9 @@ pub(super) fn scan<'a>(
 ) -> ScanResult<'a> {
     let len = chat.messages.len();
     let n = cb.entries.len();
-    let entries: Vec<StEntry<'a>> = (0..n as u32).map(|r| StEntry::new(cb, r, opts)).collect();
+    let entries: Vec<StEntry<'a>> = (0..n as u32)
+        .map(|r| StEntry::new(cb, r, opts, len))
+        .collect();
     let mut st = St {
         opts,
         regex: &cb.st_regex,
@@ -773,19 +817,14 @@ pub(super) fn scan<'a>(
 
     // Prompt order: by position (ccv3's ranks), deeper first; in one place, order lowest first
     // and equal orders in reverse activation order (SillyTavern's sort, then unshift).
-    let depth_of = |e: &CEntry<'_>| match e.depth {
-        DepthSpec::None => None,
-        DepthSpec::Fixed(d) => Some(d),
-        DepthSpec::Reverse(r) => Some((len as i64).saturating_sub(r).max(0) as u64),
-    };
     let mut keyed: Vec<(u8, u64, u64, usize, usize)> = activated
         .iter()
         .enumerate()
         .map(|(k, &i)| {
-            let e = &cb.entries[st.entries[i].rank as usize];
+            let e = &st.entries[i];
             (
                 e.position.prompt_rank(),
-                u64::MAX - depth_of(e).unwrap_or(0),
+                u64::MAX - e.depth.unwrap_or(0),
                 crate::compile::total_key(e.order),
                 usize::MAX - k,
                 i,
@@ -800,18 +839,15 @@ pub(super) fn scan<'a>(
         let e: &CEntry<'a> = &cb.entries[st.entries[i].rank as usize];
         let t = tok.count(st.entries[i].content);
         tokens += t;
-        let role = match e.position {
-            Position::AtDepth => Some(e.role.unwrap_or(DecoratorRole::System)),
-            _ => e.dec.role,
-        };
+        let se = &st.entries[i];
         let a = Activation {
             entry: e.at,
             name: e.display_name(),
-            content: st.entries[i].content,
-            position: e.position.clone(),
-            depth: depth_of(e),
-            role,
-            order: e.order,
+            content: se.content,
+            position: se.position.clone(),
+            depth: se.depth,
+            role: se.role,
+            order: se.order,
             tokens: t,
             reason: why[i].clone().unwrap_or(ActivationReason::Constant),
             pass: 0,
