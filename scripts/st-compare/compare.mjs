@@ -36,7 +36,7 @@ const ROLES = { system: 0, user: 1, assistant: 2 };
 
 /** The ccv3 flags a scenario's settings need; null when this ccv3 lacks one. */
 function flags(s) {
-    const f = ['--tokenizer', 'estimate', '--scan-depth', String(s.depth ?? 2), '--seed', '1'];
+    const f = ['--tokenizer', 'estimate', '--scan-depth', String(s.depth ?? 2), '--seed', '1', '--user', 'User', '--char', 'Char'];
     if (s.recursive) f.push('--recursive');
     const want = [
         ['--min-activations', s.min_activations, 0],
@@ -125,7 +125,9 @@ async function main() {
                 const okOrder = okSet && sameOrder(r.prompt, cc[i].prompt);
                 s.tset += okSet; s.torder += okOrder;
                 if ((!okSet || !okOrder) && allSet && allOrder && s.diffs.length < show) {
-                    s.diffs.push({ id: sc.id, turn: i, st: r, ccv3: cc[i] });
+                    const onlySt = r.activated.filter((x) => !cc[i].activated.includes(x));
+                    const onlyCcv3 = cc[i].activated.filter((x) => !r.activated.includes(x));
+                    s.diffs.push(okSet ? { id: sc.id, turn: i, order: true, st: r.prompt, ccv3: cc[i].prompt } : { id: sc.id, turn: i, onlySt, onlyCcv3 });
                 }
                 allSet &&= okSet; allOrder &&= okOrder;
             });

@@ -44,6 +44,31 @@ function sentence(r, n) {
     return out.join(' ');
 }
 
+/**
+ * Makes SillyTavern's rolls unable to change a result: at most one member of each inclusion
+ * group keeps a non-zero weight (the roll then always picks the same winner), and probabilities
+ * other than 0 and 100 are turned off (real books only have those).
+ */
+export function decidable(books) {
+    const groups = new Set();
+    for (const book of books) {
+        for (const e of Object.values(book.entries)) {
+            for (const g of String(e.group ?? '').split(/,\s*/)) if (g) groups.add(g);
+            if (e.useProbability && e.probability !== 0 && e.probability !== 100) e.useProbability = false;
+        }
+    }
+    for (const g of groups) {
+        let seen = false;
+        for (const book of books) {
+            for (const e of Object.values(book.entries)) {
+                if (!String(e.group ?? '').split(/,\s*/).includes(g) || e.groupWeight === 0) continue;
+                if (seen) e.groupWeight = 0;
+                seen = true;
+            }
+        }
+    }
+}
+
 /** Scenario number `i` of the generator seeded with `seed`. */
 export function scenario(seed, i) {
     const r = rng((seed * 1000003 + i * 7919) >>> 0);
@@ -108,17 +133,7 @@ export function scenario(seed, i) {
         }
         books.push({ name: `b${b}.json`, entries });
     }
-    // At most one member with a non-zero weight per group: the roll cannot matter.
-    for (const g of groupNames) {
-        let seen = false;
-        for (const book of books) {
-            for (const e of Object.values(book.entries)) {
-                if (!e.group.split(/,\s*/).includes(g) || !e.groupWeight) continue;
-                if (seen) e.groupWeight = 0;
-                seen = true;
-            }
-        }
-    }
+    decidable(books);
     const turns = [];
     const chat = [];
     const nturns = r.int(1, 5);

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { rng } from './gen.mjs';
+import { decidable, rng } from './gen.mjs';
 
 /** Scenarios for one real book: chats that mention some of its keys, over a few turns. */
 export function realScenarios(file, bin) {
@@ -15,6 +15,7 @@ export function realScenarios(file, bin) {
         if (r.status !== 0) return [];
         const wi = JSON.parse(readFileSync(out, 'utf8'));
         const entries = wi.entries ?? {};
+        decidable([{ entries }]);
         const name = basename(file).replace(/[^A-Za-z0-9._-]/g, '_') + '.json';
         const keys = Object.values(entries).flatMap((e) => (Array.isArray(e.key) ? e.key : [])).filter((k) => typeof k === 'string' && k && !k.startsWith('/'));
         if (!Object.keys(entries).length) return [];

@@ -42,7 +42,10 @@ export const eventSource = { on() {}, emit: async () => {}, once() {}, removeLis
 export const debounce_timeout = { quick: 100, short: 200, standard: 300, relaxed: 1000, extended: 5000 };
 export const regex_placement = { WORLD_INFO: 5 };
 
-export function substituteParams(text) { return text; }
+/** `{{user}}` and `{{char}}` as the harness names them (`ccv3 --user User --char Char`). */
+export function substituteParams(text) {
+    return String(text ?? '').replace(/\{\{user\}\}|<user>/gi, 'User').replace(/\{\{char\}\}|<char>|<bot>/gi, 'Char');
+}
 export function getRegexedString(text) { return text; }
 export function getCharaFilename() { return ''; }
 export function getTagKeyForEntity() { return undefined; }

@@ -81,6 +81,8 @@ fn run(compat: Compat) -> (usize, usize, usize, Option<String>) {
             match_whole_words: s["match_whole_words"].as_bool().unwrap_or(true),
             group_scoring: s["group_scoring"].as_bool().unwrap_or(false),
             seed: 1,
+            char_name: "Char".into(),
+            user_name: "User".into(),
             compat,
             ..Default::default()
         };
