@@ -16,6 +16,12 @@ export function realScenarios(file, bin) {
         const wi = JSON.parse(readFileSync(out, 'utf8'));
         const entries = wi.entries ?? {};
         decidable([{ entries }]);
+        // Entries without a uid or a position: SillyTavern's own importers always write both
+        // (without a position it activates the entry but puts it nowhere; see the docs).
+        for (const [k, e] of Object.entries(entries)) {
+            if (e.uid === undefined) e.uid = Number.isInteger(Number(k)) ? Number(k) : k;
+            if (e.position === undefined) e.position = 0;
+        }
         const name = basename(file).replace(/[^A-Za-z0-9._-]/g, '_') + '.json';
         const keys = Object.values(entries).flatMap((e) => (Array.isArray(e.key) ? e.key : [])).filter((k) => typeof k === 'string' && k && !k.startsWith('/'));
         if (!Object.keys(entries).length) return [];

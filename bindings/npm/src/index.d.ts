@@ -167,6 +167,8 @@ export interface ScanOptions {
   tokenizer?: 'o200k' | 'cl100k' | 'estimate' | (string & {});
   charName?: string;
   userName?: string;
+  /** `'sillytavern'`: reproduce SillyTavern 1.15's lorebook results (docs/sillytavern-compat.md). */
+  compat?: 'sillytavern' | 'spec';
   [option: string]: unknown;
 }
 

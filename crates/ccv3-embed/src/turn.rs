@@ -46,7 +46,7 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
-/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`).
+/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, `compat`).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     let mut o = SessionOptions::default();
     if let Some(u) = opts::string(req, "user")? {
@@ -61,6 +61,11 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
             EmbedError::bad_input(format!(
                 "unknown strategy {s:?}: use evenly, character-first or global-first"
             ))
+        })?;
+    }
+    if let Some(s) = opts::string(req, "compat")? {
+        o.compat = ccv3_lore::Compat::parse(s).ok_or_else(|| {
+            EmbedError::bad_input(format!("unknown compat mode {s:?}: use sillytavern"))
         })?;
     }
     o.max_context =
