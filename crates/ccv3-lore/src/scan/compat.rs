@@ -315,11 +315,27 @@ struct Buffer {
 }
 
 impl Buffer {
-    fn text(&self, e: &StEntry<'_>, base: usize, state: State) -> String {
+    /// The text an entry scans in this step, made once per scan depth and step (`cache` is
+    /// emptied when a step ends).
+    fn text(
+        &self,
+        cache: &mut HashMap<i64, Arc<str>>,
+        e: &StEntry<'_>,
+        base: usize,
+        state: State,
+    ) -> Arc<str> {
         let depth = match e.scan_depth {
             Some(d) => d,
             None => (base + self.skew) as i64,
         };
+        cache
+            .entry(depth)
+            .or_insert_with(|| Arc::from(self.make_text(depth, state)))
+            .clone()
+    }
+
+    /// SillyTavern's `WorldInfoBuffer.get` for a scan depth.
+    fn make_text(&self, depth: i64, state: State) -> String {
         if depth <= 0 {
             return String::new();
         }
@@ -343,6 +359,8 @@ struct St<'s, 'a> {
     /// The last haystack lower-cased, and its lower-cased form (keys are checked against the
     /// same text many times in a row).
     lower: (String, String),
+    /// Regex steps left for the whole scan ([`ScanOptions::regex_scan_steps`]).
+    regex_left: u64,
 }
 
 impl St<'_, '_> {
@@ -382,8 +400,11 @@ impl St<'_, '_> {
                         return false;
                     }
                 }
-                let mut steps = steps_max;
-                return matches!(re.engine.find(hay, &mut steps), Ok(Some(_)));
+                let given = steps_max.min(self.regex_left);
+                let mut steps = given;
+                let found = matches!(re.engine.find(hay, &mut steps), Ok(Some(_)));
+                self.regex_left = self.regex_left.saturating_sub(given.saturating_sub(steps));
+                return found;
             }
         }
         let e = &self.entries[i];
@@ -458,6 +479,7 @@ pub(super) fn scan<'a>(
         entries,
         global_case: false,
         lower: (String::new(), String::new()),
+        regex_left: opts.regex_scan_steps,
     };
     // Messages, newest first, as SillyTavern's caller formats them.
     let depth_buf: Vec<String> = chat
@@ -593,6 +615,7 @@ pub(super) fn scan<'a>(
         }
         count += 1;
         let mut now: Vec<usize> = Vec::new();
+        let mut texts: HashMap<i64, Arc<str>> = HashMap::new();
         for i in 0..n {
             if failed_prob[i] || is_active[i] {
                 continue;
@@ -644,7 +667,7 @@ pub(super) fn scan<'a>(
                 reasons.insert(i, RejectReason::NoKeys);
                 continue;
             }
-            let text = buf.text(e, opts.scan_depth as usize, state_now);
+            let text = buf.text(&mut texts, e, opts.scan_depth as usize, state_now);
             let keys = e.keys.clone();
             let primary = keys
                 .iter()
@@ -704,7 +727,9 @@ pub(super) fn scan<'a>(
             opts,
             len,
             &mut reasons,
+            &mut texts,
         );
+        texts.clear();
 
         let mut new_content = String::new();
         for &i in &now {
@@ -910,6 +935,7 @@ fn groups(
     opts: &ScanOptions,
     len: usize,
     reasons: &mut HashMap<usize, RejectReason>,
+    texts: &mut HashMap<i64, Arc<str>>,
 ) {
     // Groups in first-seen order, members in `now` order.
     let mut names: Vec<String> = Vec::new();
@@ -982,7 +1008,7 @@ fn groups(
         let scores: Vec<u32> = group
             .iter()
             .map(|&i| {
-                let text = buf.text(&st.entries[i], base, state);
+                let text = buf.text(texts, &st.entries[i], base, state);
                 st.score(&text, i)
             })
             .collect();
