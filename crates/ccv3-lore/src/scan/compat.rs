@@ -606,6 +606,7 @@ pub(super) fn scan<'a>(
     let mut failed_prob = vec![false; n];
     let mut all_text = String::new();
     let mut why: Vec<Option<ActivationReason>> = vec![None; n];
+    let mut pass_of = vec![0usize; n];
     let mut reasons: HashMap<usize, RejectReason> = HashMap::new();
 
     while let Some(state_now) = scan_state {
@@ -763,6 +764,7 @@ pub(super) fn scan<'a>(
             is_active[i] = true;
             reasons.remove(&i);
             activated.push(i);
+            pass_of[i] = count - 1;
         }
         let for_recursion: Vec<usize> = now
             .iter()
@@ -875,7 +877,7 @@ pub(super) fn scan<'a>(
             order: se.order,
             tokens: t,
             reason: why[i].clone().unwrap_or(ActivationReason::Constant),
-            pass: 0,
+            pass: pass_of[i],
         };
         sink.on_activated(&a);
         out.push(a);
