@@ -8,7 +8,7 @@
 #![no_main]
 
 use ccv3_lore::chat::{parse_chat, Chat, Message, Role};
-use ccv3_lore::{BookInput, BookKind, LorebookCompiler, ScanOptions};
+use ccv3_lore::{BookInput, BookKind, Compat, LorebookCompiler, ScanOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -58,4 +58,11 @@ fuzz_target!(|data: &[u8]| {
     let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
     assert!(r.activated.len() + r.rejected.len() + r.unchecked <= compiled.len());
     let _ = serde_json::to_string(&ccv3_lore::ScanReport::new(&r, &["fuzz".to_string()]));
+    // The SillyTavern compatibility mode (issue 14) on the same input.
+    let st = ScanOptions {
+        compat: Compat::SillyTavern,
+        ..opts
+    };
+    let r = compiled.scan(&chat, &Default::default(), &st, &ccv3_tokens::Estimate);
+    assert!(r.activated.len() + r.rejected.len() <= compiled.len());
 });

@@ -191,6 +191,8 @@ export interface ScanOptions {
   persona?: string;
   /** Whose macros the texts use (issue 17): 'auto' (default: RisuAI extensions on the card mean 'risu', else 'sillytavern'), 'risu', 'sillytavern' or 'spec'. */
   dialect?: Dialect;
+  /** `'sillytavern'`: reproduce SillyTavern 1.15's lorebook results (docs/sillytavern-compat.md). */
+  compat?: 'sillytavern' | 'spec';
   [option: string]: unknown;
 }
 

@@ -212,6 +212,10 @@ pub struct PromptArgs {
     /// JSON template file.
     #[arg(long)]
     pub instruct: Option<String>,
+    /// Reproduce SillyTavern 1.15's lorebook results where its code departs from its
+    /// documentation (`sillytavern`; see docs/sillytavern-compat.md).
+    #[arg(long, value_parser = parse_compat)]
+    pub compat: Option<ccv3_lore::Compat>,
     /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
     #[arg(long)]
     pub json: bool,
@@ -276,6 +280,10 @@ pub struct LoreScanArgs {
     /// Add load, compile and scan times to the output.
     #[arg(long)]
     pub timing: bool,
+    /// Reproduce SillyTavern 1.15's results where its code departs from its documentation
+    /// (`sillytavern`; see docs/sillytavern-compat.md).
+    #[arg(long, value_parser = parse_compat)]
+    pub compat: Option<ccv3_lore::Compat>,
     /// Print {"activated":[...],"rejected":[...],"tokens":N}.
     #[arg(long)]
     pub json: bool,
@@ -365,4 +373,10 @@ impl EngineArgs {
         e.persona_description = self.persona.clone().unwrap_or_default();
         e
     }
+}
+
+/// Parses `--compat`.
+fn parse_compat(s: &str) -> Result<ccv3_lore::Compat, String> {
+    ccv3_lore::Compat::parse(s)
+        .ok_or_else(|| format!("unknown compat mode {s:?} (expected sillytavern)"))
 }

@@ -51,8 +51,8 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
-/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, `dialect`, and the
-/// engine settings of [`engine_settings`]).
+/// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, `dialect`, `compat`,
+/// and the engine settings of [`engine_settings`]).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     let mut o = SessionOptions::default();
     if let Some(u) = opts::string(req, "user")? {
@@ -67,6 +67,11 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
             EmbedError::bad_input(format!(
                 "unknown strategy {s:?}: use evenly, character-first or global-first"
             ))
+        })?;
+    }
+    if let Some(s) = opts::string(req, "compat")? {
+        o.compat = ccv3_lore::Compat::parse(s).ok_or_else(|| {
+            EmbedError::bad_input(format!("unknown compat mode {s:?}: use sillytavern"))
         })?;
     }
     o.max_context =

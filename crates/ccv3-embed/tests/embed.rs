@@ -798,3 +798,28 @@ fn issue13_read_card_of_a_v2_backfill_gives_back_the_v3_card() {
         assert_eq!(codes, ["v2-stash-restored"], "{found}");
     }
 }
+
+/// Issue 14: `compat: "sillytavern"` reaches the engine (equal orders come out in SillyTavern's
+/// reversed activation order); an unknown mode is a bad-input error.
+#[test]
+fn scan_lorebook_takes_compat_sillytavern() {
+    let book = json!({"entries": {
+        "0": {"uid": 0, "key": ["apple"], "content": "A", "order": 100, "position": 0},
+        "1": {"uid": 1, "key": ["pear"], "content": "B", "order": 100, "position": 0}}});
+    let books = [ccv3_embed::Source::Json(&book)];
+    let chat = json!([{"role": "user", "name": "User", "content": "apple pear"}]);
+    let names = |v: &Value| -> Vec<String> {
+        v["activated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["content"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let spec = ccv3_embed::scan_lorebook(&books, &json!({"chat": chat})).unwrap();
+    let st =
+        ccv3_embed::scan_lorebook(&books, &json!({"chat": chat, "compat": "sillytavern"})).unwrap();
+    assert_eq!(names(&spec), ["A", "B"]);
+    assert_eq!(names(&st), ["B", "A"]);
+    assert!(ccv3_embed::scan_lorebook(&books, &json!({"chat": chat, "compat": "nope"})).is_err());
+}

@@ -27,7 +27,9 @@
 //!
 //! # Choices
 //! Where SPEC_V3 decides, the engine follows it; where it leaves a choice, SillyTavern's
-//! documented behaviour is followed. Every such choice:
+//! documented behaviour is followed. With [`ScanOptions::compat`] set to
+//! [`Compat::SillyTavern`] the engine reproduces SillyTavern's code instead, where it departs from
+//! its documentation (`docs/sillytavern-compat.md` lists every difference). Every choice:
 //!
 //! 1. **Scan text** is SillyTavern's: newest message first, `name: text`, joined by `\n\x01`
 //!    with a leading `\x01`; keys may match across a message boundary as in SillyTavern.
@@ -155,8 +157,9 @@ pub use compile::{
 };
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
-    Activation, ActivationReason, ExplainSink, Explanation, MatchSources, NoSink, RejectReason,
-    Rejected, ScanOptions, ScanResult, Source, Trigger, VecSink, REGEX_KEY_STEPS, REGEX_SCAN_STEPS,
+    Activation, ActivationReason, Compat, ExplainSink, Explanation, MatchSources, NoSink,
+    RejectReason, Rejected, ScanOptions, ScanResult, Source, Trigger, VecSink, REGEX_KEY_STEPS,
+    REGEX_SCAN_STEPS,
 };
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

@@ -99,6 +99,9 @@ pub struct SessionOptions {
     /// The step budget of all regex key searches of one scan ([`ScanOptions::regex_scan_steps`],
     /// default [`ccv3_lore::REGEX_SCAN_STEPS`]).
     pub regex_scan_steps: u64,
+    /// Whose results the scan reproduces ([`ScanOptions::compat`]): the spec (default) or
+    /// SillyTavern 1.15's code.
+    pub compat: ccv3_lore::Compat,
     /// Whose macros the texts are written in (issue 17): `auto` (the default) takes `risu` for
     /// a card with RisuAI extensions, else `sillytavern`; without a card, every built-in macro.
     /// Card fields, lorebook entries, keys and decorator keys all use it.
@@ -183,6 +186,7 @@ impl Default for SessionOptions {
             regex_scan_steps: ccv3_lore::REGEX_SCAN_STEPS,
             dialect: ccv3_cbs::Dialect::Auto,
             engine: EngineSettings::default(),
+            compat: ccv3_lore::Compat::Spec,
         }
     }
 }
@@ -468,6 +472,7 @@ impl<'a> Session<'a> {
             explain_all,
             regex_key_steps: self.options.regex_key_steps,
             regex_scan_steps: self.options.regex_scan_steps,
+            compat: self.options.compat,
             ..Default::default()
         };
         if let Some(d) = self.options.scan_depth {

@@ -111,6 +111,7 @@ pub fn run(args: Args) -> CmdResult {
                 .unwrap_or(ccv3_cbs::Dialect::Auto),
             d => d,
         },
+        compat: args.compat.unwrap_or_default(),
         ..SessionOptions::default()
     };
     // The first card's book is the character book; every other book is global.

@@ -76,6 +76,7 @@ pub fn run(args: Args) -> CmdResult {
         cbs_budget: args.macros.budget(),
         engine: args.engine.settings(),
         dialect: args.dialect,
+        compat: args.compat.unwrap_or_default(),
         ..SessionOptions::default()
     };
     // The card's book is the character book, --book files are global.

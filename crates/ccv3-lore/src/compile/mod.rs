@@ -270,6 +270,10 @@ pub struct CompiledBooks<'a> {
     pub(crate) by_id: OnceLock<FxMap<u64, u32>>,
     /// Duplicate counts for identities, made on first use (`identity::count_duplicates`).
     pub(crate) dups: OnceLock<FxMap<u64, u64>>,
+    /// `Compat::SillyTavern`'s regex keys, compiled on first use and kept for later scans.
+    pub(crate) st_regex: crate::scan::StRegexCache,
+    /// The compiler's case sensitivity for entries that do not say ([`LorebookCompiler::case_sensitive`]).
+    pub(crate) case_sensitive: bool,
     pub(crate) max_depth: u64,
     pub(crate) levels: Vec<u64>,
     pub(crate) diagnostics: Vec<Diagnostic>,
@@ -440,6 +444,8 @@ impl LorebookCompiler {
             key_text: texts,
             by_id: OnceLock::new(),
             dups: OnceLock::new(),
+            st_regex: Default::default(),
+            case_sensitive: self.case_sensitive,
             max_depth: books_depth.max(entries_depth),
             levels,
             diagnostics,

@@ -52,6 +52,7 @@
 //! `explain` (reasons for entries the budget cut unchecked).
 
 mod budget;
+mod compat;
 mod explain;
 mod groups;
 mod passes;
@@ -62,6 +63,8 @@ mod search;
 mod sources;
 mod timed;
 
+pub use compat::Compat;
+pub(crate) use compat::StRegexCache;
 #[cfg(test)]
 pub(crate) use explain::EXPLAIN_SPLIT;
 pub use result::{
@@ -141,6 +144,9 @@ pub struct ScanOptions {
     /// remaining regex keys do not match (each entry explained `regex-budget`). The default,
     /// [`REGEX_SCAN_STEPS`], bounds a scan's regex work to well under a second.
     pub regex_scan_steps: u64,
+    /// Whose results to reproduce: the spec and SillyTavern's documentation (the default), or
+    /// SillyTavern 1.15's code ([`Compat::SillyTavern`]; see `docs/sillytavern-compat.md`).
+    pub compat: Compat,
 }
 
 /// The generation type a scan is for (SillyTavern's World Info doc, "Triggers"): an entry whose
@@ -227,6 +233,7 @@ impl Default for ScanOptions {
             explain_all: false,
             regex_key_steps: REGEX_KEY_STEPS,
             regex_scan_steps: REGEX_SCAN_STEPS,
+            compat: Compat::Spec,
         }
     }
 }
@@ -319,6 +326,9 @@ impl<'a> CompiledBooks<'a> {
         tokenizer: &dyn Tokenizer,
         sink: &mut dyn ExplainSink,
     ) -> ScanResult<'a> {
+        if opts.compat == Compat::SillyTavern {
+            return compat::scan(self, chat, state, opts, tokenizer, sink);
+        }
         let n = self.entries.len();
         let len = chat.messages.len();
         let mut s = Scan {

@@ -201,7 +201,8 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
 
     ``books`` are Lorebook dicts, or file bytes or paths (a card file means its character
     book). Pass the returned ``state`` to the next turn. Options as in the npm package:
-    ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``, ...;
+    ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``,
+    ``compat="sillytavern"`` (SillyTavern 1.15's results), ...;
     the engine settings (as the ``ccv3 lore scan`` flags): ``min_activations``,
     ``min_activations_depth_max``, ``max_recursion_steps``, ``budget``, ``budget_cap``,
     ``include_names``, ``whole_words``, ``case_sensitive``, ``group_scoring`` (booleans:
