@@ -195,7 +195,8 @@ pub struct PromptArgs {
     /// JSON template file.
     #[arg(long)]
     pub instruct: Option<String>,
-    /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
+    /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}, plus "over_limit":N when
+    /// the prompt is still over --max-context after every cut (then the exit code is 1).
     #[arg(long)]
     pub json: bool,
     /// Input limits.
@@ -224,7 +225,8 @@ pub struct LoreScanArgs {
     /// `ccv3 prompt`, so both pick the same entries).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// The active greeting (0 = first_mes, 1 = the first alternate greeting, ...).
+    /// The active greeting, for `@@is_greeting` (0 = first_mes, 1 = the first alternate
+    /// greeting, ...; default 0, as in `ccv3 prompt`).
     #[arg(long)]
     pub greeting: Option<usize>,
     /// The character name for macros (default: the card's nickname, else its name).
