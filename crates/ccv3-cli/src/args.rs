@@ -30,14 +30,8 @@ pub enum Command {
         json: bool,
     },
     /// Check files or folders (recursively) against the spec.
-    Validate {
-        /// Files or folders.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Print one JSON array of {file, severity, code, path, message}.
-        #[arg(long)]
-        json: bool,
-    },
+    #[command(after_help = VALIDATE_EXAMPLES)]
+    Validate(ValidateArgs),
     /// Convert a card or lorebook; the output container comes from OUT's extension.
     Convert {
         /// Input file.
@@ -256,4 +250,53 @@ pub struct LoreScanArgs {
     /// Input limits.
     #[command(flatten)]
     pub limits: InputLimits,
+}
+
+/// Examples of `ccv3 validate`.
+const VALIDATE_EXAMPLES: &str = "Examples:
+  ccv3 validate card.png                     one line per card, then a summary
+  ccv3 validate cards/ --verbose             every finding
+  ccv3 validate cards/ --summary             counts per code and severity, the worst files
+  ccv3 validate cards/ --jsonl --severity error | jq -r .file
+  ccv3 validate cards/ --code asset-ext-not-lowercase
+
+Exit status: 0 clean, 1 errors found, 2 a file could not be read.";
+
+/// Severities of `validate --severity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MinSeverity {
+    /// Errors only.
+    Error,
+    /// Errors and warnings.
+    Warning,
+    /// Everything (the default).
+    Info,
+}
+
+/// Arguments of `ccv3 validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// Files or folders (folders recursively; hidden files and folders inside them skipped).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Print one JSON array of {file, severity, code, path, message} (a file that cannot be
+    /// read is one item with code "unreadable").
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+    /// Print one JSON object {file, severity, code, path, message} per line, as files are read.
+    #[arg(long)]
+    pub jsonl: bool,
+    /// Print every finding instead of one line per card.
+    #[arg(long, short = 'v', conflicts_with_all = ["json", "jsonl", "summary"])]
+    pub verbose: bool,
+    /// Print only the totals: findings per code and severity, and the worst files (a JSON
+    /// object with --json).
+    #[arg(long, conflicts_with = "jsonl")]
+    pub summary: bool,
+    /// Only findings of this severity or worse (error, warning, info).
+    #[arg(long, value_enum)]
+    pub severity: Option<MinSeverity>,
+    /// Only findings with this code (repeatable).
+    #[arg(long = "code", value_name = "CODE")]
+    pub codes: Vec<String>,
 }

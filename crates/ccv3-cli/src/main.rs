@@ -9,7 +9,9 @@ mod cmd;
 mod limits;
 mod now;
 mod output;
+mod pipeline;
 mod shown;
+mod walk;
 mod warnings;
 
 use clap::Parser;

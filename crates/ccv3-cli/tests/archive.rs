@@ -3,7 +3,7 @@
 //! `search`, `export`).
 
 mod common;
-use common::{ccv3, example, stderr};
+use common::{ccv3, example, stderr, stdout};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -140,4 +140,123 @@ fn prompt_max_context_lists_every_cut_and_says_over_limit() {
         .unwrap()
         .iter()
         .all(|c| c["tokens"].as_u64().unwrap() > 0));
+}
+
+/// A folder of cards for the archive commands: two good cards, one with spec errors, one
+/// unreadable, and hidden files that must be skipped.
+fn archive(dir: &Path) {
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::create_dir_all(dir.join(".hidden")).unwrap();
+    std::fs::copy(example("ember.png"), dir.join("ember.png")).unwrap();
+    std::fs::copy(example("ember.json"), dir.join("sub/ember.json")).unwrap();
+    std::fs::copy(example("ember.json"), dir.join(".hidden/ember.json")).unwrap();
+    std::fs::copy(example("ember.json"), dir.join(".skipped.json")).unwrap();
+    std::fs::write(
+        dir.join("bad.json"),
+        r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("sub/broken.json"), "{ nope").unwrap();
+}
+
+/// Issue 16: `validate a.png missing.png b.png` reports the missing file, validates the others
+/// and exits 2; `--json` is one valid JSON document all the same.
+#[test]
+fn validate_reports_a_missing_file_and_checks_the_others() {
+    let a = example("ember.png");
+    let b = example("ember.json");
+    let o = ccv3(&[&"validate", &a, &"missing.png", &b]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[0].ends_with("ember.png: ok"), "{out}");
+    assert!(lines[1].starts_with("missing.png: unreadable: "), "{out}");
+    assert!(lines[2].ends_with("ember.json: ok"), "{out}");
+    assert_eq!(
+        lines[3],
+        "3 files: 0 with errors, 1 unreadable; 0 errors, 0 warnings"
+    );
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("ccv3: missing.png: "));
+
+    let o = ccv3(&[&"validate", &a, &"missing.png", &b, &"--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(
+        v,
+        json!([{"file": "missing.png", "severity": "error", "code": "unreadable", "path": "",
+            "message": v[0]["message"]}])
+    );
+    // Nothing but missing files: still one document.
+    let o = ccv3(&[&"validate", &"missing.png", &"--json"]);
+    assert_eq!(o.status.code(), Some(2));
+    serde_json::from_slice::<Value>(&o.stdout).expect("one JSON document");
+}
+
+/// Issue 16 "Archives": a folder is validated with hidden files and folders skipped, one line
+/// per card, `--verbose`, `--jsonl`, `--summary`, `--severity`, `--code`.
+#[test]
+fn validate_folder_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    archive(d);
+    let o = ccv3(&[&"validate", &d]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o).replace(&format!("{}/", d.display()), "");
+    assert_eq!(
+        out,
+        "bad.json: 13 errors, 1 warning (missing-required-field)\n\
+         ember.png: ok\n\
+         sub/broken.json: unreadable: JSON at line 1 column 3: key must be a string\n\
+         sub/ember.json: ok\n\
+         4 files: 1 with errors, 1 unreadable; 13 errors, 1 warning\n"
+    );
+
+    let o = ccv3(&[&"validate", &d, &"--verbose"]);
+    let out = stdout(&o);
+    assert_eq!(out.lines().filter(|l| l.contains("bad.json: ")).count(), 14);
+
+    let o = ccv3(&[&"validate", &d, &"--jsonl"]);
+    let items: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one object per line"))
+        .collect();
+    assert_eq!(items.len(), 15);
+    for k in ["file", "severity", "code", "path", "message"] {
+        assert!(items[0].get(k).is_some());
+    }
+    assert_eq!(items[14]["code"], "unreadable");
+
+    let o = ccv3(&[&"validate", &d, &"--summary", &"--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["files"], 4);
+    assert_eq!(v["unreadable"], 1);
+    assert_eq!(v["errors"], 13);
+    assert_eq!(
+        v["codes"][0],
+        json!({"code": "missing-required-field", "severity": "error", "count": 13, "files": 1})
+    );
+    assert!(v["worst"][0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("bad.json"));
+    let o = ccv3(&[&"validate", &d, &"--summary"]);
+    assert!(
+        stdout(&o).starts_with("findings by code:\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("worst files:\n"));
+
+    let o = ccv3(&[&"validate", &d, &"--severity", &"warning", &"--jsonl"]);
+    assert_eq!(stdout(&o).lines().count(), 15);
+    let o = ccv3(&[&"validate", &d, &"--severity", &"error", &"--jsonl"]);
+    assert_eq!(stdout(&o).lines().count(), 14);
+    let o = ccv3(&[&"validate", &d.join("bad.json"), &"--code", &"no-such-code"]);
+    assert_eq!(o.status.code(), Some(0), "no finding kept: clean");
+    assert_eq!(
+        stdout(&o),
+        "1 file: 0 with errors, 0 unreadable; 0 errors, 0 warnings\n"
+    );
 }

@@ -72,7 +72,7 @@ pub fn run(cli: Cli) -> CmdResult {
     }
     match cli.command {
         Command::Inspect { file, json } => inspect::run(&file, json),
-        Command::Validate { paths, json } => validate::run(&paths, json),
+        Command::Validate(args) => validate::run(&args),
         Command::Convert {
             input,
             output,
