@@ -32,18 +32,32 @@ pub enum Command {
     /// Check files or folders (recursively) against the spec.
     #[command(after_help = VALIDATE_EXAMPLES)]
     Validate(ValidateArgs),
-    /// Convert a card or lorebook; the output container comes from OUT's extension.
+    /// Convert a card or lorebook; the output container comes from OUT's extension. A folder
+    /// converts every card in it into `--out DIR` (`--format` picks the container).
+    #[command(after_help = CONVERT_EXAMPLES)]
     Convert {
-        /// Input file.
+        /// Input file, or a folder (converted recursively; hidden files and folders skipped).
         input: PathBuf,
-        /// Output file: .json, .png or .charx.
-        output: PathBuf,
+        /// Output file: .json, .png or .charx (for a file input).
+        #[arg(required_unless_present = "out")]
+        output: Option<PathBuf>,
         /// Output format.
         #[arg(long, value_enum)]
         to: Option<Target>,
         /// The picture for a PNG output when the input has none.
         #[arg(long)]
         image: Option<PathBuf>,
+        /// The output folder, for a folder input (created if missing; the input's subfolders
+        /// are kept).
+        #[arg(long, value_name = "DIR", conflicts_with = "output")]
+        out: Option<PathBuf>,
+        /// The output container for a folder input.
+        #[arg(long, value_enum, requires = "out")]
+        format: Option<OutFormat>,
+        /// Replace output files that exist (a folder input; without it they are left alone and
+        /// reported).
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Write a card's card.json and asset files into a folder.
     Extract {
@@ -299,4 +313,25 @@ pub struct ValidateArgs {
     /// Only findings with this code (repeatable).
     #[arg(long = "code", value_name = "CODE")]
     pub codes: Vec<String>,
+}
+
+/// Examples of `ccv3 convert`.
+const CONVERT_EXAMPLES: &str = "Examples:
+  ccv3 convert card.png card.charx                  a V3 CHARX
+  ccv3 convert card.png card.json --to v2           a V2 card as JSON
+  ccv3 convert card.json card.png --image face.png
+  ccv3 convert book.json wi.json --to worldinfo     a lorebook as SillyTavern World Info
+  ccv3 convert cards/ --out v2/ --to v2 --format png  a whole folder, on every core
+
+Exit status: 0 done, 2 a file could not be converted (a folder: the others still are).";
+
+/// Output containers of `convert DIR --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutFormat {
+    /// PNG (`.png`).
+    Png,
+    /// CHARX (`.charx`, V3 only).
+    Charx,
+    /// JSON (`.json`).
+    Json,
 }

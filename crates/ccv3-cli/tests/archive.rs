@@ -260,3 +260,81 @@ fn validate_folder_outputs() {
         "1 file: 0 with errors, 0 unreadable; 0 errors, 0 warnings\n"
     );
 }
+
+/// Issue 16 "Archives": `convert DIR --out DIR --to v2 --format json` converts every card (the
+/// folder layout kept, hidden files skipped), goes on past bad files with a report at the end,
+/// and never replaces an existing output without `--force`.
+#[test]
+fn convert_folder_keeps_going_and_never_overwrites_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    let out = dir.path().join("out");
+    archive(&input);
+    let o = ccv3(&[
+        &"convert",
+        &input,
+        &"--out",
+        &out,
+        &"--to",
+        &"v2",
+        &"--format",
+        &"json",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let report = stdout(&o);
+    assert!(report.starts_with("4 files: 3 converted into "), "{report}");
+    assert!(report.contains("broken.json"), "{report}");
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let v2: Value =
+        serde_json::from_slice(&std::fs::read(out.join("sub/ember.json")).unwrap()).unwrap();
+    assert_eq!(v2["spec"], "chara_card_v2");
+    assert!(out.join("ember.json").is_file() && out.join("bad.json").is_file());
+    assert!(!out.join(".hidden").exists() && !out.join(".skipped.json").exists());
+
+    std::fs::write(out.join("ember.json"), b"mine").unwrap();
+    let o = ccv3(&[
+        &"convert",
+        &input,
+        &"--out",
+        &out,
+        &"--to",
+        &"v2",
+        &"--format",
+        &"json",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stdout(&o).contains("exists; not replaced (--force replaces it)"));
+    assert_eq!(std::fs::read(out.join("ember.json")).unwrap(), b"mine");
+    let o = ccv3(&[
+        &"convert",
+        &input,
+        &"--out",
+        &out,
+        &"--to",
+        &"v2",
+        &"--format",
+        &"json",
+        &"--force",
+    ]);
+    assert!(
+        stdout(&o).starts_with("4 files: 3 converted"),
+        "{}",
+        stdout(&o)
+    );
+    assert_ne!(std::fs::read(out.join("ember.json")).unwrap(), b"mine");
+    // No temporary files are left anywhere.
+    let mut stack = vec![out.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            assert!(!p
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".ccv3"));
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+}

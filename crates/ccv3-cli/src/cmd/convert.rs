@@ -2,8 +2,9 @@
 
 use super::{load_whole, CliError, CmdResult};
 use crate::args::Target;
-use crate::output::{read_bounded, write_atomic, write_atomic_with};
+use crate::output::{read_bounded, write_atomic_mode};
 use ccv3::{CardFile, CardVersion, Container, Document, Lorebook};
+use std::io::Write;
 use std::path::Path;
 
 /// Output containers, from the output file's extension.
@@ -38,24 +39,44 @@ pub fn out_kind(path: &Path) -> Result<OutKind, CliError> {
 pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>) -> CmdResult {
     let kind = out_kind(output)?;
     let doc = load_whole(input)?;
-    let picture = match image {
+    let picture = read_picture(image)?;
+    convert_doc(input, doc, kind, output, to, picture, true)?;
+    Ok(0)
+}
+
+/// Reads `--image` (a PNG, within the input size limit).
+pub fn read_picture(image: Option<&Path>) -> Result<Option<Vec<u8>>, CliError> {
+    match image {
         Some(p) => {
             let bytes = read_bounded(p, super::max_input(), super::RAISE_HINT)
                 .map_err(|e| CliError::file(p, e))?;
             if !ccv3::png::is_png(&bytes) {
                 return Err(CliError::file(p, "--image must be a PNG file"));
             }
-            Some(bytes)
+            Ok(Some(bytes))
         }
-        None => None,
-    };
+        None => Ok(None),
+    }
+}
+
+/// Writes `doc` (read from `input`) to `output` as `kind` and `to`; an existing `output` is
+/// replaced only when `replace` is set.
+pub fn convert_doc(
+    input: &Path,
+    doc: Document,
+    kind: OutKind,
+    output: &Path,
+    to: Option<Target>,
+    picture: Option<Vec<u8>>,
+    replace: bool,
+) -> Result<(), CliError> {
     let bytes = match doc {
         Document::Card(cf) => match to {
             None | Some(Target::V3) => {
-                return write_card(cf, kind, CardVersion::V3, picture, output).map(|()| 0)
+                return write_card_mode(cf, kind, CardVersion::V3, picture, output, replace)
             }
             Some(Target::V2) => {
-                return write_card(cf, kind, CardVersion::V2, picture, output).map(|()| 0)
+                return write_card_mode(cf, kind, CardVersion::V2, picture, output, replace)
             }
             Some(t @ (Target::LorebookV3 | Target::Worldinfo)) => {
                 let book = cf.card.data.character_book.as_ref().ok_or_else(|| {
@@ -77,8 +98,8 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
             }
         },
     };
-    write_atomic(output, &bytes).map_err(|e| CliError::file(output, e))?;
-    Ok(0)
+    write_atomic_mode(output, replace, |f| f.write_all(&bytes))
+        .map_err(|e| CliError::file(output, e))
 }
 
 /// Encodes a card for the output container, streamed into `output` (written atomically). The
@@ -89,6 +110,18 @@ pub fn write_card(
     version: CardVersion,
     picture: Option<Vec<u8>>,
     output: &Path,
+) -> Result<(), CliError> {
+    write_card_mode(cf, kind, version, picture, output, true)
+}
+
+/// [`write_card`]; an existing `output` is replaced only when `replace` is set.
+pub fn write_card_mode(
+    cf: CardFile,
+    kind: OutKind,
+    version: CardVersion,
+    picture: Option<Vec<u8>>,
+    output: &Path,
+    replace: bool,
 ) -> Result<(), CliError> {
     let to = match kind {
         OutKind::Json => Container::Json,
@@ -101,7 +134,7 @@ pub fn write_card(
         }
         OutKind::Charx => Container::Charx,
     };
-    write_atomic_with(output, |file| {
+    write_atomic_mode(output, replace, |file| {
         ccv3::write_card_to(cf, to, version, picture, file)
     })
     .map_err(|e: ccv3::Error| CliError::file(output, e))

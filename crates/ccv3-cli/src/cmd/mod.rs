@@ -2,6 +2,7 @@
 
 mod cbs;
 mod convert;
+mod convert_dir;
 mod debug;
 mod extract;
 mod inspect;
@@ -78,7 +79,24 @@ pub fn run(cli: Cli) -> CmdResult {
             output,
             to,
             image,
-        } => convert::run(&input, &output, to, image.as_deref()),
+            out,
+            format,
+            force,
+        } => match (output, out) {
+            (Some(output), _) => convert::run(&input, &output, to, image.as_deref()),
+            (None, Some(out)) => convert_dir::run(&convert_dir::Args {
+                input,
+                out,
+                to,
+                format,
+                image,
+                force,
+            }),
+            (None, None) => Err(CliError::file(
+                &input,
+                "give OUT, or --out DIR for a folder",
+            )),
+        },
         Command::Extract { file, dir } => extract::extract(&file, &dir),
         Command::Pack { dir, output } => extract::pack(&dir, &output),
         Command::Cbs(args) => cbs::run(args),

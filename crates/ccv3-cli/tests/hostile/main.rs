@@ -1041,7 +1041,12 @@ fn validate_loop(dir: &Path, _s: Scale) -> Vec<Run> {
     write_json(&dir.join("cards/sub/card.json"), &card(&[], None));
     std::os::unix::fs::symlink("..", dir.join("cards/sub/up")).unwrap();
     std::os::unix::fs::symlink(".", dir.join("cards/self")).unwrap();
-    vec![cmd(&["validate", "cards"], "cards")]
+    vec![
+        cmd(&["validate", "cards"], "cards"),
+        cmd(&["validate", "cards", "--jsonl"], "cards"),
+        // Issue 16: the folder commands walk the same folder.
+        cmd(&["convert", "cards", "--out", "out", "--format", "json"], "cards").writes("out"),
+    ]
 }
 
 fn state_symlink(dir: &Path, _s: Scale) -> Vec<Run> {
