@@ -77,6 +77,48 @@ pub enum Command {
     Cbs(CbsArgs),
     /// Build the messages a model receives from a card, its lorebooks and a chat.
     Prompt(PromptArgs),
+    /// Index every card of files or folders into an SQLite database (re-runs update only
+    /// changed files).
+    #[command(after_help = INDEX_EXAMPLES)]
+    Index {
+        /// Files or folders (folders recursively; hidden files and folders skipped).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The database file (created when missing).
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// Tokenizer of the token counts: o200k, cl100k or estimate.
+        #[arg(long, default_value = "o200k")]
+        tokenizer: String,
+    },
+    /// Full-text search of an index (name, description, tags, creator).
+    #[command(after_help = INDEX_EXAMPLES)]
+    Search {
+        /// The database `ccv3 index` wrote.
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// An FTS5 query: words, "a phrase", name:word, word*, a AND b, a OR b, NOT c.
+        query: String,
+        /// The most matches printed.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Print one JSON array of {path, name, creator, tags, spec, container, rank}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export an index for data work: one JSON object per card per line.
+    #[command(after_help = INDEX_EXAMPLES)]
+    Export {
+        /// The database `ccv3 index` wrote.
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// The output format.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: ExportFormat,
+        /// Write to this file instead of standard output (`-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Lorebook engine commands.
     Lore {
         /// What to do.
@@ -334,4 +376,21 @@ pub enum OutFormat {
     Charx,
     /// JSON (`.json`).
     Json,
+}
+
+/// Examples of `ccv3 index`, `search` and `export`.
+const INDEX_EXAMPLES: &str = "Examples:
+  ccv3 index cards/ --db cards.sqlite             index (again: only changed files are read)
+  ccv3 search --db cards.sqlite lighthouse        full-text search
+  ccv3 search --db cards.sqlite 'name:ember OR tags:fantasy' --json
+  ccv3 export --db cards.sqlite -o cards.jsonl    pandas.read_json('cards.jsonl', lines=True)
+  sqlite3 cards.sqlite 'SELECT card_hash, COUNT(*) FROM cards GROUP BY 1 HAVING COUNT(*) > 1'";
+
+/// Formats of `ccv3 export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One JSON object per line.
+    Jsonl,
+    /// Apache Parquet (not built into this ccv3: use jsonl).
+    Parquet,
 }

@@ -338,3 +338,84 @@ fn convert_folder_keeps_going_and_never_overwrites_without_force() {
         }
     }
 }
+
+/// Issue 16 "Archives": `ccv3 index DIR --db` records every card (duplicates across containers
+/// share a card hash), re-runs read only changed files and drop removed ones, `search` finds
+/// cards by name, tags or creator, `export` writes one JSON object per card.
+#[test]
+fn index_search_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("cards");
+    archive(&d);
+    std::fs::copy(example("ember.charx"), d.join("ember.charx")).unwrap();
+    let db = dir.path().join("cards.sqlite");
+    let o = ccv3(&[&"index", &d, &"--db", &db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("5 files: 5 new, 0 changed, 0 unchanged, 0 removed, 1 unreadable"),
+        "{}",
+        stdout(&o)
+    );
+    let o = ccv3(&[&"index", &d, &"--db", &db]);
+    assert!(
+        stdout(&o).starts_with("5 files: 0 new, 0 changed, 5 unchanged, 0 removed"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::write(
+        d.join("bad.json"),
+        r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"B"}}"#,
+    )
+    .unwrap();
+    std::fs::remove_file(d.join("ember.charx")).unwrap();
+    let o = ccv3(&[&"index", &d, &"--db", &db]);
+    assert!(
+        stdout(&o).starts_with("4 files: 0 new, 1 changed, 3 unchanged, 1 removed"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::copy(example("ember.charx"), d.join("ember.charx")).unwrap();
+    ccv3(&[&"index", &d, &"--db", &db]);
+
+    let o = ccv3(&[&"search", &"--db", &db, &"lighthouse", &"--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let paths: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 3, "{paths:?}");
+    assert!(paths.iter().all(|p| p.contains("ember")));
+    let o = ccv3(&[&"search", &"--db", &db, &"nosuchword"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "0 matches\n");
+    let o = ccv3(&[&"search", &"--db", &db, &"\"unclosed"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("ccv3: QUERY: "), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1);
+
+    let o = ccv3(&[&"export", &"--db", &db, &"--format", &"jsonl"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 5);
+    let embers: Vec<&Value> = rows.iter().filter(|r| r["name"] == "Ember Vale").collect();
+    assert_eq!(embers.len(), 3);
+    assert!(embers
+        .iter()
+        .all(|r| r["card_hash"] == embers[0]["card_hash"]));
+    let png = embers.iter().find(|r| r["container"] == "PNG").unwrap();
+    assert_eq!(png["entries"], 5);
+    assert_eq!(png["tokenizer"], "o200k_base");
+    assert!(png["tokens"]["description"].as_u64().unwrap() > 0);
+    assert!(png["findings"].is_array());
+    let broken = rows.iter().find(|r| r["kind"] == "unreadable").unwrap();
+    assert!(broken["error"].as_str().unwrap().contains("JSON"));
+    let out = dir.path().join("cards.jsonl");
+    ccv3(&[&"export", &"--db", &db, &"-o", &out]);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout(&o));
+}

@@ -5,9 +5,11 @@ mod convert;
 mod convert_dir;
 mod debug;
 mod extract;
+mod index;
 mod inspect;
 mod lore;
 mod prompt;
+mod search;
 mod validate;
 
 use crate::args::{Cli, Command, DebugCommand, LoreCommand};
@@ -104,6 +106,28 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Lore {
             what: LoreCommand::Scan(args),
         } => lore::run(args),
+        Command::Index {
+            paths,
+            db,
+            tokenizer,
+        } => index::run(&index::Args {
+            paths,
+            db,
+            tokenizer,
+        }),
+        Command::Search {
+            db,
+            query,
+            limit,
+            json,
+        } => search::search(&db, &query, limit, json),
+        Command::Export { db, format, output } => match format {
+            crate::args::ExportFormat::Jsonl => search::export(&db, output.as_deref()),
+            crate::args::ExportFormat::Parquet => Err(CliError::file(
+                Path::new("--format"),
+                "parquet is not built into this ccv3: use --format jsonl (pandas: read_json(FILE, lines=True))",
+            )),
+        },
         Command::Debug {
             what: DebugCommand::Chunks { file },
         } => debug::chunks(&file),

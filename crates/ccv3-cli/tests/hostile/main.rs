@@ -1045,7 +1045,14 @@ fn validate_loop(dir: &Path, _s: Scale) -> Vec<Run> {
         cmd(&["validate", "cards"], "cards"),
         cmd(&["validate", "cards", "--jsonl"], "cards"),
         // Issue 16: the folder commands walk the same folder.
-        cmd(&["convert", "cards", "--out", "out", "--format", "json"], "cards").writes("out"),
+        cmd(
+            &["convert", "cards", "--out", "out", "--format", "json"],
+            "cards",
+        )
+        .writes("out"),
+        cmd(&["index", "cards", "--db", "cards.sqlite"], "cards").writes("cards.sqlite"),
+        cmd(&["search", "--db", "cards.sqlite", "\"unclosed"], "cards.sqlite"),
+        cmd(&["export", "--db", "cards.sqlite"], "cards.sqlite"),
     ]
 }
 
