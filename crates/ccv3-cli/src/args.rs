@@ -119,6 +119,29 @@ pub enum Command {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Token counts of a card's fields and of each lorebook entry.
+    #[command(
+        after_help = "Examples:\n  ccv3 tokens card.png\n  ccv3 tokens card.png --tokenizer cl100k --json"
+    )]
+    Tokens {
+        /// A card or a lorebook.
+        file: PathBuf,
+        /// Tokenizer: o200k, cl100k or estimate.
+        #[arg(long, default_value = "o200k")]
+        tokenizer: String,
+        /// Print {"tokenizer","fields":{...},"entries":[{index,name,tokens}],"lorebook","total"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  ccv3 completions bash > ~/.local/share/bash-completion/completions/ccv3\n  ccv3 completions zsh > ~/.zfunc/_ccv3\n  ccv3 completions fish > ~/.config/fish/completions/ccv3.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Lorebook engine commands.
     Lore {
         /// What to do.
@@ -138,6 +161,18 @@ pub enum Command {
 pub enum LoreCommand {
     /// Scan a chat: which entries activate, in prompt order, and why the others did not.
     Scan(LoreScanArgs),
+    /// List a lorebook's entries: index, name, keys, position, order, enabled, decorators.
+    #[command(
+        after_help = "Examples:\n  ccv3 lore list card.png\n  ccv3 lore list world.json --json | jq '.[] | select(.enabled)'"
+    )]
+    List {
+        /// A card (its character book) or a standalone lorebook.
+        file: PathBuf,
+        /// Print one JSON array of {index, name, keys, secondary_keys, position, order,
+        /// enabled, constant, decorators}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `ccv3 debug` subcommands.

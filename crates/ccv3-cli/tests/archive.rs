@@ -419,3 +419,50 @@ fn index_search_export() {
     ccv3(&[&"export", &"--db", &db, &"-o", &out]);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout(&o));
 }
+
+/// Issue 16 "Everyday commands": `lore list` (index, name, keys, position, order, enabled,
+/// decorators), `tokens` (per field and per entry, the tokenizer named), `completions`.
+#[test]
+fn lore_list_tokens_and_completions() {
+    let o = ccv3(&[&"lore", &"list", &example("ember.png")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("ember.png: 5 entries\n") || out.contains(": 5 entries\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Old Sol") && out.contains("@@depth 2 @@role system"),
+        "{out}"
+    );
+    let o = ccv3(&[&"lore", &"list", &example("ember.png"), &"--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 5);
+    assert_eq!(v[1]["name"], "Old Sol");
+    assert_eq!(v[1]["decorators"][0], json!({"type": "depth", "value": 2}));
+    assert_eq!(v[4]["constant"], true);
+
+    let o = ccv3(&[&"tokens", &example("ember.png"), &"--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["tokenizer"], "o200k_base");
+    assert_eq!(v["entries"].as_array().unwrap().len(), 5);
+    let fields: u64 = v["fields"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        v["total"].as_u64().unwrap(),
+        fields + v["lorebook"].as_u64().unwrap()
+    );
+    let o = ccv3(&[&"tokens", &example("ember.png")]);
+    assert!(stdout(&o).starts_with("tokenizer: o200k_base\n"));
+
+    for shell in ["bash", "zsh", "fish"] {
+        let o = ccv3(&[&"completions", &shell]);
+        assert_eq!(o.status.code(), Some(0));
+        assert!(stdout(&o).contains("validate"), "{shell}");
+    }
+}

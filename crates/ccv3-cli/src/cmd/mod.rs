@@ -8,8 +8,10 @@ mod extract;
 mod index;
 mod inspect;
 mod lore;
+mod lore_list;
 mod prompt;
 mod search;
+mod tokens;
 mod validate;
 
 use crate::args::{Cli, Command, DebugCommand, LoreCommand};
@@ -106,6 +108,21 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Lore {
             what: LoreCommand::Scan(args),
         } => lore::run(args),
+        Command::Lore {
+            what: LoreCommand::List { file, json },
+        } => lore_list::run(&file, json),
+        Command::Tokens {
+            file,
+            tokenizer,
+            json,
+        } => tokens::run(&file, &tokenizer, json),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "ccv3", &mut out);
+            print(&String::from_utf8_lossy(&out))?;
+            Ok(0)
+        }
         Command::Index {
             paths,
             db,

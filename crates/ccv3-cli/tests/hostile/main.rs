@@ -840,6 +840,8 @@ fn control_chars(dir: &Path, _s: Scale) -> Vec<Run> {
         cmd(&["inspect", "card.json"], "card.json").check(clean),
         cmd(&["validate", "card.json"], "card.json").check(clean),
         scan_run("card.json", "chat.json", &[], "card.json").check(clean),
+        cmd(&["lore", "list", "card.json"], "card.json").check(clean),
+        cmd(&["tokens", "card.json"], "card.json").check(clean),
     ]
 }
 
@@ -1051,7 +1053,10 @@ fn validate_loop(dir: &Path, _s: Scale) -> Vec<Run> {
         )
         .writes("out"),
         cmd(&["index", "cards", "--db", "cards.sqlite"], "cards").writes("cards.sqlite"),
-        cmd(&["search", "--db", "cards.sqlite", "\"unclosed"], "cards.sqlite"),
+        cmd(
+            &["search", "--db", "cards.sqlite", "\"unclosed"],
+            "cards.sqlite",
+        ),
         cmd(&["export", "--db", "cards.sqlite"], "cards.sqlite"),
     ]
 }
