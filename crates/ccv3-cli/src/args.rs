@@ -157,6 +157,8 @@ pub enum Command {
 }
 
 /// `ccv3 lore` subcommands.
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum LoreCommand {
     /// Scan a chat: which entries activate, in prompt order, and why the others did not.
