@@ -133,6 +133,37 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Field-by-field differences between two cards or lorebooks, in any containers.
+    #[command(
+        after_help = "Examples:\n  ccv3 diff card.png card.charx\n  ccv3 diff old.json new.png --json\n\nExit status: 0 the same, 1 different, 2 a file could not be read."
+    )]
+    Diff {
+        /// The first card or lorebook.
+        a: PathBuf,
+        /// The second.
+        b: PathBuf,
+        /// Print one JSON array of {path, a, b}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set one field of a card (its V3 JSON) and write the result.
+    #[command(
+        after_help = "Examples:\n  ccv3 set card.png name 'Ember' -o out.png\n  ccv3 set card.png tags '[\"a\",\"b\"]' --json -o out.charx\n  ccv3 set card.json character_book.entries.0.enabled false --json -o out.json"
+    )]
+    Set {
+        /// The card (or lorebook).
+        file: PathBuf,
+        /// A dotted path: name, data.tags, character_book.entries.3.content, extensions.x.
+        field: String,
+        /// The new value (text; JSON with --json).
+        value: String,
+        /// Read VALUE as JSON (numbers, booleans, arrays, objects).
+        #[arg(long)]
+        json: bool,
+        /// The output file: .json, .png or .charx.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+    },
     /// Print a shell completion script.
     #[command(
         after_help = "Examples:\n  ccv3 completions bash > ~/.local/share/bash-completion/completions/ccv3\n  ccv3 completions zsh > ~/.zfunc/_ccv3\n  ccv3 completions fish > ~/.config/fish/completions/ccv3.fish"

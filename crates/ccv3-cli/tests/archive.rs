@@ -466,3 +466,62 @@ fn lore_list_tokens_and_completions() {
         assert!(stdout(&o).contains("validate"), "{shell}");
     }
 }
+
+/// Issue 16 "Everyday commands": `diff A B` across containers (exit 0 same, 1 different) and
+/// `set FILE FIELD VALUE -o OUT` for scripted edits.
+#[test]
+fn diff_and_set() {
+    let o = ccv3(&[&"diff", &example("ember.png"), &example("ember.json")]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(stdout(&o), "0 differences\n");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.charx");
+    let o = ccv3(&[
+        &"set",
+        &example("ember.png"),
+        &"name",
+        &"Ember Two",
+        &"-o",
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out2 = dir.path().join("out.json");
+    let o = ccv3(&[
+        &"set",
+        &out,
+        &"data.character_book.entries.1.insertion_order",
+        &"7",
+        &"--json",
+        &"-o",
+        &out2,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = ccv3(&[&"diff", &example("ember.png"), &out2, &"--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The icon's URI names its container (a JSON card holds it as a data: URL).
+    let fields: Vec<Value> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| !d["path"].as_str().unwrap().starts_with("data.assets"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            json!({"path": "data.name", "a": "Ember Vale", "b": "Ember Two"}),
+            json!({"path": "data.character_book.entries.1.insertion_order", "a": 20, "b": 7})
+        ]
+    );
+    let o = ccv3(&[
+        &"set",
+        &example("ember.png"),
+        &"no.such",
+        &"1",
+        &"-o",
+        &out2,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o), "ccv3: no.such: no field \"no\"\n");
+}

@@ -4,6 +4,7 @@ mod cbs;
 mod convert;
 mod convert_dir;
 mod debug;
+mod diff;
 mod extract;
 mod index;
 mod inspect;
@@ -116,6 +117,14 @@ pub fn run(cli: Cli) -> CmdResult {
             tokenizer,
             json,
         } => tokens::run(&file, &tokenizer, json),
+        Command::Diff { a, b, json } => diff::diff(&a, &b, json),
+        Command::Set {
+            file,
+            field,
+            value,
+            json,
+            output,
+        } => diff::set(&file, &field, &value, json, &output),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut out = Vec::new();

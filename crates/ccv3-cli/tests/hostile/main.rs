@@ -842,6 +842,14 @@ fn control_chars(dir: &Path, _s: Scale) -> Vec<Run> {
         scan_run("card.json", "chat.json", &[], "card.json").check(clean),
         cmd(&["lore", "list", "card.json"], "card.json").check(clean),
         cmd(&["tokens", "card.json"], "card.json").check(clean),
+        cmd(&["lore", "list", "card.json", "--json"], "card.json"),
+        cmd(&["diff", "card.json", "card.json"], "card.json").check(clean),
+        cmd(
+            &["set", "card.json", "name", "x", "-o", "out.json"],
+            "card.json",
+        )
+        .writes("out.json")
+        .check(clean),
     ]
 }
 
