@@ -525,3 +525,27 @@ fn diff_and_set() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stderr(&o), "ccv3: no.such: no field \"no\"\n");
 }
+
+/// Issue 16 "Everyday commands": `-` reads a card from standard input (any container).
+#[test]
+fn dash_reads_standard_input() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    for file in ["ember.png", "ember.charx", "ember.json"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ccv3"))
+            .args(["inspect", "-", "--json"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let bytes = std::fs::read(example(file)).unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{file}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["data"]["name"], "Ember Vale", "{file}");
+    }
+}

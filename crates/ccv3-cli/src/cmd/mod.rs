@@ -205,14 +205,40 @@ pub fn with_hint(e: ccv3::Error) -> String {
     }
 }
 
-/// Reads a card or lorebook file, naming the file on failure.
+/// Reads a card or lorebook file, naming the file on failure; `-` reads standard input.
 pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
+    if path == Path::new("-") {
+        return load_stdin(&read_options());
+    }
     ccv3::read_file_with(path, &read_options()).map_err(|e| read_error(path, e))
+}
+
+/// Reads a card or lorebook from standard input (issue 16: `-`), at most `max_file_len` bytes.
+fn load_stdin(opts: &ccv3::ReadOptions) -> Result<ccv3::Document, CliError> {
+    use std::io::Read;
+    let name = Path::new("-");
+    let max = opts.max_file_len;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::file(name, e))?;
+    if bytes.len() as u64 > max {
+        return Err(CliError::file(
+            name,
+            format!("standard input is over the limit of {max} bytes {RAISE_HINT}"),
+        ));
+    }
+    ccv3::read_bytes_with(&bytes, opts).map_err(|e| read_error(name, e))
 }
 
 /// Reads a card or lorebook and keeps a PNG card's picture for rewriting (within the library's
 /// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`).
 pub fn load_whole(path: &Path) -> Result<ccv3::Document, CliError> {
+    if path == Path::new("-") {
+        return load_stdin(&read_options().keep_image(true));
+    }
     ccv3::read_file_with(path, &read_options().keep_image(true)).map_err(|e| read_error(path, e))
 }
 
