@@ -12,7 +12,11 @@ use std::sync::mpsc;
 use std::sync::Mutex;
 
 /// The most inputs taken from the walk and not yet given to the sink.
-pub const WINDOW: usize = 256;
+pub const WINDOW: usize = 512;
+
+/// Inputs are handed to the workers in batches of this many: one hand-off (and one thread
+/// wake-up) per file costs more than reading a small card does.
+pub const BATCH: usize = 32;
 
 /// How many workers: one per core the process may use.
 pub fn workers() -> usize {
@@ -34,13 +38,14 @@ where
     R: Send,
 {
     let threads = threads.max(1);
-    let (job_tx, job_rx) = mpsc::sync_channel::<(u64, T)>(threads * 2);
+    let (job_tx, job_rx) = mpsc::sync_channel::<(u64, Vec<T>)>(threads * 2);
     let job_rx = Mutex::new(job_rx);
-    let (res_tx, res_rx) = mpsc::channel::<(u64, R)>();
-    // One token per input in flight: the feeder takes one per input, the sink gives one back
-    // per result it consumed.
-    let (tok_tx, tok_rx) = mpsc::sync_channel::<()>(WINDOW);
-    for _ in 0..WINDOW {
+    let (res_tx, res_rx) = mpsc::channel::<(u64, Vec<R>)>();
+    // One token per batch in flight: the feeder takes one per batch, the sink gives one back
+    // per batch it consumed.
+    let batches = WINDOW / BATCH;
+    let (tok_tx, tok_rx) = mpsc::sync_channel::<()>(batches);
+    for _ in 0..batches {
         let _ = tok_tx.send(());
     }
     // Set when the sink failed: the feeder stops, the workers drain what is queued unworked.
@@ -48,11 +53,16 @@ where
     let (work, job_rx, stop) = (&work, &job_rx, &stop);
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            for (i, input) in (0u64..).zip(inputs) {
-                if stop.load(Ordering::Relaxed)
+            let mut inputs = inputs.peekable();
+            for i in 0u64.. {
+                if inputs.peek().is_none()
+                    || stop.load(Ordering::Relaxed)
                     || tok_rx.recv().is_err()
-                    || job_tx.send((i, input)).is_err()
                 {
+                    return;
+                }
+                let batch: Vec<T> = inputs.by_ref().take(BATCH).collect();
+                if job_tx.send((i, batch)).is_err() {
                     return;
                 }
             }
@@ -64,26 +74,29 @@ where
                     Ok(rx) => rx.recv(),
                     Err(_) => return,
                 };
-                let Ok((i, input)) = job else { return };
+                let Ok((i, batch)) = job else { return };
                 if stop.load(Ordering::Relaxed) {
                     continue;
                 }
-                if res_tx.send((i, work(input))).is_err() {
+                let results: Vec<R> = batch.into_iter().map(work).collect();
+                if res_tx.send((i, results)).is_err() {
                     return;
                 }
             });
         }
         drop(res_tx);
         let mut next = 0u64;
-        let mut waiting: BTreeMap<u64, R> = BTreeMap::new();
+        let mut waiting: BTreeMap<u64, Vec<R>> = BTreeMap::new();
         let mut result = Ok(());
         'outer: for (i, r) in res_rx.iter() {
             waiting.insert(i, r);
-            while let Some(r) = waiting.remove(&next) {
+            while let Some(batch) = waiting.remove(&next) {
                 next += 1;
-                if let Err(e) = sink(r) {
-                    result = Err(e);
-                    break 'outer;
+                for r in batch {
+                    if let Err(e) = sink(r) {
+                        result = Err(e);
+                        break 'outer;
+                    }
                 }
                 let _ = tok_tx.send(());
             }
