@@ -55,9 +55,7 @@ where
         scope.spawn(move || {
             let mut inputs = inputs.peekable();
             for i in 0u64.. {
-                if inputs.peek().is_none()
-                    || stop.load(Ordering::Relaxed)
-                    || tok_rx.recv().is_err()
+                if inputs.peek().is_none() || stop.load(Ordering::Relaxed) || tok_rx.recv().is_err()
                 {
                     return;
                 }
