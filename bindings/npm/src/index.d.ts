@@ -275,6 +275,8 @@ export interface PromptResult {
   tokens: number;
   lore: PromptLore[];
   cut: PromptCut[];
+  /** Tokens still over `maxContext` after every cut; absent when the prompt fits. */
+  over_limit?: number;
   state: ScanState;
 }
 

@@ -30,26 +30,34 @@ pub enum Command {
         json: bool,
     },
     /// Check files or folders (recursively) against the spec.
-    Validate {
-        /// Files or folders.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Print one JSON array of {file, severity, code, path, message}.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Convert a card or lorebook; the output container comes from OUT's extension.
+    #[command(after_help = VALIDATE_EXAMPLES)]
+    Validate(ValidateArgs),
+    /// Convert a card or lorebook; the output container comes from OUT's extension. A folder
+    /// converts every card in it into `--out DIR` (`--format` picks the container).
+    #[command(after_help = CONVERT_EXAMPLES)]
     Convert {
-        /// Input file.
+        /// Input file, or a folder (converted recursively; hidden files and folders skipped).
         input: PathBuf,
-        /// Output file: .json, .png or .charx.
-        output: PathBuf,
+        /// Output file: .json, .png or .charx (for a file input).
+        #[arg(required_unless_present = "out")]
+        output: Option<PathBuf>,
         /// Output format.
         #[arg(long, value_enum)]
         to: Option<Target>,
         /// The picture for a PNG output when the input has none.
         #[arg(long)]
         image: Option<PathBuf>,
+        /// The output folder, for a folder input (created if missing; the input's subfolders
+        /// are kept).
+        #[arg(long, value_name = "DIR", conflicts_with = "output")]
+        out: Option<PathBuf>,
+        /// The output container for a folder input.
+        #[arg(long, value_enum, requires = "out")]
+        format: Option<OutFormat>,
+        /// Replace output files that exist (a folder input; without it they are left alone and
+        /// reported).
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Write a card's card.json and asset files into a folder.
     Extract {
@@ -69,6 +77,102 @@ pub enum Command {
     Cbs(CbsArgs),
     /// Build the messages a model receives from a card, its lorebooks and a chat.
     Prompt(PromptArgs),
+    /// Index every card of files or folders into an SQLite database (re-runs update only
+    /// changed files).
+    #[command(after_help = INDEX_EXAMPLES)]
+    Index {
+        /// Files or folders (folders recursively; hidden files and folders skipped).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The database file (created when missing).
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// Tokenizer of the token counts: o200k, cl100k or estimate.
+        #[arg(long, default_value = "o200k")]
+        tokenizer: String,
+    },
+    /// Full-text search of an index (name, description, tags, creator).
+    #[command(after_help = INDEX_EXAMPLES)]
+    Search {
+        /// The database `ccv3 index` wrote.
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// An FTS5 query: words, "a phrase", name:word, word*, a AND b, a OR b, NOT c.
+        query: String,
+        /// The most matches printed.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Print one JSON array of {path, name, creator, tags, spec, container, rank}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export an index for data work: one JSON object per card per line.
+    #[command(after_help = INDEX_EXAMPLES)]
+    Export {
+        /// The database `ccv3 index` wrote.
+        #[arg(long, value_name = "FILE")]
+        db: PathBuf,
+        /// The output format.
+        #[arg(long, value_enum, default_value = "jsonl")]
+        format: ExportFormat,
+        /// Write to this file instead of standard output (`-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Token counts of a card's fields and of each lorebook entry.
+    #[command(
+        after_help = "Examples:\n  ccv3 tokens card.png\n  ccv3 tokens card.png --tokenizer cl100k --json"
+    )]
+    Tokens {
+        /// A card or a lorebook.
+        file: PathBuf,
+        /// Tokenizer: o200k, cl100k or estimate.
+        #[arg(long, default_value = "o200k")]
+        tokenizer: String,
+        /// Print {"tokenizer","fields":{...},"entries":[{index,name,tokens}],"lorebook","total"}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Field-by-field differences between two cards or lorebooks, in any containers.
+    #[command(
+        after_help = "Examples:\n  ccv3 diff card.png card.charx\n  ccv3 diff old.json new.png --json\n\nExit status: 0 the same, 1 different, 2 a file could not be read."
+    )]
+    Diff {
+        /// The first card or lorebook.
+        a: PathBuf,
+        /// The second.
+        b: PathBuf,
+        /// Print one JSON array of {path, a, b}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set one field of a card (its V3 JSON) and write the result.
+    #[command(
+        after_help = "Examples:\n  ccv3 set card.png name 'Ember' -o out.png\n  ccv3 set card.png tags '[\"a\",\"b\"]' --json -o out.charx\n  ccv3 set card.json character_book.entries.0.enabled false --json -o out.json"
+    )]
+    Set {
+        /// The card (or lorebook).
+        file: PathBuf,
+        /// A dotted path: name, data.tags, character_book.entries.3.content, extensions.x.
+        field: String,
+        /// The new value (text; JSON with --json).
+        value: String,
+        /// Read VALUE as JSON (numbers, booleans, arrays, objects).
+        #[arg(long)]
+        json: bool,
+        /// The output file: .json, .png or .charx.
+        #[arg(short = 'o', long = "output", value_name = "OUT")]
+        output: PathBuf,
+    },
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  ccv3 completions bash > ~/.local/share/bash-completion/completions/ccv3\n  ccv3 completions zsh > ~/.zfunc/_ccv3\n  ccv3 completions fish > ~/.config/fish/completions/ccv3.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Lorebook engine commands.
     Lore {
         /// What to do.
@@ -84,10 +188,24 @@ pub enum Command {
 }
 
 /// `ccv3 lore` subcommands.
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum LoreCommand {
     /// Scan a chat: which entries activate, in prompt order, and why the others did not.
     Scan(LoreScanArgs),
+    /// List a lorebook's entries: index, name, keys, position, order, enabled, decorators.
+    #[command(
+        after_help = "Examples:\n  ccv3 lore list card.png\n  ccv3 lore list world.json --json | jq '.[] | select(.enabled)'"
+    )]
+    List {
+        /// A card (its character book) or a standalone lorebook.
+        file: PathBuf,
+        /// Print one JSON array of {index, name, keys, secondary_keys, position, order,
+        /// enabled, constant, decorators}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `ccv3 debug` subcommands.
@@ -216,7 +334,8 @@ pub struct PromptArgs {
     /// documentation (`sillytavern`; see docs/sillytavern-compat.md).
     #[arg(long, value_parser = parse_compat)]
     pub compat: Option<ccv3_lore::Compat>,
-    /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}.
+    /// Print {"messages":[...],"tokens":N,"lore":[...],"cut":[...]}, plus "over_limit":N when
+    /// the prompt is still over --max-context after every cut (then the exit code is 1).
     #[arg(long)]
     pub json: bool,
     /// Whose macros the card's texts use: auto (RisuAI extensions mean risu, else
@@ -252,7 +371,8 @@ pub struct LoreScanArgs {
     /// `ccv3 prompt`, so both pick the same entries).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// The active greeting (0 = first_mes, 1 = the first alternate greeting, ...).
+    /// The active greeting, for `@@is_greeting` (0 = first_mes, 1 = the first alternate
+    /// greeting, ...; default 0, as in `ccv3 prompt`).
     #[arg(long)]
     pub greeting: Option<usize>,
     /// The character name for macros (default: the card's nickname, else its name).
@@ -379,4 +499,91 @@ impl EngineArgs {
 fn parse_compat(s: &str) -> Result<ccv3_lore::Compat, String> {
     ccv3_lore::Compat::parse(s)
         .ok_or_else(|| format!("unknown compat mode {s:?} (expected sillytavern)"))
+}
+
+/// Examples of `ccv3 validate`.
+const VALIDATE_EXAMPLES: &str = "Examples:
+  ccv3 validate card.png                     one line per card, then a summary
+  ccv3 validate cards/ --verbose             every finding
+  ccv3 validate cards/ --summary             counts per code and severity, the worst files
+  ccv3 validate cards/ --jsonl --severity error | jq -r .file
+  ccv3 validate cards/ --code asset-ext-not-lowercase
+
+Exit status: 0 clean, 1 errors found, 2 a file could not be read.";
+
+/// Severities of `validate --severity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MinSeverity {
+    /// Errors only.
+    Error,
+    /// Errors and warnings.
+    Warning,
+    /// Everything (the default).
+    Info,
+}
+
+/// Arguments of `ccv3 validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// Files or folders (folders recursively; hidden files and folders inside them skipped).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Print one JSON array of {file, severity, code, path, message} (a file that cannot be
+    /// read is one item with code "unreadable").
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+    /// Print one JSON object {file, severity, code, path, message} per line, as files are read.
+    #[arg(long)]
+    pub jsonl: bool,
+    /// Print every finding instead of one line per card.
+    #[arg(long, short = 'v', conflicts_with_all = ["json", "jsonl", "summary"])]
+    pub verbose: bool,
+    /// Print only the totals: findings per code and severity, and the worst files (a JSON
+    /// object with --json).
+    #[arg(long, conflicts_with = "jsonl")]
+    pub summary: bool,
+    /// Only findings of this severity or worse (error, warning, info).
+    #[arg(long, value_enum)]
+    pub severity: Option<MinSeverity>,
+    /// Only findings with this code (repeatable).
+    #[arg(long = "code", value_name = "CODE")]
+    pub codes: Vec<String>,
+}
+
+/// Examples of `ccv3 convert`.
+const CONVERT_EXAMPLES: &str = "Examples:
+  ccv3 convert card.png card.charx                  a V3 CHARX
+  ccv3 convert card.png card.json --to v2           a V2 card as JSON
+  ccv3 convert card.json card.png --image face.png
+  ccv3 convert book.json wi.json --to worldinfo     a lorebook as SillyTavern World Info
+  ccv3 convert cards/ --out v2/ --to v2 --format png  a whole folder, on every core
+
+Exit status: 0 done, 2 a file could not be converted (a folder: the others still are).";
+
+/// Output containers of `convert DIR --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutFormat {
+    /// PNG (`.png`).
+    Png,
+    /// CHARX (`.charx`, V3 only).
+    Charx,
+    /// JSON (`.json`).
+    Json,
+}
+
+/// Examples of `ccv3 index`, `search` and `export`.
+const INDEX_EXAMPLES: &str = "Examples:
+  ccv3 index cards/ --db cards.sqlite             index (again: only changed files are read)
+  ccv3 search --db cards.sqlite lighthouse        full-text search
+  ccv3 search --db cards.sqlite 'name:ember OR tags:fantasy' --json
+  ccv3 export --db cards.sqlite -o cards.jsonl    pandas.read_json('cards.jsonl', lines=True)
+  sqlite3 cards.sqlite 'SELECT card_hash, COUNT(*) FROM cards GROUP BY 1 HAVING COUNT(*) > 1'";
+
+/// Formats of `ccv3 export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One JSON object per line.
+    Jsonl,
+    /// Apache Parquet (not built into this ccv3: use jsonl).
+    Parquet,
 }

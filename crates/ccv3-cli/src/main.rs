@@ -1,7 +1,9 @@
 //! The `ccv3` command: thin commands over the ccv3 libraries.
 //!
-//! Exit codes: 0 success, 1 validation found errors, 2 the command could not run (every such
-//! failure prints one line on stderr naming the file and the problem).
+//! Exit codes: 0 success; 1 the command ran and its answer is "no" (validation found errors, a
+//! prompt is still over `--max-context`, `diff` found differences, `search` found nothing); 2 the
+//! command could not run, or a file of a folder could not be read (every such failure prints one
+//! line on stderr naming the file and the problem).
 #![forbid(unsafe_code)]
 
 mod args;
@@ -9,7 +11,9 @@ mod cmd;
 mod limits;
 mod now;
 mod output;
+mod pipeline;
 mod shown;
+mod walk;
 mod warnings;
 
 use clap::Parser;

@@ -35,6 +35,20 @@ pub fn write_atomic_with<E: From<std::io::Error>>(
     path: &Path,
     fill: impl FnOnce(&mut fs::File) -> Result<(), E>,
 ) -> Result<(), E> {
+    write_atomic_mode(path, true, fill)
+}
+
+/// [`write_atomic_with`], but when `replace` is false an existing `path` is left alone and the
+/// write fails with [`std::io::ErrorKind::AlreadyExists`] (checked by the rename itself, so two
+/// writers of one path never replace each other's file).
+pub fn write_atomic_mode<E: From<std::io::Error>>(
+    path: &Path,
+    replace: bool,
+    fill: impl FnOnce(&mut fs::File) -> Result<(), E>,
+) -> Result<(), E> {
+    if !replace && fs::symlink_metadata(path).is_ok() {
+        return Err(exists().into());
+    }
     if is_symlink(path) {
         return Err(symlink_refused().into());
     }
@@ -62,8 +76,24 @@ pub fn write_atomic_with<E: From<std::io::Error>>(
     if is_symlink(path) {
         return Err(symlink_refused().into());
     }
-    tmp.persist(path).map_err(|e| e.error)?;
+    if replace {
+        tmp.persist(path).map_err(|e| e.error)?;
+    } else {
+        tmp.persist_noclobber(path)
+            .map_err(|e| match e.error.kind() {
+                std::io::ErrorKind::AlreadyExists => exists(),
+                _ => e.error,
+            })?;
+    }
     Ok(())
+}
+
+/// The error for an output that exists and may not be replaced.
+fn exists() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "exists; not replaced (--force replaces it)",
+    )
 }
 
 /// A folder that becomes `target` only when [`StagedDir::commit`] is called; dropped otherwise.

@@ -458,6 +458,50 @@ fn spec_token_budget_drops_lowest_priority_first() {
     assert_eq!(o.tokens, 20);
 }
 
+/// Issue 16 (`prompt --max-context` lists every cut entry): with `explain_cut`, candidates the
+/// budget cut unchecked are checked: those that would have fired are `budget (N tokens)`, the
+/// others keep their own reason, and none is left unchecked; without it they are only counted.
+#[test]
+fn explain_cut_checks_the_candidates_the_budget_cut() {
+    let c = "x".repeat(33);
+    let b = book_with(
+        json!({"token_budget": 10}),
+        vec![
+            with(entry(&["a"], &c), json!({"insertion_order": 9})),
+            with(entry(&["a"], &c), json!({"insertion_order": 5})),
+            with(entry(&["a"], &c), json!({"insertion_order": 1})),
+            with(entry(&["zz"], &c), json!({"insertion_order": 0})),
+        ],
+    );
+    let plain = ScanOptions::default();
+    let cut = ScanOptions {
+        explain_cut: true,
+        ..Default::default()
+    };
+    let compiled = LorebookCompiler::new().compile(&[BookInput {
+        book: &b,
+        kind: BookKind::Global,
+        name: "b".into(),
+    }]);
+    let st = ScanState::default();
+    let r = compiled.scan(&user("a"), &st, &plain, &ccv3_tokens::Estimate);
+    assert_eq!(r.activated.len(), 1);
+    assert!(r.unchecked > 0, "{:?}", r.rejected);
+    let r = compiled.scan(&user("a"), &st, &cut, &ccv3_tokens::Estimate);
+    assert_eq!(r.unchecked, 0);
+    let rej: Vec<(usize, String)> = r
+        .rejected
+        .iter()
+        .map(|x| (x.entry.index, x.reason.to_string()))
+        .collect();
+    assert!(rej.contains(&(1, "budget (10 tokens)".into())), "{rej:?}");
+    assert!(rej.contains(&(2, "budget (10 tokens)".into())), "{rej:?}");
+    assert!(
+        !rej.iter().any(|(i, r)| *i == 3 && r.starts_with("budget")),
+        "{rej:?}"
+    );
+}
+
 #[test]
 fn spec_token_budget_falls_back_to_insertion_order() {
     let c = "x".repeat(33);

@@ -247,14 +247,19 @@ pub enum CutReason {
     MaxContext,
     /// The template has no slot for it.
     NotInTemplate,
+    /// A lorebook entry that matched but did not fit the lorebook budget (a book's
+    /// `token_budget`, or the room the maximum context leaves): cut by the scan, before
+    /// assembly.
+    Budget,
 }
 
 impl CutReason {
-    /// `max_context` or `not_in_template`.
+    /// `max_context`, `not_in_template` or `budget`.
     pub fn as_str(self) -> &'static str {
         match self {
             CutReason::MaxContext => "max_context",
             CutReason::NotInTemplate => "not_in_template",
+            CutReason::Budget => "budget",
         }
     }
 }

@@ -122,6 +122,10 @@ pub struct PromptReport {
     pub lore: Vec<ReportLore>,
     /// What was left out, in the order it was cut.
     pub cut: Vec<ReportCut>,
+    /// [`Assembled::overflow`]: by how many tokens the prompt is still over the maximum
+    /// context after every cut; absent (not serialised) when it fits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_limit: Option<usize>,
 }
 
 /// One message of a [`PromptReport`]: `{"role", "content"}`.
@@ -157,7 +161,7 @@ pub struct ReportCut {
     pub label: String,
     /// Its token count.
     pub tokens: usize,
-    /// `max_context` or `not_in_template`.
+    /// `max_context`, `not_in_template` or `budget`.
     pub reason: &'static str,
 }
 
@@ -195,6 +199,7 @@ impl Assembled {
                     reason: c.reason.as_str(),
                 })
                 .collect(),
+            over_limit: self.overflow,
         }
     }
 }

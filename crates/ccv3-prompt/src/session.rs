@@ -273,16 +273,21 @@ pub struct TurnOutcome<'a> {
 }
 
 /// Serialises as the bindings' prompt result: the [`PromptReport`] fields, then `state`
-/// (`{"messages", "tokens", "lore", "cut", "state"}`).
+/// (`{"messages", "tokens", "lore", "cut", "state"}`, with `over_limit` before `state` when the
+/// prompt does not fit).
 impl serde::Serialize for TurnOutcome<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let report = self.report();
-        let mut st = s.serialize_struct("TurnOutcome", 5)?;
+        let mut st = s.serialize_struct("TurnOutcome", 6)?;
         st.serialize_field("messages", &report.messages)?;
         st.serialize_field("tokens", &report.tokens)?;
         st.serialize_field("lore", &report.lore)?;
         st.serialize_field("cut", &report.cut)?;
+        match report.over_limit {
+            Some(n) => st.serialize_field("over_limit", &n)?,
+            None => st.skip_field("over_limit")?,
+        }
         st.serialize_field("state", &self.state)?;
         st.end()
     }
@@ -541,12 +546,10 @@ impl<'a> Session<'a> {
         self.check_books()?;
         let compiled = self.compiled();
         let seed = self.seed_for(chat);
-        let mut result = compiled.scan(
-            chat,
-            state,
-            &self.scan_options(seed, false),
-            self.tokenizer.as_ref(),
-        );
+        // Entries the budget cut are checked too, so that the prompt lists every one it cut.
+        let mut scan_opts = self.scan_options(seed, false);
+        scan_opts.explain_cut = true;
+        let mut result = compiled.scan(chat, state, &scan_opts, self.tokenizer.as_ref());
         result
             .diagnostics
             .splice(0..0, compiled.diagnostics().iter().cloned());
@@ -559,7 +562,7 @@ impl<'a> Session<'a> {
             .with_limits(self.options.cbs_limits.clone())
             .with_budget(self.options.cbs_budget.clone());
         let counter = TokenCounter::from_arc(self.tokenizer.clone());
-        let prompt = assemble(
+        let mut prompt = assemble(
             card,
             &chat.messages,
             &inserts,
@@ -567,6 +570,11 @@ impl<'a> Session<'a> {
             &mut expander,
             &counter,
         )?;
+        // The scan cut these before assembly: they come first.
+        let budget_cuts = budget_cuts(&result, &self.books);
+        if !budget_cuts.is_empty() {
+            prompt.cut.splice(0..0, budget_cuts);
+        }
         let mut next = result.state.clone();
         next.variables = expander.variables;
         Ok(TurnOutcome {
@@ -605,6 +613,33 @@ impl<'a> Session<'a> {
             warnings: out.warnings,
         }
     }
+}
+
+/// The lorebook entries the scan cut for the budget (matched, but did not fit), as prompt cuts
+/// labelled like their inserts (`BOOK/NAME`, `BOOK/#INDEX`), in book order.
+fn budget_cuts(result: &ScanResult<'_>, books: &[BookInput<'_>]) -> Vec<crate::Cut> {
+    result
+        .rejected
+        .iter()
+        .filter_map(|r| {
+            let ccv3_lore::RejectReason::Budget { tokens } = r.reason else {
+                return None;
+            };
+            let name = r
+                .name
+                .map_or_else(|| format!("#{}", r.entry.index), str::to_string);
+            let label = match books.get(r.entry.book) {
+                Some(b) => format!("{}/{name}", b.name),
+                None => name,
+            };
+            Some(crate::Cut {
+                kind: crate::CutKind::Lore,
+                label,
+                tokens: tokens.unwrap_or(0),
+                reason: crate::CutReason::Budget,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -806,5 +841,51 @@ mod tests {
         assert_eq!(s.char_name(), "Aq");
         let bare = Session::new(SessionOptions::default(), estimate());
         assert_eq!(bare.char_name(), "Character");
+    }
+
+    /// Issue 16: `prompt --max-context` lists every cut item, lore the scan's budget cut too
+    /// (`budget`, with its tokens), and a prompt that still does not fit has `over_limit`.
+    #[test]
+    fn prompt_lists_budget_cut_lore_and_over_limit() {
+        let mut card = ccv3::Card::new("Aqua").data;
+        card.description = "d ".repeat(200);
+        let long = "x".repeat(40);
+        let b = book(json!([
+            entry(&["a"], &long),
+            entry(&["a"], &long),
+            entry(&["a"], &long)
+        ]));
+        let opts = SessionOptions {
+            max_context: Some(30),
+            ..SessionOptions::default()
+        };
+        let s = Session::new(opts, estimate())
+            .with_card(&card, "card")
+            .with_book(&b, BookKind::Global, "w");
+        let chat = Chat::from(vec![Message::user("a")]);
+        let turn = s.prompt(&chat, &ScanState::default()).unwrap();
+        let report = turn.report();
+        let lore_cuts: Vec<(&str, &str)> = report
+            .cut
+            .iter()
+            .filter(|c| c.kind == "lore")
+            .map(|c| (c.label.as_str(), c.reason))
+            .collect();
+        assert_eq!(lore_cuts.len(), 3, "{:?}", report.cut);
+        assert!(lore_cuts.iter().all(|(l, _)| l.starts_with("w/#")));
+        assert!(report
+            .cut
+            .iter()
+            .any(|c| c.reason == "budget" && c.tokens > 0));
+        assert!(report.over_limit.is_some_and(|n| n > 0));
+        let v = serde_json::to_value(&report).unwrap();
+        assert!(v["over_limit"].as_u64().is_some_and(|n| n > 0));
+        let v = serde_json::to_value(&turn).unwrap();
+        assert!(v["over_limit"].as_u64().is_some_and(|n| n > 0));
+        // A prompt that fits has no `over_limit` key.
+        let fits = Session::new(SessionOptions::default(), estimate()).with_card(&card, "card");
+        let v = serde_json::to_value(fits.prompt(&chat, &ScanState::default()).unwrap().report())
+            .unwrap();
+        assert!(v.get("over_limit").is_none());
     }
 }

@@ -272,7 +272,7 @@ enum Places {
 
 impl DeferredFiles {
     /// No file: for a card whose files are held in memory (JSON, WebP, JPEG).
-    fn none() -> Self {
+    pub fn none() -> Self {
         DeferredFiles {
             file: None,
             places: Places::None,

@@ -2,8 +2,9 @@
 
 use super::{load_deferred, CliError, CmdResult};
 use crate::args::Target;
-use crate::output::{read_bounded, write_atomic, write_atomic_with};
+use crate::output::{read_bounded, write_atomic_mode};
 use ccv3::{CardFile, CardVersion, Container, Document, Lorebook};
+use std::io::Write;
 use std::path::Path;
 
 /// Output containers, from the output file's extension.
@@ -38,40 +39,58 @@ pub fn out_kind(path: &Path) -> Result<OutKind, CliError> {
 pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>) -> CmdResult {
     let kind = out_kind(output)?;
     let (doc, mut deferred) = load_deferred(input)?;
-    let picture = match image {
+    let picture = read_picture(image)?;
+    convert_doc(
+        input,
+        doc,
+        Some(&mut deferred),
+        kind,
+        output,
+        to,
+        picture,
+        true,
+    )?;
+    Ok(0)
+}
+
+/// Reads `--image` (a PNG, within the input size limit).
+pub fn read_picture(image: Option<&Path>) -> Result<Option<Vec<u8>>, CliError> {
+    match image {
         Some(p) => {
             let bytes = read_bounded(p, super::max_input(), super::RAISE_HINT)
                 .map_err(|e| CliError::file(p, e))?;
             if !ccv3::png::is_png(&bytes) {
                 return Err(CliError::file(p, "--image must be a PNG file"));
             }
-            Some(bytes)
+            Ok(Some(bytes))
         }
-        None => None,
-    };
+        None => Ok(None),
+    }
+}
+
+/// Writes `doc` (read from `input`) to `output` as `kind` and `to`; an existing `output` is
+/// replaced only when `replace` is set. `deferred` holds the input's embedded files when they
+/// were left in the input ([`ccv3::read_file_deferred`]).
+#[allow(clippy::too_many_arguments)]
+pub fn convert_doc(
+    input: &Path,
+    doc: Document,
+    deferred: Option<&mut ccv3::DeferredFiles>,
+    kind: OutKind,
+    output: &Path,
+    to: Option<Target>,
+    picture: Option<Vec<u8>>,
+    replace: bool,
+) -> Result<(), CliError> {
     let bytes = match doc {
         Document::Card(cf) => match to {
             None | Some(Target::V3) => {
-                return write_card(
-                    cf,
-                    Some(&mut deferred),
-                    kind,
-                    CardVersion::V3,
-                    picture,
-                    output,
-                )
-                .map(|()| 0)
+                let v = CardVersion::V3;
+                return write_card_mode(cf, deferred, kind, v, picture, output, replace);
             }
             Some(Target::V2) => {
-                return write_card(
-                    cf,
-                    Some(&mut deferred),
-                    kind,
-                    CardVersion::V2,
-                    picture,
-                    output,
-                )
-                .map(|()| 0)
+                let v = CardVersion::V2;
+                return write_card_mode(cf, deferred, kind, v, picture, output, replace);
             }
             Some(t @ (Target::LorebookV3 | Target::Worldinfo)) => {
                 let book = cf.card.data.character_book.as_ref().ok_or_else(|| {
@@ -93,14 +112,15 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
             }
         },
     };
-    write_atomic(output, &bytes).map_err(|e| CliError::file(output, e))?;
-    Ok(0)
+    write_atomic_mode(output, replace, |f| f.write_all(&bytes))
+        .map_err(|e| CliError::file(output, e))
 }
 
 /// Encodes a card for the output container, streamed into `output` (written atomically). The
 /// card is consumed: its assets move into the output instead of being held twice, or, when
 /// `deferred` holds them, are read from the input one at a time as they are written (issue 12).
-/// What the output cannot carry is printed on stderr once it is written ([`ccv3::conversion_notes`]).
+/// What the output cannot carry is printed on stderr once it is written
+/// ([`ccv3::conversion_notes`]).
 pub fn write_card(
     cf: CardFile,
     deferred: Option<&mut ccv3::DeferredFiles>,
@@ -108,6 +128,19 @@ pub fn write_card(
     version: CardVersion,
     picture: Option<Vec<u8>>,
     output: &Path,
+) -> Result<(), CliError> {
+    write_card_mode(cf, deferred, kind, version, picture, output, true)
+}
+
+/// [`write_card`]; an existing `output` is replaced only when `replace` is set.
+pub fn write_card_mode(
+    cf: CardFile,
+    deferred: Option<&mut ccv3::DeferredFiles>,
+    kind: OutKind,
+    version: CardVersion,
+    picture: Option<Vec<u8>>,
+    output: &Path,
+    replace: bool,
 ) -> Result<(), CliError> {
     let to = match kind {
         OutKind::Json => Container::Json,
@@ -123,7 +156,7 @@ pub fn write_card(
     // What the output cannot carry (a portrait, files no asset points at) is said on stderr
     // once the card is written (issue 13); a failure stays one line.
     let notes = ccv3::conversion_notes(&cf, to, picture.as_deref());
-    write_atomic_with(output, |file| match deferred {
+    write_atomic_mode(output, replace, |file| match deferred {
         Some(d) => ccv3::write_card_deferred(cf, d, to, version, picture, file),
         None => ccv3::write_card_to(cf, to, version, picture, file),
     })

@@ -94,7 +94,8 @@ pub fn run(args: Args) -> CmdResult {
     let options = SessionOptions {
         user_name: args.user.clone(),
         char_name: Some(char_name),
-        greeting: args.greeting,
+        // Greeting 0 unless told, as `ccv3 prompt` (issue 16: both pick the same entries).
+        greeting: Some(args.greeting.unwrap_or(0)),
         scan_depth: args.scan_depth,
         recursive: args.recursive,
         strategy,
@@ -207,23 +208,57 @@ fn write_json<W: Write>(
     serde_json::to_writer(w, &doc).map_err(std::io::Error::from)
 }
 
+/// `s` in a column `width` terminal columns wide: control characters escaped
+/// ([`crate::shown::shown`]), East Asian wide characters counted as two columns, cut with `…`
+/// when too long, padded with spaces when short.
 fn cell(s: &str, width: usize) -> String {
-    let one_line: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let n = one_line.chars().count();
-    if n <= width {
-        format!("{one_line:<width$}")
-    } else {
-        let cut: String = one_line.chars().take(width.saturating_sub(1)).collect();
-        format!("{cut}…")
+    use unicode_width::UnicodeWidthChar;
+    let shown = crate::shown::shown(s);
+    let cols = columns(&shown);
+    if cols <= width {
+        let mut out = shown.into_owned();
+        out.extend(std::iter::repeat_n(' ', width - cols));
+        return out;
     }
+    let mut out = String::new();
+    let mut used = 0usize;
+    for c in shown.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > width.saturating_sub(1) {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    used += 1;
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(used)));
+    out
+}
+
+/// How many terminal columns `s` takes (East Asian wide characters count two).
+fn columns(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
 /// A readable table of the same data as the `--json` document.
 fn render_table(out: &ScanOutcome<'_>) -> String {
     let book = |b: usize| out.book_names.get(b).map(String::as_str).unwrap_or("");
+    // `book#index` is never cut: its column is as wide as its widest value (at least 22).
+    let at = |b: usize, i: usize| crate::shown::shown(&format!("{}#{i}", book(b))).into_owned();
+    let first = out
+        .result
+        .activated
+        .iter()
+        .map(|a| at(a.entry.book, a.entry.index))
+        .chain(
+            out.result
+                .rejected
+                .iter()
+                .map(|r| at(r.entry.book, r.entry.index)),
+        )
+        .map(|s| columns(&s))
+        .fold(22, usize::max);
     let mut s = String::new();
     s.push_str(&format!(
         "activated: {} entries, {} tokens\n",
@@ -232,7 +267,7 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
     ));
     s.push_str(&format!(
         "  {} {} {} {} {}\n",
-        cell("book#index", 22),
+        cell("book#index", first),
         cell("name", 24),
         cell("position", 14),
         cell("reason", 36),
@@ -245,7 +280,7 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
         };
         s.push_str(&format!(
             "  {} {} {} {} {}\n",
-            cell(&format!("{}#{}", book(a.entry.book), a.entry.index), 22),
+            cell(&at(a.entry.book, a.entry.index), first),
             cell(a.name.unwrap_or("-"), 24),
             cell(&pos, 14),
             cell(&a.reason.to_string(), 36),
@@ -259,9 +294,9 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
     for r in &out.result.rejected {
         s.push_str(&format!(
             "  {} {} {}\n",
-            cell(&format!("{}#{}", book(r.entry.book), r.entry.index), 22),
+            cell(&at(r.entry.book, r.entry.index), first),
             cell(r.name.unwrap_or("-"), 24),
-            r.reason
+            crate::shown::shown(&r.reason.to_string())
         ));
     }
     s
@@ -372,6 +407,48 @@ mod tests {
         assert!(
             table.contains("card#0") && table.contains("empty content"),
             "{table}"
+        );
+    }
+
+    /// Issue 16 "Tables": East Asian wide characters take two columns, control characters are
+    /// escaped, and cut cells end in `…` at the column's width.
+    #[test]
+    fn cells_measure_wide_characters_and_escape_controls() {
+        assert_eq!(cell("ab", 4), "ab  ");
+        assert_eq!(cell("日本", 6), "日本  ");
+        assert_eq!(columns(&cell("日本語の名前です", 7)), 7);
+        assert_eq!(cell("日本語の名前です", 7), "日本語…");
+        assert_eq!(cell("日本語の名前です", 8), "日本語… ");
+        assert_eq!(cell("a\nb\x1b[2J", 12), "a\\nb\\x1b[2J ");
+        assert_eq!(cell("abcdef", 4), "abc…");
+    }
+
+    /// Issue 16 "Tables": `book#index` is never cut, however long the book's name.
+    #[test]
+    fn book_index_column_is_never_cut() {
+        let b = book(json!([entry(&["a"], "A"), entry(&["zz"], "Z")]));
+        let name = "a-very-long-book-file-name-with-日本語.json";
+        let session = Session::new(
+            SessionOptions::default(),
+            std::sync::Arc::new(ccv3_tokens::Estimate),
+        )
+        .with_book(&b, BookKind::Global, name);
+        let out = session.scan(
+            &Chat::from(vec![Message::user("a")]),
+            &ccv3_lore::ScanState::default(),
+        );
+        let table = render_table(&out);
+        assert!(table.contains(&format!("{name}#0 ")), "{table}");
+        assert!(table.contains(&format!("{name}#1 ")), "{table}");
+        // Every row's second column starts at the same terminal column.
+        let starts: Vec<usize> = table
+            .lines()
+            .filter(|l| l.starts_with("  "))
+            .map(|l| columns(&l[..l.find(" A ").or(l.find(" - ")).or(l.find(" name")).unwrap()]))
+            .collect();
+        assert!(
+            starts.windows(2).all(|w| w[0] == w[1]),
+            "{starts:?}\n{table}"
         );
     }
 }

@@ -2,11 +2,17 @@
 
 mod cbs;
 mod convert;
+mod convert_dir;
 mod debug;
+mod diff;
 mod extract;
+mod index;
 mod inspect;
 mod lore;
+mod lore_list;
 mod prompt;
+mod search;
+mod tokens;
 mod validate;
 
 use crate::args::{Cli, Command, DebugCommand, LoreCommand};
@@ -72,13 +78,30 @@ pub fn run(cli: Cli) -> CmdResult {
     }
     match cli.command {
         Command::Inspect { file, json } => inspect::run(&file, json),
-        Command::Validate { paths, json } => validate::run(&paths, json),
+        Command::Validate(args) => validate::run(&args),
         Command::Convert {
             input,
             output,
             to,
             image,
-        } => convert::run(&input, &output, to, image.as_deref()),
+            out,
+            format,
+            force,
+        } => match (output, out) {
+            (Some(output), _) => convert::run(&input, &output, to, image.as_deref()),
+            (None, Some(out)) => convert_dir::run(&convert_dir::Args {
+                input,
+                out,
+                to,
+                format,
+                image,
+                force,
+            }),
+            (None, None) => Err(CliError::file(
+                &input,
+                "give OUT, or --out DIR for a folder",
+            )),
+        },
         Command::Extract { file, dir } => extract::extract(&file, &dir),
         Command::Pack { dir, output } => extract::pack(&dir, &output),
         Command::Cbs(args) => cbs::run(args),
@@ -86,6 +109,51 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Lore {
             what: LoreCommand::Scan(args),
         } => lore::run(args),
+        Command::Lore {
+            what: LoreCommand::List { file, json },
+        } => lore_list::run(&file, json),
+        Command::Tokens {
+            file,
+            tokenizer,
+            json,
+        } => tokens::run(&file, &tokenizer, json),
+        Command::Diff { a, b, json } => diff::diff(&a, &b, json),
+        Command::Set {
+            file,
+            field,
+            value,
+            json,
+            output,
+        } => diff::set(&file, &field, &value, json, &output),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "ccv3", &mut out);
+            print(&String::from_utf8_lossy(&out))?;
+            Ok(0)
+        }
+        Command::Index {
+            paths,
+            db,
+            tokenizer,
+        } => index::run(&index::Args {
+            paths,
+            db,
+            tokenizer,
+        }),
+        Command::Search {
+            db,
+            query,
+            limit,
+            json,
+        } => search::search(&db, &query, limit, json),
+        Command::Export { db, format, output } => match format {
+            crate::args::ExportFormat::Jsonl => search::export(&db, output.as_deref()),
+            crate::args::ExportFormat::Parquet => Err(CliError::file(
+                Path::new("--format"),
+                "parquet is not built into this ccv3: use --format jsonl (pandas: read_json(FILE, lines=True))",
+            )),
+        },
         Command::Debug {
             what: DebugCommand::Chunks { file },
         } => debug::chunks(&file),
@@ -137,16 +205,49 @@ pub fn with_hint(e: ccv3::Error) -> String {
     }
 }
 
-/// Reads a card or lorebook file, naming the file on failure.
+/// Reads a card or lorebook file, naming the file on failure; `-` reads standard input.
 pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
+    if path == Path::new("-") {
+        return load_stdin(&read_options());
+    }
     ccv3::read_file_with(path, &read_options()).map_err(|e| read_error(path, e))
 }
 
+/// Reads a card or lorebook from standard input (issue 16: `-`), at most `max_file_len` bytes.
+fn load_stdin(opts: &ccv3::ReadOptions) -> Result<ccv3::Document, CliError> {
+    use std::io::Read;
+    let name = Path::new("-");
+    let max = opts.max_file_len;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::file(name, e))?;
+    if bytes.len() as u64 > max {
+        return Err(CliError::file(
+            name,
+            format!("standard input is over the limit of {max} bytes {RAISE_HINT}"),
+        ));
+    }
+    ccv3::read_bytes_with(&bytes, opts).map_err(|e| read_error(name, e))
+}
+
 /// Reads a card or lorebook and keeps a PNG card's picture for rewriting (within the library's
-/// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`). A
-/// CHARX's or PNG's embedded files are checked and left in the file, to be read again one at a
-/// time when written (issue 12).
+/// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`).
+pub fn load_whole(path: &Path) -> Result<ccv3::Document, CliError> {
+    if path == Path::new("-") {
+        return load_stdin(&read_options().keep_image(true));
+    }
+    ccv3::read_file_with(path, &read_options().keep_image(true)).map_err(|e| read_error(path, e))
+}
+
+/// [`load_whole`], with a CHARX's or PNG's embedded files checked and left in the file, to be
+/// read again one at a time when written (issue 12); standard input is read whole.
 pub fn load_deferred(path: &Path) -> Result<(ccv3::Document, ccv3::DeferredFiles), CliError> {
+    if path == Path::new("-") {
+        return Ok((load_whole(path)?, ccv3::DeferredFiles::none()));
+    }
     ccv3::read_file_deferred(path, &read_options().keep_image(true))
         .map_err(|e| read_error(path, e))
 }

@@ -1,7 +1,11 @@
 //! `ccv3 prompt`: a card, its lorebooks and a chat become the messages a model receives.
 //!
-//! `--json` prints [`ccv3_prompt::PromptReport`] (`{"messages","tokens","lore","cut"}`), plus
-//! `text` (the prompt rendered through the instruct template) with `--instruct`.
+//! `--json` prints [`ccv3_prompt::PromptReport`] (`{"messages","tokens","lore","cut"}`, plus
+//! `over_limit` when the prompt does not fit), plus `text` (the prompt rendered through the
+//! instruct template) with `--instruct`.
+//!
+//! Exit codes: 0, or 1 when the prompt is still over `--max-context` after every cut (the prompt
+//! is printed all the same, with a warning on stderr); 2 when it cannot be built.
 
 use super::{print, CliError, CmdResult};
 use ccv3::{Document, Lorebook};
@@ -21,6 +25,8 @@ struct PromptJson<'r> {
     tokens: usize,
     lore: &'r [ReportLore],
     cut: &'r [ReportCut],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    over_limit: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<String>,
 }
@@ -118,6 +124,7 @@ pub fn run(args: Args) -> CmdResult {
             tokens: report.tokens,
             lore: &report.lore,
             cut: &report.cut,
+            over_limit: report.over_limit,
             text: instruct.as_ref().map(|t| t.render(&turn.prompt)),
         };
         let mut text = serde_json::to_string(&doc).map_err(std::io::Error::from)?;
@@ -127,6 +134,13 @@ pub fn run(args: Args) -> CmdResult {
         print(&t.render(&turn.prompt))?;
     } else {
         print(&ccv3_prompt::to_text(&turn.prompt))?;
+    }
+    // Issue 16: a prompt that still does not fit says so on stderr and exits 1.
+    if let (Some(over), Some(max)) = (turn.prompt.overflow, args.max_context) {
+        eprintln!(
+            "ccv3: warning: the prompt is over --max-context {max} by {over} tokens: the parts that are never cut do not fit"
+        );
+        return Ok(1);
     }
     Ok(0)
 }

@@ -909,6 +909,16 @@ fn control_chars(dir: &Path, _s: Scale) -> Vec<Run> {
         cmd(&["inspect", "card.json"], "card.json").check(clean),
         cmd(&["validate", "card.json"], "card.json").check(clean),
         scan_run("card.json", "chat.json", &[], "card.json").check(clean),
+        cmd(&["lore", "list", "card.json"], "card.json").check(clean),
+        cmd(&["tokens", "card.json"], "card.json").check(clean),
+        cmd(&["lore", "list", "card.json", "--json"], "card.json"),
+        cmd(&["diff", "card.json", "card.json"], "card.json").check(clean),
+        cmd(
+            &["set", "card.json", "name", "x", "-o", "out.json"],
+            "card.json",
+        )
+        .writes("out.json")
+        .check(clean),
     ]
 }
 
@@ -1157,7 +1167,22 @@ fn validate_loop(dir: &Path, _s: Scale) -> Vec<Run> {
     write_json(&dir.join("cards/sub/card.json"), &card(&[], None));
     std::os::unix::fs::symlink("..", dir.join("cards/sub/up")).unwrap();
     std::os::unix::fs::symlink(".", dir.join("cards/self")).unwrap();
-    vec![cmd(&["validate", "cards"], "cards")]
+    vec![
+        cmd(&["validate", "cards"], "cards"),
+        cmd(&["validate", "cards", "--jsonl"], "cards"),
+        // Issue 16: the folder commands walk the same folder.
+        cmd(
+            &["convert", "cards", "--out", "out", "--format", "json"],
+            "cards",
+        )
+        .writes("out"),
+        cmd(&["index", "cards", "--db", "cards.sqlite"], "cards").writes("cards.sqlite"),
+        cmd(
+            &["search", "--db", "cards.sqlite", "\"unclosed"],
+            "cards.sqlite",
+        ),
+        cmd(&["export", "--db", "cards.sqlite"], "cards.sqlite"),
+    ]
 }
 
 fn state_symlink(dir: &Path, _s: Scale) -> Vec<Run> {

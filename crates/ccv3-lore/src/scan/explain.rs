@@ -29,16 +29,20 @@ impl<'s, 'a> Scan<'s, 'a> {
     /// Finds why each entry the budget cut without checking it would not have been activated
     /// (`explain_all`), as the last pass would have checked it. Many such entries are checked in
     /// two halves (on two threads with the `parallel` feature), each with its own [`RegexMemo`];
-    /// the results are the same.
-    fn explain_unchecked(&mut self, ranks: &[u32]) {
+    /// the results are the same. With `tok` (for [`super::ScanOptions::explain_cut`]), an entry
+    /// that would have been activated carries its token count.
+    fn explain_unchecked(&mut self, ranks: &[u32], tok: Option<&dyn ccv3_tokens::Tokenizer>) {
         let todo: Vec<u32> = ranks
             .iter()
             .copied()
             .filter(|&r| self.status[r as usize] == ST_UNCHECKED)
             .collect();
         let (pass, level, skew) = self.last_pass;
-        let why = |v: Verdict| match v {
-            Verdict::Activate(..) => RejectReason::Budget { tokens: None },
+        let cb = self.cb;
+        let why = |rank: u32, v: Verdict| match v {
+            Verdict::Activate(..) => RejectReason::Budget {
+                tokens: tok.map(|t| t.count(cb.entries[rank as usize].body)),
+            },
             Verdict::Reject(r) => r,
         };
         let mut mine = std::mem::take(&mut self.memo);
@@ -52,7 +56,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         let check = |ranks: &[u32], m: &mut RegexMemo| -> Vec<RejectReason> {
             ranks
                 .iter()
-                .map(|&r| why(this.evaluate(m, r, pass, level, skew)))
+                .map(|&r| why(r, this.evaluate(m, r, pass, level, skew)))
                 .collect()
         };
         let (first, (second, theirs)) = if tail.is_empty() {
@@ -86,23 +90,30 @@ impl<'s, 'a> Scan<'s, 'a> {
 
     /// The rejected entries in book order, each also given to `sink`: the candidates (every
     /// entry with `explain_all`) that were not activated, and how many the budget cut
-    /// unchecked (none with `explain_all`: their reasons are found).
-    pub(super) fn rejections(&mut self, sink: &mut dyn ExplainSink) -> (Vec<Rejected<'a>>, usize) {
+    /// unchecked (none with `explain_all` or `explain_cut`: their reasons are found).
+    pub(super) fn rejections(
+        &mut self,
+        tok: &dyn ccv3_tokens::Tokenizer,
+        sink: &mut dyn ExplainSink,
+    ) -> (Vec<Rejected<'a>>, usize) {
         let cb = self.cb;
         let ranks: Vec<u32> = if self.opts.explain_all {
             (0..cb.entries.len() as u32).collect()
         } else {
             self.cands.clone()
         };
+        let explained = self.opts.explain_all || self.opts.explain_cut;
         if self.opts.explain_all {
-            self.explain_unchecked(&ranks);
+            self.explain_unchecked(&ranks, None);
+        } else if self.opts.explain_cut {
+            self.explain_unchecked(&ranks, Some(tok));
         }
         let mut rejected = Vec::with_capacity(ranks.len());
         let mut unchecked = 0usize;
         for rank in ranks {
             match self.status[rank as usize] {
                 ST_ACTIVE => continue,
-                ST_UNCHECKED if !self.opts.explain_all => {
+                ST_UNCHECKED if !explained => {
                     unchecked += 1;
                     continue;
                 }

@@ -135,6 +135,11 @@ pub struct ScanOptions {
     pub seed: u64,
     /// Explain every entry, not only those that had a chance (costs time proportional to the books).
     pub explain_all: bool,
+    /// Check the candidates the budget cut without checking them (not every entry, as
+    /// `explain_all` does): those that would have been activated are rejected as
+    /// `budget (N tokens)`, with their token count, the others with their own reason; none is
+    /// left [`ScanResult::unchecked`]. What a prompt needs to list every lorebook entry it cut.
+    pub explain_cut: bool,
     /// The most steps one regex search may take (one key on one scan window or one piece of
     /// recursion text; see [`crate::jsregex`]): a search that needs more does not match, and its
     /// entry is explained `regex-budget`. The default, [`REGEX_KEY_STEPS`], is far above what
@@ -231,6 +236,7 @@ impl Default for ScanOptions {
             sources: MatchSources::default(),
             seed: 0,
             explain_all: false,
+            explain_cut: false,
             regex_key_steps: REGEX_KEY_STEPS,
             regex_scan_steps: REGEX_SCAN_STEPS,
             compat: Compat::Spec,

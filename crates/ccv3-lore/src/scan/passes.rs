@@ -46,7 +46,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             }
         }
         let used = tally.used_total;
-        self.finish(tally.activated, used, sink)
+        self.finish(tally.activated, used, tok, sink)
     }
 
     /// The candidates not decided yet: those in inclusion groups (checked first, in rank

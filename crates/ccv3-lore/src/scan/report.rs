@@ -14,6 +14,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         mut self,
         activated: Vec<Act>,
         tokens: usize,
+        tok: &dyn ccv3_tokens::Tokenizer,
         sink: &mut dyn ExplainSink,
     ) -> ScanResult<'a> {
         // State first.
@@ -23,7 +24,7 @@ impl<'s, 'a> Scan<'s, 'a> {
         for a in &activated {
             sink.on_activated(a);
         }
-        let (rejected, unchecked) = self.rejections(sink);
+        let (rejected, unchecked) = self.rejections(tok, sink);
         if self.memo.out_of_steps > 0 {
             self.memo.diags.push(ccv3::Diagnostic::warning(
                 "lore-regex-budget",
