@@ -279,7 +279,8 @@ pub fn write_card(card: &Value, format: &str, image: Option<&[u8]>) -> Result<Ve
 
 /// [`write_card`] with the files the card's assets point at (`embeded://PATH` and
 /// `__asset:PATH` URIs), as [`read_card_files`] returns them: PNG and CHARX carry them, so a
-/// card read from a CHARX or a PNG with asset chunks keeps its assets when written again.
+/// card read from a CHARX or a PNG with asset chunks keeps its assets when written again. For
+/// `charx`, `image` (PNG bytes) is the portrait of a card whose icon is `ccdefault:`.
 ///
 /// # Errors
 /// As [`write_card`].
@@ -299,9 +300,9 @@ pub fn write_card_with_files(
         )));
     }
     if let Some(img) = image {
-        if format != "png" && format != "apng" {
+        if !matches!(format.as_str(), "png" | "apng" | "charx") {
             return Err(EmbedError::bad_input(format!(
-                "an image is only used for png, not {format}"
+                "an image is only used for png and charx, not {format}"
             )));
         }
         if !ccv3::png::is_png(img) {
@@ -311,15 +312,26 @@ pub fn write_card_with_files(
         }
     }
     let (card, diagnostics) = card_from_value(card)?;
-    let files = files
+    let files: Vec<ccv3::EmbeddedFile> = files
         .into_iter()
         .map(|(path, data)| ccv3::EmbeddedFile { path, data })
         .collect();
+    // A CHARX written with files keeps those no asset points at (RisuAI's module.risum,
+    // x_meta/...), as a CHARX read and written again does; its picture is `image`.
+    let charx = format == "charx";
     let cf = CardFile {
         card,
-        container: Container::Json,
+        container: if charx && !files.is_empty() {
+            Container::Charx
+        } else {
+            Container::Json
+        },
         files,
-        image: None,
+        image: if charx {
+            image.map(<[u8]>::to_vec)
+        } else {
+            None
+        },
         diagnostics,
     };
     match format.as_str() {

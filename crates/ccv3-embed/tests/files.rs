@@ -78,3 +78,24 @@ fn charx_assets_survive_a_write_with_their_files() {
         .iter()
         .all(|(_, d)| files.iter().all(|(_, f)| f != d)));
 }
+
+#[test]
+fn charx_takes_the_portrait_of_a_png_card() {
+    // A card read from a PNG points its icon at `ccdefault:` (the picture it came in); written
+    // as CHARX with that picture, the CHARX carries it as the icon.
+    let png = example("ember.png");
+    let card = read_card(&png, &ReadOptions::default()).unwrap();
+    let bare = write_card(&card, "charx", None).unwrap();
+    assert!(read_card_files(&bare).unwrap().is_empty());
+    let charx = write_card_with_files(&card, "charx", Some(&png), Vec::new()).unwrap();
+    let files = read_card_files(&charx).unwrap();
+    assert!(
+        files
+            .iter()
+            .any(|(p, d)| p.ends_with(".png") && d.starts_with(b"\x89PNG")),
+        "{:?}",
+        files.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    let err = write_card_with_files(&card, "json", Some(&png), Vec::new()).unwrap_err();
+    assert_eq!(err.code, "bad-input");
+}
