@@ -195,6 +195,7 @@ function sniff(bytes) {
 
 async function openFile(file) {
   if (!file) return;
+  S.chosenAt = performance.now();
   status(`Reading ${file.name}…`);
   let bytes;
   try {
@@ -251,6 +252,9 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
   $('#name-label').textContent = kind === 'card' ? 'Name' : 'Lorebook name';
   updateNameEcho();
   status(`Opened ${fileName}`);
+  // How long the file took from being chosen to its name shown (read by the speed test).
+  if (S.chosenAt !== undefined) name.dataset.openMs = (performance.now() - S.chosenAt).toFixed(1);
+  S.chosenAt = undefined;
   setTimeout(() => {
     try {
       loadPicture();
@@ -572,6 +576,7 @@ function renderLore() {
   const body = table.tBodies[0];
   const list = entries();
   table.dataset.count = String(list.length);
+  table.parentElement.classList.toggle('big', list.length > 20);
   $('#add-book').hidden = !(S.kind === 'card' && !b);
   $('#add-entry').hidden = !b;
   $('#lore-summary').textContent = b ? `${list.length} entries${b.name ? ` · ${b.name}` : ''}` : '(none)';

@@ -339,6 +339,7 @@ test('speed: the 8.6 MB card shows its name within 1 s; the tester on 10,000 ent
   const { page, context, errors } = await openPage();
   const name = ccv3.readCard(fs.readFileSync(big)).data.name;
   const times = [];
+  const inPage = [];
   for (let i = 0; i < 3; i++) {
     await page.reload();
     await page.waitForSelector('[data-testid=file-input]:not([disabled])', { state: 'attached' });
@@ -346,9 +347,10 @@ test('speed: the 8.6 MB card shows its name within 1 s; the tester on 10,000 ent
     await choose(page, big);
     await page.waitForFunction((n) => document.querySelector('[data-testid=card-name]').value === n, name, { polling: 'raf', timeout: 30_000 });
     times.push(Date.now() - t0);
+    inPage.push(Number(await page.getAttribute('[data-testid=card-name]', 'data-open-ms')));
   }
   await page.waitForSelector('[data-testid=lore-entry]', { timeout: 30_000 });
-  console.log(`# 8.6 MB card (${fs.statSync(big).size} bytes, 2,000 entries): card-name after ${times.join(', ')} ms`);
+  console.log(`# 8.6 MB card (${fs.statSync(big).size} bytes, 2,000 entries): card-name after ${times.join(', ')} ms from setInputFiles (${inPage.join(', ')} ms from the page's change event)`);
   assert.ok(Math.min(...times) < 1000, `card-name after ${times.join(', ')} ms`);
 
   await choose(page, book);
