@@ -994,7 +994,7 @@ function notes() {
   if (!S.doc) return out;
   if (S.kind === 'lorebook') {
     out.push('This is a lorebook: it downloads as lorebook_v3 or SillyTavern World Info.');
-    out.push('World Info: fields and decorators World Info has no place for are dropped.');
+    out.push('World Info: fields and decorators it has no place for are dropped.');
     return out;
   }
   const d = S.doc.data;
@@ -1004,14 +1004,14 @@ function notes() {
   if (S.files.some((f) => !/^assets\//.test(f.path) && !S.doc.data.assets?.some((a) => a && typeof a.uri === 'string' && a.uri.endsWith(f.path)))) {
     out.push('PNG and JSON: files of the CHARX no asset points at (such as module.risum) are kept by CHARX only.');
   }
-  out.push('V3 JSON: no picture; embedded assets are not carried (their URIs stay).');
+  out.push('V3 JSON: no picture or embedded assets (their URIs stay).');
   const v3only = ['nickname', 'creator_notes_multilingual', 'source', 'group_only_greetings', 'creation_date', 'modification_date', 'assets']
     .filter((k) => d[k] !== undefined && !(Array.isArray(d[k]) && d[k].length === 0));
-  let v2 = 'V2 JSON: no picture or assets; creator_notes starts with the spec\'s V3 notice';
-  if (v3only.length) v2 += `; the V3-only fields (${v3only.join(', ')}) move to data.extensions.ccv3, which V2 apps keep but do not use`;
-  if (entries().some((e) => e && Array.isArray(e.decorators) && e.decorators.length)) v2 += '; lorebook decorators are taken out of entry contents (kept in each entry\'s extensions.ccv3)';
+  let v2 = 'V2 JSON: no picture or assets; creator_notes gets the spec\'s V3 notice';
+  if (v3only.length) v2 += `; V3-only fields (${v3only.join(', ')}) are kept in data.extensions.ccv3, which V2 apps ignore`;
+  if (entries().some((e) => e && Array.isArray(e.decorators) && e.decorators.length)) v2 += '; decorators leave entry contents (kept in their extensions.ccv3)';
   out.push(`${v2}.`);
-  if (book()) out.push('World Info: fields and decorators World Info has no place for are dropped.');
+  if (book()) out.push('World Info: fields and decorators it has no place for are dropped.');
   return out;
 }
 

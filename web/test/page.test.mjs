@@ -292,6 +292,9 @@ test('the lorebook tester activates entries, says why, keeps state across turns 
   assert.ok((await page.locator('#prompt .msg').count()) > 0);
   if (SCREENSHOT) {
     await page.click('#diag-panel h2');
+    await page.fill('[data-testid=chat-input]', 'User: Tell me about the Teeth.\nEmber: They took three ships.\nUser: And the lamp?');
+    await page.waitForSelector('[data-testid=activated-entry]');
+    await page.waitForTimeout(500);
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: SCREENSHOT });
   }
@@ -311,6 +314,40 @@ test('an unreadable file shows the error with the reason; a phone-sized screen h
   assert.equal(await page.isHidden('[data-testid=error]'), true);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the phone screen`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a file dropped on the page opens', async () => {
+  const { page, context, errors } = await openPage();
+  const json = fs.readFileSync(path.join(REPO, 'examples', 'ember.json'), 'utf8');
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'ember.json', { type: 'application/json' }));
+    document.querySelector('#welcome').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, json);
+  await page.waitForFunction(() => document.querySelector('[data-testid=card-name]').value === 'Ember Vale');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('works offline once loaded (service worker)', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${base}/index.html`);
+  await page.waitForFunction(async () => {
+    const r = await navigator.serviceWorker.ready;
+    return !!r.active && r.active.state === 'activated';
+  }, null, { timeout: 60_000 });
+  await context.setOffline(true);
+  await page.reload();
+  await page.waitForSelector('[data-testid=file-input]:not([disabled])', { state: 'attached', timeout: 60_000 });
+  await page.setInputFiles('[data-testid=file-input]', path.join(REPO, 'examples', 'ember.png'));
+  await page.waitForFunction(() => document.querySelector('[data-testid=card-name]').value === 'Ember Vale');
+  await page.fill('[data-testid=chat-input]', 'User: Tell me about the Teeth.');
+  await page.waitForSelector('[data-testid=activated-entry]', { timeout: 60_000 });
   assert.deepEqual(errors, []);
   await context.close();
 });
