@@ -169,7 +169,7 @@ function changed(path) {
   updateUndoButtons();
   if (path.length <= 2 || path[path.length - 1] === 'name') updateNameEcho();
   clearTimeout(validateTimer);
-  validateTimer = setTimeout(validateNow, 150);
+  validateTimer = setTimeout(validateNow, S.bytes && S.bytes.length > 1 << 20 ? 400 : 150);
   clearTimeout(draftTimer);
   draftTimer = setTimeout(saveDraft, 800);
   runTester();
@@ -210,6 +210,14 @@ async function openFile(file) {
 function failOpen(name, reason) {
   showError(`Cannot open ${name}: ${reason}`);
   status('Could not open the file');
+  // The file is closed: only its finding is shown, as `ccv3 validate --json` gives it.
+  if (S.compiled) S.compiled.free();
+  Object.assign(S, { kind: null, doc: null, compiled: null, undo: [], redo: [], edited: false, lastScan: null });
+  updateUndoButtons();
+  $('#welcome').hidden = false;
+  $('#editor').hidden = false;
+  $('#editor').classList.add('failed');
+  $('#card-name').value = '';
   // As `ccv3 validate --json` reports a file it cannot read.
   const list = $('#diagnostics');
   list.replaceChildren(diagnosticItem({ severity: 'error', code: 'unreadable', path: '', message: reason }));
@@ -247,6 +255,7 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
   // The name first (issue 15: the 8.6 MB card shows its name within 1 s).
   $('#welcome').hidden = true;
   $('#editor').hidden = false;
+  $('#editor').classList.remove('failed');
   const name = $('#card-name');
   name.value = (kind === 'card' ? doc.data.name : doc.name) || '';
   $('#name-label').textContent = kind === 'card' ? 'Name' : 'Lorebook name';
@@ -869,13 +878,20 @@ function testerChat() {
 
 let testerQueued = false;
 
+let scanTimer = 0;
+
 function runTester() {
-  if (testerQueued) return;
-  testerQueued = true;
-  queueMicrotask(() => {
-    testerQueued = false;
-    scanNow();
-  });
+  if (!S.compiled) {
+    // The book changed: compile again once typing pauses (a big book takes a moment).
+    clearTimeout(scanTimer);
+    scanTimer = setTimeout(scanNow, entries().length > 500 ? 300 : 0);
+  } else if (!testerQueued) {
+    testerQueued = true;
+    queueMicrotask(() => {
+      testerQueued = false;
+      scanNow();
+    });
+  }
   clearTimeout(promptTimer);
   promptTimer = setTimeout(promptNow, 300);
 }

@@ -285,7 +285,8 @@ test('the lorebook tester activates entries, says why, keeps state across turns 
   ] });
   assert.equal(activated.length, expected.activated.length);
   await page.click('#rejected-box summary');
-  assert.ok(await page.locator('#lore-rejected li').count() > 0, 'why the others did not');
+  await page.waitForSelector('#lore-rejected li', { timeout: 5000 }).catch(() => assert.fail('why the others did not'));
+  assert.match(await page.textContent('#lore-rejected'), /no key matched|disabled|cooldown|delay|budget|probab/i);
   await page.click('[data-testid=next-turn]');
   await page.waitForFunction(() => /turn 2/.test(document.querySelector('#turn').textContent));
   await page.waitForFunction(() => Number(document.querySelector('[data-testid=prompt-tokens]').dataset.tokens) > 0);
