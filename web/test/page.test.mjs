@@ -115,7 +115,7 @@ async function download(page, testid) {
   return new Uint8Array(fs.readFileSync(p));
 }
 
-test('every example and corpus file shows what `ccv3 inspect --json` and `ccv3 validate --json` give', async () => {
+test('every example and corpus file shows what `ccv3 inspect --json` and `ccv3 validate --json` give, and downloads edited', async () => {
   const { page, context, requests, errors } = await openPage();
   let checked = 0;
   for (const file of inputs()) {
@@ -150,6 +150,29 @@ test('every example and corpus file shows what `ccv3 inspect --json` and `ccv3 v
       assert.equal(lf(await page.inputValue('[data-testid=field-first-mes]')), lf(doc.data.first_mes), `${what}: first_mes`);
       const greetings = await page.$$eval('[data-testid=field-alternate-greetings] textarea', (l) => l.map((t) => t.value));
       assert.deepEqual(greetings.map(lf), (doc.data.alternate_greetings || []).map(lf), `${what}: alternate greetings`);
+    }
+    // Edit the name, download, read the download back: the edit is there, the rest as it was.
+    const edited = `${name.replace(/[\r\n]/g, '')} (edited)`;
+    await page.fill('[data-testid=card-name]', edited);
+    const formats = isBook ? ['download-lorebook-v3'] : ['download-png', 'download-json-v3', ...(file.endsWith('.charx') ? ['download-charx'] : [])];
+    for (const id of formats) {
+      const bytes = await download(page, id);
+      if (isBook) {
+        assert.equal(ccv3.readLorebook(bytes).name, edited, `${what} -> ${id}`);
+        continue;
+      }
+      const back = ccv3.readCard(bytes);
+      assert.equal(back.data.name, edited, `${what} -> ${id}`);
+      assert.equal(back.data.description, doc.data.description, `${what} -> ${id}: description`);
+      assert.deepEqual(back.data.alternate_greetings, doc.data.alternate_greetings, `${what} -> ${id}: greetings`);
+      const entries = (c) => (c.data.character_book ? c.data.character_book.entries.length : 0);
+      assert.equal(entries(back), count, `${what} -> ${id}: entries`);
+      if (id === 'download-charx') {
+        // A CHARX keeps every file it carried (assets, RisuAI's module and metadata).
+        const had = ccv3.readCardFiles(fs.readFileSync(file));
+        const has = ccv3.readCardFiles(bytes);
+        for (const f of had) assert.ok(has.some((g) => Buffer.compare(g.bytes, f.bytes) === 0), `${what} -> charx: ${f.path}`);
+      }
     }
     checked++;
   }
