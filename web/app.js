@@ -256,6 +256,10 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
   $('#welcome').hidden = true;
   $('#editor').hidden = false;
   $('#editor').classList.remove('failed');
+  // The findings of the file before go at once; this file's follow with the rest.
+  $('#diagnostics').replaceChildren();
+  $('#diag-summary').textContent = 'checking…';
+  $('#diag-summary').className = 'muted';
   const name = $('#card-name');
   name.value = (kind === 'card' ? doc.data.name : doc.name) || '';
   $('#name-label').textContent = kind === 'card' ? 'Name' : 'Lorebook name';
