@@ -843,6 +843,7 @@ async function loadTokens(name) {
     await ccv3.loadTokenizer(name, await fetchVocab(name));
     S.tokenizer = name;
     S.tokensReady = true;
+    $('#tokenizer-name').textContent = `${name}_base`;
     status(`Tokenizer ${name}_base ready`);
     if (S.compiled) S.compiled.free();
     S.compiled = null;
@@ -966,6 +967,7 @@ function promptNow() {
   if (!S.doc || S.kind !== 'card' || !S.tokensReady) {
     box.replaceChildren(el('p', { class: 'muted', text: S.kind === 'lorebook' ? 'Open a card to assemble a prompt.' : '' }));
     total.textContent = '';
+    $('#card-total').textContent = S.kind === 'lorebook' ? 'no card' : '…';
     return;
   }
   let r;
@@ -977,6 +979,7 @@ function promptNow() {
     return;
   }
   total.textContent = `${r.tokens.toLocaleString('en')} tokens (${S.tokenizer}_base)`;
+  $('#card-total').textContent = `${r.tokens.toLocaleString('en')} tokens`;
   total.dataset.tokens = String(r.tokens);
   const items = r.messages.map((m) => el('div', { class: 'msg' }, el('div', { class: 'role', text: m.role }), m.content));
   if (r.cut && r.cut.length) items.push(el('p', { class: 'muted', text: `Cut by the context budget: ${r.cut.map((c) => `${c.label} (${c.tokens} tokens): ${c.reason}`).join('; ')}` }));
