@@ -603,11 +603,10 @@ function renderLore() {
   const nav = $('#lore-pages');
   nav.replaceChildren();
   if (pages > 1) {
-    nav.append(el('span', { class: 'muted', text: `Entries ${start + 1}–${Math.min(list.length, start + PAGE)} of ${list.length}` }));
-    for (let p = 0; p < pages && p < 50; p++) {
-      nav.append(el('button', { type: 'button', text: String(p + 1), 'aria-current': p === S.page ? 'page' : undefined,
-        disabled: p === S.page, on: { click: () => { S.page = p; renderLore(); } } }));
-    }
+    const go = (p) => { S.page = p; renderLore(); };
+    nav.append(el('button', { type: 'button', text: '‹ Previous', disabled: S.page === 0, on: { click: () => go(S.page - 1) } }));
+    nav.append(el('span', { class: 'muted', text: `Entries ${start + 1}–${Math.min(list.length, start + PAGE)} of ${list.length} (page ${S.page + 1} of ${pages})` }));
+    nav.append(el('button', { type: 'button', text: 'Next ›', disabled: S.page >= pages - 1, on: { click: () => go(S.page + 1) } }));
   }
   renderEntryEditor();
 }
@@ -922,7 +921,8 @@ function scanNow() {
   let result;
   try {
     if (!S.compiled) S.compiled = ccv3.compileLorebooks([b], { tokenizer: S.tokenizer });
-    result = ccv3.scanLorebook({ books: S.compiled, chat, state: S.turnState, tokenizer: S.tokenizer });
+    // Why the others did not activate is asked for only while that list is open.
+    result = ccv3.scanLorebook({ books: S.compiled, chat, state: S.turnState, rejected: $('#rejected-box').open });
   } catch (e) {
     out.replaceChildren(el('li', { class: 'error', text: e.message }));
     return;
@@ -942,7 +942,7 @@ function scanNow() {
     el('strong', { text: label(a.index, a.name) }),
     ` (#${a.index}${a.name && list[a.index] && list[a.index].keys && list[a.index].keys[0] ? `, key ${list[a.index].keys[0]}` : ''}) · ${a.position}${a.depth !== undefined && a.depth !== null ? ` depth ${a.depth}` : ''} · ${a.reason}`)));
   if (!result.activated.length) out.append(el('li', { class: 'muted', text: 'Nothing activated.' }));
-  $('#rejected-count').textContent = `(${result.rejected.length})`;
+  $('#rejected-count').textContent = $('#rejected-box').open ? `(${result.rejected.length})` : `(${Math.max(0, entries().length - result.activated.length)})`;
   S.rejectedLabel = label;
   if ($('#rejected-box').open) renderRejected();
   else rejected.replaceChildren();
@@ -1160,7 +1160,7 @@ function wire() {
   $('#user-name').addEventListener('input', runTester);
   $('#next-turn').addEventListener('click', nextTurn);
   $('#reset-turns').addEventListener('click', resetTurns);
-  $('#rejected-box').addEventListener('toggle', () => { if ($('#rejected-box').open) renderRejected(); });
+  $('#rejected-box').addEventListener('toggle', () => { if ($('#rejected-box').open) scanNow(); });
   $('#tokenizer').addEventListener('change', () => loadTokens($('#tokenizer').value));
   for (const b of document.querySelectorAll('[data-format]')) b.addEventListener('click', () => download(b.dataset.format));
   document.addEventListener('keydown', (e) => {

@@ -343,7 +343,7 @@ function makeApi(host) {
   function compileLorebooks(books, options) {
     if (books instanceof CompiledLorebooks) return books;
     if (options === undefined || options === null) options = {};
-    const rest = requestOf(options, 'options', ['books', 'chat', 'state', 'seed']);
+    const rest = requestOf(options, 'options', ['books', 'chat', 'state', 'seed', 'rejected']);
     const packed = packBooks(books, 'books');
     const json = toJson(rest, 'options');
     const handle = withTokens(tokenizerOf(options), (raw) => raw.compile_books(packed.json, packed.blob, packed.lens, json));
@@ -372,7 +372,7 @@ function makeApi(host) {
         throw badInput('books: these compiled lorebooks were freed or belong to a restarted instance; compile them again');
       }
       const turn = {};
-      for (const k of ['chat', 'state', 'seed']) if (request[k] !== undefined) turn[k] = request[k];
+      for (const k of ['chat', 'state', 'seed', 'rejected']) if (request[k] !== undefined) turn[k] = request[k];
       const turnJson = toJson(turn, 'the request');
       return fromJson(withTokens(enc, (raw) => raw.scan_compiled(compiled._handle, turnJson)));
     }

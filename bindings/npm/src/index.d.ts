@@ -177,6 +177,8 @@ export interface ScanOptions {
   tokenizer?: 'o200k' | 'cl100k' | 'estimate' | (string & {});
   charName?: string;
   userName?: string;
+  /** List the entries that did not activate (default true); false leaves `rejected` empty, faster for a big book. */
+  rejected?: boolean;
   [option: string]: unknown;
 }
 

@@ -48,3 +48,17 @@ test('writeCard charx with image: the PNG a card came in is its portrait', () =>
   assert.ok(files.some((f) => f.path.endsWith('.png') && f.bytes[0] === 0x89), JSON.stringify(files.map((f) => f.path)));
   assert.match(ccv3.readCard(charx).data.assets[0].uri, /^embeded:\/\//);
 });
+
+test('scanLorebook rejected: false leaves the rejected list empty, compiled or not', () => {
+  const world = example('world.json');
+  const chat = [{ role: 'user', name: 'User', content: 'The mainland and Harrowport.' }];
+  const full = ccv3.scanLorebook({ books: [world], chat });
+  assert.ok(full.rejected.length > 0);
+  const lean = ccv3.scanLorebook({ books: [world], chat, rejected: false });
+  assert.deepEqual(lean.activated, full.activated);
+  assert.deepEqual(lean.rejected, []);
+  const compiled = ccv3.compileLorebooks([world]);
+  assert.deepEqual(ccv3.scanLorebook({ books: compiled, chat, rejected: false }).rejected, []);
+  assert.deepEqual(ccv3.scanLorebook({ books: compiled, chat }).rejected, full.rejected);
+  compiled.free();
+});

@@ -99,3 +99,36 @@ fn charx_takes_the_portrait_of_a_png_card() {
     let err = write_card_with_files(&card, "json", Some(&png), Vec::new()).unwrap_err();
     assert_eq!(err.code, "bad-input");
 }
+
+#[test]
+fn scans_without_the_rejected_list() {
+    // Issue 15: the web page's tester scans a 10,000-entry book as someone types; `rejected:
+    // false` leaves out the list of entries that did not activate, nothing else changes.
+    use ccv3_embed::{scan_lorebook, CompiledBooks, Source};
+    use serde_json::json;
+    let book = example("world.json");
+    let chat = json!([{"role": "user", "name": "User", "content": "The mainland and Harrowport."}]);
+    let full = scan_lorebook(&[Source::Bytes(&book)], &json!({"chat": chat})).unwrap();
+    let lean = scan_lorebook(
+        &[Source::Bytes(&book)],
+        &json!({"chat": chat, "rejected": false}),
+    )
+    .unwrap();
+    assert_eq!(lean["activated"], full["activated"]);
+    assert_eq!(lean["tokens"], full["tokens"]);
+    assert_eq!(lean["state"], full["state"]);
+    assert_eq!(lean["rejected"], json!([]));
+    assert!(full["rejected"].as_array().is_some_and(|r| !r.is_empty()));
+    let mut compiled = CompiledBooks::new(&[Source::Bytes(&book)], &json!({})).unwrap();
+    let lean = compiled
+        .scan(&json!({"chat": chat, "rejected": false}))
+        .unwrap();
+    assert_eq!(lean["activated"], full["activated"]);
+    assert_eq!(lean["rejected"], json!([]));
+    assert_eq!(
+        compiled.scan(&json!({"chat": chat})).unwrap()["rejected"],
+        full["rejected"]
+    );
+    let err = scan_lorebook(&[Source::Bytes(&book)], &json!({"rejected": 1})).unwrap_err();
+    assert_eq!(err.code, "bad-input");
+}
