@@ -416,6 +416,8 @@ test('speed: the 8.6 MB card shows its name within 1 s; the tester on 10,000 ent
 
   await choose(page, book);
   await page.waitForFunction(() => document.querySelector('[data-testid=lore-table]').dataset.count === '10000', null, { timeout: 30_000 });
+  // Books over 1,000 entries are shown a page of 1,000 rows at a time.
+  assert.equal(await page.locator('[data-testid=lore-entry]').count(), 1000);
   await page.waitForFunction(() => /Tokenizer .* ready/.test(document.querySelector('#status').textContent) || document.querySelector('#scan-time').dataset.ms, null, { timeout: 30_000 });
   const chat = JSON.parse(fs.readFileSync(path.join(GEN, 'chat.json'), 'utf8')).messages.slice(-8)
     .map((m) => `${m.name}: ${String(m.mes).replace(/\n/g, ' ')}`).join('\n');
