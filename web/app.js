@@ -245,11 +245,16 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
       }
     }
   }
+  // What was pending for the file before: its draft is saved now, its checks are dropped.
+  if (S.doc && S.edited) saveDraft();
+  clearTimeout(validateTimer);
+  clearTimeout(draftTimer);
+  clearTimeout(scanTimer);
   for (const u of S.urls) URL.revokeObjectURL(u);
   if (S.compiled) S.compiled.free();
   Object.assign(S, {
     kind, doc, fileName, bytes, picture: null, pngPicture: null, files: [], urls: [], undo: [], redo: [],
-    edited: !!draft, page: 0, selected: -1, compiled: null, turnState: null, turn: 1, lastScan: null,
+    edited: !!draft, page: 0, selected: -1, compiled: null, turnState: null, turn: 1, lastScan: null, readerFindings: [],
     draftId: draft ? draft.id : `${fileName}:${bytes.length}:${Date.now()}`,
   });
   // The name first (issue 15: the 8.6 MB card shows its name within 1 s).
@@ -746,15 +751,31 @@ function diagnosticItem(d) {
   return li;
 }
 
-/** Validates the file as opened (`bytes`), or the edited object. */
+const sameFinding = (a, b) => a.severity === b.severity && a.code === b.code && a.path === b.path && a.message === b.message;
+
+function validate(input) {
+  try {
+    return S.kind === 'card' ? ccv3.validateCard(input) : ccv3.validateLorebook(input);
+  } catch (e) {
+    return [{ severity: 'error', code: e.code || 'error', path: '', message: e.message }];
+  }
+}
+
+/**
+ * Validates the file as opened (`bytes`: exactly what `ccv3 validate --json` gives), or the
+ * edited object. The findings only the file has (what the reader repaired, container problems)
+ * stay listed after edits, until the card is written again.
+ */
 function validateNow(bytes) {
   if (!S.doc) return;
   let list;
-  try {
-    const input = bytes || S.doc;
-    list = S.kind === 'card' ? ccv3.validateCard(input) : ccv3.validateLorebook(input);
-  } catch (e) {
-    list = [{ severity: 'error', code: e.code || 'error', path: '', message: e.message }];
+  if (bytes) {
+    list = validate(bytes);
+    const unedited = validate(S.doc);
+    S.readerFindings = list.filter((f) => !unedited.some((g) => sameFinding(f, g)));
+  } else {
+    const current = validate(S.doc);
+    list = [...S.readerFindings.filter((f) => !current.some((g) => sameFinding(f, g))), ...current];
   }
   const ol = $('#diagnostics');
   ol.replaceChildren(...list.map(diagnosticItem));

@@ -174,6 +174,12 @@ test('every example and corpus file shows what `ccv3 inspect --json` and `ccv3 v
         for (const f of had) assert.ok(has.some((g) => Buffer.compare(g.bytes, f.bytes) === 0), `${what} -> charx: ${f.path}`);
       }
     }
+    if (found.length) {
+      // After an edit the file's findings (what the reader repaired included) are still listed.
+      await page.waitForTimeout(600);
+      const after = await page.$$eval('[data-testid=diagnostic]', (l) => l.map((d) => [d.dataset.severity, d.dataset.code, d.dataset.path]));
+      for (const f of found) assert.ok(after.some((g) => g.join('\n') === f.join('\n')), `${what}: ${f.join(' ')} gone after an edit`);
+    }
     checked++;
   }
   console.log(`# ${checked} files checked`);
