@@ -366,10 +366,6 @@ const TEXT_FIELDS = [
 
 const testId = (key) => `field-${key.replace(/_/g, '-')}`;
 
-function tokenBadge(key) {
-  return el('span', { class: 'tok', 'data-tok': key });
-}
-
 /** A text field bound to `path`; `key` names its test id and token badge. */
 function textField(path, label, kind, rows, key) {
   const value = getAt(path);
