@@ -234,8 +234,10 @@ test('edits come back in every download; unedited fields byte for byte (Windows 
     const lb = ccv3.readLorebook(await download(page, 'download-lorebook-v3'));
     assert.equal(lb.entries.length, original.data.character_book.entries.length);
     // SillyTavern World Info: `entries` is an object keyed by uid.
-    const wi = JSON.parse(new TextDecoder().decode(await download(page, 'download-worldinfo')));
+    const wiBytes = await download(page, 'download-worldinfo');
+    const wi = JSON.parse(new TextDecoder().decode(wiBytes));
     assert.equal(Object.keys(wi.entries).length, original.data.character_book.entries.length);
+    assert.equal(ccv3.readLorebook(wiBytes).entries.length, original.data.character_book.entries.length);
     assert.match(await page.textContent('[data-testid=download-notes]'), /V2 JSON/);
     assert.deepEqual(errors, []);
     await context.close();
