@@ -277,7 +277,17 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
     try {
       loadPicture();
       renderDocument();
-      validateNow(draft ? null : bytes);
+      if (draft) {
+        // The file's own findings, from the file as opened; then the draft's.
+        try {
+          const fresh = kind === 'card' ? ccv3.readCard(bytes) : ccv3.readLorebook(bytes);
+          const unedited = validate(fresh);
+          S.readerFindings = validate(bytes).filter((f) => !unedited.some((g) => sameFinding(f, g)));
+        } catch (_) {
+          S.readerFindings = [];
+        }
+        validateNow();
+      } else validateNow(bytes);
       updateUndoButtons();
       if (recent) store.addRecent(fileName, bytes).then(renderRecent, () => {});
       if (!S.tokensReady) setTimeout(() => loadTokens(S.tokenizer), 50);
