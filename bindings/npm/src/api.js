@@ -251,8 +251,42 @@ function makeApi(host) {
     const format = options && options.format !== undefined ? options.format : 'png';
     if (typeof format !== 'string') throw badInput(`options.format must be a string, got ${describe(format)}`);
     const image = options && options.image !== undefined && options.image !== null ? asBytes(options.image, 'options.image') : undefined;
+    const files = options && options.files !== undefined && options.files !== null ? options.files : undefined;
     const json = toJson(card, 'card');
-    return guard((raw) => raw.write_card(json, format, image));
+    if (files === undefined) return guard((raw) => raw.write_card(json, format, image));
+    if (!Array.isArray(files)) throw badInput(`options.files must be an array, got ${describe(files)}`);
+    const paths = [];
+    const parts = [];
+    files.forEach((f, i) => {
+      if (!isPlainObject(f) || typeof f.path !== 'string') throw badInput(`options.files[${i}] must be {path, bytes}`);
+      paths.push(f.path);
+      parts.push(asBytes(f.bytes, `options.files[${i}].bytes`));
+    });
+    const lens = new Uint32Array(parts.length);
+    const blob = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    parts.forEach((p, i) => {
+      blob.set(p, at);
+      at += p.length;
+      lens[i] = p.length;
+    });
+    const pathsJson = toJson(paths, 'options.files');
+    return guard((raw) => raw.write_card_with_files(json, format, image, pathsJson, blob, lens));
+  }
+
+  function readCardFiles(bytes) {
+    const data = asBytes(bytes, 'bytes');
+    const parts = guard((raw) => raw.read_card_files(data));
+    const paths = fromJson(parts[0]);
+    const blob = parts[1];
+    const lens = parts[2];
+    const out = [];
+    let at = 0;
+    for (let i = 0; i < paths.length; i++) {
+      out.push({ path: paths[i], bytes: blob.subarray(at, at + lens[i]) });
+      at += lens[i];
+    }
+    return out;
   }
 
   function writeLorebook(lorebook, options) {
@@ -309,7 +343,7 @@ function makeApi(host) {
   function compileLorebooks(books, options) {
     if (books instanceof CompiledLorebooks) return books;
     if (options === undefined || options === null) options = {};
-    const rest = requestOf(options, 'options', ['books', 'chat', 'state', 'seed']);
+    const rest = requestOf(options, 'options', ['books', 'chat', 'state', 'seed', 'rejected']);
     const packed = packBooks(books, 'books');
     const json = toJson(rest, 'options');
     const handle = withTokens(tokenizerOf(options), (raw) => raw.compile_books(packed.json, packed.blob, packed.lens, json));
@@ -338,7 +372,7 @@ function makeApi(host) {
         throw badInput('books: these compiled lorebooks were freed or belong to a restarted instance; compile them again');
       }
       const turn = {};
-      for (const k of ['chat', 'state', 'seed']) if (request[k] !== undefined) turn[k] = request[k];
+      for (const k of ['chat', 'state', 'seed', 'rejected']) if (request[k] !== undefined) turn[k] = request[k];
       const turnJson = toJson(turn, 'the request');
       return fromJson(withTokens(enc, (raw) => raw.scan_compiled(compiled._handle, turnJson)));
     }
@@ -383,6 +417,7 @@ function makeApi(host) {
 
   return {
     readCard,
+    readCardFiles,
     readLorebook,
     parseDecorators,
     serializeDecorators,

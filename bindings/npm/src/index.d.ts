@@ -125,9 +125,19 @@ export interface ReadOptions {
 
 /** Options of writeCard. */
 export interface WriteCardOptions {
-  format: 'png' | 'charx' | 'json';
+  /** `json` is V3; `json-v2` is the spec's V2 backfill (as `ccv3 convert --to v2`). */
+  format: 'png' | 'charx' | 'json' | 'json-v2';
   /** PNG bytes for the `png` format (else the card's own image or a placeholder). */
   image?: Uint8Array;
+  /** The files the card's assets point at (readCardFiles of the file it came from): PNG and CHARX carry them. */
+  files?: CardFile[];
+}
+
+/** A file a card file carries besides the card (a CHARX entry, a PNG asset chunk). */
+export interface CardFile {
+  /** The path inside the CHARX, or the PATH of a PNG's `chara-ext-asset_:PATH` chunk. */
+  path: string;
+  bytes: Uint8Array;
 }
 
 /** Options of writeLorebook. */
@@ -193,6 +203,8 @@ export interface ScanOptions {
   dialect?: Dialect;
   /** `'sillytavern'`: reproduce SillyTavern 1.15's lorebook results (docs/sillytavern-compat.md). */
   compat?: 'sillytavern' | 'spec';
+  /** List the entries that did not activate (default true); false leaves `rejected` empty, faster for a big book. */
+  rejected?: boolean;
   [option: string]: unknown;
 }
 
@@ -304,6 +316,8 @@ export declare class CompiledLorebooks {
 
 /** Reads a card (V1/V2 JSON, PNG/APNG, CHARX, WebP/JPEG) as a V3 object. */
 export declare function readCard(bytes: Uint8Array, options?: ReadOptions): CharacterCardV3;
+/** The files a card file carries besides the card (CHARX entries, PNG asset chunks), in file order. */
+export declare function readCardFiles(bytes: Uint8Array): CardFile[];
 /** Reads a lorebook (lorebook_v3, bare book, SillyTavern World Info, NovelAI, Agnai, RisuAI). */
 export declare function readLorebook(bytes: Uint8Array, options?: ReadOptions): Lorebook;
 /** Splits the decorator lines off an entry's content. */

@@ -3,6 +3,7 @@ import api from './index.cjs';
 
 export const {
   readCard,
+  readCardFiles,
   readLorebook,
   parseDecorators,
   serializeDecorators,

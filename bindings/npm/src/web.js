@@ -97,6 +97,7 @@ export async function loadTokenizer(encoding = 'o200k', source) {
 
 export const {
   readCard,
+  readCardFiles,
   readLorebook,
   parseDecorators,
   serializeDecorators,

@@ -271,26 +271,45 @@ pub(crate) fn book_from_value(v: &Value) -> Result<(Lorebook, Vec<Diagnostic>), 
 }
 
 /// Writes a card (an object as [`read_card`] returns it, or V1/V2 JSON) as `format`: `png`,
-/// `charx` or `json`.
+/// `charx`, `json` (V3) or `json-v2` (the spec's V2 backfill, as `ccv3 convert --to v2`).
 ///
 /// Decorator lists are written back to `@@` lines. PNG carries the `ccv3` chunk plus the spec's
 /// V2 `chara` backfill; its picture is `image` (PNG bytes), else the card's main icon when the
-/// card carries it, else a plain placeholder. JSON is V3, pretty-printed.
+/// card carries it, else a plain placeholder. JSON is pretty-printed.
 ///
 /// # Errors
 /// `bad-input` for a value that is not a card, an unknown format, or an `image` that is not a
 /// PNG; `write-failed` when the container cannot be written.
 pub fn write_card(card: &Value, format: &str, image: Option<&[u8]>) -> Result<Vec<u8>, EmbedError> {
+    write_card_with_files(card, format, image, Vec::new())
+}
+
+/// [`write_card`] with the files the card's assets point at (`embeded://PATH` and
+/// `__asset:PATH` URIs), as [`read_card_files`] returns them: PNG and CHARX carry them, so a
+/// card read from a CHARX or a PNG with asset chunks keeps its assets when written again. For
+/// `charx`, `image` (PNG bytes) is the portrait of a card whose icon is `ccdefault:`.
+///
+/// # Errors
+/// As [`write_card`].
+pub fn write_card_with_files(
+    card: &Value,
+    format: &str,
+    image: Option<&[u8]>,
+    files: Vec<(String, Vec<u8>)>,
+) -> Result<Vec<u8>, EmbedError> {
     let format = format.trim().to_ascii_lowercase();
-    if !matches!(format.as_str(), "png" | "apng" | "charx" | "json") {
+    if !matches!(
+        format.as_str(),
+        "png" | "apng" | "charx" | "json" | "json-v2"
+    ) {
         return Err(EmbedError::bad_input(format!(
-            "unknown card format {format:?}: use png, charx or json"
+            "unknown card format {format:?}: use png, charx, json or json-v2"
         )));
     }
     if let Some(img) = image {
-        if format != "png" && format != "apng" {
+        if !matches!(format.as_str(), "png" | "apng" | "charx") {
             return Err(EmbedError::bad_input(format!(
-                "an image is only used for png, not {format}"
+                "an image is only used for png and charx, not {format}"
             )));
         }
         if !ccv3::png::is_png(img) {
@@ -300,19 +319,50 @@ pub fn write_card(card: &Value, format: &str, image: Option<&[u8]>) -> Result<Ve
         }
     }
     let (card, diagnostics) = card_from_value(card)?;
+    let files: Vec<ccv3::EmbeddedFile> = files
+        .into_iter()
+        .map(|(path, data)| ccv3::EmbeddedFile { path, data })
+        .collect();
+    // A CHARX written with files keeps those no asset points at (RisuAI's module.risum,
+    // x_meta/...), as a CHARX read and written again does; its picture is `image`.
+    let charx = format == "charx";
     let cf = CardFile {
         card,
-        container: Container::Json,
-        files: Vec::new(),
-        image: None,
+        container: if charx && !files.is_empty() {
+            Container::Charx
+        } else {
+            Container::Json
+        },
+        files,
+        image: if charx {
+            image.map(<[u8]>::to_vec)
+        } else {
+            None
+        },
         diagnostics,
     };
     match format.as_str() {
         "json" => Ok(ccv3::write_json(&cf, CardVersion::V3)),
+        "json-v2" => Ok(ccv3::write_json(&cf, CardVersion::V2)),
         "charx" => ccv3::write_charx(&cf).map_err(|e| EmbedError::write_failed(e.to_string())),
         _ => ccv3::write_png(&cf, image, CardVersion::V3)
             .map_err(|e| EmbedError::write_failed(e.to_string())),
     }
+}
+
+/// The files a card file carries besides the card: a CHARX's entries other than `card.json`
+/// (its portrait and assets) or a PNG's `chara-ext-asset_:PATH` chunks, as `(path, bytes)` in
+/// file order. Empty for JSON and for pictures without assets.
+///
+/// # Errors
+/// `read-failed` when the bytes are not a card (a lorebook included); `limit` when a size
+/// limit is hit.
+pub fn read_card_files(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, EmbedError> {
+    Ok(read_card_file(bytes)?
+        .files
+        .into_iter()
+        .map(|f| (f.path, f.data))
+        .collect())
 }
 
 /// Writes a lorebook (an object as [`read_lorebook`] returns it, a `lorebook_v3` file object,

@@ -55,6 +55,7 @@ pub use cards::{
     read_card, read_card_json, read_card_path_json, read_lorebook, read_lorebook_json,
     validate_card, validate_lorebook, write_card, write_lorebook, ReadOptions,
 };
+pub use cards::{read_card_files, write_card_with_files};
 // The card as the model, for native bindings that build their own objects (ccv3-py).
 pub use cards::{read_card_model, read_card_path_model};
 pub use decorators::{parse_decorators, serialize_decorators};

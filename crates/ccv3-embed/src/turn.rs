@@ -203,6 +203,35 @@ fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError>
     T::from_doc(out)
 }
 
+/// A scan document with `rejected` left empty (the request's `rejected: false`): a big book's
+/// thousands of "no key matched" cost more to move than the scan itself.
+struct WithoutRejected<'a, 'b>(&'a ccv3_prompt::ScanOutcome<'b>);
+
+impl Serialize for WithoutRejected<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let report = self.0.report();
+        let mut st = s.serialize_struct("ScanOutcome", 4)?;
+        st.serialize_field("activated", &report.activated)?;
+        st.serialize_field("rejected", &[] as &[u8])?;
+        st.serialize_field("tokens", &report.tokens)?;
+        st.serialize_field("state", self.0.state())?;
+        st.end()
+    }
+}
+
+/// The scan document, with or without the rejected entries (`rejected`, default true).
+fn scan_doc_with<T: Out>(
+    out: &ccv3_prompt::ScanOutcome<'_>,
+    rejected: bool,
+) -> Result<T, EmbedError> {
+    if rejected {
+        scan_doc(out)
+    } else {
+        T::from_doc(&WithoutRejected(out))
+    }
+}
+
 /// Runs the lorebook engine over a chat: `{activated, rejected, tokens, state}`, the first
 /// three as `ccv3 lore scan --json` prints them; `state` is what the next call passes back in.
 ///
@@ -212,11 +241,12 @@ fn scan_doc<T: Out>(out: &ccv3_prompt::ScanOutcome<'_>) -> Result<T, EmbedError>
 /// `[{role, name, content}]`, `{messages: [...]}` or a chat file's text), `state`, `seed`
 /// (default: from the chat), `user`, `char` (default: the first card's name), `greeting`,
 /// `scan_depth`, `recursive`, `strategy`, `max_context`, `tokenizer` (`o200k`, `cl100k`,
-/// `estimate`), and the engine settings (as the `ccv3 lore scan` flags): `min_activations`,
-/// `min_activations_depth_max`, `max_recursion_steps`, `budget`, `budget_cap`,
-/// `include_names`, `whole_words`, `case_sensitive`, `group_scoring` (booleans: defaults for
-/// entries that do not say), `trigger` (`normal`, `continue`, `impersonate`, `swipe`,
-/// `regenerate`, `quiet`), `persona` (the persona description, for entries'
+/// `estimate`), `rejected` (default true; false leaves `rejected` empty, for a big book scanned
+/// as someone types), and the engine settings (as the `ccv3 lore scan` flags):
+/// `min_activations`, `min_activations_depth_max`, `max_recursion_steps`, `budget`,
+/// `budget_cap`, `include_names`, `whole_words`, `case_sensitive`, `group_scoring` (booleans:
+/// defaults for entries that do not say), `trigger` (`normal`, `continue`, `impersonate`,
+/// `swipe`, `regenerate`, `quiet`), `persona` (the persona description, for entries'
 /// `match_persona_description`).
 ///
 /// # Errors
@@ -275,8 +305,9 @@ fn scan_with<T: Out>(books: &[Source<'_>], request: &Value) -> Result<T, EmbedEr
     let mut options = scan_options(req, &books)?;
     options.single_scan = true;
     let tok = tokenizer(opts::string(req, "tokenizer")?)?;
+    let rejected = opts::boolean(req, "rejected")?.unwrap_or(true);
     let session = add_books(Session::new(options, tok), &books);
-    scan_doc(&session.scan(&chat, &state))
+    scan_doc_with(&session.scan(&chat, &state), rejected)
 }
 
 /// Builds the prompt of one turn: `{messages, tokens, lore, cut, state}`, the first four as
@@ -437,9 +468,10 @@ impl CompiledBooks {
         let chat = request_chat(req)?;
         let state = request_state(req)?;
         let seed = opts::seed(req, "seed")?;
+        let rejected = opts::boolean(req, "rejected")?.unwrap_or(true);
         self.0.with_dependent_mut(|_, session| {
             session.set_seed(seed);
-            scan_doc(&session.scan(&chat, &state))
+            scan_doc_with(&session.scan(&chat, &state), rejected)
         })
     }
 }

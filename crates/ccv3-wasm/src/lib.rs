@@ -234,6 +234,58 @@ pub fn write_card(
     ccv3_embed::write_card(&card, format, image.as_deref()).map_err(to_js)
 }
 
+/// Writes a card (JSON text) as `format` with the files its assets point at: `paths_json` is a
+/// JSON array of the files' paths, `blob` their bytes concatenated and `lens` each one's length.
+#[wasm_bindgen]
+pub fn write_card_with_files(
+    card_json: &str,
+    format: &str,
+    image: Option<Vec<u8>>,
+    paths_json: &str,
+    blob: &[u8],
+    lens: &[u32],
+) -> Result<Vec<u8>, JsValue> {
+    let card = parse(card_json, "card")?;
+    let paths: Vec<String> = serde_json::from_str(paths_json)
+        .map_err(|e| bad_input(format!("files: the paths are not a list of strings: {e}")))?;
+    if paths.len() != lens.len() {
+        return Err(bad_input("files: one length per path is needed"));
+    }
+    let mut files = Vec::with_capacity(paths.len());
+    let mut at = 0usize;
+    for (path, &len) in paths.into_iter().zip(lens) {
+        let end = at.saturating_add(len as usize);
+        let Some(data) = blob.get(at..end) else {
+            return Err(bad_input("files: the lengths run past the bytes"));
+        };
+        files.push((path, data.to_vec()));
+        at = end;
+    }
+    ccv3_embed::write_card_with_files(&card, format, image.as_deref(), files).map_err(to_js)
+}
+
+/// The files a card file carries besides the card (CHARX entries, PNG asset chunks): returns
+/// `[paths, blob, lens]`, the paths as JSON text, the bytes concatenated and each one's length.
+#[wasm_bindgen]
+pub fn read_card_files(bytes: &[u8]) -> Result<js_sys::Array, JsValue> {
+    let files = ccv3_embed::read_card_files(bytes).map_err(to_js)?;
+    let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    let paths = serde_json::to_string(&paths)
+        .map_err(|e| js_error("internal", &format!("cannot write JSON: {e}")))?;
+    let total: usize = files.iter().map(|(_, d)| d.len()).sum();
+    let mut blob = Vec::with_capacity(total);
+    let mut lens = Vec::with_capacity(files.len());
+    for (_, data) in &files {
+        blob.extend_from_slice(data);
+        lens.push(u32::try_from(data.len()).unwrap_or(u32::MAX));
+    }
+    Ok(js_sys::Array::of3(
+        &JsValue::from_str(&paths),
+        &js_sys::Uint8Array::from(blob.as_slice()).into(),
+        &js_sys::Uint32Array::from(lens.as_slice()).into(),
+    ))
+}
+
 /// Writes a lorebook (JSON text) as `lorebook_v3` (default) or `worldinfo` bytes.
 #[wasm_bindgen]
 pub fn write_lorebook(book_json: &str, format: Option<String>) -> Result<Vec<u8>, JsValue> {

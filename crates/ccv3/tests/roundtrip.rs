@@ -307,3 +307,30 @@ fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
         }
     }
 }
+
+#[test]
+fn world_info_written_from_a_named_described_book_reads_back_as_a_lorebook() {
+    // Issue 15 (the web page downloads "the lorebook alone as SillyTavern World Info"): a book
+    // with a name and a description, written as World Info, has top-level `name` and
+    // `description` beside `entries`; it is a lorebook, not a V1 card.
+    let v = json!({"name": "Skerrow", "description": "Places.", "entries": [
+        {"keys": ["reef"], "content": "The Teeth.", "extensions": {}, "enabled": true,
+         "insertion_order": 1, "use_regex": false}]});
+    let mut diags = Vec::new();
+    let (book, _) = ccv3::lorebook::read_lorebook_value(v, &mut diags).unwrap();
+    let wi = ccv3::json::to_pretty(&ccv3::lorebook::to_worldinfo(&book));
+    match ccv3::read_bytes(&wi).unwrap() {
+        ccv3::Document::Lorebook(bf) => {
+            assert_eq!(bf.book.name.as_deref(), Some("Skerrow"));
+            assert_eq!(bf.book.entries.len(), 1);
+            assert_eq!(bf.format, ccv3::lorebook::BookFormat::WorldInfo);
+        }
+        ccv3::Document::Card(_) => panic!("World Info read as a card"),
+    }
+    // A V1 card with a description and other card fields is still a card, `entries` or not.
+    let v1 = br#"{"name": "A", "description": "d", "first_mes": "hi", "entries": {}}"#;
+    assert!(matches!(
+        ccv3::read_bytes(v1).unwrap(),
+        ccv3::Document::Card(_)
+    ));
+}

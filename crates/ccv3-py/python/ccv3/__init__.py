@@ -142,8 +142,8 @@ def serialize_decorators(decorators, content):
 
 
 def write_card(card, format="png", image=None):
-    """Writes a card dict as ``format`` (``"png"``, ``"charx"`` or ``"json"``) and returns the
-    bytes. Decorators are written back to ``@@`` lines; PNG carries ``ccv3`` plus the V2
+    """Writes a card dict as ``format`` (``"png"``, ``"charx"``, ``"json"`` or ``"json-v2"``, the
+    spec's V2 backfill) and returns the bytes. Decorators are written back to ``@@`` lines; PNG carries ``ccv3`` plus the V2
     ``chara`` backfill, on ``image`` (PNG bytes or a path), else the card's own picture or a
     placeholder."""
     img = None if image is None else _bytes(image, "image")

@@ -920,7 +920,22 @@ fn looks_like_v1(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
     let has_name = pairs
         .iter()
         .any(|(k, v)| (k == "name" || k == "char_name") && matches!(v, Raw::String(_)));
+    // A lorebook with a name and a description (SillyTavern World Info as ccv3 writes it) is
+    // not a card: with `entries`, `description` alone does not make one.
+    let only_description = has("entries")
+        && !has("char_name")
+        && ![
+            "personality",
+            "first_mes",
+            "char_persona",
+            "char_greeting",
+            "scenario",
+            "mes_example",
+        ]
+        .iter()
+        .any(|k| has(k));
     has_name
+        && !only_description
         && [
             "description",
             "personality",
