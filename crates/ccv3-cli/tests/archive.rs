@@ -206,11 +206,11 @@ fn validate_folder_outputs() {
     let out = stdout(&o).replace(&format!("{}/", d.display()), "");
     assert_eq!(
         out,
-        "bad.json: 13 errors, 1 warning (missing-required-field)\n\
+        "bad.json: 14 errors (missing-required-field)\n\
          ember.png: ok\n\
          sub/broken.json: unreadable: JSON at line 1 column 3: key must be a string\n\
          sub/ember.json: ok\n\
-         4 files: 1 with errors, 1 unreadable; 13 errors, 1 warning\n"
+         4 files: 1 with errors, 1 unreadable; 14 errors, 0 warnings\n"
     );
 
     let o = ccv3(&[&"validate", &d, &"--verbose"]);
@@ -232,10 +232,10 @@ fn validate_folder_outputs() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["files"], 4);
     assert_eq!(v["unreadable"], 1);
-    assert_eq!(v["errors"], 13);
+    assert_eq!(v["errors"], 14);
     assert_eq!(
         v["codes"][0],
-        json!({"code": "missing-required-field", "severity": "error", "count": 13, "files": 1})
+        json!({"code": "missing-required-field", "severity": "error", "count": 14, "files": 1})
     );
     assert!(v["worst"][0]["file"]
         .as_str()
@@ -252,7 +252,7 @@ fn validate_folder_outputs() {
     let o = ccv3(&[&"validate", &d, &"--severity", &"warning", &"--jsonl"]);
     assert_eq!(stdout(&o).lines().count(), 15);
     let o = ccv3(&[&"validate", &d, &"--severity", &"error", &"--jsonl"]);
-    assert_eq!(stdout(&o).lines().count(), 14);
+    assert_eq!(stdout(&o).lines().count(), 15);
     let o = ccv3(&[&"validate", &d.join("bad.json"), &"--code", &"no-such-code"]);
     assert_eq!(o.status.code(), Some(0), "no finding kept: clean");
     assert_eq!(
