@@ -45,8 +45,9 @@ use std::sync::OnceLock;
 
 use fancy_regex::Regex;
 
-use crate::bpe::Vocab;
+use crate::bpe::{Vocab, SHORT_PIECE};
 use crate::{Error, Tokenizer};
+use std::collections::HashMap;
 
 /// Longest run of whitespace characters counted in one piece; longer runs are cut.
 pub const MAX_WHITESPACE_RUN: usize = 65_536;
@@ -291,21 +292,54 @@ pub fn vocabulary_file(encoding: Encoding) -> Vec<u8> {
 impl Core {
     /// Appends the tokens of `text` (one piece from [`Pieces`]) to `out`.
     fn encode_into(&self, text: &str, out: &mut Vec<u32>) {
+        self.split_into(text, &mut |piece| self.vocab.encode_piece(piece, out));
+    }
+
+    /// The number of tokens of `text` (one piece from [`Pieces`]). A split piece of
+    /// [`SHORT_PIECE`] bytes or more is merged once per distinct piece: `memo` keeps its count
+    /// for the rest of the text (a long word repeated costs one merge, issue 12). `scratch`
+    /// holds the ids of one piece.
+    fn count_into<'t>(
+        &self,
+        text: &'t str,
+        memo: &mut HashMap<&'t [u8], usize>,
+        scratch: &mut Vec<u32>,
+    ) -> usize {
+        let mut total = 0usize;
+        self.split_into(text, &mut |piece| {
+            if piece.len() >= SHORT_PIECE {
+                if let Some(&n) = memo.get(piece) {
+                    total = total.saturating_add(n);
+                    return;
+                }
+            }
+            scratch.clear();
+            self.vocab.encode_piece(piece, scratch);
+            if piece.len() >= SHORT_PIECE {
+                memo.insert(piece, scratch.len());
+            }
+            total = total.saturating_add(scratch.len());
+        });
+        total
+    }
+
+    /// Hands each piece of `text` (the encoding's split pattern) to `piece`, in order.
+    fn split_into<'t>(&self, text: &'t str, piece: &mut impl FnMut(&'t [u8])) {
         let fancy = match &self.split {
             Split::Fancy(re) => re,
-            Split::Linear(re) => return self.encode_linear(re, text, out),
+            Split::Linear(re) => return self.split_linear(re, text, piece),
         };
         let mut done = 0;
         for found in fancy.find_iter(text) {
             match found {
                 Ok(m) => {
-                    self.vocab.encode_piece(m.as_str().as_bytes(), out);
+                    piece(m.as_str().as_bytes());
                     done = m.end();
                 }
                 Err(_) => {
                     let rest = text.get(done..).unwrap_or_default();
                     for chunk in CharChunks::new(rest, FALLBACK_PIECE) {
-                        self.vocab.encode_piece(chunk.as_bytes(), out);
+                        piece(chunk.as_bytes());
                     }
                     return;
                 }
@@ -315,11 +349,16 @@ impl Core {
 }
 
 impl Core {
-    /// [`Core::encode_into`] with [`Split::Linear`]: each match is a piece, except that a run of
+    /// [`Core::split_into`] with [`Split::Linear`]: each match is a piece, except that a run of
     /// whitespace matched by the last alternative (`\s+`: no line break in it) and followed by a
     /// non-whitespace character leaves its last character to the next piece when it has two or
     /// more, as `\s+(?!\S)` does (with one, `\s+` takes it whole).
-    fn encode_linear(&self, re: &regex::Regex, text: &str, out: &mut Vec<u32>) {
+    fn split_linear<'t>(
+        &self,
+        re: &regex::Regex,
+        text: &'t str,
+        piece_out: &mut impl FnMut(&'t [u8]),
+    ) {
         let mut at = 0;
         while at < text.len() {
             let Some(m) = re.find_at(text, at) else {
@@ -327,8 +366,7 @@ impl Core {
             };
             if m.start() > at {
                 // Never happens (every character starts a match); kept whole if it did.
-                self.vocab
-                    .encode_piece(text.get(at..m.start()).unwrap_or_default().as_bytes(), out);
+                piece_out(text.get(at..m.start()).unwrap_or_default().as_bytes());
             }
             let piece = m.as_str();
             let mut end = m.end();
@@ -349,8 +387,7 @@ impl Core {
                         .and_then(|t| t.chars().next())
                         .map_or(1, char::len_utf8);
             }
-            self.vocab
-                .encode_piece(text.get(m.start()..end).unwrap_or_default().as_bytes(), out);
+            piece_out(text.get(m.start()..end).unwrap_or_default().as_bytes());
             at = end;
         }
     }
@@ -426,11 +463,10 @@ impl Tiktoken {
 impl Tokenizer for Tiktoken {
     fn count(&self, text: &str) -> usize {
         let mut ids = Vec::new();
+        let mut memo = HashMap::new();
         let mut total = 0usize;
         for piece in Pieces::new(text) {
-            ids.clear();
-            self.core.encode_into(piece, &mut ids);
-            total = total.saturating_add(ids.len());
+            total = total.saturating_add(self.core.count_into(piece, &mut memo, &mut ids));
         }
         total
     }
@@ -529,6 +565,24 @@ mod tests {
 
     fn cl100k() -> Tiktoken {
         Tiktoken::cl100k().expect("bundled cl100k_base builds")
+    }
+
+    /// Issue 12: a long word repeated is merged once per count (the memo of long pieces) and
+    /// counts exactly as its tokens, in both encodings.
+    #[test]
+    fn issue12_repeated_long_pieces_count_as_their_tokens() {
+        let long_a = "a".repeat(3_000);
+        let long_b = format!("x{}", "ab".repeat(700));
+        let text = format!("{long_a} {long_b}\n{long_a}{long_a} and {long_b} {long_a}.").repeat(5);
+        for t in [o200k(), cl100k()] {
+            assert_eq!(t.count(&text), t.encode_ids(&text).len(), "{}", t.name());
+            let once = t.count(&long_a);
+            assert_eq!(
+                t.count(&format!("{long_a} {long_a}")),
+                t.encode_ids(&format!("{long_a} {long_a}")).len()
+            );
+            assert!(once > 1);
+        }
     }
 
     // Counts pinned from tiktoken-rs 0.12.1 itself.
