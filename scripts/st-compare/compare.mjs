@@ -5,7 +5,7 @@
 //   [--real FILE...] [--record FIXTURE.json] [--no-ccv3] [--show 5]
 // --no-ccv3 runs SillyTavern only (to record fixtures).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadST, runScenario } from './st.mjs';
@@ -29,6 +29,18 @@ const seed = Number(opt('seed', '1'));
 const show = Number(opt('show', '5'));
 const record = opt('record');
 if (!stPath) throw new Error('--st PATH is required (a SillyTavern checkout or its world-info.js)');
+
+/** Names the SillyTavern used: its package.json's version when there is one, else the path's last part. */
+function stLabel(path) {
+    const pkg = join(path, 'package.json');
+    try {
+        if (existsSync(pkg)) {
+            const { version } = JSON.parse(readFileSync(pkg, 'utf8'));
+            if (typeof version === 'string') return `sillytavern-${version}`;
+        }
+    } catch { /* not a directory or no readable package.json: fall back to the path */ }
+    return path.split('/').filter(Boolean).pop();
+}
 
 const help = spawnSync(bin, ['lore', 'scan', '--help'], { encoding: 'utf8' }).stdout ?? '';
 const has = (flag) => help.includes(flag);
@@ -141,7 +153,7 @@ async function main() {
         for (const d of s.diffs) console.log('  differs:', JSON.stringify(d));
     }
     if (record) {
-        writeFileSync(record, JSON.stringify({ sillytavern: stPath.split('/').pop(), scenarios: fixtures.map(compact) }));
+        writeFileSync(record, JSON.stringify({ sillytavern: stLabel(stPath), scenarios: fixtures.map(compact) }));
         console.log(`recorded ${fixtures.length} scenarios in ${record}`);
     }
 }

@@ -153,6 +153,27 @@ fn budget_boundary() {
 }
 
 #[test]
+fn budget_overflow_ends_the_scan() {
+    // SillyTavern 1.14.0 and 1.16.0 (npm releases, under the harness): once an entry overflows
+    // the budget, no entry of a later step is added, even one that would fit (SillyTavern's 2024
+    // code activated `1` here, and compat mode followed it). Both modes now agree.
+    let opts = ScanOptions {
+        token_budget: Some(10),
+        recursive: true,
+        ..Default::default()
+    };
+    let (spec, st) = both(
+        json!({"0": {"uid": 0, "key": ["apple"], "content": "KKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKKK", "order": 100, "position": 0, "preventRecursion": true},
+               "1": {"uid": 1, "key": ["apple"], "content": "B", "order": 200, "position": 0, "delayUntilRecursion": 2},
+               "2": {"uid": 2, "key": ["zzz"], "content": "Z", "order": 100, "position": 0, "delayUntilRecursion": 1}}),
+        &[&["apple"]],
+        opts,
+    );
+    assert_eq!(spec, v(&[&[]]));
+    assert_eq!(st, v(&[&[]]));
+}
+
+#[test]
 fn constants_in_the_budget_walk() {
     let opts = ScanOptions {
         token_budget: Some(8),

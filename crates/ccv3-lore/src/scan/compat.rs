@@ -734,6 +734,12 @@ pub(super) fn scan<'a>(
 
         let mut new_content = String::new();
         for &i in &now {
+            // SillyTavern 1.14 and 1.16: once the budget has overflowed, no later entry is
+            // added, in this step or a later one (the 2024 code tried each later step again).
+            if overflowed {
+                reasons.insert(i, RejectReason::Budget { tokens: None });
+                break;
+            }
             let e = &st.entries[i];
             if e.use_probability && e.probability != 100.0 && !sticky_on[i] {
                 let r = roll(opts.seed, e.id, len, 0x5052_4f42) * 100.0;
@@ -807,8 +813,12 @@ pub(super) fn scan<'a>(
                 .map(|&i| st.entries[i].content)
                 .collect::<Vec<_>>()
                 .join("\n");
-            all_text = format!("{text}\n{all_text}");
-            buf.recurse.push(text);
+            // SillyTavern 1.14 and 1.16 add nothing when the step left no recursion text (the
+            // 2024 code added an empty part and a newline to the budget's text).
+            if !text.is_empty() {
+                all_text = format!("{text}\n{all_text}");
+                buf.recurse.push(text);
+            }
         }
     }
 
