@@ -348,4 +348,22 @@ fn issue14_entry_without_position_explained() {
         table.contains("* no position written: after_char"),
         "{table}"
     );
+    // `ccv3 prompt --json`'s lore items carry the same flag.
+    let card = example("ember.png");
+    let p = ccv3(&[
+        &"prompt", &"--card", &card, &"--book", &b, &"--chat", &c, &"--json", &"--now", &"0",
+    ]);
+    assert!(p.status.success(), "{}", stderr(&p));
+    let v: Value = serde_json::from_slice(&p.stdout).unwrap();
+    let lore = |label: &str| {
+        v["lore"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["label"].as_str().unwrap().ends_with(label))
+            .unwrap_or_else(|| panic!("{label}: {v}"))
+            .clone()
+    };
+    assert_eq!(lore("#0")["position_default"], true);
+    assert!(lore("#1").get("position_default").is_none());
 }
