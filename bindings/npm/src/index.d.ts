@@ -273,6 +273,8 @@ export interface PromptLore {
   slot: string;
   role: string;
   tokens: number;
+  /** `true` when the entry wrote no position and went `after_char` by default (absent otherwise). */
+  position_default?: boolean;
 }
 
 /** Something the context budget cut. */
