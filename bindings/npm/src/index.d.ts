@@ -224,6 +224,8 @@ export interface ActivatedEntry {
   name: string | null;
   content: string;
   position: string;
+  /** `true` when the entry wrote no position and went `after_char` by default (absent otherwise). */
+  position_default?: boolean;
   depth?: number | null;
   role?: string | null;
   reason: string;
@@ -271,6 +273,8 @@ export interface PromptLore {
   slot: string;
   role: string;
   tokens: number;
+  /** `true` when the entry wrote no position and went `after_char` by default (absent otherwise). */
+  position_default?: boolean;
 }
 
 /** Something the context budget cut. */

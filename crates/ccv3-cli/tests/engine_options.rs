@@ -309,3 +309,61 @@ fn issue14_card_texts_and_persona_are_matching_sources_and_the_card_is_the_filte
         assert_eq!(text.contains(label), want, "{label}: {text}");
     }
 }
+
+/// Issue 14: "An entry with no `position` field is placed where the documentation says, and
+/// the explanation says so": `after_char` (SillyTavern's card import, research/other-systems.md
+/// "Card mapping"), with `"position_default": true` in `--json` and a starred position in the
+/// table; an entry that writes its position keeps today's output.
+#[test]
+fn issue14_entry_without_position_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut placed = entry(&["castle"], "PLACED", json!({}));
+    placed["position"] = json!("after_char");
+    let (b, c) = files(
+        dir.path(),
+        vec![entry(&["castle"], "UNPLACED", json!({})), placed],
+        msgs(&[("user", "the castle")]),
+    );
+    let o = ccv3(&[&"lore", &"scan", &"--book", &b, &"--chat", &c, &"--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let item = |i: u64| {
+        v["activated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["index"] == i)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(item(0)["position"], "after_char");
+    assert_eq!(item(0)["position_default"], true);
+    assert_eq!(item(1)["position"], "after_char");
+    assert!(item(1).get("position_default").is_none(), "{}", item(1));
+    let t = ccv3(&[&"lore", &"scan", &"--book", &b, &"--chat", &c]);
+    let table = String::from_utf8(t.stdout).unwrap();
+    assert!(table.contains(" after_char* "), "{table}");
+    assert!(table.contains(" after_char  "), "{table}");
+    assert!(
+        table.contains("* no position written: after_char"),
+        "{table}"
+    );
+    // `ccv3 prompt --json`'s lore items carry the same flag.
+    let card = example("ember.png");
+    let p = ccv3(&[
+        &"prompt", &"--card", &card, &"--book", &b, &"--chat", &c, &"--json", &"--now", &"0",
+    ]);
+    assert!(p.status.success(), "{}", stderr(&p));
+    let v: Value = serde_json::from_slice(&p.stdout).unwrap();
+    let lore = |label: &str| {
+        v["lore"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["label"].as_str().unwrap().ends_with(label))
+            .unwrap_or_else(|| panic!("{label}: {v}"))
+            .clone()
+    };
+    assert_eq!(lore("#0")["position_default"], true);
+    assert!(lore("#1").get("position_default").is_none());
+}

@@ -76,7 +76,8 @@
 //! 12. **Positions**: `@@position` values `before_char`, `after_char`, `after_desc`,
 //!     `before_desc`, `personality`, `scenario` and `pt_<name>`; SillyTavern's `position`
 //!     numbers 0-7 in `extensions` beat the spec's `position` string; unset is `after_char`
-//!     (SillyTavern's import). Prompt order: by position, then deeper first, then
+//!     (SillyTavern's card import maps `before_char` to 0 and anything else to 1, After Char
+//!     Defs), and the explanation says so ([`Activation::position_default`], issue 14). Prompt order: by position, then deeper first, then
 //!     `insertion_order` lowest first (spec).
 //! 13. **Scan depth**: `@@scan_depth`, else the `scan_depth` extension, else the book's
 //!     `scan_depth`, else the scan option (default 2, SillyTavern's). 0 scans no message (only

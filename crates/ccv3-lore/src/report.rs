@@ -5,7 +5,9 @@
 //!  "rejected":[{"book":B,"index":I,"name":N,"reason":S}],
 //!  "tokens":T}
 //! ```
-//! `activated` is in prompt order; `B` is the book's display name, `I` the entry's place in its
+//! `activated` is in prompt order; an item whose entry wrote no position (it went `after_char`
+//! by default, as SillyTavern's card import places it) also has `"position_default":true` after
+//! `position`; `B` is the book's display name, `I` the entry's place in its
 //! book's entries as read; `content` has its decorators removed; `depth` and `role` are `null`
 //! unless the entry goes in the chat at a depth (or has `@@role`); `reason` is the explanation
 //! in words (`key "dragon" in message 3`, `constant`, `sticky`, `decorator @@activate`, ...).
@@ -60,6 +62,10 @@ pub struct ActivatedItem<'r> {
     /// Where it goes (`before_char`, `after_char`, `at_depth`, an `@@position` value, ...).
     #[serde(serialize_with = "position_str")]
     pub position: &'r Position,
+    /// `true` when the entry wrote no position and went `after_char` by default
+    /// ([`crate::Activation::position_default`]); left out of the JSON when false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub position_default: bool,
     /// The depth of an entry that goes in the chat.
     pub depth: Option<u64>,
     /// Its role (`system`, `user`, `assistant`), for entries in the chat or with `@@role`.
@@ -82,6 +88,10 @@ pub struct RejectedItem<'r> {
     /// The rule that stopped it, in words.
     #[serde(serialize_with = "words")]
     pub reason: &'r RejectReason,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn position_str<S: Serializer>(p: &&Position, s: S) -> Result<S::Ok, S::Error> {
@@ -125,6 +135,7 @@ impl<'r> ScanReport<'r> {
                     name: a.name,
                     content: a.content,
                     position: &a.position,
+                    position_default: a.position_default,
                     depth: a.depth,
                     role: a.role,
                     reason: &a.reason,

@@ -148,6 +148,7 @@ pub fn inserts_from_activations(
                 .or_else(|| entry.and_then(ccv3::Entry::priority_f64));
             insert.ignore_on_max_context = facts.ignore_on_max_context;
             insert.disable_ui_prompt = facts.disable_ui_prompt;
+            insert.position_default = a.position_default;
             insert
         })
         .collect()

@@ -315,6 +315,9 @@ pub struct LoreUse {
     pub role: Role,
     /// Its token count.
     pub tokens: usize,
+    /// The entry wrote no position and went `after_char` by default
+    /// ([`LoreInsert::position_default`]).
+    pub position_default: bool,
 }
 
 /// An assembled prompt.
@@ -707,6 +710,7 @@ pub fn assemble(
                 slot: u.part.slot,
                 role: u.part.role,
                 tokens: u.part.tokens,
+                position_default: lore.get(*index).is_some_and(|l| l.position_default),
             });
         }
         out.parts.push(u.part);

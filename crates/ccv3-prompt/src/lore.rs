@@ -128,6 +128,9 @@ pub struct LoreInsert {
     pub disable_ui_prompt: Vec<UiPrompt>,
     /// A label for reports: the entry's name or comment, with its book (`book/entry`).
     pub label: String,
+    /// The entry wrote no position and went `after_char` by default
+    /// (`ccv3_lore::Activation::position_default`, issue 14).
+    pub position_default: bool,
 }
 
 impl LoreInsert {
@@ -145,6 +148,7 @@ impl LoreInsert {
             ignore_on_max_context: false,
             disable_ui_prompt: Vec::new(),
             label: label.into(),
+            position_default: false,
         }
     }
 

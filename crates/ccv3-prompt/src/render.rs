@@ -137,7 +137,8 @@ pub struct ReportMessage {
     pub content: String,
 }
 
-/// One lorebook entry of a [`PromptReport`]: `{"label", "position", "slot", "role", "tokens"}`.
+/// One lorebook entry of a [`PromptReport`]: `{"label", "position", "slot", "role", "tokens"}`,
+/// plus `"position_default": true` for an entry that wrote no position.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReportLore {
     /// The entry's label (`book/entry`).
@@ -150,6 +151,14 @@ pub struct ReportLore {
     pub role: Role,
     /// Its token count.
     pub tokens: usize,
+    /// `true` when the entry wrote no position and went `after_char` by default (issue 14);
+    /// left out of the JSON when false.
+    #[serde(skip_serializing_if = "is_false")]
+    pub position_default: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// One cut of a [`PromptReport`]: `{"kind", "label", "tokens", "reason"}`.
@@ -187,6 +196,7 @@ impl Assembled {
                     slot: l.slot,
                     role: l.role,
                     tokens: l.tokens,
+                    position_default: l.position_default,
                 })
                 .collect(),
             cut: self

@@ -58,6 +58,7 @@ fn lore() -> impl Strategy<Value = LoreInsert> {
                 priority,
                 ignore_on_max_context: ignore,
                 disable_ui_prompt: disable,
+                position_default: false,
                 label: "entry".into(),
             },
         )

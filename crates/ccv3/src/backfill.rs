@@ -13,6 +13,10 @@
 //!   `use_regex` and its decorator lines go into that entry's `extensions.ccv3`
 //!   (`{"use_regex": bool, "decorators": "@@...\n\n"}`: the lines before the body as written).
 //!   `extensions` is the one place the V2 spec obliges every reader to keep.
+//! - The V3 key order, where the way back up would not find it: `data`'s keys as the V3 card
+//!   writes them ([`KEY_ORDER`] in the card's stash), and the key each entry's `use_regex`
+//!   comes before ([`USE_REGEX_BEFORE`] in the entry's stash), so that V3 -> V2 -> V3 gives
+//!   back the same JSON text.
 //!
 //! The way back up is [`restore_v3`], which the reader runs on every V2 card: V3 -> V2 -> V3
 //! gives back the V3 card, through any container, `ccv3 convert` and the bindings. The V2
@@ -106,6 +110,19 @@ pub fn to_v2(card: &Card, options: &BackfillOptions) -> Value {
         if let Some(n) = &d.modification_date {
             stash.insert("modification_date".into(), Value::Number(n.clone()));
         }
+        // The V3 order of `data`'s keys, when the way back up would not find it by itself
+        // (it puts the V3-only fields after the V2 ones, in `APPENDED_ORDER`).
+        let v3_keys = card.v3_data_keys();
+        let is_v3_only = |k: &String| APPENDED_ORDER.contains(&k.as_str());
+        let mut tail: Vec<&String> = v3_keys.iter().filter(|k| is_v3_only(k)).collect();
+        tail.sort_by_key(|k| APPENDED_ORDER.iter().position(|f| f == k));
+        let found = v3_keys.iter().filter(|k| !is_v3_only(k)).chain(tail);
+        if !found.eq(v3_keys.iter()) {
+            stash.insert(
+                KEY_ORDER.into(),
+                v3_keys.into_iter().map(Value::String).collect(),
+            );
+        }
         if !stash.is_empty() {
             extensions.insert(STASH_KEY.into(), Value::Object(stash));
         }
@@ -122,9 +139,14 @@ pub fn entry_to_v2(e: &Entry, stash: bool) -> Object {
     let parsed = decorator::split(&e.content);
     let mut v2 = e.clone();
     v2.content = parsed.body.to_string();
-    if stash && (e.use_regex || !parsed.header.is_empty()) {
+    // Where `use_regex` goes back, when it is not the entry's last key.
+    let before = if stash { e.key_after_use_regex() } else { None };
+    if stash && (e.use_regex || !parsed.header.is_empty() || before.is_some()) {
         let mut s = Object::new();
         s.insert("use_regex".into(), Value::Bool(e.use_regex));
+        if let Some(k) = before {
+            s.insert(USE_REGEX_BEFORE.into(), Value::String(k));
+        }
         if !parsed.header.is_empty() {
             // Everything before the body, as written: the lines, their blank lines and line ends.
             let prefix = &e.content[..e.content.len() - parsed.body.len()];
@@ -134,6 +156,26 @@ pub fn entry_to_v2(e: &Entry, stash: bool) -> Object {
     }
     v2.to_object(false)
 }
+
+/// The key of the stash that holds the V3 order of `data`'s keys (written only when the
+/// default order of [`restore_v3`] would differ).
+pub const KEY_ORDER: &str = "key_order";
+
+/// The key of an entry's stash that names the key `use_regex` comes before in the V3 entry
+/// (written only when `use_regex` is not its last key).
+pub const USE_REGEX_BEFORE: &str = "use_regex_before";
+
+/// The V3-only fields in the order the writer puts them after the others when the read order
+/// does not name them (the order of the card's V3 fields in `model/card.rs`).
+const APPENDED_ORDER: [&str; 7] = [
+    "assets",
+    "nickname",
+    "creator_notes_multilingual",
+    "source",
+    "group_only_greetings",
+    "creation_date",
+    "modification_date",
+];
 
 /// The card fields [`to_v2`] keeps under `data.extensions.ccv3`, in the order it writes them.
 pub const STASHED_CARD_FIELDS: [&str; 7] = [
@@ -159,6 +201,8 @@ pub const STASHED_CARD_FIELDS: [&str; 7] = [
 ///   decorator lines, put back in front of `content` (unless the V2 content starts with
 ///   decorator lines of its own). The V2 content is the body: when a V2 application edited it,
 ///   the restored entry has the edited body under the original decorators.
+/// - the V3 key order ([`KEY_ORDER`], [`USE_REGEX_BEFORE`]); without it (stashes written
+///   before it existed, or none needed) the V3-only fields follow the V2 ones.
 /// - the spec's warning line at the start of `creator_notes` (SPEC_V3 "PNG/APNG": the backfill
 ///   SHOULD be trimmed on import) is removed, with an info `backfill-warning-trimmed`.
 ///
@@ -269,6 +313,14 @@ pub fn restore_v3(card: &mut Card, diags: &mut Vec<Diagnostic>) {
                 ));
             }
         }
+        // The V3 key order (stashes written before it existed have none: then the V3-only
+        // fields follow the V2 ones).
+        if let Some(Value::Array(keys)) = stash.get(KEY_ORDER) {
+            if keys.iter().all(Value::is_string) {
+                d.reorder_keys(keys.iter().filter_map(Value::as_str));
+                stash.shift_remove(KEY_ORDER);
+            }
+        }
         if !stash.is_empty() {
             d.extensions.insert(STASH_KEY.into(), Value::Object(stash));
         }
@@ -323,6 +375,13 @@ fn restore_entry(e: &mut Entry, quoted: &memchr::memmem::Finder<'_>) -> bool {
         }
         _ => None,
     };
+    let before = match stash.get(USE_REGEX_BEFORE) {
+        Some(Value::String(_)) => match stash.shift_remove(USE_REGEX_BEFORE) {
+            Some(Value::String(k)) => Some(k),
+            _ => None,
+        },
+        _ => None,
+    };
     let header = match stash.get("decorators") {
         Some(Value::String(_)) => match stash.shift_remove("decorators") {
             Some(Value::String(h)) => Some(h),
@@ -337,6 +396,9 @@ fn restore_entry(e: &mut Entry, quoted: &memchr::memmem::Finder<'_>) -> bool {
     if let Some(b) = use_regex {
         if !e.order.has("use_regex") {
             e.use_regex = b;
+            if let Some(k) = &before {
+                e.put_use_regex_before(k);
+            }
         }
     }
     if let Some(mut header) = header {

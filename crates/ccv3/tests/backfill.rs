@@ -182,3 +182,50 @@ fn issue13_v3_cards_keep_an_extensions_ccv3_as_it_is() {
     assert_eq!(card.data.extensions["ccv3"]["nickname"], "N");
     assert!(diags.iter().all(|d| !d.code.starts_with("v2-stash")));
 }
+
+/// Issue 13 "Writing and converting": V3 -> V2 -> V3 gives back the V3 card with its key
+/// order (the V3-only fields where they stood, `use_regex` where it stood in each entry),
+/// byte for byte; the order is stashed only when the way back up would not find it.
+#[test]
+fn issue13_v3_to_v2_to_v3_keeps_the_key_order() {
+    let v3 = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","nickname":"Ay",
+      "description":"d","x_app":1,"group_only_greetings":[],"tags":[],"creator":"","character_version":"",
+      "mes_example":"","extensions":{},"system_prompt":"","post_history_instructions":"",
+      "first_mes":"Hi","alternate_greetings":[],"personality":"","scenario":"","creator_notes":"",
+      "character_book":{"extensions":{},"entries":[{"keys":["k"],"content":"c","extensions":{},
+      "enabled":true,"insertion_order":1,"use_regex":false,"name":"n","id":1}]}}}"#;
+    let (ordered, _) = card(v3);
+    let want = serde_json::to_string(&ordered.to_v3_json()).unwrap();
+    let v2 = to_v2(&ordered, &BackfillOptions::default());
+    assert_eq!(v2["data"]["extensions"]["ccv3"]["key_order"][1], "nickname");
+    let e = &v2["data"]["character_book"]["entries"][0];
+    assert_eq!(e["extensions"]["ccv3"]["use_regex_before"], "name");
+    let (back, _) = read_v2(v2);
+    assert_eq!(serde_json::to_string(&back.to_v3_json()).unwrap(), want);
+    assert!(back.data.extensions.is_empty());
+    // A card in the order the way back up finds by itself (a new card: V3-only fields last,
+    // entries' `use_regex` last) stashes no order.
+    let mut plain = ccv3::Card::new("A");
+    plain.data.nickname = Some("Ay".into());
+    plain.data.assets = Some(ccv3::Asset::default_list());
+    let (book, _) = card(FULL_V3);
+    plain.data.character_book = book.data.character_book;
+    let v2 = to_v2(&plain, &BackfillOptions::default());
+    assert!(v2["data"]["extensions"]["ccv3"].get("key_order").is_none());
+    for e in v2["data"]["character_book"]["entries"].as_array().unwrap() {
+        assert!(e["extensions"]["ccv3"].get("use_regex_before").is_none());
+    }
+    let (back, _) = read_v2(v2);
+    assert_eq!(
+        back.to_v3_json().to_string(),
+        plain.to_v3_json().to_string()
+    );
+    // A stashed order that is not a list of strings stays in the stash.
+    let mut odd = to_v2(&ordered, &BackfillOptions::default());
+    odd["data"]["extensions"]["ccv3"]["key_order"] = serde_json::json!([1]);
+    let (back, _) = read_v2(odd);
+    assert_eq!(
+        back.data.extensions["ccv3"],
+        serde_json::json!({"key_order": [1]})
+    );
+}

@@ -274,10 +274,13 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
         "content"
     ));
     for a in &out.result.activated {
-        let pos = match a.depth {
+        let mut pos = match a.depth {
             Some(d) => format!("{}@{d}", a.position.as_str()),
             None => a.position.as_str().to_string(),
         };
+        if a.position_default {
+            pos.push('*');
+        }
         s.push_str(&format!(
             "  {} {} {} {} {}\n",
             cell(&at(a.entry.book, a.entry.index), first),
@@ -286,6 +289,11 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
             cell(&a.reason.to_string(), 36),
             cell(a.content, 40).trim_end()
         ));
+    }
+    if out.result.activated.iter().any(|a| a.position_default) {
+        s.push_str(
+            "* no position written: after_char, where SillyTavern's card import places it\n",
+        );
     }
     s.push_str(&format!(
         "rejected: {} entries\n",

@@ -77,6 +77,9 @@ pub(crate) struct CEntry<'a> {
     pub order: f64,
     pub priority: f64,
     pub position: Position,
+    /// The entry has no `position` field (nor a decorator or SillyTavern number that places
+    /// it): it goes `after_char` by default ([`position_of`]).
+    pub position_default: bool,
     pub depth: DepthSpec,
     pub role: Option<DecoratorRole>,
     pub probability: Option<f64>,
@@ -378,21 +381,27 @@ impl<'o> Knobs<'o> {
 
 /// An entry's position in the prompt and where its depth comes from: `@@position`, else
 /// `@@depth`, else `@@reverse_depth`, else SillyTavern's `position` number, else the spec's
-/// `position`.
-fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpec) {
+/// `position`, else `after_char`, as SillyTavern's card import places an entry whose
+/// `position` is not `before_char` (issue 14). The flag is true in that last case only: the
+/// entry wrote no position at all, and the explanation says so.
+fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpec, bool) {
     if let Some(p) = &d.position {
         let pos = match p.as_str() {
             "before_char" => Position::BeforeChar,
             "after_char" => Position::AfterChar,
             other => Position::Named(other.to_string()),
         };
-        return (pos, DepthSpec::None);
+        return (pos, DepthSpec::None, false);
     }
     if let Some(depth) = d.depth {
-        return (Position::AtDepth, DepthSpec::Fixed(depth.max(0) as u64));
+        return (
+            Position::AtDepth,
+            DepthSpec::Fixed(depth.max(0) as u64),
+            false,
+        );
     }
     if let Some(r) = d.reverse_depth {
-        return (Position::AtDepth, DepthSpec::Reverse(r));
+        return (Position::AtDepth, DepthSpec::Reverse(r), false);
     }
     let st = val_f64(kn.get(Knob::Position)).or_else(|| match e.extra.get("position") {
         Some(Value::Number(n)) => n.as_f64(),
@@ -406,7 +415,7 @@ fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpe
             3 => Position::AuthorsNoteBottom,
             4 => {
                 let depth = val_u64(kn.get(Knob::Depth)).unwrap_or(4);
-                return (Position::AtDepth, DepthSpec::Fixed(depth));
+                return (Position::AtDepth, DepthSpec::Fixed(depth), false);
             }
             5 => Position::ExamplesTop,
             6 => Position::ExamplesBottom,
@@ -418,11 +427,12 @@ fn position_of(e: &Entry, d: &Decorators, kn: &Knobs<'_>) -> (Position, DepthSpe
             ),
             _ => Position::AfterChar,
         };
-        return (pos, DepthSpec::None);
+        return (pos, DepthSpec::None, false);
     }
     match e.position.as_deref() {
-        Some("before_char") => (Position::BeforeChar, DepthSpec::None),
-        _ => (Position::AfterChar, DepthSpec::None),
+        Some("before_char") => (Position::BeforeChar, DepthSpec::None, false),
+        Some(_) => (Position::AfterChar, DepthSpec::None, false),
+        None => (Position::AfterChar, DepthSpec::None, true),
     }
 }
 
@@ -547,7 +557,7 @@ impl LorebookCompiler {
         *max_depth = (*max_depth).max(entry_depth.unwrap_or(0));
         let order = dec.order.unwrap_or_else(|| e.insertion_order_f64());
         let priority = dec.priority.or_else(|| e.priority_f64()).unwrap_or(order);
-        let (position, depth) = position_of(e, &dec, &kn);
+        let (position, depth, position_default) = position_of(e, &dec, &kn);
         let role = dec
             .role
             .or(match val_f64(kn.get(Knob::Role)).map(|f| f as i64) {
@@ -604,6 +614,7 @@ impl LorebookCompiler {
             order,
             priority,
             position,
+            position_default,
             depth,
             role,
             probability,

@@ -882,6 +882,7 @@ pub(super) fn scan<'a>(
             name: e.display_name(),
             content: se.content,
             position: se.position.clone(),
+            position_default: e.position_default,
             depth: se.depth,
             role: se.role,
             order: se.order,

@@ -129,6 +129,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 name: e.display_name(),
                 content: e.body,
                 position: e.position.clone(),
+                position_default: e.position_default,
                 depth: depth_of(e),
                 role,
                 order: e.order,

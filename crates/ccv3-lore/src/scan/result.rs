@@ -171,6 +171,10 @@ pub struct Activation<'a> {
     pub content: &'a str,
     /// Where it goes.
     pub position: Position,
+    /// True when the entry wrote no position (no `position` field, no position decorator, no
+    /// SillyTavern `position` number): it went `after_char` by default, as SillyTavern's card
+    /// import places it (issue 14).
+    pub position_default: bool,
     /// The depth for [`Position::AtDepth`].
     pub depth: Option<u64>,
     /// The role (at-depth entries, or `@@role`).

@@ -474,3 +474,63 @@ fn st_doc_timed_effects_follow_an_unedited_entry_that_moved() {
     assert_eq!(o.act, [1]);
     assert_eq!(o.reasons, ["sticky"]);
 }
+
+// ---- Issue 14: "An entry with no `position` field is placed where the documentation says, and
+// the explanation says so." SillyTavern's card import (research/other-systems.md, "Card
+// mapping") maps `position` 'before_char' to 0 and anything else, absent included, to 1 (After
+// Char Defs). ----
+
+#[test]
+fn st_card_import_entry_without_position_goes_after_char_and_says_so() {
+    let b = book(vec![
+        entry(&["dragon"], "none"),
+        with(
+            entry(&["dragon"], "after"),
+            json!({"position": "after_char"}),
+        ),
+        with(
+            entry(&["dragon"], "before"),
+            json!({"position": "before_char"}),
+        ),
+        with(entry(&["dragon"], "odd"), json!({"position": "somewhere"})),
+        ext(entry(&["dragon"], "st"), json!({"position": 1})),
+        entry(&["dragon"], "@@depth 2\ndecorated"),
+    ]);
+    let compiled = LorebookCompiler::new().compile(&[BookInput {
+        book: &b,
+        kind: BookKind::Global,
+        name: "b".into(),
+    }]);
+    for compat in [Compat::Spec, Compat::SillyTavern] {
+        let opts = ScanOptions { compat, ..all() };
+        let r = compiled.scan(
+            &user("a dragon"),
+            &ScanState::default(),
+            &opts,
+            &ccv3_tokens::Estimate,
+        );
+        let got = |i: usize| {
+            let a = r.activated.iter().find(|a| a.entry.index == i).unwrap();
+            (a.position.as_str().to_string(), a.position_default)
+        };
+        // Only the entry that wrote no position at all is flagged; its place is after_char.
+        assert_eq!(got(0), ("after_char".into(), true), "{compat:?}");
+        assert_eq!(got(1), ("after_char".into(), false), "{compat:?}");
+        assert_eq!(got(2), ("before_char".into(), false), "{compat:?}");
+        assert_eq!(got(3), ("after_char".into(), false), "{compat:?}");
+        assert_eq!(got(4), ("after_char".into(), false), "{compat:?}");
+        assert_eq!(got(5), ("at_depth".into(), false), "{compat:?}");
+        // The JSON report says so for that entry only (`"position_default":true`, left out
+        // when false, so the other items keep today's shape).
+        let names = vec!["b".to_string()];
+        let v = serde_json::to_value(ScanReport::new(&r, &names)).unwrap();
+        for item in v["activated"].as_array().unwrap() {
+            let flagged = item.get("position_default");
+            if item["index"] == 0 {
+                assert_eq!(flagged, Some(&json!(true)));
+            } else {
+                assert_eq!(flagged, None, "{item}");
+            }
+        }
+    }
+}

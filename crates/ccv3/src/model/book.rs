@@ -426,6 +426,32 @@ impl Entry {
         Value::Object(self.to_object(true))
     }
 
+    /// The key `use_regex` comes before in the entry's V3 object; `None` when it is the last.
+    pub(crate) fn key_after_use_regex(&self) -> Option<String> {
+        let a = self.arranged(true);
+        let mut keys = a.keys().skip_while(|k| *k != "use_regex").skip(1);
+        keys.next().map(str::to_string)
+    }
+
+    /// Moves `use_regex` before the key `next` in the entry's key order (the V3 order a
+    /// backfill stashed); nothing when the entry has no such key.
+    pub(crate) fn put_use_regex_before(&mut self, next: &str) {
+        let keys: Vec<String> = self
+            .arranged(true)
+            .keys()
+            .filter(|k| *k != "use_regex")
+            .map(str::to_string)
+            .collect();
+        if !keys.iter().any(|k| k == next) {
+            return;
+        }
+        let ordered = keys.iter().flat_map(|k| {
+            let first = (k == next).then_some("use_regex");
+            first.into_iter().chain(std::iter::once(k.as_str()))
+        });
+        super::fields::reorder(&mut self.order, &mut self.extra, &ENTRY_FIELDS, ordered);
+    }
+
     /// The entry as an object; `v3 = false` leaves out `use_regex` (the V2 shape).
     pub(crate) fn to_object(&self, v3: bool) -> Object {
         self.arranged(v3).into_object()

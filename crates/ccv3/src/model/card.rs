@@ -108,6 +108,12 @@ const V1_ALIASES: [(&str, &str); 5] = [
 pub const V2_BACKFILL_WARNING: &str = "This character card is Character Card V3, but it is loaded as a Character Card V2. Please use a Character Card V3 compatible application to use this character card properly.";
 
 impl CardData {
+    /// Puts the keys of `data` in the order `keys` gives (the V3 order a backfill stashed;
+    /// see [`fields::reorder`]).
+    pub(crate) fn reorder_keys<'k>(&mut self, keys: impl Iterator<Item = &'k str>) {
+        fields::reorder(&mut self.order, &mut self.extra, &DATA_FIELDS, keys);
+    }
+
     /// The name `{{char}}` stands for: the nickname when set and not empty, else the name.
     pub fn char_name(&self) -> &str {
         match self.nickname.as_deref() {
@@ -652,6 +658,23 @@ impl Card {
             &self.data.extra,
         );
         self.wrap_arranged("chara_card_v3", version, Out::Arranged(Box::new(data)))
+    }
+
+    /// The keys of the card's V3 `data`, in the order [`Card::to_v3_json`] writes them.
+    pub(crate) fn v3_data_keys(&self) -> Vec<String> {
+        let book = self
+            .data
+            .character_book
+            .as_ref()
+            .map(|b| Out::Book(b, true));
+        arranged(
+            &self.data.order,
+            self.data.fields(true, book),
+            &self.data.extra,
+        )
+        .keys()
+        .map(str::to_string)
+        .collect()
     }
 
     /// The card as a V2 JSON object, backfilled as the spec says (see [`crate::backfill`]).

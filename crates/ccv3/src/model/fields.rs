@@ -581,6 +581,47 @@ impl<'a> Places<'a> {
     }
 }
 
+/// Puts an object's keys (its `order` and `extra`, `known` naming its spec fields) in the
+/// order `keys` gives: the keys it names first, in its order, then the others in their present
+/// order. Does nothing when an unknown field has a spec field's name (a value kept raw), whose
+/// place the order cannot say. Each key of `keys` is looked at once.
+pub(crate) fn reorder<'k>(
+    order: &mut KeyOrder,
+    extra: &mut Object,
+    known: &'static [&'static str],
+    keys: impl Iterator<Item = &'k str>,
+) {
+    if extra.keys().any(|k| known.contains(&k.as_str())) {
+        return;
+    }
+    let mut shape = Object::with_capacity(extra.len() + known.len());
+    for k in keys {
+        if known.contains(&k) || extra.contains_key(k) {
+            shape.entry(k.to_string()).or_insert(Value::Null);
+        }
+    }
+    let mut extras = extra.keys();
+    for slot in order.slots() {
+        let k = match slot {
+            Slot::Known(k) => Some(k),
+            Slot::Extra => extras.next().map(String::as_str),
+        };
+        if let Some(k) = k {
+            shape.entry(k.to_string()).or_insert(Value::Null);
+        }
+    }
+    for k in extras {
+        shape.entry(k.clone()).or_insert(Value::Null);
+    }
+    let mut rest = std::mem::take(extra);
+    for k in shape.keys() {
+        if let Some((k, v)) = rest.swap_remove_entry(k) {
+            extra.insert(k, v);
+        }
+    }
+    *order = KeyOrder::of(&shape, known);
+}
+
 /// Arranges an object (see [`Arranged`]).
 pub(crate) fn arranged<'a>(
     order: &KeyOrder,
@@ -631,6 +672,11 @@ pub(crate) fn arranged<'a>(
 }
 
 impl Arranged<'_> {
+    /// The keys, in the order they are written.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.0.iter().map(|(k, _)| *k)
+    }
+
     /// The object as a tree.
     pub(crate) fn into_object(self) -> Object {
         let mut out = Object::with_capacity(self.0.len());
