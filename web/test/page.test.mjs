@@ -394,17 +394,18 @@ test('drafts come back after a reload', async () => {
   await page.waitForFunction(() => document.querySelector('[data-testid=field-description]') &&
     document.querySelector('[data-testid=field-description]').value === 'A draft description.', null, { timeout: 20_000 });
   assert.equal(await page.inputValue('[data-testid=card-name]'), 'Ember Vale');
-  // A restored draft still lists what the reader repaired in the file it came from.
-  const repaired = path.join(CORPUS, 'png', 'aicharlib_melina.png');
+  // A restored draft still lists what the reader found in the file it came from (a container
+  // finding: a second card chunk).
+  const repaired = path.join(CORPUS, 'png', 'ca_chub_aurelion_spec_v2.png');
   if (fs.existsSync(repaired)) {
     await choose(page, repaired);
-    await page.waitForSelector('[data-testid=diagnostic][data-code=missing-required-field]');
+    await page.waitForSelector('[data-testid=diagnostic][data-code=png-duplicate-chunk]');
     await page.fill('[data-testid=field-description]', 'Another draft.');
     await page.waitForFunction((t) => Number(document.body.dataset.draftSaved) > t, Date.now(), { timeout: 10_000 });
     await page.reload();
     await page.waitForFunction(() => document.querySelector('[data-testid=field-description]') &&
       document.querySelector('[data-testid=field-description]').value === 'Another draft.', null, { timeout: 20_000 });
-    await page.waitForSelector('[data-testid=diagnostic][data-code=missing-required-field]');
+    await page.waitForSelector('[data-testid=diagnostic][data-code=png-duplicate-chunk]');
   }
   assert.deepEqual(errors, []);
   await context.close();
