@@ -115,6 +115,14 @@ async function download(page, testid) {
   return new Uint8Array(fs.readFileSync(p));
 }
 
+/** Waits (up to 10 s) until the page lists exactly the findings `want` ([severity, code, path]):
+ * the list of the file opened before may still be shown for a moment. The caller asserts. */
+async function settled(page, want) {
+  await page.waitForFunction((w) => JSON.stringify([...document.querySelectorAll('[data-testid=diagnostic]')]
+    .map((d) => [d.dataset.severity, d.dataset.code, d.dataset.path])) === w, JSON.stringify(want), { timeout: 10_000 })
+    .catch(() => {});
+}
+
 test('every example and corpus file shows what `ccv3 inspect --json` and `ccv3 validate --json` give, and downloads edited', async () => {
   const { page, context, requests, errors } = await openPage();
   let checked = 0;
@@ -126,6 +134,7 @@ test('every example and corpus file shows what `ccv3 inspect --json` and `ccv3 v
     if (unreadable) {
       await page.waitForSelector('[data-testid=error]:not([hidden])');
       assert.match(await page.textContent('[data-testid=error]'), /\S/, what);
+      await settled(page, found);
       const shown = await page.$$eval('[data-testid=diagnostic]', (l) => l.map((d) => [d.dataset.severity, d.dataset.code, d.dataset.path]));
       assert.deepEqual(shown, found, what);
       checked++;
@@ -139,6 +148,7 @@ test('every example and corpus file shows what `ccv3 inspect --json` and `ccv3 v
       .catch(() => assert.fail(`${what}: card-name is not ${JSON.stringify(name)}`));
     await page.waitForFunction(() => document.querySelector('[data-testid=diagnostics]').childElementCount > 0 ||
       /none/.test(document.querySelector('#diag-summary').textContent));
+    await settled(page, found);
     const shown = await page.$$eval('[data-testid=diagnostic]', (l) => l.map((d) => [d.dataset.severity, d.dataset.code, d.dataset.path]));
     assert.deepEqual(shown, found, `${what}: diagnostics`);
     const book = isBook ? doc.data : doc.data.character_book;
