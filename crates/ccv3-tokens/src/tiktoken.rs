@@ -52,40 +52,32 @@ use std::collections::HashMap;
 /// Longest run of whitespace characters counted in one piece; longer runs are cut.
 pub const MAX_WHITESPACE_RUN: usize = 65_536;
 
+/// The alternatives `o200k_base`'s split pattern starts with, shared by [`O200K_PATTERN`] and
+/// [`O200K_LINEAR`], which differ only in how it ends.
+macro_rules! o200k_head {
+    () => {
+        concat!(
+            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            "|",
+            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+            "|",
+            r"\p{N}{1,3}",
+            "|",
+            r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+            "|",
+            r"\s*[\r\n]+",
+        )
+    };
+}
+
 /// The split pattern of `o200k_base`, as tiktoken publishes it.
-const O200K_PATTERN: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"\p{N}{1,3}",
-    "|",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    "|",
-    r"\s*[\r\n]+",
-    "|",
-    r"\s+(?!\S)",
-    "|",
-    r"\s+",
-);
+const O200K_PATTERN: &str = concat!(o200k_head!(), "|", r"\s+(?!\S)", "|", r"\s+");
 
 /// [`O200K_PATTERN`] without its one lookahead: `\s+(?!\S)|\s+` becomes `\s+`, and
 /// [`Split::Linear`] gives back the last character of such a whitespace run when a
 /// non-whitespace character follows it, as the lookahead does. The `regex` crate runs it in
 /// linear time, with leftmost-first alternation as a backtracking engine has.
-const O200K_LINEAR: &str = concat!(
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
-    "|",
-    r"\p{N}{1,3}",
-    "|",
-    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
-    "|",
-    r"\s*[\r\n]+",
-    "|",
-    r"\s+",
-);
+const O200K_LINEAR: &str = concat!(o200k_head!(), "|", r"\s+");
 
 /// The split pattern of `cl100k_base`, as tiktoken publishes it.
 const CL100K_PATTERN: &str = concat!(
