@@ -139,6 +139,8 @@ pub const CODES: &[Code] = &[
     Code { code: "v2-stash-unreadable", severities: &[W], rule: "", section: "PNG/APNG (backfill)", what: "a stashed field without the V3 type: left in the stash" },
     Code { code: "hybrid-card-field", severities: &[W], rule: "", section: "CharacterCard Object", what: "a \"hybrid\" card: a field missing from `data` was taken from the top level, as SillyTavern reads it" },
     Code { code: "bare-card-data", severities: &[W], rule: "", section: "CharacterCard Object", what: "a card's `data` object without its `spec` wrapper: read as V2 (or V3) data by its version-only fields" },
+    Code { code: "textgen-character", severities: &[I], rule: "", section: "(other applications)", what: "a text-generation-webui character (YAML or JSON), read as the application loads it" },
+    Code { code: "yaml-document", severities: &[I], rule: "", section: "(other applications)", what: "a YAML file read as the JSON it holds" },
     Code { code: "agnai-character", severities: &[I], rule: "", section: "(other applications)", what: "an Agnai character export, read as Agnai's own V2 export maps it" },
     Code { code: "byaf-read", severities: &[I], rule: "", section: "(other applications)", what: "a Backyard AI `.byaf` archive, read as SillyTavern imports it" },
     Code { code: "byaf-more-characters", severities: &[W], rule: "", section: "(other applications)", what: "a `.byaf` archive with more than one character: the first is read" },

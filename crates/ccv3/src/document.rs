@@ -678,6 +678,9 @@ fn card_from_image_json(
 }
 
 fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
+    if let Some(doc) = read_yaml_document(bytes, opts)? {
+        return Ok(doc);
+    }
     let not_json = |e: Error| match e {
         // Another application's file: say what it is (issue 13), not a parser message.
         Error::Json { .. } if describe_bytes(bytes).is_some() => {
@@ -723,6 +726,16 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
                 diagnostics: diags,
             }));
         }
+        Value::Object(o) if crate::textgen::is_textgen_character(&o) => {
+            let card = crate::textgen::card_from_textgen(o, &mut diags)?;
+            return Ok(Document::Card(CardFile {
+                card,
+                container: Container::Json,
+                files: Vec::new(),
+                image: None,
+                diagnostics: diags,
+            }));
+        }
         other => other,
     };
     // Not a lorebook either: say what it is when another application's shape is known, else
@@ -743,6 +756,58 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
         }
         Err(e) => Err(e),
         Ok(_) => Err(Error::Unrecognized(EXPECTED.into())),
+    }
+}
+
+/// A YAML mapping (text-generation-webui's characters, [`crate::textgen`]) read with the bounded
+/// loader [`crate::yaml`]; `None` when the text is not YAML-shaped (JSON, say).
+fn read_yaml_document(bytes: &[u8], opts: &ReadOptions) -> Result<Option<Document>> {
+    let head = bytes.get(..bytes.len().min(4096)).unwrap_or_default();
+    let head = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) => {
+            std::str::from_utf8(head.get(..e.valid_up_to()).unwrap_or_default()).unwrap_or_default()
+        }
+    };
+    if !crate::textgen::looks_like_yaml_mapping(head) {
+        return Ok(None);
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(Error::Unrecognized(format!(
+            "YAML-shaped text that is not UTF-8; {EXPECTED}"
+        )));
+    };
+    let limits = crate::yaml::Limits {
+        max_len: usize::try_from(opts.max_json_len).unwrap_or(usize::MAX),
+        ..crate::yaml::Limits::default()
+    };
+    let value = crate::yaml::from_str(text.trim_start_matches('\u{feff}'), &limits)?;
+    let mut diags = Vec::new();
+    match value {
+        Value::Object(o) if crate::textgen::is_textgen_character(&o) => {
+            let card = crate::textgen::card_from_textgen(o, &mut diags)?;
+            Ok(Some(Document::Card(CardFile {
+                card,
+                container: Container::Json,
+                files: Vec::new(),
+                image: None,
+                diagnostics: diags,
+            })))
+        }
+        // Another mapping (a Pygmalion-style character in YAML, say): read as the same JSON.
+        Value::Object(o) => {
+            let json = serde_json::to_vec(&Value::Object(o))
+                .map_err(|e| Error::format("", e.to_string()))?;
+            let mut doc = read_json_document(&json, opts)?;
+            let note =
+                Diagnostic::info("yaml-document", "", "read a YAML file as the JSON it holds");
+            match &mut doc {
+                Document::Card(cf) => cf.diagnostics.insert(0, note),
+                Document::Lorebook(bf) => bf.diagnostics.insert(0, note),
+            }
+            Ok(Some(doc))
+        }
+        _ => Ok(None),
     }
 }
 
@@ -777,20 +842,6 @@ fn describe_bytes(bytes: &[u8]) -> Option<String> {
                 ));
             }
         }
-    }
-    // text-generation-webui characters: YAML with `name:` and `greeting:` or `context:`.
-    let keys: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.split_once(':').map(|(k, _)| k))
-        .filter(|k| !k.starts_with([' ', '\t', '#', '-']))
-        .collect();
-    let has = |k: &str| keys.iter().any(|x| x.trim() == k);
-    if !text.starts_with(['{', '[']) && has("name") && (has("greeting") || has("context")) {
-        return Some(format!(
-            "a text-generation-webui character in YAML (`name`, `greeting`, `context`): ccv3 \
-             reads JSON; convert it with text-generation-webui or to JSON with `name`, \
-             `first_mes` (greeting) and `description` (context); {EXPECTED}"
-        ));
     }
     None
 }
@@ -832,7 +883,8 @@ fn describe_value(v: &Value) -> Option<String> {
             "a generation preset (sampler settings)"
         }
         Value::Object(o) if o.contains_key("gamestarted") || o.contains_key("authorsnote") => {
-            "a KoboldAI story save (its `worldinfo` list holds world info entries)"
+            "a KoboldAI story save without a `worldinfo` list (a save with one reads as its \
+             lorebook)"
         }
         Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null => "a bare JSON value",
         _ => return None,

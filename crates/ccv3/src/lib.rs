@@ -35,7 +35,9 @@ pub mod json;
 pub mod legacy;
 pub mod lorebook;
 pub mod png;
+pub mod textgen;
 pub mod validate;
+pub mod yaml;
 
 pub use diag::{code_info, has_errors, Code, Diagnostic, Diagnostics, Severity, CODES};
 pub use document::{

@@ -368,7 +368,6 @@ fn unrecognized(name: &str, bytes: Option<&[u8]>) -> String {
 #[test]
 fn wild_other_applications_files_get_an_error_naming_what_they_are() {
     assert!(unrecognized("st_chat.jsonl", None).contains("SillyTavern chat"));
-    assert!(unrecognized("textgen_character.yaml", None).contains("text-generation-webui"));
     assert!(unrecognized("risu_module.risum", None).contains("RisuAI module"));
     let cases: [(&str, &str); 6] = [
         (
@@ -381,7 +380,7 @@ fn wild_other_applications_files_get_an_error_naming_what_they_are() {
         ),
         (r#"[{"name":"A","is_user":true,"mes":"hi"}]"#, "a chat"),
         (r#"{"temperature":1,"prompts":[]}"#, "preset"),
-        (r#"{"gamestarted":true,"worldinfo":[]}"#, "KoboldAI story"),
+        (r#"{"gamestarted":true,"actions":[]}"#, "KoboldAI story"),
         (r#"{"hello":1,"world":2}"#, r#"the keys "hello", "world""#),
     ];
     for (text, what) in cases {
@@ -461,4 +460,142 @@ fn wild_pygmalion_character_reads_its_old_field_names() {
     assert!(d.mes_example.starts_with("You: Any good books?"));
     // The original names stay, so nothing is lost on the way back.
     assert!(cf.card.extra.contains_key("char_greeting"));
+}
+
+// --- text-generation-webui characters (issue 13 "Done when": TextGen YAML) ----------------------
+
+#[test]
+fn wild_textgen_yaml_character_reads_as_text_generation_webui_loads_it() {
+    // text-generation-webui modules/chat.py (load_character, generate_character_yaml) and
+    // docs/Custom-chat-characters.md: `name`, `greeting`, `context`; `<BOT>`/`<USER>` stand for
+    // the names as `{{char}}`/`{{user}}` do. SillyTavern's YAML import maps `context` to the
+    // description.
+    let cf = card("textgen_character.yaml");
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Chiharu");
+    assert!(
+        d.first_mes.starts_with("*Chiharu looks up"),
+        "{}",
+        d.first_mes
+    );
+    assert!(d.first_mes.ends_with("{{user}}.\nMind the wires."));
+    assert!(d.description.contains(
+        "{{char}} is cheerful, precise and a little forgetful, and calls {{user}} \"customer\""
+    ));
+    // The text as written is kept.
+    assert!(d.extensions["textgen"]["context"]
+        .as_str()
+        .unwrap()
+        .contains("<BOT> is cheerful"));
+    assert!(cf.diagnostics.iter().any(|d| d.code == "textgen-character"));
+    no_errors(
+        "textgen_character.yaml",
+        &ccv3::check_document(&Document::Card(cf.clone())),
+    );
+}
+
+#[test]
+fn wild_textgen_json_character_keeps_what_a_card_has_no_field_for() {
+    let cf = card("textgen_character.json");
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Ossian");
+    assert_eq!(
+        d.mes_example,
+        "<START>\n{{user}}: How deep is the river?\n{{char}}: Deeper than it looks."
+    );
+    let kept = &d.extensions["textgen"];
+    assert_eq!(kept["your_name"], "Wanderer");
+    assert_eq!(kept["name_key"], "bot");
+    assert!(kept["turn_template"].as_str().unwrap().contains("<|bot|>"));
+}
+
+#[test]
+fn wild_pygmalion_character_in_yaml_reads_as_the_same_json() {
+    let yaml = card("textgen_pygmalion.yaml");
+    let json = card("pygmalion_character.json");
+    assert_eq!(yaml.card.origin, Some(ccv3::SpecVersion::V1));
+    assert_eq!(yaml.card.data.name, "Ren");
+    assert_eq!(yaml.card.data.personality, json.card.data.personality);
+    assert_eq!(yaml.card.data.scenario, json.card.data.scenario);
+    assert!(yaml.card.data.mes_example.contains("Ren: All of them."));
+    assert!(yaml.diagnostics.iter().any(|d| d.code == "yaml-document"));
+}
+
+#[test]
+fn wild_hostile_yaml_is_bounded() {
+    // Nine aliases of nine aliases ("billion laughs"): stopped at the node budget.
+    let mut text = String::from("name: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+        .iter()
+        .zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+    {
+        let refs = vec![format!("*{prev}"); 9].join(", ");
+        text.push_str(&format!("{name}: &{name} [{refs}]\n"));
+    }
+    text.push_str("context: x\n");
+    match ccv3::read_bytes(text.as_bytes()) {
+        Err(ccv3::Error::Limit(msg)) => assert!(msg.contains("aliases"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    let deep = format!("name: {}{}\n", "[".repeat(5000), "]".repeat(5000));
+    assert!(matches!(
+        ccv3::read_bytes(deep.as_bytes()),
+        Err(ccv3::Error::Limit(_))
+    ));
+    let broken = "name: A\ncontext: [unclosed\n";
+    assert!(ccv3::read_bytes(broken.as_bytes())
+        .unwrap_err()
+        .to_string()
+        .contains("YAML"));
+}
+
+// --- KoboldAI world info (issue 13 "Done when": Kobold) ----------------------------------------
+
+#[test]
+fn wild_kobold_story_save_reads_its_world_info_as_a_lorebook() {
+    // KoboldAI-Client aiserver.py saveRequest: `worldinfo` entries with comma-separated `key`
+    // and `keysecondary`, `folder` uids named in `wifolders_d`; inserted in list order.
+    let bf = book("kobold_story.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::Kobold);
+    let e = &bf.book.entries;
+    assert_eq!(e.len(), 3);
+    assert_eq!(e[0].keys, ["Mara", "caravan master"]);
+    assert_eq!(e[0].extensions["kobold"]["folder"], 1);
+    assert_eq!(e[1].keys, ["well", "oasis"]);
+    assert_eq!(
+        e[1].secondary_keys.as_deref(),
+        Some(&["night".to_string()][..])
+    );
+    assert_eq!(e[1].selective, Some(true));
+    assert_eq!(e[2].constant, Some(true));
+    assert!(e[2].keys.is_empty());
+    let orders: Vec<String> = e.iter().map(|x| x.insertion_order.to_string()).collect();
+    assert_eq!(orders, ["0", "1", "2"]);
+    let kept = &bf.book.extensions["kobold"];
+    assert_eq!(kept["wifolders_d"]["1"]["name"], "Caravan");
+    assert_eq!(
+        kept["memory"],
+        "Mara leads the caravan. Tobin keeps the ledgers."
+    );
+    no_errors(
+        "kobold_story.json",
+        &ccv3::check_document(&Document::Lorebook(bf.clone())),
+    );
+}
+
+#[test]
+fn wild_kobold_lite_world_info_export_reads_as_a_lorebook() {
+    let bf = book("koboldlite_worldinfo.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::Kobold);
+    let e = &bf.book.entries;
+    assert_eq!(e[0].keys, ["lantern", "lamp"]);
+    assert!(e[0].enabled);
+    assert_eq!(e[0].extensions["kobold"]["keyanti"], "daylight");
+    assert!(!e[1].enabled, "widisabled");
+    assert_eq!(
+        e[1].secondary_keys.as_deref(),
+        Some(&["toll".to_string(), "coin".to_string()][..])
+    );
+    assert_eq!(e[1].extensions["kobold"]["probability"], 60);
+    assert_eq!(e[1].extensions["kobold"]["keysecondary"], "toll, coin");
 }

@@ -10,6 +10,7 @@
 //! | `NovelAi` | NovelAI `.lorebook`: `lorebookVersion`, entries with `text`, `keys`, `contextConfig` ([`novelai`]) | yes | no |
 //! | `Agnai` | Agnai memory book: `kind: "memory"`, entries with `name`, `entry`, `keywords` ([`agnai`]) | yes | no |
 //! | `Risu` | RisuAI export: `{"type":"risu","ver":1,"data":[...]}` ([`risu`]) | yes | no |
+//! | `Kobold` | KoboldAI story save's `worldinfo` list, or KoboldAI Lite's world info export (that list alone) ([`kobold`]) | yes | no |
 //!
 //! Detection looks at the top-level shape only, in the order of the table (the markers first:
 //! `spec`, `type: "risu"`, `kind: "memory"`, `lorebookVersion`; then the type of `entries`).
@@ -21,6 +22,7 @@
 //! under the same name, so nothing is lost.
 
 pub mod agnai;
+pub mod kobold;
 pub mod novelai;
 pub mod risu;
 pub mod worldinfo;
@@ -88,11 +90,13 @@ pub enum BookFormat {
     Agnai,
     /// RisuAI lorebook export.
     Risu,
+    /// KoboldAI world info: a story save's `worldinfo`, or KoboldAI Lite's export of it.
+    Kobold,
 }
 
 impl BookFormat {
     /// A short lowercase name: `lorebook_v3`, `character_book`, `worldinfo`, `novelai`, `agnai`,
-    /// `risu`.
+    /// `risu`, `kobold`.
     pub fn label(self) -> &'static str {
         match self {
             BookFormat::LorebookV3 => "lorebook_v3",
@@ -101,6 +105,7 @@ impl BookFormat {
             BookFormat::NovelAi => "novelai",
             BookFormat::Agnai => "agnai",
             BookFormat::Risu => "risu",
+            BookFormat::Kobold => "kobold",
         }
     }
 }
@@ -150,7 +155,17 @@ fn looks_like_card(obj: &Object) -> bool {
 /// assert_eq!(detect_format(&card), None);
 /// ```
 pub fn detect_format(v: &Value) -> Option<BookFormat> {
+    if let Value::Array(items) = v {
+        // KoboldAI Lite's world info export: the story's `worldinfo` list alone.
+        return items
+            .first()
+            .is_some_and(kobold::is_kobold_entry)
+            .then_some(BookFormat::Kobold);
+    }
     let obj = v.as_object()?;
+    if kobold::is_kobold_story(obj) {
+        return Some(BookFormat::Kobold);
+    }
     if looks_like_card(obj) {
         return None;
     }
@@ -239,6 +254,9 @@ pub fn read_lorebook_value(
         };
         return Err(Error::Unrecognized(what));
     };
+    if format == BookFormat::Kobold {
+        return Ok((kobold::from_kobold(v, diags), format));
+    }
     let Value::Object(mut obj) = v else {
         return Err(Error::Unrecognized("not a JSON object".into()));
     };
@@ -286,6 +304,7 @@ pub fn read_lorebook_value(
         BookFormat::NovelAi => novelai::from_novelai(obj, diags),
         BookFormat::Agnai => agnai::from_agnai(obj, diags),
         BookFormat::Risu => risu::from_risu(obj, diags),
+        BookFormat::Kobold => kobold::from_kobold(Value::Object(obj), diags),
     };
     Ok((book, format))
 }
