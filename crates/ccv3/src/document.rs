@@ -160,7 +160,67 @@ pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
         let text = legacy::read_webp_card(bytes)?;
         return card_from_image_json(&text, Container::Webp, bytes, opts).map(Document::Card);
     }
+    if lorebook::risum::is_risum(bytes) {
+        return read_risum_document(bytes, opts);
+    }
     read_json_document(bytes, opts)
+}
+
+/// A RisuAI `.risum` module, read as its lorebook ([`lorebook::risum`]).
+fn read_risum_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
+    let Some(table) = opts.rpack else {
+        return Err(Error::Unrecognized(format!(
+            "a RisuAI module (.risum: lorebook, regex and triggers in RisuAI's RPack \
+             encoding), whose decoding table ccv3 does not ship: give RisuAI's rpack_map.bin as \
+             ReadOptions::rpack to read it, or export the module from RisuAI as JSON; a CHARX \
+             keeps it as module.risum; {EXPECTED}"
+        )));
+    };
+    let risum = lorebook::risum::read_risum(bytes, &table)?;
+    let (v, mut diags) = json::parse_with(&risum.main, opts).map_err(|e| {
+        Error::format(
+            ".risum main block",
+            format!("not JSON after RPack decoding: {e}"),
+        )
+    })?;
+    match &v {
+        Value::Object(o) if lorebook::risu_module::is_risu_module(o) => {}
+        _ => {
+            return Err(Error::format(
+                ".risum main block",
+                "not a RisuAI module (no \"type\": \"risuModule\")",
+            ))
+        }
+    }
+    let (mut book, format) = lorebook::read_lorebook_value(v, &mut diags)?;
+    if !risum.assets.is_empty() {
+        if let Some(Value::Object(ns)) = book.extensions.get_mut(lorebook::risu::NAMESPACE) {
+            ns.insert(
+                "risum_assets".into(),
+                lorebook::risum::assets_json(&risum.assets),
+            );
+        } else {
+            book.extensions.insert(
+                lorebook::risu::NAMESPACE.into(),
+                serde_json::json!({"risum_assets": lorebook::risum::assets_json(&risum.assets)}),
+            );
+        }
+    }
+    diags.push(Diagnostic::info(
+        "risum-read",
+        "",
+        format!(
+            "read a RisuAI .risum module as its lorebook ({} entries; regex scripts, triggers \
+             and {} asset(s) kept in extensions.risuai)",
+            book.entries.len(),
+            risum.assets.len()
+        ),
+    ));
+    Ok(Document::Lorebook(BookFile {
+        book,
+        format,
+        diagnostics: diags,
+    }))
 }
 
 /// How [`read_file_with`] and [`read_bytes_with`] read: file access and the safety limits.
@@ -208,6 +268,11 @@ pub struct ReadOptions {
     /// The limits of the CHARX reader, among them the budget of all bytes decompressed from one
     /// archive ([`charx::Limits::max_total_size`]).
     pub charx: charx::Limits,
+    /// RisuAI's RPack decoding table, which `.risum` modules need
+    /// ([`lorebook::risum::RpackTable::from_map_file`] reads RisuAI's `rpack_map.bin`); default
+    /// `None`: ccv3 does not ship RisuAI's table, and reading a `.risum` file without it is an
+    /// error that says so.
+    pub rpack: Option<lorebook::risum::RpackTable>,
 }
 
 impl Default for ReadOptions {
@@ -220,6 +285,7 @@ impl Default for ReadOptions {
             max_json_values: json::MAX_JSON_VALUES,
             png: png::Limits::default(),
             charx: charx::Limits::default(),
+            rpack: None,
         }
     }
 }
@@ -818,13 +884,6 @@ const EXPECTED: &str = "expected a character card (JSON with `spec` and `data`, 
 
 /// What a file that is not JSON is, when it is another application's known format (issue 13).
 fn describe_bytes(bytes: &[u8]) -> Option<String> {
-    // RisuAI modules: byte 111, byte 0, a little-endian length, RPack data.
-    if bytes.len() >= 6 && bytes.first() == Some(&111) && bytes.get(1) == Some(&0) {
-        return Some(format!(
-            "a RisuAI module (.risum: lorebook, regex and triggers in RisuAI's own RPack \
-             encoding), which ccv3 does not decode; a CHARX keeps it as module.risum; {EXPECTED}"
-        ));
-    }
     let head = bytes.get(..bytes.len().min(64 * 1024)).unwrap_or_default();
     let text = std::str::from_utf8(head)
         .ok()

@@ -368,7 +368,6 @@ fn unrecognized(name: &str, bytes: Option<&[u8]>) -> String {
 #[test]
 fn wild_other_applications_files_get_an_error_naming_what_they_are() {
     assert!(unrecognized("st_chat.jsonl", None).contains("SillyTavern chat"));
-    assert!(unrecognized("risu_module.risum", None).contains("RisuAI module"));
     let cases: [(&str, &str); 6] = [
         (
             r#"{"scenarioVersion":3,"lorebook":{"entries":[]}}"#,
@@ -598,4 +597,74 @@ fn wild_kobold_lite_world_info_export_reads_as_a_lorebook() {
     );
     assert_eq!(e[1].extensions["kobold"]["probability"], 60);
     assert_eq!(e[1].extensions["kobold"]["keysecondary"], "toll, coin");
+}
+
+// --- RisuAI modules (issue 13 "Done when": Risu .risum modules) ---------------------------------
+
+/// A made-up RPack-like table, the one the fixture `risu_module.risum` is encoded with (not
+/// RisuAI's, which ccv3 does not ship): byte b decodes to 167 * b + 13 mod 256.
+fn test_rpack() -> ccv3::lorebook::risum::RpackTable {
+    let mut t = [0u8; 256];
+    for (i, slot) in t.iter_mut().enumerate() {
+        *slot = ((i * 167 + 13) % 256) as u8;
+    }
+    ccv3::lorebook::risum::RpackTable(t)
+}
+
+#[test]
+fn wild_risum_module_reads_as_its_lorebook_with_the_rpack_table() {
+    // RisuAI src/ts/process/modules.ts: 111, 0, u32 LE length, RPack main block
+    // {type: 'risuModule', module}, then asset blocks (1, length, bytes) and 0.
+    let mut opts = ccv3::ReadOptions::default();
+    opts.rpack = Some(test_rpack());
+    let Document::Lorebook(bf) =
+        ccv3::read_file_with(&fixture("risu_module.risum"), &opts).unwrap()
+    else {
+        panic!("not a lorebook")
+    };
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::RisuModule);
+    assert_eq!(bf.book.name.as_deref(), Some("Lighthouse Module"));
+    assert_eq!(bf.book.entries.len(), 2);
+    assert_eq!(bf.book.entries[0].keys, ["lamp", "lens"]);
+    assert!(bf.book.entries[1].use_regex);
+    let kept = &bf.book.extensions["risuai"];
+    assert_eq!(kept["type"], "risuModule");
+    assert_eq!(kept["module"]["id"], "9d4e1f20-7b3a-4c8e-a1f5-0e2d6c3b8a71");
+    assert_eq!(kept["module"]["regex"][0]["type"], "editdisplay");
+    assert_eq!(kept["module"]["namespace"], "lighthouse");
+    assert_eq!(kept["risum_assets"].as_array().map(Vec::len), Some(1));
+    assert!(bf.diagnostics.iter().any(|d| d.code == "risum-read"));
+    no_errors(
+        "risu_module.risum",
+        &ccv3::check_document(&Document::Lorebook(bf.clone())),
+    );
+    // Written as lorebook_v3 and as World Info, the module's data goes along.
+    for out in [
+        serde_json::to_vec(&bf.book.to_lorebook_v3()).unwrap(),
+        serde_json::to_vec(&ccv3::lorebook::to_worldinfo(&bf.book)).unwrap(),
+    ] {
+        let Document::Lorebook(back) = ccv3::read_bytes(&out).unwrap() else {
+            panic!()
+        };
+        assert_eq!(back.book.extensions["risuai"], *kept);
+        assert_eq!(back.book.entries.len(), 2);
+    }
+    // Without the table: an error that says what the file is and what is missing.
+    let msg = unrecognized("risu_module.risum", None);
+    assert!(
+        msg.contains("RisuAI module") && msg.contains("ReadOptions::rpack"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wild_risu_module_json_export_reads_as_its_lorebook() {
+    let bf = book("risu_module.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::RisuModule);
+    assert_eq!(bf.book.name.as_deref(), Some("Harbor Rules"));
+    assert_eq!(bf.book.entries[0].keys, ["harbor", "docks"]);
+    assert_eq!(bf.book.entries[1].constant, Some(true));
+    let kept = &bf.book.extensions["risuai"];
+    assert_eq!(kept["trigger"][0]["comment"], "Count turns");
+    assert_eq!(kept["id"], "5a0c1e8e-3c1b-4e52-9b61-2f7c0d1a9e44");
 }

@@ -10,6 +10,7 @@
 //! | `NovelAi` | NovelAI `.lorebook`: `lorebookVersion`, entries with `text`, `keys`, `contextConfig` ([`novelai`]) | yes | no |
 //! | `Agnai` | Agnai memory book: `kind: "memory"`, entries with `name`, `entry`, `keywords` ([`agnai`]) | yes | no |
 //! | `Risu` | RisuAI export: `{"type":"risu","ver":1,"data":[...]}` ([`risu`]) | yes | no |
+//! | `RisuModule` | RisuAI module: `{"type":"risuModule", ...}` as JSON or inside a `.risum` file ([`risu_module`], [`risum`]) | yes | no |
 //! | `Kobold` | KoboldAI story save's `worldinfo` list, or KoboldAI Lite's world info export (that list alone) ([`kobold`]) | yes | no |
 //!
 //! Detection looks at the top-level shape only, in the order of the table (the markers first:
@@ -25,6 +26,8 @@ pub mod agnai;
 pub mod kobold;
 pub mod novelai;
 pub mod risu;
+pub mod risu_module;
+pub mod risum;
 pub mod worldinfo;
 
 pub use worldinfo::{from_worldinfo, to_worldinfo};
@@ -92,11 +95,13 @@ pub enum BookFormat {
     Risu,
     /// KoboldAI world info: a story save's `worldinfo`, or KoboldAI Lite's export of it.
     Kobold,
+    /// A RisuAI module's lorebook (JSON, or a `.risum` file).
+    RisuModule,
 }
 
 impl BookFormat {
     /// A short lowercase name: `lorebook_v3`, `character_book`, `worldinfo`, `novelai`, `agnai`,
-    /// `risu`, `kobold`.
+    /// `risu`, `kobold`, `risu_module`.
     pub fn label(self) -> &'static str {
         match self {
             BookFormat::LorebookV3 => "lorebook_v3",
@@ -106,6 +111,7 @@ impl BookFormat {
             BookFormat::Agnai => "agnai",
             BookFormat::Risu => "risu",
             BookFormat::Kobold => "kobold",
+            BookFormat::RisuModule => "risu_module",
         }
     }
 }
@@ -176,6 +182,9 @@ pub fn detect_format(v: &Value) -> Option<BookFormat> {
     ) && obj.get("data").is_some_and(Value::is_object)
     {
         return Some(BookFormat::LorebookV3);
+    }
+    if risu_module::is_risu_module(obj) {
+        return Some(BookFormat::RisuModule);
     }
     if obj.get("type").and_then(Value::as_str) == Some("risu")
         && obj.get("data").is_some_and(Value::is_array)
@@ -305,6 +314,7 @@ pub fn read_lorebook_value(
         BookFormat::Agnai => agnai::from_agnai(obj, diags),
         BookFormat::Risu => risu::from_risu(obj, diags),
         BookFormat::Kobold => kobold::from_kobold(Value::Object(obj), diags),
+        BookFormat::RisuModule => risu_module::from_risu_module(obj, diags),
     };
     Ok((book, format))
 }

@@ -87,7 +87,8 @@ fn split_keys(v: Value, path: &str, r: &mut Repairs) -> (Vec<String>, Option<Val
     }
 }
 
-fn entry(obj: Object, path: &str, r: &mut Repairs) -> Entry {
+/// Reads one RisuAI lorebook entry (also the entries of a RisuAI module, [`super::risu_module`]).
+pub(crate) fn entry(obj: Object, path: &str, r: &mut Repairs) -> Entry {
     let mut e = Entry::default();
     let mut ns = Object::new();
     let mut content = None;

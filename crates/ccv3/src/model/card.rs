@@ -877,6 +877,14 @@ fn card_kind(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> CardKind {
 /// True when a parsed JSON object holds a character card (any version).
 pub(crate) fn raw_is_card(v: &Raw) -> bool {
     match v {
+        // A RisuAI module has a `name` and a `description` too (crate::lorebook::risu_module).
+        Raw::Object(pairs)
+            if pairs
+                .iter()
+                .any(|(k, v)| k == "type" && matches!(v, Raw::String(s) if s == "risuModule")) =>
+        {
+            false
+        }
         Raw::Object(pairs) => !matches!(card_kind(pairs), CardKind::NotACard(_)),
         _ => false,
     }
