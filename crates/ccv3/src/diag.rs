@@ -142,6 +142,8 @@ pub const CODES: &[Code] = &[
     Code { code: "textgen-character", severities: &[I], rule: "", section: "(other applications)", what: "a text-generation-webui character (YAML or JSON), read as the application loads it" },
     Code { code: "yaml-document", severities: &[I], rule: "", section: "(other applications)", what: "a YAML file read as the JSON it holds" },
     Code { code: "risum-read", severities: &[I], rule: "", section: "(other applications)", what: "a RisuAI `.risum` module, read as its lorebook (the rest kept in `extensions.risuai`)" },
+    Code { code: "png-exif-card", severities: &[I], rule: "", section: "(other applications)", what: "a PNG without card text chunks whose card is in its eXIf chunk (EXIF UserComment)" },
+    Code { code: "faraday-png", severities: &[I], rule: "", section: "(other applications)", what: "a Backyard AI (Faraday) PNG export, read as its character maps to a card" },
     Code { code: "agnai-character", severities: &[I], rule: "", section: "(other applications)", what: "an Agnai character export, read as Agnai's own V2 export maps it" },
     Code { code: "byaf-read", severities: &[I], rule: "", section: "(other applications)", what: "a Backyard AI `.byaf` archive, read as SillyTavern imports it" },
     Code { code: "byaf-more-characters", severities: &[W], rule: "", section: "(other applications)", what: "a `.byaf` archive with more than one character: the first is read" },

@@ -143,9 +143,15 @@ pub fn read_bytes(bytes: &[u8]) -> Result<Document> {
 /// ```
 pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     if png::is_png(bytes) {
-        let (mut cf, ()) = read_png(opts, |limits| {
+        let read = read_png(opts, |limits| {
             png::read_card_chunks(std::io::Cursor::new(bytes), limits).map(|c| (c, ()))
-        })?;
+        });
+        let mut cf = match read {
+            Err(Error::Unrecognized(m)) if m == NO_CARD_CHUNK => {
+                png_exif_card(std::io::Cursor::new(bytes), opts)?
+            }
+            other => other?.0,
+        };
         cf.image = Some(bytes.to_vec());
         return Ok(Document::Card(cf));
     }
@@ -409,7 +415,7 @@ fn read_file_impl(
     };
     let head = head.get(..n).unwrap_or_default();
     if png::is_png(head) {
-        let (mut cf, places) = read_png(opts, |limits| {
+        let read = read_png(opts, |limits| {
             file.seek(SeekFrom::Start(0))?;
             // A small buffer: every skipped chunk discards it, and card text is read in one large read.
             let r = std::io::BufReader::with_capacity(512, &mut file);
@@ -418,7 +424,15 @@ fn read_file_impl(
             } else {
                 png::read_card_chunks(r, limits).map(|c| (c, png::AssetPlaces::default()))
             }
-        })?;
+        });
+        let (mut cf, places) = match read {
+            Err(Error::Unrecognized(m)) if m == NO_CARD_CHUNK => {
+                file.seek(SeekFrom::Start(0))?;
+                let r = std::io::BufReader::with_capacity(512, &mut file);
+                (png_exif_card(r, opts)?, png::AssetPlaces::default())
+            }
+            other => other?,
+        };
         if opts.keep_image {
             if len > opts.max_file_len {
                 return Err(too_big());
@@ -511,11 +525,17 @@ pub fn read_seekable_with<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Resul
     let n = read_up_to(&mut r, &mut head)?;
     r.seek(SeekFrom::Start(start))?;
     if png::is_png(head.get(..n).unwrap_or_default()) {
-        return read_png(opts, |limits| {
+        let read = read_png(opts, |limits| {
             r.seek(SeekFrom::Start(start))?;
             png::read_card_chunks(&mut r, limits).map(|c| (c, ()))
-        })
-        .map(|(cf, ())| Document::Card(cf));
+        });
+        return match read {
+            Err(Error::Unrecognized(m)) if m == NO_CARD_CHUNK => {
+                r.seek(SeekFrom::Start(start))?;
+                png_exif_card(&mut r, opts).map(Document::Card)
+            }
+            other => other.map(|(cf, ())| Document::Card(cf)),
+        };
     }
     let max = opts.max_file_len;
     let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
@@ -618,16 +638,44 @@ fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<C
             trim_backfill_warning(&mut card, &mut diags);
             card
         }
-        (None, None) => {
-            return Err(Error::Unrecognized(
-                "the PNG has no ccv3 or chara text chunk".into(),
-            ))
-        }
+        (None, None) => return Err(Error::Unrecognized(NO_CARD_CHUNK.into())),
     };
     Ok(CardFile {
         card,
         container: Container::Png,
         files,
+        image: None,
+        diagnostics: diags,
+    })
+}
+
+/// The error of a PNG without a `ccv3` or `chara` chunk (before its EXIF is looked at).
+const NO_CARD_CHUNK: &str = "the PNG has no ccv3 or chara text chunk";
+
+/// A PNG without card text chunks: its card may be in its `eXIf` chunk's `UserComment`, as
+/// Backyard AI's Faraday-era exports keep it ([`crate::faraday`]). `r` is at the PNG's start.
+fn png_exif_card<R: Read + Seek>(r: R, opts: &ReadOptions) -> Result<CardFile> {
+    let no_card = |why: String| Error::Unrecognized(format!("{NO_CARD_CHUNK}, {why}"));
+    let Some(exif) = png::read_exif_chunk(r, opts.png.max_total_text)? else {
+        return Err(no_card("and no eXIf chunk".into()));
+    };
+    let text = legacy::read_png_exif_card(&exif)
+        .map_err(|e| no_card(format!("and its eXIf chunk holds no card ({e})")))?;
+    let (v, mut diags) = json::parse_with(text.as_bytes(), opts)?;
+    diags.push(Diagnostic::info(
+        "png-exif-card",
+        "",
+        "the PNG has no card text chunk; read the card in its eXIf chunk (EXIF UserComment)",
+    ));
+    let card = if crate::faraday::is_faraday_character(&v) {
+        crate::faraday::card_from_faraday(v, &mut diags)?
+    } else {
+        Card::from_json(v, &mut diags)?
+    };
+    Ok(CardFile {
+        card,
+        container: Container::Png,
+        files: Vec::new(),
         image: None,
         diagnostics: diags,
     })

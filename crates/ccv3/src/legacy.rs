@@ -58,6 +58,7 @@ const MAX_SEGMENTS: usize = 100_000;
 
 const WEBP: &str = "WebP";
 const JPEG: &str = "JPEG";
+const PNG_EXIF: &str = "PNG eXIf";
 
 /// True when `bytes` starts with a RIFF header of type `WEBP`.
 pub fn is_webp(bytes: &[u8]) -> bool {
@@ -136,6 +137,18 @@ pub fn read_webp_card(bytes: &[u8]) -> Result<String> {
         end,
         "no EXIF chunk: this WebP holds no card",
     ))
+}
+
+/// Reads the card JSON text of a PNG's `eXIf` chunk (EXIF `UserComment`), as Backyard AI's
+/// Faraday-era PNG exports keep it ([`crate::faraday`]).
+///
+/// # Errors
+///
+/// [`Error::Image`] with format `PNG eXIf` when the data is not EXIF or no `UserComment`
+/// holds JSON (plain, as a decimal list, or base64 as Faraday writes it).
+pub fn read_png_exif_card(exif: &[u8]) -> Result<String> {
+    let tiff = exif.strip_prefix(b"Exif\0\0").unwrap_or(exif);
+    read_tiff_card(tiff, 0, PNG_EXIF)
 }
 
 /// Reads the card JSON text of a JPEG card (EXIF `UserComment` in an APP1 segment).
@@ -416,6 +429,27 @@ fn decode_decimal_list(text: &str) -> Option<std::result::Result<String, String>
     Some(String::from_utf16(&units).map_err(|_| "UserComment decimal list is not UTF-16".into()))
 }
 
+/// A `UserComment` that is base64 of a JSON object (Backyard AI's Faraday-era PNG exports):
+/// the JSON text, or `None`.
+fn decode_base64_json(text: &str) -> Option<String> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.len() < 4
+        || !compact
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=-_".contains(&b))
+    {
+        return None;
+    }
+    let standard = compact.replace('-', "+").replace('_', "/");
+    let trimmed = standard.trim_end_matches('=');
+    let bytes = base64_simd::STANDARD_NO_PAD
+        .decode_to_vec(trimmed.as_bytes())
+        .ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let card = trim_card(&text);
+    card.starts_with('{').then(|| card.to_owned())
+}
+
 fn trim_card(text: &str) -> &str {
     text.trim_matches(|c: char| c == '\0' || c == '\u{feff}' || c.is_whitespace())
 }
@@ -436,6 +470,9 @@ fn decode_user_comment(value: &[u8], order: Order) -> std::result::Result<String
     let trimmed = trim_card(&text);
     if trimmed.starts_with('{') {
         return Ok(trimmed.to_owned());
+    }
+    if let Some(json) = decode_base64_json(trimmed) {
+        return Ok(json);
     }
     match decode_decimal_list(trimmed) {
         Some(Ok(decoded)) => {

@@ -31,6 +31,7 @@ pub mod backfill;
 pub mod byaf;
 pub mod charx;
 pub mod decorator;
+pub mod faraday;
 pub mod json;
 pub mod legacy;
 pub mod lorebook;

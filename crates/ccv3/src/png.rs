@@ -177,6 +177,48 @@ pub struct CardChunks {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// The data of a PNG's first `eXIf` chunk (EXIF), or `None` when it has none (Backyard AI's
+/// Faraday-era PNG exports keep their character there, [`crate::faraday`]). Only chunk headers
+/// are read until the chunk is found; reading stops at `IEND`, after [`MAX_EXIF_WALK`] chunks,
+/// or at the end of the data.
+///
+/// # Errors
+///
+/// [`Error::Limit`] for an `eXIf` chunk over `max_len` bytes; [`Error::Io`] when reading fails.
+pub fn read_exif_chunk<R: Read + Seek>(mut r: R, max_len: u64) -> Result<Option<Vec<u8>>> {
+    let mut sig = [0u8; 8];
+    if r.read_exact(&mut sig).is_err() || sig != SIGNATURE {
+        return Ok(None);
+    }
+    for _ in 0..MAX_EXIF_WALK {
+        let mut head = [0u8; 8];
+        if r.read_exact(&mut head).is_err() {
+            return Ok(None);
+        }
+        let len = u64::from(u32::from_be_bytes([head[0], head[1], head[2], head[3]]));
+        match &head[4..8] {
+            b"eXIf" => {
+                if len > max_len {
+                    return Err(Error::Limit(format!(
+                        "eXIf chunk of {len} bytes is over the limit of {max_len} bytes"
+                    )));
+                }
+                let mut data = Vec::with_capacity(len as usize);
+                r.by_ref().take(len).read_to_end(&mut data)?;
+                return Ok((data.len() as u64 == len).then_some(data));
+            }
+            b"IEND" => return Ok(None),
+            _ => {
+                r.seek(SeekFrom::Current(len as i64 + 4))?;
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The most chunk headers [`read_exif_chunk`] reads.
+pub const MAX_EXIF_WALK: usize = 100_000;
+
 /// Where a text chunk sits in a PNG: its type and the byte offset of its length field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkPlace {

@@ -668,3 +668,65 @@ fn wild_risu_module_json_export_reads_as_its_lorebook() {
     assert_eq!(kept["trigger"][0]["comment"], "Count turns");
     assert_eq!(kept["id"], "5a0c1e8e-3c1b-4e52-9b61-2f7c0d1a9e44");
 }
+
+// --- Backyard AI's legacy (Faraday) PNG exports (issue 13 "Done when": Backyard) ---------------
+
+#[test]
+fn wild_backyard_faraday_png_reads_its_exif_character() {
+    // Faraday's "Export to PNG": no chara chunk; the character is base64 JSON in the EXIF
+    // UserComment of an eXIf chunk (the public Faraday/Backyard-to-Tavern converters read it
+    // there: aiName, aiPersona, scenario, firstMessage, customDialogue, basePrompt, loreItems).
+    let name = "backyard_faraday_legacy.png";
+    let bytes = std::fs::read(fixture(name)).unwrap();
+    let from_file = card(name);
+    let Document::Card(from_bytes) = ccv3::read_bytes(&bytes).unwrap() else {
+        panic!()
+    };
+    let Document::Card(from_seek) = ccv3::read_seekable(std::io::Cursor::new(&bytes)).unwrap()
+    else {
+        panic!()
+    };
+    for cf in [&from_file, &from_bytes, &from_seek] {
+        assert_eq!(cf.container, Container::Png);
+        let d = &cf.card.data;
+        assert_eq!(d.name, "Wren");
+        assert_eq!(
+            d.description,
+            "{{char}} keeps the lighthouse on Gull Rock and distrusts strangers like {{user}}."
+        );
+        assert_eq!(
+            d.mes_example,
+            "{{user}}: Is the lamp always lit?\n{{char}}: Every night for thirty years."
+        );
+        assert!(d.first_mes.starts_with("The door bangs open. {{char}}"));
+        assert!(d.system_prompt.contains("{{user}} and {{char}}"));
+        let book = d.character_book.as_ref().expect("lore items");
+        assert_eq!(book.entries[0].keys, ["lamp", "lens"]);
+        assert_eq!(book.entries[1].keys, ["Gull Rock"]);
+        let kept = &d.extensions["faraday"];
+        assert_eq!(
+            kept["character"]["aiDisplayName"],
+            "Wren, Lighthouse Keeper"
+        );
+        assert_eq!(kept["character"]["model"], "mistral-7b");
+        assert_eq!(kept["version"], 1);
+        assert!(cf.diagnostics.iter().any(|d| d.code == "faraday-png"));
+    }
+    no_errors(
+        name,
+        &ccv3::check_document(&Document::Card(from_bytes.clone())),
+    );
+    // Written back as a PNG, the card is in the card chunks, and the picture stays.
+    let png = ccv3::write_png(&from_bytes, None, ccv3::CardVersion::V3).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&png).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back.card.to_v3_json(), from_bytes.card.to_v3_json());
+    // A PNG with neither card chunks nor EXIF still says what is missing.
+    let plain = ccv3::png::plain_image();
+    let err = ccv3::read_bytes(&plain).unwrap_err().to_string();
+    assert!(
+        err.contains("no ccv3 or chara text chunk") && err.contains("eXIf"),
+        "{err}"
+    );
+}
