@@ -357,7 +357,8 @@ pub struct PromptArgs {
 #[derive(Debug, clap::Args)]
 pub struct LoreScanArgs {
     /// A card (its character book) or a standalone lorebook (lorebook_v3, a bare
-    /// character_book, World Info); repeat for more books. The first card's book is the
+    /// character_book, World Info, NovelAI, Agnai, RisuAI books and modules, KoboldAI world
+    /// info); repeat for more books. The first card's book is the
     /// character book; the others are global books.
     #[arg(long = "book", required = true)]
     pub books: Vec<PathBuf>,

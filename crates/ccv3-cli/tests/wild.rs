@@ -131,3 +131,52 @@ fn issue13_a_webp_portrait_is_said_into_png_and_carried_into_charx() {
         "{out}"
     );
 }
+
+#[test]
+fn issue13_other_applications_lorebooks_are_listed_and_converted() {
+    // KoboldAI world info and a RisuAI JSON module: `inspect` lists the entries, `convert`
+    // writes lorebook_v3 and World Info.
+    for (name, format, entry) in [
+        (
+            "kobold_story.json",
+            "format:      Kobold",
+            "  - 0 \"Mara\" keys: Mara, caravan master",
+        ),
+        (
+            "risu_module.json",
+            "format:      RisuModule",
+            "\"Harbor\" keys: harbor, docks",
+        ),
+    ] {
+        let o = ccv3(&[&"inspect", &wild(name)]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains(format), "{name}: {out}");
+        assert!(out.contains(entry), "{name}: {out}");
+        let dir = tempfile::tempdir().unwrap();
+        for to in ["lorebook_v3", "worldinfo"] {
+            let path = dir.path().join(format!("{to}.json"));
+            let o = ccv3(&[&"convert", &wild(name), &path, &"--to", &to]);
+            assert!(o.status.success(), "{name} to {to}: {}", stderr(&o));
+            assert!(path.is_file());
+        }
+    }
+}
+
+#[test]
+fn issue13_textgen_yaml_and_faraday_png_read_as_cards() {
+    for (name, card) in [
+        ("textgen_character.yaml", "Chiharu"),
+        ("backyard_faraday_legacy.png", "Wren"),
+    ] {
+        let o = ccv3(&[&"inspect", &wild(name)]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        assert!(stdout(&o).contains(card), "{name}: {}", stdout(&o));
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("card.json");
+        let o = ccv3(&[&"convert", &wild(name), &out]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        assert_eq!(v["data"]["name"], card, "{name}");
+    }
+}
