@@ -140,7 +140,7 @@ fn issue13_other_applications_lorebooks_are_listed_and_converted() {
         (
             "kobold_story.json",
             "format:      Kobold",
-            "  - 0 \"Mara\" keys: Mara, caravan master",
+            "  - \"Mara\" keys: Mara, caravan master",
         ),
         (
             "risu_module.json",
