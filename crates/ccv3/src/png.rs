@@ -203,7 +203,8 @@ pub fn read_exif_chunk<R: Read + Seek>(mut r: R, max_len: u64) -> Result<Option<
                         "eXIf chunk of {len} bytes is over the limit of {max_len} bytes"
                     )));
                 }
-                let mut data = Vec::with_capacity(len as usize);
+                // The length is what the file says: grow as bytes arrive.
+                let mut data = Vec::with_capacity(len.min(64 * 1024) as usize);
                 r.by_ref().take(len).read_to_end(&mut data)?;
                 return Ok((data.len() as u64 == len).then_some(data));
             }

@@ -6,9 +6,10 @@
 //! that
 //! - the text is at most [`Limits::max_len`] bytes,
 //! - nesting is at most [`Limits::max_depth`] deep,
-//! - the value holds at most [`Limits::max_nodes`] nodes, **counting every node an alias
-//!   copies** (the "billion laughs" file, nine aliases of nine aliases, stops at the budget
-//!   instead of expanding to 10⁹ strings),
+//! - the value holds at most [`Limits::max_nodes`] nodes and [`Limits::max_bytes`] bytes of
+//!   text, **counting every copy an alias makes** (and the copy kept of each anchored node): the
+//!   "billion laughs" file, nine aliases of nine aliases, stops at the budget instead of
+//!   expanding to 10⁹ strings, and so do many aliases of one long string,
 //! - only the first document of a stream is read.
 //!
 //! Scalars follow the YAML 1.2 core schema (what text-generation-webui's `yaml.safe_load` reads
@@ -31,6 +32,9 @@ pub struct Limits {
     pub max_depth: usize,
     /// The most nodes in the value, copies made by aliases included (default 200,000).
     pub max_nodes: usize,
+    /// The most bytes of text (scalars and keys) in the value, copies made by aliases and kept
+    /// for anchors included (default 64 MiB).
+    pub max_bytes: usize,
 }
 
 impl Default for Limits {
@@ -39,6 +43,7 @@ impl Default for Limits {
             max_len: 8 << 20,
             max_depth: 64,
             max_nodes: 200_000,
+            max_bytes: 64 << 20,
         }
     }
 }
@@ -73,11 +78,13 @@ pub fn from_str(text: &str, limits: &Limits) -> Result<Value> {
     let mut anchors: HashMap<usize, Value> = HashMap::new();
     let mut stack: Vec<Open> = Vec::new();
     let mut nodes = 0usize;
+    let mut bytes = 0usize;
     let mut root: Option<Value> = None;
     let too_many = || {
         Error::Limit(format!(
-            "YAML document holds more than {} nodes (aliases counted as the copies they make)",
-            limits.max_nodes
+            "YAML document holds more than {} nodes or {} bytes of text (aliases counted as the \
+             copies they make)",
+            limits.max_nodes, limits.max_bytes
         ))
     };
     for item in Parser::new_from_str(text) {
@@ -127,7 +134,8 @@ pub fn from_str(text: &str, limits: &Limits) -> Result<Value> {
             },
             Event::Scalar(text, style, anchor, tag) => {
                 nodes += 1;
-                if nodes > limits.max_nodes {
+                bytes = bytes.saturating_add(text.len());
+                if nodes > limits.max_nodes || bytes > limits.max_bytes {
                     return Err(too_many());
                 }
                 let plain = style == ScalarStyle::Plain && tag.is_none();
@@ -140,14 +148,23 @@ pub fn from_str(text: &str, limits: &Limits) -> Result<Value> {
                         "YAML alias to an unknown anchor",
                     ));
                 };
-                nodes = nodes.saturating_add(count_nodes(v, limits.max_nodes));
-                if nodes > limits.max_nodes {
+                let (n, b) = weigh(v, limits);
+                nodes = nodes.saturating_add(n);
+                bytes = bytes.saturating_add(b);
+                if nodes > limits.max_nodes || bytes > limits.max_bytes {
                     return Err(too_many());
                 }
                 (v.clone(), 0)
             }
         };
         if anchor != 0 {
+            // The copy kept for later aliases costs what it holds.
+            let (n, b) = weigh(&value, limits);
+            nodes = nodes.saturating_add(n);
+            bytes = bytes.saturating_add(b);
+            if nodes > limits.max_nodes || bytes > limits.max_bytes {
+                return Err(too_many());
+            }
             anchors.insert(anchor, value.clone());
         }
         match stack.last_mut() {
@@ -175,22 +192,27 @@ pub fn from_str(text: &str, limits: &Limits) -> Result<Value> {
     Ok(root.unwrap_or(Value::Null))
 }
 
-/// The nodes of `v`, counting up to `cap` at most.
-fn count_nodes(v: &Value, cap: usize) -> usize {
-    let mut n = 0usize;
+/// The nodes of `v` and the bytes of its text (strings and keys), counting no further than
+/// past the budgets of `limits`.
+fn weigh(v: &Value, limits: &Limits) -> (usize, usize) {
+    let (mut n, mut b) = (0usize, 0usize);
     let mut todo = vec![v];
     while let Some(v) = todo.pop() {
         n += 1;
-        if n > cap {
+        if n > limits.max_nodes || b > limits.max_bytes {
             break;
         }
         match v {
             Value::Array(items) => todo.extend(items),
-            Value::Object(map) => todo.extend(map.values()),
+            Value::Object(map) => {
+                b = b.saturating_add(map.keys().map(String::len).sum());
+                todo.extend(map.values());
+            }
+            Value::String(s) => b = b.saturating_add(s.len()),
             _ => {}
         }
     }
-    n
+    (n, b)
 }
 
 /// A scalar as the core schema reads it: plain scalars may be null, booleans or numbers.
@@ -275,6 +297,30 @@ mod tests {
         let err = read(&text).unwrap_err();
         assert!(matches!(err, Error::Limit(_)), "{err}");
         assert!(err.to_string().contains("aliases"), "{err}");
+    }
+
+    #[test]
+    fn yaml_hostile_aliases_of_a_long_string_stop_at_the_byte_budget() {
+        let long = "x".repeat(1 << 20);
+        let refs = vec!["*s"; 100].join(", ");
+        let text = format!("s: &s {long}\nlist: [{refs}]\n");
+        let err = read(&text).unwrap_err();
+        assert!(matches!(err, Error::Limit(_)), "{err}");
+        // A few copies are fine.
+        let text = format!("s: &s {long}\nlist: [*s, *s]\n");
+        assert_eq!(
+            read(&text).unwrap()["list"][1].as_str().map(str::len),
+            Some(1 << 20)
+        );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn yaml_random_text_never_panics(text in "[-a-z:&*\\[\\]{}, \n'\"!|>#~0-9]{0,200}") {
+            let _ = read(&text);
+        }
     }
 
     #[test]

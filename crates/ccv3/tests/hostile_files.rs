@@ -539,3 +539,36 @@ fn issue12_deferred_files_write_the_same_bytes() {
 fn base64_of(bytes: &[u8]) -> Vec<u8> {
     base64_simd::STANDARD.encode_to_string(bytes).into_bytes()
 }
+
+/// Issue 13 (Backyard AI's Faraday PNGs): a PNG without card chunks is read from its `eXIf`
+/// chunk; an `eXIf` chunk that declares more than the file holds, or more than the text budget,
+/// is refused without allocating what it declares.
+#[test]
+fn hostile_exif_chunk_lengths_are_bounded() {
+    let mut huge = ccv3::png::SIGNATURE.to_vec();
+    huge.extend(u32::MAX.to_be_bytes());
+    huge.extend(b"eXIf");
+    huge.extend(b"II*\0");
+    let err = ccv3::read_bytes(&huge).unwrap_err();
+    assert!(err.to_string().contains("at byte 8"), "{err}");
+    // Over the budget: refused from the declared length.
+    let png = png_of(&[chunk(b"eXIf", &[0u8; 100])]);
+    let err = ccv3::png::read_exif_chunk(std::io::Cursor::new(&png), 50).unwrap_err();
+    assert!(matches!(err, Error::Limit(_)), "{err}");
+    // Declared 1 MiB, 4 bytes there: no eXIf read, the error says what the PNG lacks.
+    let mut short = ccv3::png::SIGNATURE.to_vec();
+    short.extend((1u32 << 20).to_be_bytes());
+    short.extend(b"eXIf");
+    short.extend(b"II*\0");
+    let err = ccv3::read_bytes(&short).unwrap_err().to_string();
+    assert!(
+        err.contains("eXIf at byte 8") && err.contains("truncated"),
+        "{err}"
+    );
+    let read = ccv3::png::read_exif_chunk(std::io::Cursor::new(&short), 1 << 30).unwrap();
+    assert_eq!(read, None);
+    // An eXIf chunk that is not EXIF.
+    let png = png_of(&[chunk(b"eXIf", b"not exif at all")]);
+    let err = ccv3::read_bytes(&png).unwrap_err().to_string();
+    assert!(err.contains("eXIf chunk holds no card"), "{err}");
+}

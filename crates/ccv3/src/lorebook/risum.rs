@@ -239,6 +239,21 @@ pub(crate) mod tests {
         assert!(read_risum(b"{}", &t).is_err());
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn risum_random_blocks_never_panic(tail in proptest::collection::vec(0u8..4, 0..64)) {
+            let mut file = vec![MAGIC, 0];
+            file.extend(tail);
+            let _ = read_risum(&file, &test_table());
+            let _ = crate::read_bytes_with(&file, &crate::ReadOptions {
+                rpack: Some(test_table()),
+                ..crate::ReadOptions::default()
+            });
+        }
+    }
+
     #[test]
     fn risum_table_comes_from_risuai_map_file_shapes_only() {
         let t = test_table();
