@@ -989,6 +989,9 @@ fn describe_value(v: &Value) -> Option<String> {
         {
             "a generation preset (sampler settings)"
         }
+        Value::Object(o) if crate::textgen::is_textgen_instruction_template(o) => {
+            "a text-generation-webui instruction template (prompt format), not a character"
+        }
         Value::Object(o) if o.contains_key("gamestarted") || o.contains_key("authorsnote") => {
             "a KoboldAI story save without a `worldinfo` list (a save with one reads as its \
              lorebook)"

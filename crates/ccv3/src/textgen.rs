@@ -41,6 +41,7 @@ const NAME_KEYS: [&str; 4] = ["name", "bot", "<|bot|>", "char_name"];
 pub fn is_textgen_character(obj: &Map<String, Value>) -> bool {
     let named = NAME_KEYS.iter().any(|k| obj.contains_key(*k));
     named
+        && !is_textgen_instruction_template(obj)
         && (obj.contains_key("context") || obj.contains_key("greeting"))
         && ![
             "spec",
@@ -53,6 +54,16 @@ pub fn is_textgen_character(obj: &Map<String, Value>) -> bool {
         ]
         .iter()
         .any(|k| obj.contains_key(*k))
+}
+
+/// True for a text-generation-webui instruction template (`instruction-following/*.yaml`):
+/// `instruction_template` (a Jinja template), or the older `user`/`bot`/`turn_template`
+/// prompts without a character's `name` or `greeting`. Not a character.
+pub fn is_textgen_instruction_template(obj: &Map<String, Value>) -> bool {
+    obj.contains_key("instruction_template")
+        || (obj.contains_key("turn_template")
+            && !obj.contains_key("name")
+            && !obj.contains_key("greeting"))
 }
 
 /// text-generation-webui's `<BOT>`/`<USER>` as the card macros `{{char}}`/`{{user}}`.
@@ -193,6 +204,15 @@ mod tests {
         ] {
             let Value::Object(o) = v else { panic!() };
             assert!(!is_textgen_character(&o), "{o:?}");
+        }
+        // Instruction templates (text-generation-webui instruction-following/*.yaml).
+        for v in [
+            json!({"user": "### Instruction:", "bot": "### Response:",
+                   "turn_template": "<|user|>\n<|user-message|>\n<|bot|>", "context": "Below"}),
+            json!({"instruction_template": "{%- for message in messages %}..."}),
+        ] {
+            let Value::Object(o) = v else { panic!() };
+            assert!(!is_textgen_character(&o) && is_textgen_instruction_template(&o));
         }
         assert!(looks_like_yaml_mapping("# c\n---\nname: A\n"));
         assert!(looks_like_yaml_mapping("name:\n  A\n"));

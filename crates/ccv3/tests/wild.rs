@@ -541,6 +541,9 @@ fn wild_hostile_yaml_is_bounded() {
         ccv3::read_bytes(deep.as_bytes()),
         Err(ccv3::Error::Limit(_))
     ));
+    let template = "user: \"### Instruction:\"\nbot: \"### Response:\"\nturn_template: \"<|user|>\\n<|user-message|>\\n\\n<|bot|>\\n<|bot-message|>\\n\\n\"\ncontext: \"Below is an instruction.\\n\\n\"\n";
+    let msg = unrecognized("instruction template", Some(template.as_bytes()));
+    assert!(msg.contains("instruction template"), "{msg}");
     let broken = "name: A\ncontext: [unclosed\n";
     assert!(ccv3::read_bytes(broken.as_bytes())
         .unwrap_err()
@@ -729,4 +732,37 @@ fn wild_backyard_faraday_png_reads_its_exif_character() {
         err.contains("no ccv3 or chara text chunk") && err.contains("eXIf"),
         "{err}"
     );
+}
+
+#[test]
+fn wild_kobold_united_world_info_export_reads_as_world_info() {
+    // KoboldAI United's world info export has SillyTavern World Info's shape (an `entries`
+    // object keyed by uid, `key`/`keysecondary` lists) plus its own fields (`title`, `folder`,
+    // `wpp`, `manual_text`, ...) and top-level `folders`: read as World Info, nothing lost.
+    let bf = book("kobold_united_worldinfo.json");
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::WorldInfo);
+    let e = &bf.book.entries;
+    assert_eq!(e.len(), 2);
+    assert_eq!(e[0].keys, ["mill", "waterwheel"]);
+    assert_eq!(e[1].content, "[Oswin: miller; gruff, honest]");
+    assert_eq!(e[1].selective, Some(true));
+    let text = std::fs::read_to_string(fixture("kobold_united_worldinfo.json")).unwrap();
+    let original: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let back = ccv3::lorebook::to_worldinfo(&bf.book);
+    assert_eq!(back["folders"], original["folders"]);
+    for uid in ["0", "1"] {
+        for k in [
+            "title",
+            "folder",
+            "wpp",
+            "manual_text",
+            "token_length",
+            "used_in_game",
+        ] {
+            assert_eq!(
+                back["entries"][uid][k], original["entries"][uid][k],
+                "{uid}.{k}"
+            );
+        }
+    }
 }
