@@ -279,7 +279,12 @@ fn pair(registry: &Registry, tags: &[Option<Tag>]) -> Option<Pairs> {
             *slot = Some(c);
         }
     }
-    let inside = |i: usize| chosen.iter().any(|&(o, c)| o < i && i < c);
+    // The chosen scopes are disjoint and sorted: the one that could hold `i` starts last
+    // before it.
+    let inside = |i: usize| {
+        let k = chosen.partition_point(|&(o, _)| o < i);
+        k > 0 && chosen.get(k - 1).is_some_and(|&(_, c)| i < c)
+    };
     for (o, c) in raw_pairs {
         if !inside(o) && !inside(c) {
             if let Some(r) = p.raw.get_mut(o) {
