@@ -223,16 +223,19 @@ fn st_1_19_flags_are_read_before_the_name() {
 }
 
 /// MacroEngine.e2e.js "Comment macro": `{{// ...}}` and comment blocks `{{//}}...{{///}}`
-/// (extra slashes allowed) are removed without expanding what they hold.
+/// (extra slashes allowed) are removed. The argument or block content is still expanded, as
+/// SillyTavern 1.19.0 does (core-macros.js `//` has no `delayArgResolution`; checked with
+/// scripts/st-engine-compare): a `{{setvar}}` inside runs.
 #[test]
 fn st_1_19_comments_and_comment_blocks() {
     let mut vars = Variables::new();
     let out = st_with(
-        "A{{// note :: {{setvar::x::1}}}}B{{//}}{{setvar::y::1}} hidden{{///}}C{{//}}more{{////}}D",
+        "A{{// note {{setvar::x::1}}}}B{{//}}{{setvar::y::1}} hidden{{///}}C{{//}}more{{////}}D",
         &mut vars,
     );
     assert_eq!(out, "ABCD");
-    assert!(vars.local.is_empty());
+    assert_eq!(vars.local["x"], "1");
+    assert_eq!(vars.local["y"], "1");
     check(&[("Start\n{{//}}\n  block\n{{///}}\nEnd", "Start\n\nEnd")]);
 }
 
@@ -276,10 +279,19 @@ fn st_1_19_variable_shorthand_operators() {
             "{{.n > 6}} {{.n > 7}} {{.n >= 7}} {{.n < 8}} {{.n <= 6}}",
             "true false true true false",
         ),
-        ("{{.my-var > 1}} {{.missing < 1}}", "false false"),
+        // variables.js `getLocalVariable`: unset reads as empty, `Number('')` is 0.
+        (
+            "{{.my-var > 1}} {{.missing < 1}} {{.missing > -1}}",
+            "false true true",
+        ),
         (
             "{{.neg = -5}}{{.neg < -2}} {{.dec = 1.5}}{{.dec >= 1.5}}",
             "true true",
+        ),
+        // variables.js getters return numbers as numbers.
+        (
+            "{{.z = 007}}{{.z}} {{.z == 7}} {{.z != 007}}",
+            "7 true true",
         ),
         ("{{.n++5}}", "{{.n++5}}"),
         ("{{.n -- 5}}", "{{.n -- 5}}"),
@@ -371,4 +383,57 @@ fn st_engine_entries_are_listed_for_sillytavern() {
         .map(|m| m.name)
         .collect();
     assert!(!risu.contains(&"if"));
+}
+
+/// core-macros.js `if` example usage (`{{if description}}# Description\n{{description}}{{/if}}`):
+/// a card field macro as the condition; the inline form also splits on `{{else}}`.
+#[test]
+fn st_1_19_if_on_card_fields_and_inline_else() {
+    let with_desc = ctx().with_description("A knight.");
+    let run = |c: &Context, src: &str| {
+        Template::parse(src)
+            .expand_with(
+                Registry::dialect_ref(Dialect::SillyTavern),
+                &Limits::default(),
+                c,
+                &mut Variables::new(),
+                Mode::Prompt,
+            )
+            .text
+    };
+    let src = "{{if description}}\n  # Description\n  {{description}}\n{{/if}}";
+    assert_eq!(run(&with_desc, src), "# Description\nA knight.");
+    assert_eq!(run(&ctx(), src), "");
+    check(&[
+        ("{{if::0::a{{else}}b}}", "b"),
+        ("{{if::1::a{{else}}b}}", "a"),
+        ("{{if 0}}x{{else}}{{if::1::a{{else}}b}}{{/if}}", "a"),
+    ]);
+}
+
+/// MacroEngine.e2e.js "pick" seeding: picks inside scoped content keep their place in the
+/// text, so the same text gives the same choices every time, and identical picks at different
+/// places may differ.
+#[test]
+fn st_1_19_picks_inside_scopes_are_stable() {
+    let src = "{{if 1}}{{pick::a,b,c,d,e,f,g,h}}{{/if}}|{{trim}}{{pick::a,b,c,d,e,f,g,h}}{{/trim}}";
+    let first = st(src);
+    for _ in 0..5 {
+        assert_eq!(st(src), first);
+    }
+    assert_eq!(first.len(), 3);
+}
+
+/// The handlebars-style `{{#if}}` (the `#` flag, MacroLexer.js) pairs by name in SillyTavern,
+/// even with other scoped macros inside.
+#[test]
+fn st_1_19_hash_if_pairs_by_name_with_scopes_inside() {
+    check(&[
+        (
+            "{{#if 1}}{{setvar::a}}in{{/setvar}}{{/if}}[{{getvar::a}}]",
+            "[in]",
+        ),
+        ("{{#if 0}}a{{else}}b{{/if}}", "b"),
+        ("{{#if 1}}x{{:else}}y{{/if}}", "x{{:else}}y"),
+    ]);
 }

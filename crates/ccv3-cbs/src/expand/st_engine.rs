@@ -9,7 +9,8 @@
 //!   when one more argument fits the macro; else both tags stay as written. The content is
 //!   expanded, dedented and trimmed ([`trim_content`]) unless the `#` flag is set. The
 //!   outermost pairs of one text are taken first; a closing tag that closes nothing stays text.
-//!   `{{//}}...{{///}}` is a comment block (the closing tag may have more slashes).
+//!   `{{//}}...{{///}}` is a comment block (the closing tag may have more slashes). A comment's
+//!   argument or block content is expanded (side effects happen, as in SillyTavern) and dropped.
 //! - **`{{if}}`**: `{{if COND}}then{{else}}other{{/if}}` or `{{if::COND::then}}`; only the taken
 //!   branch is expanded. `!` before the condition (as written) inverts it; the condition is
 //!   expanded, then a `.name`/`$name` reads that variable, a macro name without arguments is
@@ -23,6 +24,7 @@
 //! [`crate::Limits::max_depth`] stays text with a [`Warning::Depth`], each item and each
 //! re-pairing of a scope's content spends steps, variable writes go through the variable limits.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 
 use super::{fmt_num, num, warn, State, Warning};
@@ -87,6 +89,20 @@ fn is_false_boolean(s: &str) -> bool {
     t == "0" || t.eq_ignore_ascii_case("false") || t.eq_ignore_ascii_case("off")
 }
 
+/// A stored variable as SillyTavern's variable getters return it: a text that is a number
+/// (not blank) comes back as that number, printed the JavaScript way.
+fn js_value(v: &str) -> String {
+    if v.trim().is_empty() {
+        return v.to_owned();
+    }
+    let n = num(v);
+    if n.is_nan() {
+        v.to_owned()
+    } else {
+        fmt_num(n)
+    }
+}
+
 const FLAGS: &[char] = &['!', '?', '~', '#', '/', '>'];
 
 /// One piece of a text as SillyTavern sees it: blocks the parser built for RisuAI's forms are
@@ -125,9 +141,9 @@ fn flatten<'n>(nodes: &'n [Node], out: &mut Vec<Item<'n>>) {
 }
 
 /// What SillyTavern reads from a macro: its name without flags, the flags, the argument count.
-struct Tag {
+struct Tag<'n> {
     /// Normalised name without flags (`""` when there is none).
-    name: String,
+    name: Cow<'n, str>,
     closing: bool,
     /// The `#` flag.
     preserve: bool,
@@ -138,18 +154,20 @@ struct Tag {
     resplit: Option<Box<Macro>>,
 }
 
-fn tag_of(m: &Macro) -> Option<Tag> {
+fn tag_of(m: &Macro) -> Option<Tag<'_>> {
     let n = m.name.as_deref()?;
-    let plain = |name: &str, flags: &str, argc: usize| Tag {
-        name: name.to_owned(),
-        closing: flags.contains('/'),
-        preserve: flags.contains('#'),
-        argc,
-        shorthand: name.starts_with(['.', '$']),
-        resplit: None,
-    };
+    fn plain<'a>(name: Cow<'a, str>, flags: &str, argc: usize) -> Tag<'a> {
+        Tag {
+            shorthand: name.starts_with(['.', '$']),
+            name,
+            closing: flags.contains('/'),
+            preserve: flags.contains('#'),
+            argc,
+            resplit: None,
+        }
+    }
     if m.marker {
-        return Some(plain(n, "", 0));
+        return Some(plain(Cow::Borrowed(n), "", 0));
     }
     if n == "//" {
         // `{{//}}` opens a comment block, `{{///}}` (more slashes allowed) closes it.
@@ -160,17 +178,17 @@ fn tag_of(m: &Macro) -> Option<Tag> {
         let arg = arg.trim();
         let closing = !arg.is_empty() && arg.bytes().all(|b| b == b'/');
         let argc = usize::from(!arg.is_empty() && !closing);
-        let mut t = plain("//", if closing { "/" } else { "" }, argc);
+        let mut t = plain(Cow::Borrowed("//"), if closing { "/" } else { "" }, argc);
         t.shorthand = false;
         return Some(t);
     }
     let flag_len = n.len() - n.trim_start_matches(FLAGS).len();
     if flag_len == 0 {
-        return Some(plain(n, "", m.args.len()));
+        return Some(plain(Cow::Borrowed(n), "", m.args.len()));
     }
     let (flags, rest) = n.split_at(flag_len);
     if !rest.is_empty() {
-        return Some(plain(rest, flags, m.args.len()));
+        return Some(plain(Cow::Borrowed(rest), flags, m.args.len()));
     }
     // The flags stand alone (`{{/ name}}`, `{{ ! ? name }}`): split the content again.
     let mut nodes = inner_nodes(m);
@@ -191,7 +209,7 @@ fn tag_of(m: &Macro) -> Option<Tag> {
     }
     let again = split_macro(m.offset, nodes);
     let name = again.name.clone().unwrap_or_default();
-    let mut t = plain(&name, &flags, again.args.len());
+    let mut t = plain(Cow::Owned(name.clone()), &flags, again.args.len());
     if !name.is_empty() {
         t.resplit = Some(Box::new(again));
     }
@@ -221,7 +239,7 @@ fn arity(registry: &Registry, name: &str) -> Option<(usize, usize)> {
     })
 }
 
-fn accepts_scoped(registry: &Registry, tag: &Tag) -> bool {
+fn accepts_scoped(registry: &Registry, tag: &Tag<'_>) -> bool {
     if tag.shorthand || tag.name.is_empty() {
         return false;
     }
@@ -239,7 +257,7 @@ struct Pairs {
 /// SillyTavern's `processScopedMacros`: opening and closing tags of the same name pair like
 /// brackets (only macros that can take one more argument count as openers); the outermost
 /// pairs become scopes; a pair whose opener cannot take the content keeps both tags as text.
-fn pair(registry: &Registry, tags: &[Option<Tag>]) -> Option<Pairs> {
+fn pair(registry: &Registry, tags: &[Option<Tag<'_>>]) -> Option<Pairs> {
     if !tags.iter().flatten().any(|t| t.closing) {
         return None;
     }
@@ -253,15 +271,15 @@ fn pair(registry: &Registry, tags: &[Option<Tag>]) -> Option<Pairs> {
             continue;
         }
         if t.closing {
-            if let Some(o) = capable.get_mut(t.name.as_str()).and_then(Vec::pop) {
+            if let Some(o) = capable.get_mut(t.name.as_ref()).and_then(Vec::pop) {
                 scope_pairs.push((o, i));
-            } else if let Some(o) = other.get_mut(t.name.as_str()).and_then(VecDeque::pop_front) {
+            } else if let Some(o) = other.get_mut(t.name.as_ref()).and_then(VecDeque::pop_front) {
                 raw_pairs.push((o, i));
             }
         } else if accepts_scoped(registry, t) {
-            capable.entry(t.name.as_str()).or_default().push(i);
+            capable.entry(t.name.as_ref()).or_default().push(i);
         } else {
-            other.entry(t.name.as_str()).or_default().push_back(i);
+            other.entry(t.name.as_ref()).or_default().push_back(i);
         }
     }
     scope_pairs.sort_unstable();
@@ -296,11 +314,11 @@ fn pair(registry: &Registry, tags: &[Option<Tag>]) -> Option<Pairs> {
 }
 
 /// Where `{{else}}` splits an `{{if}}` body: the first one outside nested scoped `{{if}}`s.
-fn else_split(tags: &[Option<Tag>]) -> Option<usize> {
+fn else_split(tags: &[Option<Tag<'_>>]) -> Option<usize> {
     let mut depth = 0usize;
     for (i, t) in tags.iter().enumerate() {
         let Some(t) = t else { continue };
-        match t.name.as_str() {
+        match t.name.as_ref() {
             "if" if t.closing => depth = depth.saturating_sub(1),
             "if" if t.argc == 1 => depth += 1,
             "else" if depth == 0 && !t.closing => return Some(i),
@@ -437,16 +455,23 @@ impl State<'_> {
 
     /// [`State::nodes`] for the `sillytavern` dialect.
     pub(super) fn st_nodes(&mut self, nodes: &[Node], out: &mut String) {
+        if let [Node::Text(t)] = nodes {
+            // Plain text (most arguments): nothing to pair.
+            if self.step() {
+                self.push(out, t);
+            }
+            return;
+        }
         let mut items = Vec::with_capacity(nodes.len());
         flatten(nodes, &mut items);
-        let tags: Vec<Option<Tag>> = items
+        let tags: Vec<Option<Tag<'_>>> = items
             .iter()
             .map(|i| i.as_macro().and_then(tag_of))
             .collect();
         self.st_items(&items, &tags, out);
     }
 
-    fn st_items(&mut self, items: &[Item<'_>], tags: &[Option<Tag>], out: &mut String) {
+    fn st_items(&mut self, items: &[Item<'_>], tags: &[Option<Tag<'_>>], out: &mut String) {
         let pairs = pair(self.registry, tags);
         if pairs.is_some() && !self.spend(items.len() as u64) {
             return;
@@ -503,7 +528,7 @@ impl State<'_> {
     }
 
     /// Expands a scope's content (or an `{{if}}` branch) within the nesting bound.
-    fn st_body(&mut self, items: &[Item<'_>], tags: &[Option<Tag>], offset: usize) -> String {
+    fn st_body(&mut self, items: &[Item<'_>], tags: &[Option<Tag<'_>>], offset: usize) -> String {
         let mut s = String::new();
         if self.st_depth >= self.limits.depth() {
             warn(&mut self.warnings, Warning::Depth { offset });
@@ -524,8 +549,8 @@ impl State<'_> {
     fn st_macro(
         &mut self,
         m: &Macro,
-        tag: &Tag,
-        body: Option<(&[Item<'_>], &[Option<Tag>])>,
+        tag: &Tag<'_>,
+        body: Option<(&[Item<'_>], &[Option<Tag<'_>>])>,
         close: Option<&Macro>,
         out: &mut String,
     ) {
@@ -535,7 +560,14 @@ impl State<'_> {
         }
         let eff = tag.resplit.as_deref().unwrap_or(m);
         if tag.name == "//" {
-            // A comment, or a comment block: nothing, and nothing inside runs.
+            // A comment gives nothing. Its argument, or a comment block's content, is still
+            // expanded (side effects happen, as in SillyTavern, whose `//` macro has no delayed
+            // arguments), then dropped.
+            if let Some((items, tags)) = body {
+                self.st_body(items, tags, m.offset);
+            } else {
+                self.expand_args(m);
+            }
             return;
         }
         if tag.name == "if" && self.registry.contains("if") {
@@ -644,8 +676,8 @@ impl State<'_> {
         &mut self,
         written: &Macro,
         eff: &Macro,
-        tag: &Tag,
-        body: Option<(&[Item<'_>], &[Option<Tag>])>,
+        tag: &Tag<'_>,
+        body: Option<(&[Item<'_>], &[Option<Tag<'_>>])>,
         out: &mut String,
     ) {
         let inline_ok = body.is_none() && eff.style == Style::DoubleColon && eff.args.len() == 2;
@@ -663,7 +695,7 @@ impl State<'_> {
             return;
         }
         let inline_items;
-        let inline_tags: Vec<Option<Tag>>;
+        let inline_tags: Vec<Option<Tag<'_>>>;
         let (items, tags) = match body {
             Some(b) => b,
             None => {
@@ -767,7 +799,8 @@ impl State<'_> {
             cached = Some(v.clone());
             v
         };
-        let current = |st: &Self| st.vars.get(scope, &name).map(str::to_owned);
+        // variables.js `getLocalVariable` gives numbers back as numbers (`007` reads `7`).
+        let current = |st: &Self| st.vars.get(scope, &name).map(js_value);
         let falsy = |v: &Option<String>| {
             v.as_deref()
                 .is_none_or(|v| v.is_empty() || is_false_boolean(v))
@@ -836,8 +869,8 @@ impl State<'_> {
                 b((cur == v) == (op == VarOp::Eq))
             }
             VarOp::Gt | VarOp::Ge | VarOp::Lt | VarOp::Le => {
-                // `Number()` of an unset variable is NaN: the comparison is false.
-                let left = current(self).map_or(f64::NAN, |v| num(&v));
+                // An unset variable reads as empty, and `Number('')` is 0 (variables.js).
+                let left = num(&current(self).unwrap_or_default());
                 let right = num(&value_of(self));
                 b(match op {
                     VarOp::Gt => left > right,
