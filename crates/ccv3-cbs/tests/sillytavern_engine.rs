@@ -5,7 +5,10 @@
 //! `public/scripts/macros/definitions/core-macros.js`, and the behaviours its own test suite
 //! `tests/frontend/MacroEngine.e2e.js` checks (restated here, with inputs of our own).
 
-use ccv3_cbs::{Context, Dialect, Limits, Mode, Registry, Template, Variables};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ccv3_cbs::{Context, Dialect, Limits, Mode, Registry, Template, Variables, MAX_WARNINGS};
 
 fn ctx() -> Context {
     Context::new()
@@ -436,4 +439,126 @@ fn st_1_19_hash_if_pairs_by_name_with_scopes_inside() {
         ("{{#if 0}}a{{else}}b{{/if}}", "b"),
         ("{{#if 1}}x{{:else}}y{{/if}}", "x{{:else}}y"),
     ]);
+}
+
+/// Expands `src` in every mode with `registry`: within the output bound, the warning cap and
+/// the variable limits, in bounded time (the hostile-input rule; as tests/regressions.rs).
+fn check_in(registry: &Registry, name: &str, src: &str) {
+    let limits = Limits::default();
+    let start = Instant::now();
+    let t = Template::parse(src);
+    for mode in [Mode::Prompt, Mode::Display, Mode::LoreScan] {
+        let mut vars = Variables::new();
+        let out = t.expand_with(registry, &limits, &ctx(), &mut vars, mode);
+        assert!(out.text.len() <= limits.max_output, "{name}");
+        assert!(out.warnings.len() <= MAX_WARNINGS + 1, "{name}");
+        for map in [&vars.local, &vars.global] {
+            assert!(map.len() <= limits.max_variables, "{name}");
+            assert!(
+                map.values().all(|v| v.len() <= limits.max_variable_len),
+                "{name}"
+            );
+        }
+    }
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(30), "{name} took {took:?}");
+}
+
+/// The regression corpus of hostile templates (tests/data/regressions/) read in the
+/// sillytavern dialect, where scoped blocks, `{{if}}` and the shorthand apply.
+#[test]
+fn sillytavern_engine_reads_the_regression_corpus_within_bounds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let st = Registry::dialect_ref(Dialect::SillyTavern);
+    for file in files {
+        let bytes = std::fs::read(&file).unwrap();
+        check_in(
+            st,
+            &file.display().to_string(),
+            &String::from_utf8_lossy(&bytes),
+        );
+    }
+}
+
+/// SillyTavern's engine syntax (issue 17) under hostile input: deep scoped nesting, unpaired
+/// and crossing tags, `{{else}}` storms, shorthand loops that double a variable.
+#[test]
+fn sillytavern_engine_hostile_templates_expand_within_bounds() {
+    let st = Registry::dialect_ref(Dialect::SillyTavern);
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "deep scoped if",
+            format!("{}x{}", "{{if 1}}".repeat(5_000), "{{/if}}".repeat(5_000)),
+        ),
+        (
+            "deep scoped if with else",
+            format!(
+                "{}x{}",
+                "{{if 0}}a{{else}}".repeat(5_000),
+                "{{/if}}".repeat(5_000)
+            ),
+        ),
+        (
+            "deep inline if",
+            format!("{}x{}", "{{if::1::".repeat(5_000), "}}".repeat(5_000)),
+        ),
+        (
+            "unclosed scoped openers",
+            format!("{}{{{{/setvar}}}}", "{{setvar::a}}".repeat(12_500)),
+        ),
+        ("closing tags only", "{{/setvar}}{{/if}}".repeat(12_500)),
+        (
+            "crossing scopes",
+            "{{trim}}{{reverse}}{{/trim}}{{/reverse}}".repeat(5_000),
+        ),
+        (
+            "scopes beside raw pairs",
+            "{{setvar::a}}x{{/setvar}}{{user}}y{{/user}}".repeat(3_750),
+        ),
+        (
+            "nested scoped trims",
+            format!(
+                "{}x{}",
+                "{{#trim}} ".repeat(7_500),
+                "{{/trim}}".repeat(7_500)
+            ),
+        ),
+        (
+            "else storm",
+            format!("{{{{if 0}}}}{}{{{{/if}}}}", "{{else}}".repeat(25_000)),
+        ),
+        (
+            "shorthand doubling",
+            format!("{{{{.x = ab}}}}{}", "{{.x += {{.x}}}}".repeat(200)),
+        ),
+        (
+            "global shorthand doubling",
+            format!(
+                "{{{{$x = ab}}}}{}",
+                "{{$x ||= z}}{{$x += {{$x}}}}".repeat(200)
+            ),
+        ),
+        ("shorthand counter storm", "{{.n++}}{{$m--}}".repeat(5_000)),
+        (
+            "many shorthand variables",
+            (0..5_000).map(|i| format!("{{{{.v{i} = {i}}}}}")).collect(),
+        ),
+        (
+            "comment blocks",
+            "{{//}}{{setvar::x::1}}{{///}}".repeat(7_500),
+        ),
+        (
+            "flag storm",
+            "{{!?~#>/user}}{{ ! # reverse::ab}}".repeat(3_750),
+        ),
+        ("escape storm", "\\{\\}".repeat(25_000)),
+    ];
+    for (name, src) in cases {
+        check_in(st, name, &src);
+    }
 }
