@@ -27,7 +27,7 @@ cases.forEach((c, i) => {
     const r = spawnSync(ccv3, ['cbs', c.text, '--dialect', 'sillytavern', '--char', 'Alice', '--user', 'Bob'], {
         encoding: 'utf8',
     });
-    const ours = r.stdout.replace(/\n$/, '');
+    const ours = r.stdout;
     if (ours === stOut[i]) same += 1;
     else diffs.push({ text: c.text, sillytavern: stOut[i], ccv3: ours, note: c.note });
 });

@@ -15,6 +15,11 @@ if [ ! -d "$work/node/node_modules/chevrotain" ]; then
     mkdir -p "$work/node"
     (cd "$work/node" && npm init -y >/dev/null && npm install chevrotain@11 --no-audit --no-fund >/dev/null)
 fi
-(cd "$root" && cargo build -q -p ccv3-cli --release)
+# CCV3=path/to/ccv3 uses that binary instead of building one.
+ccv3="${CCV3:-}"
+if [ -z "$ccv3" ]; then
+    (cd "$root" && cargo build -q -p ccv3-cli --release)
+    ccv3="$root/target/release/ccv3"
+fi
 export CHEVROTAIN_URL="file://$work/node/node_modules/chevrotain/lib/src/api.js"
-node "$here/compare.mjs" "$work/st-$version/package" "$root/target/release/ccv3" "$here/cases.jsonl"
+node "$here/compare.mjs" "$work/st-$version/package" "$ccv3" "$here/cases.jsonl"
