@@ -1,7 +1,9 @@
 //! Measures expanding a generated ~100 KB template containing 1,000 mixed macros
 //! (names, pick/random/roll, variables, calc, reverse, comments, a block) with the standard
 //! registry; also the parse time of the same text on its own, and the same text in the `risu`
-//! dialect with ten of RisuAI's functions in place of half the macros (issue 17).
+//! dialect with ten of RisuAI's functions in place of half the macros (issue 17), and the same
+//! text in the `sillytavern` dialect, as it is and with SillyTavern's engine syntax (`{{if}}`
+//! blocks, scoped `{{setvar}}`, `{{.x}}` shorthand) in place of four macros (issue 17).
 
 use std::fmt::Write;
 
@@ -81,6 +83,35 @@ fn bench(c: &mut Criterion) {
             )
         })
     });
+    let st = Registry::dialect_ref(Dialect::SillyTavern);
+    let st_run = |text: &str| {
+        let mut vars = Variables::new();
+        Template::parse(std::hint::black_box(text)).expand_with(
+            st,
+            &Limits::default(),
+            &ctx,
+            &mut vars,
+            Mode::Prompt,
+        )
+    };
+    g.bench_function("parse_and_expand_100k_1000_macros_sillytavern", |b| {
+        b.iter(|| st_run(&text))
+    });
+    let st_text = template_text()
+        .replace("{{getvar::x}}", "{{.x}}{{.n++}}")
+        .replace(
+            "{{comment:hidden note}}",
+            "{{setvar::s}}\n  scoped {{user}}\n{{/setvar}}",
+        )
+        .replace(
+            "{{#if {{equal::{{getvar::x}}::7}}}}seven{{:else}}other{{/if}}",
+            "{{if .x}}seven{{else}}other{{/if}}",
+        )
+        .replace("{{roll::2d6}}", "{{.x == 7}}");
+    g.bench_function(
+        "parse_and_expand_100k_1000_macros_sillytavern_engine",
+        |b| b.iter(|| st_run(&st_text)),
+    );
     g.finish();
 }
 

@@ -241,6 +241,10 @@ pub static CATALOG: &[MacroInfo] = &[
     row(RI, "#puredisplay", &["#pure_display"], "", "the body as written, no macro expanded, braces escaped"),
     row(RI, "#pure", &[], "", "the body as written, no macro expanded"),
     row(RI, "slot", &[], "::x", "the current #each item"),
+    // SillyTavern's macro engine (1.19): conditionals and the variable shorthand.
+    row(ST, "if", &[], " COND", "{{if COND}}A{{else}}B{{/if}} or {{if::COND::A}}: A if COND is not empty, false, off or 0 (!COND inverts; .name/$name read a variable, a macro name is expanded), else B; only that part runs"),
+    row(ST, "else", &[], "", "inside {{if}}...{{/if}}: starts the part used when the condition is false"),
+    row(ST, ".name", &["$name"], " OP VALUE", "variable shorthand, .name local and $name global: get; = += -= ++ -- set; || ?? ||= ??= defaults; == != > >= < <= give true/false"),
     // Dice.
     row(OWN, "dice", &[], "::XdY", "like roll"),
     risu("dice", &[], "::XdY", "the sum of X dice of Y sides; NaN if not numbers"),

@@ -16,9 +16,9 @@
 //!
 //! The spec set keeps the spec's meaning in every dialect. [`crate::Registry::dialect_ref`]
 //! gives the registry of a dialect; the catalog ([`crate::Registry::macros`]) says which
-//! dialects each macro belongs to. A dialect is a registry plus its handlers, so a new
-//! application engine (SillyTavern's `{{if}}` blocks, `{{.var}}` shorthand) is added as more
-//! families and catalog rows for its dialect.
+//! dialects each macro belongs to. The `sillytavern` dialect also reads SillyTavern's macro engine
+//! syntax (`{{if}}...{{else}}...{{/if}}`, scoped blocks `{{name}}...{{/name}}`, flags, the
+//! `{{.var}}`/`{{$var}}` shorthand): see [`crate::families::st_syntax`].
 //!
 //! ```
 //! use ccv3_cbs::{Context, Dialect, Limits, Mode, Registry, Template, Variables};

@@ -15,6 +15,8 @@ use crate::registry::Registry;
 use crate::rng::{mix, SplitMix64, STREAM_SALT};
 use crate::vars::{Scope, Variables};
 
+mod st_engine;
+
 /// Where the expanded text goes; decides what `{{comment}}` and `{{hidden_key}}` produce.
 ///
 /// Macros with side effects (`setvar`, ...) run in every mode: when an expansion is only for
@@ -369,6 +371,9 @@ impl Template {
         st.warnings.extend(self.warnings.iter().cloned());
         let mut out = String::new();
         st.nodes(&self.nodes, &mut out);
+        if st.st_engine {
+            st_engine::unescape_braces(&mut out);
+        }
         let left = st.budget.output_left();
         if out.len() > left {
             // The text is within this expansion's limits but past what the prompt has left.
@@ -431,6 +436,10 @@ pub(crate) struct State<'a> {
     /// Mixed into `pick` seeds inside nested field expansions (0 at the top level).
     place_salt: u64,
     current_offset: usize,
+    /// SillyTavern's macro engine syntax is on (the `sillytavern` dialect): see [`st_engine`].
+    st_engine: bool,
+    /// Nesting of SillyTavern scoped blocks being expanded.
+    st_depth: usize,
 }
 
 impl<'a> State<'a> {
@@ -472,6 +481,8 @@ impl<'a> State<'a> {
             original_used: false,
             place_salt: 0,
             current_offset: 0,
+            st_engine: st_engine::enabled(registry),
+            st_depth: 0,
         }
     }
 
@@ -555,6 +566,10 @@ impl<'a> State<'a> {
     }
 
     pub(crate) fn nodes(&mut self, nodes: &[Node], out: &mut String) {
+        if self.st_engine {
+            self.st_nodes(nodes, out);
+            return;
+        }
         for node in nodes {
             if !self.step() {
                 return;
@@ -618,6 +633,7 @@ impl<'a> State<'a> {
                 sep: &m.sep,
                 style: m.style,
                 offset: m.offset,
+                keep_whitespace: false,
                 out,
             };
             handler(&mut call)
@@ -626,6 +642,49 @@ impl<'a> State<'a> {
             Some(s) => self.push(out, &s),
             None => self.verbatim(m, &args, out),
         }
+    }
+
+    /// Sets a variable within the variable limits (see [`Call::set_var`]); warnings point at
+    /// `offset`.
+    fn set_var(&mut self, scope: Scope, name: &str, value: &str, offset: usize) {
+        let limits = self.limits;
+        let map = self.vars.map_mut(scope);
+        let old = map.get(name).map(|v| name.len() + v.len());
+        if old.is_none() && map.len() >= limits.max_variables {
+            self.warn_var(name, offset);
+            return;
+        }
+        let mut v = value;
+        if v.len() > limits.max_variable_len {
+            let mut cut = limits.max_variable_len;
+            while cut > 0 && !v.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            v = v.get(..cut).unwrap_or_default();
+            self.warn_var(name, offset);
+        }
+        let bytes = self
+            .var_bytes
+            .saturating_sub(old.unwrap_or(0))
+            .saturating_add(name.len() + v.len());
+        if bytes > self.budget.limits().max_variable_bytes && bytes > self.var_bytes {
+            self.warn_var(name, offset);
+            return;
+        }
+        self.var_bytes = bytes;
+        self.vars
+            .map_mut(scope)
+            .insert(name.to_owned(), v.to_owned());
+    }
+
+    fn warn_var(&mut self, name: &str, offset: usize) {
+        warn(
+            &mut self.warnings,
+            Warning::Variable {
+                offset,
+                name: name.to_owned(),
+            },
+        );
     }
 
     fn block(&mut self, b: &Block, out: &mut String) {
@@ -1078,6 +1137,8 @@ pub struct Call<'c, 'a> {
     sep: &'c str,
     style: Style,
     offset: usize,
+    /// SillyTavern's `#` flag: [`Call::raw`] keeps surrounding whitespace.
+    keep_whitespace: bool,
     out: &'c mut String,
 }
 
@@ -1111,8 +1172,12 @@ impl<'c, 'a> Call<'c, 'a> {
     /// All arguments joined back with the separator as written, then trimmed: the whole text
     /// after `name:` / `name::` / `name `. Single-text macros (`reverse`, `comment`, ...) use
     /// this, so `{{comment: a: b }}` reads `a: b`.
+    /// With SillyTavern's `#` flag (`{{#reverse}} a {{/reverse}}`), nothing is trimmed.
     pub fn raw(&self) -> String {
         let joined = self.raw_args.join(self.sep);
+        if self.keep_whitespace {
+            return joined;
+        }
         let t = joined.trim();
         if t.len() == joined.len() {
             joined
@@ -1203,46 +1268,11 @@ impl<'c, 'a> Call<'c, 'a> {
     /// [`crate::BudgetLimits::max_variable_bytes`] (too long values are cut; new names over the
     /// count limit and writes past the bytes bound are refused; all warn).
     pub fn set_var(&mut self, scope: Scope, name: &str, value: &str) {
-        let limits = self.st.limits;
-        let map = self.st.vars.map_mut(scope);
-        let old = map.get(name).map(|v| name.len() + v.len());
-        if old.is_none() && map.len() >= limits.max_variables {
-            self.warn_var(name);
-            return;
-        }
-        let mut v = value;
-        if v.len() > limits.max_variable_len {
-            let mut cut = limits.max_variable_len;
-            while cut > 0 && !v.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            v = v.get(..cut).unwrap_or_default();
-            self.warn_var(name);
-        }
-        let bytes = self
-            .st
-            .var_bytes
-            .saturating_sub(old.unwrap_or(0))
-            .saturating_add(name.len() + v.len());
-        if bytes > self.st.budget.limits().max_variable_bytes && bytes > self.st.var_bytes {
-            self.warn_var(name);
-            return;
-        }
-        self.st.var_bytes = bytes;
-        self.st
-            .vars
-            .map_mut(scope)
-            .insert(name.to_owned(), v.to_owned());
+        self.st.set_var(scope, name, value, self.offset);
     }
 
     fn warn_var(&mut self, name: &str) {
-        warn(
-            &mut self.st.warnings,
-            Warning::Variable {
-                offset: self.offset,
-                name: name.to_owned(),
-            },
-        );
+        self.st.warn_var(name, self.offset);
     }
 
     /// A temporary variable (lives for one expansion).

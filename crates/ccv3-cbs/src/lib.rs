@@ -33,6 +33,10 @@
 //! - **Blocks**: `{{#if c}}...{{:else}}...{{/if}}`, `{{#if_pure c}}`, `{{#when ...}}`, `{{#each
 //!   LIST as x}}...{{slot::x}}...{{/each}}`; any `{{/...}}` closes the innermost open block; a
 //!   block never closed stays text. See [`families::blocks`].
+//! - **SillyTavern's engine syntax** (the `sillytavern` dialect only): `{{if}}`/`{{else}}`,
+//!   scoped blocks `{{name args}}content{{/name}}`, flags (`{{#name}}`, ...), comment blocks
+//!   `{{//}}...{{///}}`, the `{{.var}}`/`{{$var}}` shorthand and `\{` escapes, read from the
+//!   same tree. See [`families::st_syntax`].
 //!
 //! # Modes
 //!

@@ -165,6 +165,56 @@ pub(crate) fn macro_into_nodes(m: Macro) -> Vec<Node> {
     out
 }
 
+/// The content of a macro between its braces, as nodes (text pieces merged, nested macros kept).
+pub(crate) fn inner_nodes(m: &Macro) -> Vec<Node> {
+    let mut out = Vec::new();
+    push_text(&mut out, &m.head);
+    push_text(&mut out, &m.sep);
+    for (i, arg) in m.args.iter().enumerate() {
+        if i > 0 {
+            push_text(&mut out, &m.sep);
+        }
+        for n in arg {
+            push_node(&mut out, n.clone());
+        }
+    }
+    out
+}
+
+/// Writes a macro back as its source text (nested macros and blocks as written).
+pub(crate) fn write_macro_source(m: &Macro, out: &mut String) {
+    let (open, close) = if m.marker { ("<", ">") } else { ("{{", "}}") };
+    out.push_str(open);
+    out.push_str(&m.head);
+    out.push_str(&m.sep);
+    for (i, arg) in m.args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&m.sep);
+        }
+        write_source(arg, out);
+    }
+    out.push_str(close);
+}
+
+/// Writes nodes back as their source text: parsing is lossless, so this is the text parsed.
+pub(crate) fn write_source(nodes: &[Node], out: &mut String) {
+    for n in nodes {
+        match n {
+            Node::Text(t) => out.push_str(t),
+            Node::Macro(m) => write_macro_source(m, out),
+            Node::Block(b) => {
+                write_macro_source(&b.header, out);
+                write_source(&b.then, out);
+                if let Some((m, nodes)) = &b.otherwise {
+                    write_macro_source(m, out);
+                    write_source(nodes, out);
+                }
+                write_macro_source(&b.close, out);
+            }
+        }
+    }
+}
+
 struct Parser<'s> {
     src: &'s str,
     root: Vec<Node>,
@@ -439,7 +489,7 @@ impl<'s> Parser<'s> {
 }
 
 /// Splits the content of a closed `{{...}}` into name, separator and arguments.
-fn split_macro(offset: usize, nodes: Vec<Node>) -> Macro {
+pub(crate) fn split_macro(offset: usize, nodes: Vec<Node>) -> Macro {
     let unknown = |nodes: Vec<Node>| Macro {
         offset,
         name: None,

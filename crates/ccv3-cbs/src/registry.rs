@@ -61,6 +61,10 @@ pub enum Family {
     /// RisuAI's chat and application functions: `chatindex`, `history`, `metadata`, ... (see
     /// [`families::risu`]).
     RisuChat,
+    /// SillyTavern's macro engine syntax: `{{if}}`, `{{else}}` and the `{{.name}}` / `{{$name}}`
+    /// variable shorthand (see [`families::st_syntax`]). Only the `sillytavern` dialect's
+    /// registry ([`Registry::dialect`]) has it; it is not in [`Family::ALL`].
+    SillyTavernSyntax,
     /// Macros added by the application with [`Registry::register`].
     Custom,
 }
@@ -144,6 +148,9 @@ impl Registry {
                 r.map.retain(|name, _| {
                     catalog::lookup(dialect, name).is_some_and(|row| row.unavailable.is_none())
                 });
+                if dialect == Dialect::SillyTavern {
+                    r.add_family(Family::SillyTavernSyntax);
+                }
                 r.dialect = dialect;
                 r
             }
@@ -234,6 +241,7 @@ impl Registry {
             Family::Numbers => families::numbers::register(self),
             Family::Markup => families::markup::register(self),
             Family::RisuChat => families::risu::register(self),
+            Family::SillyTavernSyntax => families::st_syntax::register(self),
             Family::Custom => {}
         }
     }

@@ -120,3 +120,22 @@ fn issue17_prompt_dialect_option_reaches_the_card_fields() {
     assert!(run("risu").contains("D=QUIET"));
     assert!(run("auto").contains("D={{upper::quiet}}"));
 }
+
+/// SillyTavern 1.19.0's macro engine syntax (`public/scripts/macros/engine/`, issue 17) through
+/// `ccv3 cbs --dialect sillytavern`, and its entries in `--list`.
+#[test]
+fn issue17_cbs_sillytavern_engine_syntax() {
+    let text = "{{if 0}}{{.x = a}}{{else}}{{.x = b}}{{/if}}{{setvar::s}}\n  {{.x}} {{user}}\n{{/setvar}}[{{getvar::s}}] {{.n++}}{{.n++}} {{.n >= 2}}";
+    let run = |d: &str| {
+        let o = ccv3(&[&"cbs", &text, &"--dialect", &d, &"--user", &"Bob"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(run("sillytavern"), "[b Bob] 12 true");
+    let o = ccv3(&[&"cbs", &"--list", &"--dialect", &"sillytavern"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in ["{{if COND}}", "{{else}}", "{{.name OP VALUE}}"] {
+        assert!(out.contains(needle), "{needle} missing from:\n{out}");
+    }
+}

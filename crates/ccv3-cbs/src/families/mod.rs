@@ -14,6 +14,7 @@ pub mod numbers;
 pub mod original;
 pub mod risu;
 pub mod spec;
+pub mod st_syntax;
 pub mod strings;
 pub mod text;
 pub mod time;

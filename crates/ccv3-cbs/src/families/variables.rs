@@ -63,7 +63,7 @@ fn name_value(c: &Call<'_, '_>) -> (String, String) {
 }
 
 /// SillyTavern's add: numbers add, anything else appends.
-fn add(current: Option<&str>, inc: &str) -> String {
+pub(crate) fn add(current: Option<&str>, inc: &str) -> String {
     let cur = current.unwrap_or("0");
     let (a, b) = (num(cur), num(inc));
     if a.is_nan() || b.is_nan() {
