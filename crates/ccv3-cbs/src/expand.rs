@@ -1235,6 +1235,17 @@ impl<'c, 'a> Call<'c, 'a> {
             .insert(name.to_owned(), v.to_owned());
     }
 
+    /// Deletes a variable; returns whether it was set (SillyTavern's `{{deletevar}}`).
+    pub fn delete_var(&mut self, scope: Scope, name: &str) -> bool {
+        match self.st.vars.map_mut(scope).remove(name) {
+            Some(v) => {
+                self.st.var_bytes = self.st.var_bytes.saturating_sub(name.len() + v.len());
+                true
+            }
+            None => false,
+        }
+    }
+
     fn warn_var(&mut self, name: &str) {
         warn(
             &mut self.st.warnings,
