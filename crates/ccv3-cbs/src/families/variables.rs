@@ -77,7 +77,12 @@ fn add_to(current: Option<&str>, inc: &str, counter: bool) -> String {
         .map(serde_json::from_str::<serde_json::Value>)
     {
         let item = if counter {
-            serde_json::json!(num(inc))
+            let n = num(inc);
+            if n.fract() == 0.0 && n.abs() < 9e15 {
+                serde_json::json!(n as i64)
+            } else {
+                serde_json::json!(n)
+            }
         } else {
             serde_json::Value::String(inc.to_owned())
         };
