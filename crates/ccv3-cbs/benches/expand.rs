@@ -1,7 +1,8 @@
 //! Measures expanding a generated ~100 KB template containing 1,000 mixed macros
 //! (names, pick/random/roll, variables, calc, reverse, comments, a block) with the standard
 //! registry; also the parse time of the same text on its own, and the same text in the `risu`
-//! dialect with ten of RisuAI's functions in place of half the macros (issue 17).
+//! dialect with ten of RisuAI's functions in place of half the macros, and in the
+//! `sillytavern` dialect with its key, time and existence macros in place of three (issue 17).
 
 use std::fmt::Write;
 
@@ -74,6 +75,28 @@ fn bench(c: &mut Criterion) {
             let mut vars = Variables::new();
             Template::parse(std::hint::black_box(&risu_text)).expand_with(
                 risu,
+                &Limits::default(),
+                &ctx,
+                &mut vars,
+                Mode::Prompt,
+            )
+        })
+    });
+    // The same text in the `sillytavern` dialect, whose macros check their argument count
+    // (SillyTavern's rule), with its variable-key and time macros in place of a few.
+    let st_text = template_text()
+        .replace("{{roll::2d6}}", "{{setvarkey::o::k::{{getvar::x}}}}")
+        .replace("{{comment:hidden note}}", "{{datetimeformat::LLLL}}")
+        .replace(
+            "{{#if {{equal::{{getvar::x}}::7}}}}seven{{:else}}other{{/if}}",
+            "{{hasvar::x}}",
+        );
+    let st = Registry::dialect_ref(Dialect::SillyTavern);
+    g.bench_function("parse_and_expand_100k_1000_macros_sillytavern", |b| {
+        b.iter(|| {
+            let mut vars = Variables::new();
+            Template::parse(std::hint::black_box(&st_text)).expand_with(
+                st,
                 &Limits::default(),
                 &ctx,
                 &mut vars,

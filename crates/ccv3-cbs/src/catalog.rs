@@ -223,7 +223,7 @@ pub static CATALOG: &[MacroInfo] = &[
     row(ST, "weekday", &[], "", "local weekday").st(0, 0),
     row(ST, "isotime", &[], "", "local time, HH:mm").st(0, 0),
     row(ST, "isodate", &[], "", "local date, YYYY-MM-DD").st(0, 0),
-    row(AP, "unixtime", &[], "", "seconds since 1970"),
+    row(RI, "unixtime", &[], "", "seconds since 1970"),
     row(ST, "idle_duration", &["idleDuration"], "", "time since the last user message, in words").st(0, 0),
     risu("time", &[], "::FORMAT::MS", "local time H:M:S; with a format, the clock (or MS) formatted"),
     risu("date", &["datetimeformat"], "::FORMAT::MS", "local date Y-M-D; with a format (YYYY MM DD HH mm ss ...), the clock (or MS) formatted"),

@@ -164,7 +164,8 @@ impl Registry {
     /// legacy `name:text` and `name text` forms are one argument.
     fn check_sillytavern_arity(&mut self) {
         for (name, entry) in &mut self.map {
-            let Some((min, max)) = catalog::lookup(Dialect::SillyTavern, name).and_then(|r| r.st_arity)
+            let Some((min, max)) =
+                catalog::lookup(Dialect::SillyTavern, name).and_then(|r| r.st_arity)
             else {
                 continue;
             };

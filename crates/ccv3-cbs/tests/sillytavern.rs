@@ -65,6 +65,8 @@ fn arity_errors_leave_the_macro_as_written() {
         assert_eq!(out, text);
         assert!(warnings.contains(&"argument"), "{text}: {warnings:?}");
     }
+    // Whitespace alone is no argument: `{{ char }}` is fine.
+    assert_eq!(st("{{ char }}|{{getvar::}}"), "Character|");
     // Nested macros still expand inside the refused one.
     assert_eq!(
         st("Result: {{user Something {{char}}}}"),
@@ -75,7 +77,10 @@ fn arity_errors_leave_the_macro_as_written() {
     assert_eq!(st("{{setvar:x:1}}[{{getvar::x}}]"), "{{setvar:x:1}}[]");
     assert_eq!(st("{{setvar x 1}}"), "{{setvar x 1}}");
     // Other dialects keep their own, lenient reading.
-    assert_eq!(in_dialect(Dialect::Auto, "{{setvar:x:1}}{{getvar::x}}"), "1");
+    assert_eq!(
+        in_dialect(Dialect::Auto, "{{setvar:x:1}}{{getvar::x}}"),
+        "1"
+    );
 }
 
 #[test]
@@ -92,7 +97,10 @@ fn legacy_colon_and_space_arguments_are_one() {
 fn legacy_markers_and_time_offsets_are_rewritten() {
     // MacroEngine.js #registerCorePreProcessors; MacroEngine.e2e.js "Legacy compatibility".
     assert_eq!(st("Hello <USER>!"), "Hello User!");
-    assert_eq!(st("Bot: <BOT>, Char: <CHAR>."), "Bot: Character, Char: Character.");
+    assert_eq!(
+        st("Bot: <BOT>, Char: <CHAR>."),
+        "Bot: Character, Char: Character."
+    );
     assert_eq!(
         st("Group: <GROUP>, CharIfNotGroup: <CHARIFNOTGROUP>."),
         "Group: Character, CharIfNotGroup: Character."
@@ -104,7 +112,10 @@ fn legacy_markers_and_time_offsets_are_rewritten() {
     assert_eq!(st("{{time::UTC+2}} {{time::UTC-7}}"), "5:07 PM 8:07 AM");
     assert_eq!(st("{{time}} {{time::later}}"), "3:07 PM 3:07 PM");
     // Not the legacy pattern (`/{{time_(UTC[+-]\d+)}}/`): stays text.
-    assert_eq!(st("{{time_UTC}} {{time_UTC+x}}"), "{{time_UTC}} {{time_UTC+x}}");
+    assert_eq!(
+        st("{{time_UTC}} {{time_UTC+x}}"),
+        "{{time_UTC}} {{time_UTC+x}}"
+    );
     // The markers belong to SillyTavern: RisuAI does not read <GROUP>.
     assert_eq!(in_dialect(Dialect::Risu, "<GROUP>"), "<GROUP>");
     // The legacy trim (MacroEngine.js core:legacy-trim).
@@ -165,8 +176,13 @@ fn variable_keys_and_indexes() {
         r#"[null,null,"c"] [] c"#
     );
     let mut vars = Variables::new();
-    vars.local.insert("o".into(), r#"{"a":{"b":1},"n":"007"}"#.into());
-    let (out, _) = run_with("{{getvarkey::o::a}} [{{getvarkey::o::zz}}] {{getvarkey::o::n}}", &ctx(), &mut vars);
+    vars.local
+        .insert("o".into(), r#"{"a":{"b":1},"n":"007"}"#.into());
+    let (out, _) = run_with(
+        "{{getvarkey::o::a}} [{{getvarkey::o::zz}}] {{getvarkey::o::n}}",
+        &ctx(),
+        &mut vars,
+    );
     assert_eq!(out, r#"{"b":1} [] 7"#);
     assert_eq!(
         st("{{setglobalvarkey::g::k::v}}{{getglobalvarkey::g::k}}{{getglobalvarindex::g::k}}"),
@@ -215,7 +231,10 @@ fn time_macros_read_the_callers_clock() {
     assert_eq!(out, "[{{time_UTC+2}}]");
     // RisuAI's datetimeformat is its own `date` with a format (cbs.ts): `Do` is not a token.
     assert_eq!(in_dialect(Dialect::Risu, "{{datetimeformat::Do}}"), "Do");
-    assert_eq!(in_dialect(Dialect::SillyTavern, "{{datetimeformat::Do}}"), "21st");
+    assert_eq!(
+        in_dialect(Dialect::SillyTavern, "{{datetimeformat::Do}}"),
+        "21st"
+    );
 }
 
 #[test]
@@ -226,7 +245,11 @@ fn idle_duration_skips_the_newest_message() {
         .with_message(Message::new(Role::User, "User", "old").at(NOW - 7200))
         .with_message(Message::new(Role::Char, "Character", "reply").at(NOW - 3600))
         .with_message(Message::new(Role::User, "User", "new").at(NOW - 60));
-    let (out, _) = run_with("{{idle_duration}} {{idleDuration}}", &base, &mut Variables::new());
+    let (out, _) = run_with(
+        "{{idle_duration}} {{idleDuration}}",
+        &base,
+        &mut Variables::new(),
+    );
     assert_eq!(out, "2 hours 2 hours");
     let (out, _) = run_with("{{idle_duration}}", &ctx(), &mut Variables::new());
     assert_eq!(out, "just now");
@@ -291,13 +314,27 @@ fn macros_that_need_sillytavern_are_listed_with_the_reason() {
         "systemPrompt",
         "currentSwipeId",
     ] {
-        let row = listed.iter().find(|m| m.name == name).unwrap_or_else(|| panic!("{name}"));
+        let row = listed
+            .iter()
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
         assert!(row.unavailable.is_some(), "{name}");
     }
-    for name in ["hasvar", "deletevar", "getvarkey", "setvarkey", "timeDiff", "datetimeformat", "group", "greeting"] {
+    for name in [
+        "hasvar",
+        "deletevar",
+        "getvarkey",
+        "setvarkey",
+        "timeDiff",
+        "datetimeformat",
+        "group",
+        "greeting",
+    ] {
         assert!(
             listed.iter().any(|m| m.unavailable.is_none()
-                && std::iter::once(&m.name).chain(m.aliases).any(|n| *n == name)),
+                && std::iter::once(&m.name)
+                    .chain(m.aliases)
+                    .any(|n| *n == name)),
             "{name}"
         );
     }
@@ -305,7 +342,9 @@ fn macros_that_need_sillytavern_are_listed_with_the_reason() {
     assert_eq!(st("{{input}} {{maxPrompt}}"), "{{input}} {{maxPrompt}}");
     // RisuAI's list does not carry them.
     let risu = Registry::dialect_ref(Dialect::Risu).macros();
-    assert!(!risu.iter().any(|m| m.name == "instructStop" || m.name == "hasvar"));
+    assert!(!risu
+        .iter()
+        .any(|m| m.name == "instructStop" || m.name == "hasvar"));
 }
 
 fn bounded(text: &str) -> (String, Vec<&'static str>) {
@@ -336,7 +375,10 @@ fn issue12_hostile_sillytavern_macros_stay_within_the_limits() {
     assert_eq!(text, "{{setvarindex::l::1000000000::x}}");
     assert!(w.contains(&"output"), "{w:?}");
     // A format that grows ten-fold is cut at the bound and refused.
-    let (text, w) = bounded(&format!("{{{{datetimeformat::{}}}}}", "LLLL".repeat(10_000)));
+    let (text, w) = bounded(&format!(
+        "{{{{datetimeformat::{}}}}}",
+        "LLLL".repeat(10_000)
+    ));
     assert!(text.starts_with("{{datetimeformat::LLLL"));
     assert!(w.contains(&"output"), "{w:?}");
     // Extreme dates and offsets give text, never a panic.
@@ -350,7 +392,10 @@ fn issue12_hostile_sillytavern_macros_stay_within_the_limits() {
         let _ = bounded(text);
     }
     let far = Context::new().with_now(Timestamp::utc(i64::MAX).with_offset(i32::MAX));
-    for text in ["{{datetimeformat::LLLL W w gggg GGGG DDDD x}}", "{{time_UTC-10}}"] {
+    for text in [
+        "{{datetimeformat::LLLL W w gggg GGGG DDDD x}}",
+        "{{time_UTC-10}}",
+    ] {
         let _ = run_with(text, &far, &mut Variables::new());
     }
 }

@@ -31,8 +31,8 @@ fn long_format(token: &str) -> Option<&'static str> {
 const TOKENS: &[&str] = &[
     "YYYYYY", "YYYYY", "YYYY", "YY", "Y", "Qo", "Q", "MMMM", "MMM", "MM", "Mo", "M", "DDDD",
     "DDDo", "DDD", "DD", "Do", "D", "dddd", "ddd", "dd", "do", "d", "e", "E", "wo", "ww", "w",
-    "Wo", "WW", "W", "gggg", "gg", "GGGG", "GG", "HH", "H", "hh", "h", "kk", "k", "mm", "m",
-    "ss", "s", "NNNNN", "NNNN", "NNN", "NN", "N", "ZZ", "Z", "a", "A", "X", "x",
+    "Wo", "WW", "W", "gggg", "gg", "GGGG", "GG", "HH", "H", "hh", "h", "kk", "k", "mm", "m", "ss",
+    "s", "NNNNN", "NNNN", "NNN", "NN", "N", "ZZ", "Z", "a", "A", "X", "x",
 ];
 
 fn ordinal(n: i64) -> String {
@@ -139,8 +139,8 @@ fn token_value(token: &str, t: &Civil, ts: Timestamp) -> String {
         "YY" => format!("{:02}", t.year.rem_euclid(100)),
         "Y" if t.year > 9999 => format!("+{}", t.year),
         "Y" => t.year.to_string(),
-        "Q" => ((t.month + 2) / 3).to_string(),
-        "Qo" => ordinal(i64::from((t.month + 2) / 3)),
+        "Q" => t.month.div_ceil(3).to_string(),
+        "Qo" => ordinal(i64::from(t.month.div_ceil(3))),
         "M" => t.month.to_string(),
         "Mo" => ordinal(i64::from(t.month)),
         "MM" => format!("{:02}", t.month),
@@ -225,9 +225,11 @@ fn format_into(fmt: &str, t: &Civil, ts: Timestamp, cap: usize, out: &mut String
             }
         }
         if long {
-            let l = ["LTS", "LLLL", "llll", "LLL", "lll", "LL", "ll", "LT", "L", "l"]
-                .into_iter()
-                .find(|l| rest.starts_with(l));
+            let l = [
+                "LTS", "LLLL", "llll", "LLL", "lll", "LL", "ll", "LT", "L", "l",
+            ]
+            .into_iter()
+            .find(|l| rest.starts_with(l));
             if let Some(l) = l {
                 let expanded = long_format(l).unwrap_or_default();
                 format_into(expanded, t, ts, cap, out, false);
@@ -268,8 +270,25 @@ pub(crate) fn parse(text: &str, local_offset: i32) -> Option<i64> {
     parse_iso(s, local_offset).or_else(|| parse_long(s, local_offset))
 }
 
-fn to_ms(y: i64, mo: u32, d: u32, h: u32, mi: u32, sec: u32, ms: u32, off: i32) -> Option<i64> {
-    let dim = [31, if is_leap(y) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/// Unix milliseconds of a date `(year, month, day)` and time `(hour, minute, second, ms)` at
+/// `off` minutes east of UTC; `None` for a day or time that does not exist.
+fn to_ms(date: (i64, u32, u32), time: (u32, u32, u32, u32), off: i32) -> Option<i64> {
+    let (y, mo, d) = date;
+    let (h, mi, sec, ms) = time;
+    let dim = [
+        31,
+        if is_leap(y) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&mo) || d == 0 || d > *dim.get(mo as usize - 1)? || h > 24 || mi > 59 {
         return None;
     }
@@ -292,7 +311,7 @@ fn parse_iso(s: &str, local: i32) -> Option<i64> {
         None => return None,
     };
     if r.is_empty() {
-        return to_ms(i64::from(y), mo, d, 0, 0, 0, 0, local);
+        return to_ms((i64::from(y), mo, d), (0, 0, 0, 0), local);
     }
     let r = r.strip_prefix(['T', 't', ' '])?;
     let (h, r) = digits(r, 2)?;
@@ -327,14 +346,18 @@ fn parse_iso(s: &str, local: i32) -> Option<i64> {
             };
             let (oh, rest) = digits(r.get(1..)?, 2)?;
             let rest = rest.strip_prefix(':').unwrap_or(rest);
-            let (om, rest) = if rest.is_empty() { (0, rest) } else { digits(rest, 2)? };
+            let (om, rest) = if rest.is_empty() {
+                (0, rest)
+            } else {
+                digits(rest, 2)?
+            };
             if !rest.is_empty() {
                 return None;
             }
             sign * (oh as i32 * 60 + om as i32)
         }
     };
-    to_ms(i64::from(y), mo, d, h, mi, sec, ms, off)
+    to_ms((i64::from(y), mo, d), (h, mi, sec, ms), off)
 }
 
 /// `January 1, 2023`, optionally followed by `3:07 PM` / `15:07` (what `{{date}} {{time}}`
@@ -367,7 +390,7 @@ fn parse_long(s: &str, local: i32) -> Option<i64> {
     if words.next().is_some() {
         return None;
     }
-    to_ms(year, mo, day, h, mi, 0, 0, local)
+    to_ms((year, mo, day), (h, mi, 0, 0), local)
 }
 
 #[cfg(test)]
@@ -380,12 +403,30 @@ mod tests {
     #[test]
     fn moment_tokens_format_like_the_moment_docs() {
         let ts = Timestamp::utc(TS);
-        assert_eq!(format("YYYY-MM-DD HH:mm:ss", ts, 1000), "2026-11-21 15:07:09");
-        assert_eq!(format("LLLL", ts, 1000), "Saturday, November 21, 2026 3:07 PM");
-        assert_eq!(format("LT|LTS|L|l|ll", ts, 1000), "3:07 PM|3:07:09 PM|11/21/2026|11/21/2026|Nov 21, 2026");
-        assert_eq!(format("Do MMM, ddd dd d E Q [Q] \\Y", ts, 1000), "21st Nov, Sat Sa 6 6 4 Q Y");
-        assert_eq!(format("DDD DDDD W WW w GGGG gggg", ts, 1000), "325 325 47 47 47 2026 2026");
-        assert_eq!(format("h hh k a A Z ZZ X", ts.with_offset(-150), 1000), "12 12 12 pm PM -02:30 -0230 1795273629");
+        assert_eq!(
+            format("YYYY-MM-DD HH:mm:ss", ts, 1000),
+            "2026-11-21 15:07:09"
+        );
+        assert_eq!(
+            format("LLLL", ts, 1000),
+            "Saturday, November 21, 2026 3:07 PM"
+        );
+        assert_eq!(
+            format("LT|LTS|L|l|ll", ts, 1000),
+            "3:07 PM|3:07:09 PM|11/21/2026|11/21/2026|Nov 21, 2026"
+        );
+        assert_eq!(
+            format("Do MMM, ddd dd d E Q [Q] \\Y", ts, 1000),
+            "21st Nov, Sat Sa 6 6 4 Q Y"
+        );
+        assert_eq!(
+            format("DDD DDDD W WW w GGGG gggg", ts, 1000),
+            "325 325 47 47 47 2026 2026"
+        );
+        assert_eq!(
+            format("h hh k a A Z ZZ X", ts.with_offset(-150), 1000),
+            "12 12 12 pm PM -02:30 -0230 1795273629"
+        );
         assert_eq!(format("SSS x", ts, 1000), "000 1795273629000");
         // Week years around the new year: 2027-01-01 is a Friday (ISO week 53 of 2026).
         let ny = Timestamp::utc(days_from_civil(2027, 1, 1) * 86_400);
@@ -398,7 +439,10 @@ mod tests {
         let base = days_from_civil(2023, 1, 1) * 86_400_000;
         assert_eq!(parse("2023-01-01", 0), Some(base));
         assert_eq!(parse("2023-01-01 12:00:00", 0), Some(base + 43_200_000));
-        assert_eq!(parse("2023-01-01T12:00:00.5Z", 120), Some(base + 43_200_500));
+        assert_eq!(
+            parse("2023-01-01T12:00:00.5Z", 120),
+            Some(base + 43_200_500)
+        );
         assert_eq!(parse("2023-01-01T12:00+02:00", 0), Some(base + 36_000_000));
         assert_eq!(parse("2023-01-01 12:00", 60), Some(base + 39_600_000));
         assert_eq!(parse("January 1, 2023 3:07 PM", 0), Some(base + 54_420_000));

@@ -13,13 +13,14 @@
 //! | `{{charPrompt}}`, `{{charInstruction}}`, `{{charDepthPrompt}}`, `{{charCreatorNotes}}` (`creatorNotes`), `{{charVersion}}` (`version`) | card fields |
 //! | `{{charFirstMessage}}` (`greeting`), `{{greeting::N}}` | the first message; `N >= 1`: alternate greeting `N` |
 //! | `{{allChatRange}}` | `0-LAST` (empty chat: empty) |
-//! | `{{datetimeformat::FORMAT}}` | the clock in a moment.js format ([`super::moment`]) |
+//! | `{{datetimeformat::FORMAT}}` | the clock in a moment.js format (tokens of moment.js's docs: `YYYY MM DD HH mm ss Do dddd LLLL` ...) |
 //! | `{{timeDiff::LEFT::RIGHT}}` | `in 3 hours` / `3 hours ago`: from RIGHT to LEFT, `Invalid date` if one is not a date |
 //! | `{{time_UTC+2}}`, `{{time_UTC-10}}` | `{{time::UTC+2}}`: the time at that offset in hours |
 //!
 //! In the `sillytavern` dialect a macro called with a number of arguments it does not take
-//! stays as written, with a warning (`{{char::x}}`, `{{reverse}}`, `{{setvar::x}}`): see
-//! [`arg_count`]. `getvar` reads numbers as SillyTavern does (`007` is `7`), and `addvar` on
+//! stays as written, with a warning (`{{char::x}}`, `{{reverse}}`, `{{setvar::x}}`):
+//! `{{name::a::b}}` has one argument per `::` piece, the legacy `{{name:text}}` and
+//! `{{name text}}` one. `getvar` reads numbers as SillyTavern does (`007` is `7`), and `addvar` on
 //! a JSON array appends to it.
 //!
 //! ```
@@ -169,7 +170,11 @@ fn json_text(v: &Value) -> String {
 /// array (created when the variable is unset). Indexes past the end fill with `null`, within
 /// the output bound; a variable that is not JSON is left alone.
 fn set_key(c: &mut Call<'_, '_>, scope: Scope) -> Option<String> {
-    let (name, key, value) = (c.arg(0).to_owned(), c.arg(1).to_owned(), c.arg(2).to_owned());
+    let (name, key, value) = (
+        c.arg(0).to_owned(),
+        c.arg(1).to_owned(),
+        c.arg(2).to_owned(),
+    );
     let current = c.var(scope, &name).unwrap_or("null").to_owned();
     let Ok(mut doc) = serde_json::from_str::<Value>(&current) else {
         return Some(String::new());
@@ -235,7 +240,10 @@ fn get_key(c: &Call<'_, '_>, scope: Scope) -> String {
         (Value::Object(map), _) => map.get(key),
         _ => None,
     };
-    found.map(json_text).map(|s| st_value(&s)).unwrap_or_default()
+    found
+        .map(json_text)
+        .map(|s| st_value(&s))
+        .unwrap_or_default()
 }
 
 fn register_scope(r: &mut Registry, scope: Scope, infix: &str) {
@@ -252,7 +260,12 @@ fn register_scope(r: &mut Registry, scope: Scope, infix: &str) {
         c.delete_var(scope, &name);
         Some(String::new())
     });
-    let key = |verb: &str| [format!("{verb}{infix}varkey"), format!("{verb}{infix}varindex")];
+    let key = |verb: &str| {
+        [
+            format!("{verb}{infix}varkey"),
+            format!("{verb}{infix}varindex"),
+        ]
+    };
     let [set, set_index] = key("set");
     r.register_all(f, &[&set, &set_index], move |c| set_key(c, scope));
     let [get, get_index] = key("get");
