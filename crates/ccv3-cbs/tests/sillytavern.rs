@@ -399,3 +399,37 @@ fn issue12_hostile_sillytavern_macros_stay_within_the_limits() {
         let _ = run_with(text, &far, &mut Variables::new());
     }
 }
+
+proptest::proptest! {
+    /// Issue 12's contract for SillyTavern's macros: any arguments, in any argument style,
+    /// give text, never a panic.
+    #[test]
+    fn sillytavern_macros_never_panic(
+        name in proptest::sample::select(Registry::dialect_ref(Dialect::SillyTavern).names()),
+        sep in proptest::sample::select(vec!["::", ":", " "]),
+        args in proptest::collection::vec(
+            proptest::prop_oneof![
+                "\\PC{0,12}",
+                "-?[0-9]{1,25}",
+                "UTC[+-][0-9]{1,12}",
+                "[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2})?",
+                "[YMDdHhmsaAZXxLlWwGgQEeNSko\\[\\] ]{0,12}",
+                "\\[[0-9,\" a-z]{0,20}\\]",
+            ],
+            0..4,
+        ),
+    ) {
+        let text = if args.is_empty() {
+            format!("{{{{{name}}}}}")
+        } else {
+            format!("{{{{{name}{sep}{}}}}}", args.join(sep))
+        };
+        let far = Context::new().with_now(Timestamp::utc(-62_135_596_800).with_offset(-900))
+            .with_message(Message::new(Role::User, "Bob", "hi").at(i64::MAX))
+            .with_message(Message::new(Role::Char, "Al", "yo"));
+        let mut vars = Variables::new();
+        vars.local.insert("l".into(), "[1,2]".into());
+        let _ = run_with(&text, &far, &mut vars);
+        let _ = run_with(&text, &ctx(), &mut vars);
+    }
+}

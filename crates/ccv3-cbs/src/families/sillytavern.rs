@@ -97,10 +97,11 @@ use super::time::humanize;
 
 /// The number of arguments SillyTavern's parser sees: `{{name}}` none, `{{name::a::b}}` one
 /// per `::` piece, and the legacy `{{name:text}}` / `{{name text}}` one (`text` may hold
-/// more colons).
+/// more colons). A bare macro counts the arguments it was given (none, unless the engine
+/// passes a scoped block's content as one).
 pub(crate) fn arg_count(c: &Call<'_, '_>) -> usize {
     match c.style() {
-        Style::Bare => 0,
+        Style::Bare => c.args().len(),
         Style::DoubleColon => c.args().len(),
         Style::Colon => 1,
         Style::Space => usize::from(!c.raw().is_empty()),
