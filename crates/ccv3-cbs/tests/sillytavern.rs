@@ -296,6 +296,15 @@ fn utility_counts() {
     assert_eq!(st("a{{space::4}}b{{space}}c"), "a    b c");
     assert_eq!(st("a{{newline::2}}b{{newline}}c"), "a\n\nb\nc");
     assert_eq!(st("{{space::abc}}"), "{{space::abc}}");
+    // MacroRegistry.js isValueOfType 'integer' is /^-?\d+$/: no sign, no fraction.
+    for text in [
+        "{{space::+1}}",
+        "{{space::1.0}}",
+        "{{newline::-1}}",
+        "{{greeting::+1}}",
+    ] {
+        assert_eq!(st(text), text);
+    }
 }
 
 #[test]

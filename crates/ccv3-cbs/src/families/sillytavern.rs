@@ -131,6 +131,17 @@ pub(crate) fn is_time_utc(normalized: &str) -> bool {
         .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// An integer as SillyTavern's argument types accept it (`/^-?\d+$/` after trimming): no
+/// `+`, no fraction.
+pub(crate) fn integer(s: &str) -> Option<i64> {
+    let t = s.trim();
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    t.parse().ok()
+}
+
 /// The hours of `UTC+N` / `UTC-N` (SillyTavern's `/^UTC([+-]\d+)$/`), as minutes.
 pub(crate) fn utc_offset(spec: &str) -> Option<i32> {
     let rest = spec.strip_prefix("UTC")?;
@@ -322,7 +333,7 @@ pub fn register(r: &mut Registry) {
     });
     r.register_all(f, &["charfirstmessage", "greeting"], |c| {
         let raw = c.raw();
-        let i: i64 = if raw.is_empty() { 0 } else { raw.parse().ok()? };
+        let i = if raw.is_empty() { 0 } else { integer(&raw)? };
         let ctx = c.context();
         Some(match i {
             0 => ctx.first_message.clone(),

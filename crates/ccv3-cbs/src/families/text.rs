@@ -30,7 +30,7 @@ pub fn register(r: &mut Registry) {
         if c.args().is_empty() {
             return Some("\n".to_owned());
         }
-        let n: usize = c.raw().trim().parse().ok()?;
+        let n = usize::try_from(super::sillytavern::integer(&c.raw())?).ok()?;
         if c.too_big(n) {
             return None;
         }
@@ -40,7 +40,7 @@ pub fn register(r: &mut Registry) {
         if c.args().is_empty() {
             return Some(" ".to_owned());
         }
-        let n: usize = c.raw().trim().parse().ok()?;
+        let n = usize::try_from(super::sillytavern::integer(&c.raw())?).ok()?;
         Some(" ".repeat(n.min(1024)))
     });
     r.register_all(f, &["trim"], |c| {
