@@ -97,7 +97,8 @@
 //!   `{{ setvar :: x :: 1 }}` equals `{{setvar::x::1}}` (SillyTavern); unknown macros keep
 //!   their whitespace.
 //! - `random`/`pick` choices are trimmed; several `::` arguments are the choices; one
-//!   argument is split on unescaped commas.
+//!   argument is split on `::` if it holds one (`{{random:a::b}}`, SillyTavern), else on
+//!   unescaped commas.
 //! - `pick` is stable per (chat seed, byte offset); `random`/`roll` per (seed, nonce) stream.
 //! - `roll` reads `N`, `dN`, `XdY`, `XdY+Z`, `XdY-Z`; bad dice stay text with a warning.
 //! - `comment` in display mode renders as an HTML span by default (configurable).

@@ -91,6 +91,11 @@ fn legacy_colon_and_space_arguments_are_one() {
     assert_eq!(st("Reversed: {{reverse:abc:def}}!"), "Reversed: fed:cba!");
     assert_eq!(st("Values: {{reverse abc def}}!"), "Values: fed cba!");
     assert_eq!(st("Values: {{roll 1d1}}!"), "Values: 1!");
+    // core-macros.js readSingleArgsRandomList: one argument holding `::` splits on it.
+    for _ in 0..3 {
+        let picked = st("{{random:a b::a b}}|{{pick:c d::c d}}");
+        assert_eq!(picked, "a b|c d");
+    }
 }
 
 #[test]
