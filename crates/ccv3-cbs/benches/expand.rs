@@ -2,8 +2,9 @@
 //! (names, pick/random/roll, variables, calc, reverse, comments, a block) with the standard
 //! registry; also the parse time of the same text on its own, and the same text in the `risu`
 //! dialect with ten of RisuAI's functions in place of half the macros (issue 17), and the same
-//! text in the `sillytavern` dialect, as it is and with SillyTavern's engine syntax (`{{if}}`
-//! blocks, scoped `{{setvar}}`, `{{.x}}` shorthand) in place of four macros (issue 17).
+//! text in the `sillytavern` dialect: as it is, with its key, time and existence macros in place
+//! of three (classic macros), and with SillyTavern's engine syntax (`{{if}}` blocks, scoped
+//! `{{setvar}}`, `{{.x}}` shorthand) in place of four macros (issue 17).
 
 use std::fmt::Write;
 
@@ -112,6 +113,27 @@ fn bench(c: &mut Criterion) {
         "parse_and_expand_100k_1000_macros_sillytavern_engine",
         |b| b.iter(|| st_run(&st_text)),
     );
+    // The same text in the `sillytavern` dialect, whose macros check their argument count
+    // (SillyTavern's rule), with its variable-key and time macros in place of a few.
+    let classic_text = template_text()
+        .replace("{{roll::2d6}}", "{{setvarkey::o::k::{{getvar::x}}}}")
+        .replace("{{comment:hidden note}}", "{{datetimeformat::LLLL}}")
+        .replace(
+            "{{#if {{equal::{{getvar::x}}::7}}}}seven{{:else}}other{{/if}}",
+            "{{hasvar::x}}",
+        );
+        g.bench_function("parse_and_expand_100k_1000_macros_sillytavern_classic", |b| {
+        b.iter(|| {
+            let mut vars = Variables::new();
+            Template::parse(std::hint::black_box(&classic_text)).expand_with(
+                st,
+                &Limits::default(),
+                &ctx,
+                &mut vars,
+                Mode::Prompt,
+            )
+        })
+    });
     g.finish();
 }
 

@@ -35,6 +35,10 @@ pub struct MacroInfo {
     /// only the `risu` dialect uses it.
     #[serde(skip)]
     pub(crate) risu_meaning: bool,
+    /// SillyTavern's argument count (fewest, most; `u8::MAX` for a list): in the
+    /// `sillytavern` dialect a call outside it stays as written (its `MacroRegistry`).
+    #[serde(skip)]
+    pub(crate) st_arity: Option<(u8, u8)>,
 }
 
 fn ser_dialects<S: serde::Serializer>(d: &Dialects, s: S) -> Result<S::Ok, S::Error> {
@@ -75,6 +79,7 @@ const fn row(
         dialects,
         unavailable: None,
         risu_meaning: false,
+        st_arity: None,
     }
 }
 
@@ -93,6 +98,7 @@ const fn risu(
         dialects: RI,
         unavailable: None,
         risu_meaning: true,
+        st_arity: None,
     }
 }
 
@@ -112,8 +118,43 @@ const fn na(
         dialects: RI,
         unavailable: Some(why),
         risu_meaning: false,
+        st_arity: None,
     }
 }
+
+/// A SillyTavern macro that needs SillyTavern itself.
+const fn st_na(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    args: &'static str,
+    description: &'static str,
+    why: &'static str,
+) -> MacroInfo {
+    MacroInfo {
+        name,
+        aliases,
+        args,
+        description,
+        dialects: ST,
+        unavailable: Some(why),
+        risu_meaning: false,
+        st_arity: None,
+    }
+}
+
+impl MacroInfo {
+    /// SillyTavern's argument count for this row: `min..=max` (`max` `u8::MAX`: a list).
+    const fn st(mut self, min: u8, max: u8) -> Self {
+        self.st_arity = Some((min, max));
+        self
+    }
+}
+
+/// Any number of arguments (SillyTavern's list macros).
+const LIST: u8 = u8::MAX;
+const ST_UI: &str = "needs SillyTavern's user interface";
+const ST_APP: &str = "reads SillyTavern's own settings, which a card does not carry";
+const ST_INSTRUCT: &str = "reads SillyTavern's instruct and context template settings";
 
 const UI: &str = "needs RisuAI's user interface";
 const APP: &str = "reads RisuAI's own settings, which a card does not carry";
@@ -122,39 +163,39 @@ const ASSET: &str = "drawn by RisuAI's asset display when the message is shown";
 /// Every macro, in families.
 pub static CATALOG: &[MacroInfo] = &[
     // The spec set.
-    row(SP, "char", &["bot", "<char>", "<bot>"], "", "the character's nickname, else its name"),
-    row(SP, "user", &[], "", "the user's name"),
-    row(SP, "random", &[], "::A::B", "one of the choices (or one argument split on commas), at random"),
-    row(SP, "pick", &[], "::A::B", "one of the choices, the same every time for this chat and place"),
-    row(SP, "roll", &[], "::XdY+Z", "dice: N, dN, XdY, XdY+Z, XdY-Z"),
+    row(SP, "char", &["bot", "<char>", "<bot>"], "", "the character's nickname, else its name").st(0, 0),
+    row(SP, "user", &[], "", "the user's name").st(0, 0),
+    row(SP, "random", &[], "::A::B", "one of the choices (or one argument split on commas), at random").st(0, LIST),
+    row(SP, "pick", &[], "::A::B", "one of the choices, the same every time for this chat and place").st(0, LIST),
+    row(SP, "roll", &[], "::XdY+Z", "dice: N, dN, XdY, XdY+Z, XdY-Z").st(1, 1),
     row(SP, "//", &[], " note", "nothing: a comment, never expanded"),
     row(SP, "hidden_key", &[], "::A", "nothing in prompts, A when the lorebook scans"),
     row(SP, "comment", &[], "::A", "nothing in prompts, A shown in display"),
-    row(SP, "reverse", &[], "::A", "A reversed"),
+    row(SP, "reverse", &[], "::A", "A reversed").st(1, 1),
     risu("random", &[], "::A::B", "one of the arguments, or of one argument split on , and :; no argument: a number in [0, 1)"),
     risu("pick", &[], "::A::B", "like random, but the same for this chat and place"),
     risu("roll", &[], "::XdY", "the sum of X dice of Y sides; no argument: 1; bad dice: NaN"),
     // V2 and legacy markers.
-    row(ST, "original", &[], "", "the application's own prompt text, once"),
-    row(AP, "<user>", &[], "", "the user's name (legacy marker)"),
+    row(ST, "original", &[], "", "the application's own prompt text, once").st(0, 0),
+    row(AP, "<user>", &[], "", "the user's name (legacy marker)").st(0, 0),
     // Character fields.
-    row(AP, "description", &[], "", "the character's description, its macros expanded"),
-    row(AP, "personality", &[], "", "the character's personality"),
-    row(AP, "scenario", &[], "", "the scenario"),
-    row(AP, "persona", &[], "", "the user's persona text"),
-    row(ST, "charDescription", &[], "", "the character's description"),
-    row(ST, "charPersonality", &[], "", "the character's personality"),
-    row(ST, "charScenario", &[], "", "the scenario"),
-    row(ST, "mesExamples", &["mesExamplesRaw"], "", "the example messages"),
+    row(AP, "description", &[], "", "the character's description, its macros expanded").st(0, 0),
+    row(AP, "personality", &[], "", "the character's personality").st(0, 0),
+    row(AP, "scenario", &[], "", "the scenario").st(0, 0),
+    row(AP, "persona", &[], "", "the user's persona text").st(0, 0),
+    row(ST, "charDescription", &[], "", "the character's description").st(0, 0),
+    row(ST, "charPersonality", &[], "", "the character's personality").st(0, 0),
+    row(ST, "charScenario", &[], "", "the scenario").st(0, 0),
+    row(ST, "mesExamples", &["mesExamplesRaw"], "", "the example messages").st(0, 0),
     row(RI, "chardesc", &[], "", "the character's description"),
     row(RI, "charpersona", &[], "", "the character's personality"),
     row(RI, "userpersona", &[], "", "the user's persona text"),
     row(RI, "exampledialogue", &["examplemessage", "example_dialogue"], "", "the example messages"),
     // Chat.
-    row(AP, "lastMessage", &[], "", "the text of the last message"),
-    row(AP, "lastUserMessage", &[], "", "the text of the last user message"),
-    row(AP, "lastCharMessage", &[], "", "the text of the last character message"),
-    row(AP, "lastMessageId", &[], "", "the index of the last message"),
+    row(AP, "lastMessage", &[], "", "the text of the last message").st(0, 0),
+    row(AP, "lastUserMessage", &[], "", "the text of the last user message").st(0, 0),
+    row(AP, "lastCharMessage", &[], "", "the text of the last character message").st(0, 0),
+    row(AP, "lastMessageId", &[], "", "the index of the last message").st(0, 0),
     row(RI, "previoususerchat", &[], "", "the text of the last user message"),
     row(RI, "previouscharchat", &[], "", "the text of the last character message"),
     row(RI, "lastmessageindex", &[], "", "the index of the last message"),
@@ -174,37 +215,48 @@ pub static CATALOG: &[MacroInfo] = &[
     row(RI, "mainprompt", &["systemprompt", "main_prompt"], "", "the application's system prompt"),
     row(RI, "metadata", &[], "::KEY", "imateapot; keys about the running RisuAI stay text; others: RisuAI's error text"),
     // Time.
-    row(ST, "time", &[], "", "local time, h:mm AM"),
-    row(ST, "date", &[], "", "local date, MMMM D, YYYY"),
-    row(ST, "weekday", &[], "", "local weekday"),
-    row(ST, "isotime", &[], "", "local time, HH:mm"),
-    row(ST, "isodate", &[], "", "local date, YYYY-MM-DD"),
-    row(AP, "unixtime", &[], "", "seconds since 1970"),
-    row(ST, "idle_duration", &[], "", "time since the last user message, in words"),
+    row(ST, "time", &[], "::UTC+N", "local time, h:mm AM; with UTC+N / UTC-N, the time at that offset (hours)").st(0, 1),
+    row(ST, "time_UTC", &[], "+N", "legacy form of {{time::UTC+N}} (also time_UTC-N)").st(0, 0),
+    row(ST, "datetimeformat", &[], "::FORMAT", "the clock in a moment.js format (YYYY-MM-DD HH:mm:ss, LLLL, ...)").st(1, 1),
+    row(ST, "timeDiff", &[], "::LEFT::RIGHT", "how long from RIGHT to LEFT, in words (in 3 hours, 3 hours ago)").st(2, 2),
+    row(ST, "date", &[], "", "local date, MMMM D, YYYY").st(0, 0),
+    row(ST, "weekday", &[], "", "local weekday").st(0, 0),
+    row(ST, "isotime", &[], "", "local time, HH:mm").st(0, 0),
+    row(ST, "isodate", &[], "", "local date, YYYY-MM-DD").st(0, 0),
+    row(RI, "unixtime", &[], "", "seconds since 1970"),
+    row(ST, "idle_duration", &["idleDuration"], "", "time since the last user message, in words").st(0, 0),
     risu("time", &[], "::FORMAT::MS", "local time H:M:S; with a format, the clock (or MS) formatted"),
     risu("date", &["datetimeformat"], "::FORMAT::MS", "local date Y-M-D; with a format (YYYY MM DD HH mm ss ...), the clock (or MS) formatted"),
     risu("isotime", &[], "", "UTC time, H:M:S"),
     risu("isodate", &[], "", "UTC date, Y-M-D"),
     risu("idle_duration", &["idleduration"], "", "time since the last message, H:MM:SS"),
     // Text.
-    row(AP, "newline", &[], "", "a newline"),
+    row(AP, "newline", &[], "::N", "a newline, or N").st(0, 1),
     row(RI, "br", &[], "", "a newline"),
-    row(ST, "space", &[], "::N", "one space, or N (at most 1024)"),
-    row(ST, "trim", &[], "", "removes the newlines around it; with ::A, A trimmed"),
+    row(ST, "space", &[], "::N", "one space, or N (at most 1024)").st(0, 1),
+    row(ST, "trim", &[], "", "removes the newlines around it; with ::A, A trimmed").st(0, 1),
     risu("trim", &[], "::A", "A without surrounding whitespace"),
-    row(ST, "noop", &[], "", "nothing"),
+    row(ST, "noop", &[], "", "nothing").st(0, 0),
     row(RI, "blank", &["none"], "", "nothing"),
     // Variables.
-    row(ST, "setvar", &[], "::name::value", "sets a chat variable"),
-    row(ST, "getvar", &[], "::name", "a chat variable, empty if unset"),
-    row(ST, "addvar", &[], "::name::value", "adds a number, else appends the text"),
-    row(ST, "incvar", &[], "::name", "adds 1; the new value"),
-    row(ST, "decvar", &[], "::name", "subtracts 1; the new value"),
-    row(ST, "setglobalvar", &[], "::name::value", "sets a global variable"),
-    row(ST, "getglobalvar", &[], "::name", "a global variable, empty if unset"),
-    row(ST, "addglobalvar", &[], "::name::value", "adds to a global variable"),
-    row(ST, "incglobalvar", &[], "::name", "adds 1 to a global variable"),
-    row(ST, "decglobalvar", &[], "::name", "subtracts 1 from a global variable"),
+    row(ST, "setvar", &[], "::name::value", "sets a chat variable").st(2, 2),
+    row(ST, "getvar", &[], "::name", "a chat variable, empty if unset").st(1, 1),
+    row(ST, "addvar", &[], "::name::value", "adds a number, else appends the text").st(2, 2),
+    row(ST, "incvar", &[], "::name", "adds 1; the new value").st(1, 1),
+    row(ST, "decvar", &[], "::name", "subtracts 1; the new value").st(1, 1),
+    row(ST, "setglobalvar", &[], "::name::value", "sets a global variable").st(2, 2),
+    row(ST, "getglobalvar", &[], "::name", "a global variable, empty if unset").st(1, 1),
+    row(ST, "addglobalvar", &[], "::name::value", "adds to a global variable").st(2, 2),
+    row(ST, "incglobalvar", &[], "::name", "adds 1 to a global variable").st(1, 1),
+    row(ST, "decglobalvar", &[], "::name", "subtracts 1 from a global variable").st(1, 1),
+    row(ST, "hasvar", &["varexists"], "::name", "true if the chat variable exists, else false").st(1, 1),
+    row(ST, "deletevar", &["flushvar"], "::name", "deletes a chat variable").st(1, 1),
+    row(ST, "setvarkey", &["setvarindex"], "::name::key::value", "sets a key (or index) of the chat variable's JSON object (or array)").st(3, 3),
+    row(ST, "getvarkey", &["getvarindex"], "::name::key", "a key (or index) of the chat variable's JSON object (or array)").st(2, 2),
+    row(ST, "hasglobalvar", &["globalvarexists"], "::name", "true if the global variable exists, else false").st(1, 1),
+    row(ST, "deleteglobalvar", &["flushglobalvar"], "::name", "deletes a global variable").st(1, 1),
+    row(ST, "setglobalvarkey", &["setglobalvarindex"], "::name::key::value", "sets a key (or index) of the global variable's JSON object (or array)").st(3, 3),
+    row(ST, "getglobalvarkey", &["getglobalvarindex"], "::name::key", "a key (or index) of the global variable's JSON object (or array)").st(2, 2),
     row(OWN, "setdefaultvar", &[], "::name::value", "sets a chat variable if unset or empty"),
     row(OWN, "setdefaultglobalvar", &[], "::name::value", "sets a global variable if unset or empty"),
     row(OWN, "tempvar", &["gettempvar"], "::name", "a variable of this expansion"),
@@ -216,6 +268,51 @@ pub static CATALOG: &[MacroInfo] = &[
     risu("getglobalvar", &[], "::name", "a global variable, null if unset"),
     risu("tempvar", &["gettempvar"], "::name", "a variable of this expansion"),
     risu("settempvar", &[], "::name::value", "sets a variable of this expansion"),
+    // SillyTavern: names, card fields and chat.
+    row(ST, "group", &["charIfNotGroup", "<group>", "<charifnotgroup>"], "", "the group's member names joined with \", \" (muted too), else the character's name").st(0, 0),
+    row(ST, "groupNotMuted", &[], "", "the group's unmuted member names, else the character's name").st(0, 0),
+    row(ST, "notChar", &[], "", "the group's other member names, else the user's name").st(0, 0),
+    row(ST, "charPrompt", &[], "", "the card's main prompt override (system_prompt)").st(0, 0),
+    row(ST, "charInstruction", &[], "", "the card's post-history instructions").st(0, 0),
+    row(ST, "charDepthPrompt", &[], "", "the card's depth note").st(0, 0),
+    row(ST, "charCreatorNotes", &["creatorNotes"], "", "the card's creator notes").st(0, 0),
+    row(ST, "charVersion", &["version"], "", "the card's version").st(0, 0),
+    row(ST, "charFirstMessage", &["greeting"], "::N", "the first message; with N >= 1, alternate greeting N; else empty").st(0, 1),
+    row(ST, "allChatRange", &[], "", "0-LAST, the range of the chat's message indexes (empty chat: empty)").st(0, 0),
+    // SillyTavern macros that need SillyTavern.
+    st_na("input", &[], "", "the text in the send box", ST_UI),
+    st_na("isMobile", &[], "", "true on a mobile device", ST_UI),
+    st_na("firstDisplayedMessageId", &[], "", "the index of the first message shown", ST_UI),
+    st_na("maxPrompt", &["maxPromptTokens"], "", "the prompt size in tokens", ST_APP),
+    st_na("maxContext", &["maxContextTokens"], "", "the context size in tokens", ST_APP),
+    st_na("maxResponse", &["maxResponseTokens"], "", "the response size in tokens", ST_APP),
+    st_na("model", &[], "", "the chosen model", ST_APP),
+    st_na("systemPrompt", &[], "", "the system prompt setting (or the card's override)", ST_APP),
+    st_na("hasExtension", &[], "::NAME", "true if an extension is on", "needs SillyTavern's extensions"),
+    st_na("lastGenerationType", &[], "", "the kind of the last generation (normal, swipe, ...)", "tracks SillyTavern's generation events"),
+    st_na("firstIncludedMessageId", &[], "", "the index of the first message in the context", "known only after SillyTavern has fitted the chat into its context"),
+    st_na("lastSwipeId", &[], "", "the number of swipes of the last message", "needs SillyTavern's swipes, which a chat message here does not carry"),
+    st_na("currentSwipeId", &[], "", "the 1-based swipe shown for the last message", "needs SillyTavern's swipes, which a chat message here does not carry"),
+    st_na("banned", &[], "::WORD", "bans a word for the Text Completion backend", "adds to SillyTavern's Text Completion banned words"),
+    st_na("outlet", &[], "::KEY", "the world info outlet's text", "filled by SillyTavern's world info outlet entries during generation"),
+    st_na("instructStoryStringPrefix", &[], "", "instruct story string prefix", ST_INSTRUCT),
+    st_na("instructStoryStringSuffix", &[], "", "instruct story string suffix", ST_INSTRUCT),
+    st_na("instructUserPrefix", &["instructInput"], "", "instruct user prefix", ST_INSTRUCT),
+    st_na("instructUserSuffix", &[], "", "instruct user suffix", ST_INSTRUCT),
+    st_na("instructAssistantPrefix", &["instructOutput"], "", "instruct assistant prefix", ST_INSTRUCT),
+    st_na("instructAssistantSuffix", &["instructSeparator"], "", "instruct assistant suffix", ST_INSTRUCT),
+    st_na("instructSystemPrefix", &[], "", "instruct system prefix", ST_INSTRUCT),
+    st_na("instructSystemSuffix", &[], "", "instruct system suffix", ST_INSTRUCT),
+    st_na("instructFirstAssistantPrefix", &["instructFirstOutputPrefix"], "", "instruct first assistant prefix", ST_INSTRUCT),
+    st_na("instructLastAssistantPrefix", &["instructLastOutputPrefix"], "", "instruct last assistant prefix", ST_INSTRUCT),
+    st_na("instructStop", &[], "", "instruct stop sequence", ST_INSTRUCT),
+    st_na("instructUserFiller", &[], "", "instruct user alignment filler", ST_INSTRUCT),
+    st_na("instructSystemInstructionPrefix", &[], "", "instruct system instruction prefix", ST_INSTRUCT),
+    st_na("instructFirstUserPrefix", &["instructFirstInput"], "", "instruct first user prefix", ST_INSTRUCT),
+    st_na("instructLastUserPrefix", &["instructLastInput"], "", "instruct last user prefix", ST_INSTRUCT),
+    st_na("defaultSystemPrompt", &["instructSystem", "instructSystemPrompt"], "", "the default system prompt", ST_INSTRUCT),
+    st_na("exampleSeparator", &["chatSeparator"], "", "the separator between example chats", ST_INSTRUCT),
+    st_na("chatStart", &[], "", "the chat start marker", ST_INSTRUCT),
     // Math and comparison.
     row(RI, "calc", &[], "::EXPR", "the arithmetic expression's value"),
     row(RI, "?", &[], " EXPR", "the arithmetic expression's value"),

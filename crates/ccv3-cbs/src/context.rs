@@ -233,6 +233,24 @@ pub struct Context {
     pub greeting_index: Option<usize>,
     /// How `{{comment:A}}` is shown in display mode (default [`html_comment`]).
     pub comment_renderer: CommentRenderer,
+    /// Character `first_mes` (SillyTavern's `{{greeting}}`).
+    pub first_message: String,
+    /// Character `alternate_greetings` (`{{greeting::1}}` is the first).
+    pub alternate_greetings: Vec<String>,
+    /// Character `creator_notes` (`{{charCreatorNotes}}`).
+    pub creator_notes: String,
+    /// Character `character_version` (`{{charVersion}}`).
+    pub char_version: String,
+    /// Character `system_prompt`, the card's main prompt override (`{{charPrompt}}`).
+    pub system_prompt: String,
+    /// Character `post_history_instructions` (`{{charInstruction}}`).
+    pub post_history_instructions: String,
+    /// The card's depth note (`extensions.depth_prompt.prompt`, `{{charDepthPrompt}}`).
+    pub depth_prompt: String,
+    /// Names of the group chat's members, empty in a one-character chat (`{{group}}`).
+    pub group_members: Vec<String>,
+    /// Names of the group members that are muted (left out of `{{groupNotMuted}}`).
+    pub muted_members: Vec<String>,
 }
 
 impl Default for Context {
@@ -253,6 +271,15 @@ impl Default for Context {
             now: None,
             greeting_index: None,
             comment_renderer: html_comment,
+            first_message: String::new(),
+            alternate_greetings: Vec::new(),
+            creator_notes: String::new(),
+            char_version: String::new(),
+            system_prompt: String::new(),
+            post_history_instructions: String::new(),
+            depth_prompt: String::new(),
+            group_members: Vec::new(),
+            muted_members: Vec::new(),
         }
     }
 }
@@ -294,6 +321,31 @@ impl Context {
         with_mes_examples => mes_examples;
         /// Sets the original prompt text.
         with_original => original;
+        /// Sets the first message (`first_mes`).
+        with_first_message => first_message;
+        /// Sets the creator notes.
+        with_creator_notes => creator_notes;
+        /// Sets the character version.
+        with_char_version => char_version;
+        /// Sets the card's main prompt override (`system_prompt`).
+        with_system_prompt => system_prompt;
+        /// Sets the post-history instructions.
+        with_post_history_instructions => post_history_instructions;
+        /// Sets the depth note.
+        with_depth_prompt => depth_prompt;
+    }
+
+    /// Sets the alternate greetings.
+    pub fn with_alternate_greetings(mut self, greetings: Vec<String>) -> Self {
+        self.alternate_greetings = greetings;
+        self
+    }
+
+    /// Sets the group chat's members (names) and which of them are muted.
+    pub fn with_group(mut self, members: Vec<String>, muted: Vec<String>) -> Self {
+        self.group_members = members;
+        self.muted_members = muted;
+        self
     }
 
     /// Appends a chat message.

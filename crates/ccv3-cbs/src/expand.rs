@@ -1271,6 +1271,17 @@ impl<'c, 'a> Call<'c, 'a> {
         self.st.set_var(scope, name, value, self.offset);
     }
 
+    /// Deletes a variable; returns whether it was set (SillyTavern's `{{deletevar}}`).
+    pub fn delete_var(&mut self, scope: Scope, name: &str) -> bool {
+        match self.st.vars.map_mut(scope).remove(name) {
+            Some(v) => {
+                self.st.var_bytes = self.st.var_bytes.saturating_sub(name.len() + v.len());
+                true
+            }
+            None => false,
+        }
+    }
+
     fn warn_var(&mut self, name: &str) {
         self.st.warn_var(name, self.offset);
     }

@@ -28,8 +28,11 @@
 //! - **Unknown macros** stay as text: `{{` + the content with nested macros expanded + `}}`
 //!   (RisuAI and SillyTavern both expand inside unknown macros). So do macros whose handler
 //!   refuses its arguments (e.g. `{{roll:abc}}`), with a [`Warning`].
-//! - **Legacy markers**: `<user>`, `<char>`, `<bot>` (any case, exactly so) are macros named
-//!   `<user>`, `<char>`, `<bot>`.
+//! - **Legacy markers**: `<user>`, `<char>`, `<bot>`, `<group>`, `<charifnotgroup>` (any
+//!   case, exactly so) are macros of those names (the last two are SillyTavern's, in
+//!   [`families::sillytavern`]).
+//! - **`{{time_UTC+2}}`, `{{time_UTC-10}}`**: SillyTavern's legacy offset form; the name keeps
+//!   its sign (`timeutc-10`) and reaches one handler.
 //! - **Blocks**: `{{#if c}}...{{:else}}...{{/if}}`, `{{#if_pure c}}`, `{{#when ...}}`, `{{#each
 //!   LIST as x}}...{{slot::x}}...{{/each}}`; any `{{/...}}` closes the innermost open block; a
 //!   block never closed stays text. See [`families::blocks`].
@@ -98,7 +101,8 @@
 //!   `{{ setvar :: x :: 1 }}` equals `{{setvar::x::1}}` (SillyTavern); unknown macros keep
 //!   their whitespace.
 //! - `random`/`pick` choices are trimmed; several `::` arguments are the choices; one
-//!   argument is split on unescaped commas.
+//!   argument is split on `::` if it holds one (`{{random:a::b}}`, SillyTavern), else on
+//!   unescaped commas.
 //! - `pick` is stable per (chat seed, byte offset); `random`/`roll` per (seed, nonce) stream.
 //! - `roll` reads `N`, `dN`, `XdY`, `XdY+Z`, `XdY-Z`; bad dice stay text with a warning.
 //! - `comment` in display mode renders as an HTML span by default (configurable).
@@ -113,6 +117,8 @@
 //! - `#each` items are inserted as text and never parsed (RisuAI re-parses them).
 //! - Card fields (`description`, ...) are expanded as templates (bounded); chat messages
 //!   and `original` are inserted as they are.
+//! - In the `sillytavern` dialect a macro called with a number of arguments it does not take
+//!   stays as written (SillyTavern's macro registry); see [`families::sillytavern`].
 //! - The standard registry ([`Dialect::Auto`] without a card) holds both applications' macros
 //!   and RisuAI's functions ([`families::strings`], [`families::collections`],
 //!   [`families::numbers`], [`families::markup`], [`families::risu`]); the `risu` dialect gives

@@ -361,10 +361,11 @@ impl<'s> Parser<'s> {
                     }
                 }
                 _ => {
-                    // '<': legacy markers <user>, <char>, <bot> (any case).
+                    // '<': legacy markers <user>, <char>, <bot>, <group>, <charifnotgroup>
+                    // (any case).
                     let rest = bytes.get(p + 1..).unwrap_or_default();
                     let mut found = None;
-                    for word in ["user", "char", "bot"] {
+                    for word in ["user", "char", "bot", "group", "charifnotgroup"] {
                         let w = word.len();
                         if rest.len() > w
                             && rest
@@ -532,7 +533,8 @@ pub(crate) fn split_macro(offset: usize, nodes: Vec<Node>) -> Macro {
         all.extend(rest_nodes);
         return unknown(all);
     }
-    let name = normalize_name(raw_name);
+    let name = crate::families::sillytavern::time_utc_name(raw_name)
+        .unwrap_or_else(|| normalize_name(raw_name));
     let after = first.get(name_end..).unwrap_or_default();
     let special = name == "//" || name == "?";
     let make = |sep: String, style: Style, args: Vec<Vec<Node>>| Macro {

@@ -65,13 +65,17 @@ pub enum Family {
     /// variable shorthand (see [`families::st_syntax`]). Only the `sillytavern` dialect's
     /// registry ([`Registry::dialect`]) has it; it is not in [`Family::ALL`].
     SillyTavernSyntax,
+    /// SillyTavern's macros beyond the shared ones: `hasvar`, `deletevar`, `getvarkey`,
+    /// `group`, `greeting`, `datetimeformat`, `timeDiff`, `time_UTC+N`, ... (see
+    /// [`families::sillytavern`]).
+    SillyTavern,
     /// Macros added by the application with [`Registry::register`].
     Custom,
 }
 
 impl Family {
     /// All built-in families, in registration order.
-    pub const ALL: [Family; 16] = [
+    pub const ALL: [Family; 17] = [
         Family::Spec,
         Family::Original,
         Family::Character,
@@ -88,6 +92,7 @@ impl Family {
         Family::Numbers,
         Family::Markup,
         Family::RisuChat,
+        Family::SillyTavern,
     ];
 }
 
@@ -150,10 +155,39 @@ impl Registry {
                 });
                 if dialect == Dialect::SillyTavern {
                     r.add_family(Family::SillyTavernSyntax);
+                    r.check_sillytavern_arity();
                 }
                 r.dialect = dialect;
                 r
             }
+        }
+    }
+
+    /// SillyTavern's rule: a macro called with a number of arguments its definition does not
+    /// take stays as written (`{{char::x}}`, `{{reverse}}`, `{{setvar::a}}`), with a warning.
+    /// Arguments are counted as SillyTavern's parser counts them: `::` separates, while the
+    /// legacy `name:text` and `name text` forms are one argument.
+    fn check_sillytavern_arity(&mut self) {
+        for (name, entry) in &mut self.map {
+            let Some((min, max)) =
+                catalog::lookup(Dialect::SillyTavern, name).and_then(|r| r.st_arity)
+            else {
+                continue;
+            };
+            let inner = Arc::clone(&entry.handler);
+            entry.handler = Arc::new(move |c: &mut Call<'_, '_>| {
+                let count = families::sillytavern::arg_count(c);
+                if count < usize::from(min) || (max != u8::MAX && count > usize::from(max)) {
+                    let expected = match (min, max) {
+                        (a, b) if a == b => a.to_string(),
+                        (a, u8::MAX) => format!("at least {a}"),
+                        (a, b) => format!("{a} to {b}"),
+                    };
+                    c.warn(format!("called with {count} arguments, takes {expected}"));
+                    return None;
+                }
+                inner(c)
+            });
         }
     }
 
@@ -242,6 +276,7 @@ impl Registry {
             Family::Markup => families::markup::register(self),
             Family::RisuChat => families::risu::register(self),
             Family::SillyTavernSyntax => families::st_syntax::register(self),
+            Family::SillyTavern => families::sillytavern::register(self),
             Family::Custom => {}
         }
     }
@@ -298,7 +333,15 @@ impl Registry {
 
     /// The handler of an already normalised name.
     pub(crate) fn get(&self, normalized: &str) -> Option<&Handler> {
-        self.map.get(normalized).map(|e| &e.handler)
+        match self.map.get(normalized) {
+            Some(e) => Some(&e.handler),
+            // SillyTavern's legacy `{{time_UTC+2}}` / `{{time_UTC-10}}`: one handler for
+            // every offset (the parser keeps the sign in the name).
+            None if families::sillytavern::is_time_utc(normalized) => {
+                self.map.get("timeutc").map(|e| &e.handler)
+            }
+            None => None,
+        }
     }
 
     /// Registered (normalised) names, sorted.

@@ -379,6 +379,17 @@ fn issue12_hostile_risu_functions_stay_within_the_limits() {
         "x".repeat(100)
     ));
     assert!(w.contains(&"output"));
+    // Loops: nested #each over range lists multiply; the item cap and the step bound stop
+    // them (cbs.ts `#each` over a `range` array).
+    let (text, w) = bounded(
+        "{{#each {{range::[5000]}} as a}}{{#each {{range::[5000]}} as b}}{{slot::b}}{{/each}}{{/each}}",
+    );
+    assert!(text.len() <= 1 << 16, "{}", text.len());
+    assert!(w.contains(&"each-items"), "{w:?}");
+    assert!(w.contains(&"budget") || w.contains(&"output"), "{w:?}");
+    // String repetition inside a loop stays within the output bound as a whole.
+    let (text, w) = bounded("{{#each {{range::[1000]}} as a}}{{cbr::60}}{{/each}}");
+    assert!(text.len() <= 1 << 16 && w.contains(&"output"), "{w:?}");
     // pow and dice stay small or are refused.
     assert_eq!(bounded("{{pow::10::1e308}}").0, "Infinity");
     let (_, w) = bounded("{{dice::1e12d6}}");

@@ -139,3 +139,32 @@ fn issue17_cbs_sillytavern_engine_syntax() {
         assert!(out.contains(needle), "{needle} missing from:\n{out}");
     }
 }
+
+/// SillyTavern 1.19.0 public/scripts/macros/definitions/*.js: the classic macros in `--list`.
+#[test]
+fn issue17_cbs_list_prints_sillytavern_macros_and_what_needs_sillytavern() {
+    // SillyTavern 1.19.0 public/scripts/macros/definitions/*.js.
+    let o = ccv3(&[&"cbs", &"--list", &"--dialect", &"sillytavern"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in [
+        "{{hasvar::name}}",
+        "(also varexists)",
+        "{{deleteglobalvar::name}}",
+        "{{setvarkey::name::key::value}}",
+        "{{timeDiff::LEFT::RIGHT}}",
+        "{{datetimeformat::FORMAT}}",
+        "{{time_UTC+N}}",
+        "{{group}}",
+        "{{input}}",
+        "[stays text: needs SillyTavern's user interface]",
+        "[stays text: reads SillyTavern's instruct and context template settings]",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    assert!(!out.contains("{{arrayelement"));
+    let text = "{{setvar::a::1}}{{hasvar::a}} {{char::x}} <GROUP>";
+    let o = ccv3(&[&"cbs", &text, &"--dialect", &"sillytavern"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "true {{char::x}} ");
+}

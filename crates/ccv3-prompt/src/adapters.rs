@@ -241,6 +241,19 @@ mod cbs {
                 .with_personality(card.personality.clone())
                 .with_scenario(card.scenario.clone())
                 .with_mes_examples(card.mes_example.clone())
+                .with_first_message(card.first_mes.clone())
+                .with_alternate_greetings(card.alternate_greetings.clone())
+                .with_creator_notes(card.creator_notes.clone())
+                .with_char_version(card.character_version.clone())
+                .with_system_prompt(card.system_prompt.clone())
+                .with_post_history_instructions(card.post_history_instructions.clone())
+                .with_depth_prompt(
+                    card.extensions
+                        .get("depth_prompt")
+                        .and_then(|d| d.get("prompt"))
+                        .and_then(|p| p.as_str())
+                        .unwrap_or_default(),
+                )
                 .with_messages(messages)
                 .with_seed(opts.seed)
                 .with_greeting_index(opts.greeting);

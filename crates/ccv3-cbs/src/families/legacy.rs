@@ -1,7 +1,8 @@
 //! Legacy markers, [`crate::Family::Legacy`].
 //!
 //! `<USER>` (any case) is the user's name, as in SillyTavern's pre-processing; `<CHAR>` and
-//! `<BOT>` belong to the spec set ([`crate::Family::Spec`]) and give the character's name.
+//! `<BOT>` belong to the spec set ([`crate::Family::Spec`]) and give the character's name;
+//! `<GROUP>` and `<CHARIFNOTGROUP>` are SillyTavern's ([`crate::families::sillytavern`]).
 //! Markers are recognised by the parser only in exactly these forms (`<user>`, no spaces).
 //!
 //! ```

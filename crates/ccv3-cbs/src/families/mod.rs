@@ -10,9 +10,11 @@ mod js;
 pub mod legacy;
 pub mod markup;
 pub mod math;
+mod moment;
 pub mod numbers;
 pub mod original;
 pub mod risu;
+pub mod sillytavern;
 pub mod spec;
 pub mod st_syntax;
 pub mod strings;
@@ -24,7 +26,8 @@ use crate::expand::Call;
 use crate::parse::Style;
 
 /// The choices of `random`/`pick`: several `::` arguments are the choices; one argument is
-/// split on commas not preceded by a backslash (`\,` is a literal comma). Choices are trimmed.
+/// split on `::` if it holds one (`{{random:a::b}}`, SillyTavern's `readSingleArgsRandomList`),
+/// else on commas not preceded by a backslash (`\,` is a literal comma). Choices are trimmed.
 pub(crate) fn choices(call: &Call<'_, '_>) -> Vec<String> {
     if call.style() == Style::DoubleColon && call.args().len() > 1 {
         return call
@@ -33,7 +36,11 @@ pub(crate) fn choices(call: &Call<'_, '_>) -> Vec<String> {
             .map(|a| a.replace("\\,", ",").trim().to_owned())
             .collect();
     }
-    split_commas(&call.raw())
+    let raw = call.raw();
+    if raw.contains("::") {
+        return raw.split("::").map(|a| a.trim().to_owned()).collect();
+    }
+    split_commas(&raw)
 }
 
 /// Splits on `,` except `\,`, which becomes `,`; trims each piece.

@@ -3,6 +3,7 @@
 //! | macro | result |
 //! |---|---|
 //! | `{{newline}}`, `{{br}}` | a newline |
+//! | `{{newline::N}}` | `N` newlines (SillyTavern), within [`crate::Limits::max_output`] |
 //! | `{{space}}`, `{{space::N}}` | one space, or `N` spaces (at most 1024) |
 //! | `{{trim}}` | removes the newlines just before and just after it (SillyTavern) |
 //! | `{{trim::A}}` | `A` without leading and trailing whitespace (RisuAI) |
@@ -24,12 +25,22 @@ use crate::registry::{Family, Registry};
 /// Adds the text macros.
 pub fn register(r: &mut Registry) {
     let f = Family::Text;
-    r.register_all(f, &["newline", "br"], |_| Some("\n".to_owned()));
+    r.register_all(f, &["br"], |_| Some("\n".to_owned()));
+    r.register_all(f, &["newline"], |c| {
+        if c.args().is_empty() {
+            return Some("\n".to_owned());
+        }
+        let n = usize::try_from(super::sillytavern::integer(&c.raw())?).ok()?;
+        if c.too_big(n) {
+            return None;
+        }
+        Some("\n".repeat(n))
+    });
     r.register_all(f, &["space"], |c| {
         if c.args().is_empty() {
             return Some(" ".to_owned());
         }
-        let n: usize = c.raw().trim().parse().ok()?;
+        let n = usize::try_from(super::sillytavern::integer(&c.raw())?).ok()?;
         Some(" ".repeat(n.min(1024)))
     });
     r.register_all(f, &["trim"], |c| {

@@ -14,8 +14,10 @@
 //! | `{{unixtime}}` | unix seconds | `1795273620` |
 //! | `{{idle_duration}}` | time since the last user message, humanised | `5 minutes` |
 //!
-//! `idle_duration` uses the last user message that has a time ([`crate::Message::time`]);
-//! with none it is `just now`. Humanising follows moment.js thresholds: under 45 s `a few
+//! `{{time::UTC+2}}` (and the legacy `{{time_UTC+2}}`) is the time at that offset in hours.
+//! `idle_duration` follows SillyTavern: system messages are skipped, so is the newest
+//! message, and the next user message's time ([`crate::Message::time`]) counts; without one
+//! it is `just now`. Humanising follows moment.js thresholds: under 45 s `a few
 //! seconds`, under 90 s `a minute`, under 45 min `N minutes`, under 90 min `an hour`, under
 //! 22 h `N hours`, under 36 h `a day`, under 26 days `N days`, under 45 days `a month`, under
 //! 320 days `N months`, under 548 days `a year`, else `N years`.
@@ -25,7 +27,8 @@
 //! // 2026-11-21T15:07:00Z
 //! let ctx = Context::new()
 //!     .with_now(Timestamp::utc(1_795_273_620))
-//!     .with_message(Message::new(Role::User, "Bob", "hi").at(1_795_273_620 - 300));
+//!     .with_message(Message::new(Role::User, "Bob", "hi").at(1_795_273_620 - 300))
+//!     .with_message(Message::new(Role::Char, "Alice", "hello"));
 //! assert_eq!(expand("{{time}}", &ctx), "3:07 PM");
 //! assert_eq!(expand("{{date}}", &ctx), "November 21, 2026");
 //! assert_eq!(expand("{{weekday}}", &ctx), "Saturday");
@@ -156,18 +159,24 @@ fn with_clock(f: fn(Civil, Timestamp) -> String) -> impl Fn(&mut Call<'_, '_>) -
 /// Adds the time macros.
 pub fn register(r: &mut Registry) {
     let f = Family::Time;
-    r.register_all(
-        f,
-        &["time"],
-        with_clock(|t, _| {
-            let h12 = match t.hour % 12 {
-                0 => 12,
-                h => h,
-            };
-            let ampm = if t.hour < 12 { "AM" } else { "PM" };
-            format!("{h12}:{:02} {ampm}", t.minute)
-        }),
-    );
+    r.register_all(f, &["time"], |c| {
+        let Some(now) = c.context().now else {
+            return Some(String::new());
+        };
+        // `{{time::UTC+2}}`: the time at that offset; another argument gives the local time
+        // (SillyTavern's time-macros.js).
+        let now = match super::sillytavern::utc_offset(&c.raw()) {
+            Some(minutes) => now.with_offset(minutes),
+            None => now,
+        };
+        let t = civil(now);
+        let h12 = match t.hour % 12 {
+            0 => 12,
+            h => h,
+        };
+        let ampm = if t.hour < 12 { "AM" } else { "PM" };
+        Some(format!("{h12}:{:02} {ampm}", t.minute))
+    });
     r.register_all(
         f,
         &["date"],
@@ -198,13 +207,17 @@ pub fn register(r: &mut Registry) {
         let Some(now) = c.context().now else {
             return Some(String::new());
         };
+        // SillyTavern's getTimeSinceLastMessage: system messages are skipped, and so is the
+        // newest other message (the one being answered); then the first user message.
         let last = c
             .context()
             .messages
             .iter()
             .rev()
-            .filter(|m| m.role == Role::User)
-            .find_map(|m| m.time);
+            .filter(|m| m.role != Role::System)
+            .skip(1)
+            .find(|m| m.role == Role::User)
+            .and_then(|m| m.time);
         Some(match last {
             Some(t) => humanize(now.unix.saturating_sub(t)),
             None => "just now".to_owned(),

@@ -37,6 +37,7 @@
 //! assert_eq!(t.expand(&Context::new(), &mut vars, Mode::Prompt).text, "6 v");
 //! ```
 
+use super::sillytavern::st_value;
 use crate::expand::{fmt_num, num, Call};
 use crate::parse::Style;
 use crate::registry::{Family, Registry};
@@ -62,9 +63,33 @@ fn name_value(c: &Call<'_, '_>) -> (String, String) {
     (name, value)
 }
 
-/// SillyTavern's add: numbers add, anything else appends.
+/// SillyTavern's add: a JSON array gets the value appended, numbers add, anything else
+/// appends as text.
 pub(crate) fn add(current: Option<&str>, inc: &str) -> String {
-    let cur = current.unwrap_or("0");
+    add_to(current, inc, false)
+}
+
+/// [`add`]; `counter`: the increment is the number 1 or -1 (`incvar`, `decvar`), which a JSON
+/// array gets as a number.
+fn add_to(current: Option<&str>, inc: &str, counter: bool) -> String {
+    if let Some(Ok(serde_json::Value::Array(mut items))) = current
+        .filter(|c| c.trim_start().starts_with('['))
+        .map(serde_json::from_str::<serde_json::Value>)
+    {
+        let item = if counter {
+            let n = num(inc);
+            if n.fract() == 0.0 && n.abs() < 9e15 {
+                serde_json::json!(n as i64)
+            } else {
+                serde_json::json!(n)
+            }
+        } else {
+            serde_json::Value::String(inc.to_owned())
+        };
+        items.push(item);
+        return serde_json::Value::Array(items).to_string();
+    }
+    let cur = current.filter(|c| !c.is_empty()).unwrap_or("0");
     let (a, b) = (num(cur), num(inc));
     if a.is_nan() || b.is_nan() {
         format!("{cur}{inc}")
@@ -83,7 +108,7 @@ fn register_scope(r: &mut Registry, scope: Scope, infix: &str) {
     });
     r.register_all(f, &[&n("get")], move |c| {
         let name = c.raw();
-        Some(c.var(scope, name.trim()).unwrap_or_default().to_owned())
+        Some(st_value(c.var(scope, name.trim()).unwrap_or_default()))
     });
     r.register_all(f, &[&n("add")], move |c| {
         let (name, value) = name_value(c);
@@ -94,9 +119,9 @@ fn register_scope(r: &mut Registry, scope: Scope, infix: &str) {
     for (verb, delta) in [("inc", "1"), ("dec", "-1")] {
         r.register_all(f, &[&n(verb)], move |c| {
             let name = c.raw().trim().to_owned();
-            let new = add(c.var(scope, &name), delta);
+            let new = add_to(c.var(scope, &name), delta, true);
             c.set_var(scope, &name, &new);
-            Some(c.var(scope, &name).unwrap_or_default().to_owned())
+            Some(st_value(c.var(scope, &name).unwrap_or_default()))
         });
     }
     r.register_all(f, &[&n("setdefault")], move |c| {
