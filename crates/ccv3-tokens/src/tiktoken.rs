@@ -77,7 +77,7 @@ const O200K_PATTERN: &str = concat!(o200k_head!(), "|", r"\s+(?!\S)", "|", r"\s+
 /// [`Split::Linear`] gives back the last character of such a whitespace run when a
 /// non-whitespace character follows it, as the lookahead does. The `regex` crate runs it in
 /// linear time, with leftmost-first alternation as a backtracking engine has.
-const O200K_LINEAR: &str = concat!(o200k_head!(), "|", r"\s+");
+pub(crate) const O200K_LINEAR: &str = concat!(o200k_head!(), "|", r"\s+");
 
 /// The split pattern of `cl100k_base`, as tiktoken publishes it.
 const CL100K_PATTERN: &str = concat!(
@@ -351,17 +351,22 @@ impl Core {
         text: &'t str,
         piece_out: &mut impl FnMut(&'t [u8]),
     ) {
+        let bytes = text.as_bytes();
         let mut at = 0;
         while at < text.len() {
-            let Some(m) = re.find_at(text, at) else {
-                break;
+            // ASCII is matched by hand (the same matches, much faster); the regex takes the rest.
+            let (start, mut end) = match crate::ascii_split::match_at(bytes, at) {
+                Some(end) => (at, end),
+                None => match re.find_at(text, at) {
+                    Some(m) => (m.start(), m.end()),
+                    None => break,
+                },
             };
-            if m.start() > at {
+            if start > at {
                 // Never happens (every character starts a match); kept whole if it did.
-                piece_out(text.get(at..m.start()).unwrap_or_default().as_bytes());
+                piece_out(text.get(at..start).unwrap_or_default().as_bytes());
             }
-            let piece = m.as_str();
-            let mut end = m.end();
+            let piece = text.get(start..end).unwrap_or_default();
             if end < text.len()
                 && piece.chars().all(char::is_whitespace)
                 && !piece.contains(['\r', '\n'])
@@ -371,15 +376,15 @@ impl Core {
                     end -= last.len_utf8();
                 }
             }
-            if end <= m.start() {
+            if end <= start {
                 // An empty match cannot happen with this pattern; step over a character.
-                end = m.start()
+                end = start
                     + text
-                        .get(m.start()..)
+                        .get(start..)
                         .and_then(|t| t.chars().next())
                         .map_or(1, char::len_utf8);
             }
-            piece_out(text.get(m.start()..end).unwrap_or_default().as_bytes());
+            piece_out(text.get(start..end).unwrap_or_default().as_bytes());
             at = end;
         }
     }
