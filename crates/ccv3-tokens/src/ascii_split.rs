@@ -21,49 +21,59 @@
 //! class, `\s`, `\p{N}`, the case-insensitive `s`, which also matches `ſ`) are why any byte
 //! above 0x7F at a place the pattern looks gives up.
 
-/// What a position of the text holds, for the matcher.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum At {
-    /// One ASCII byte.
-    Ascii(u8),
-    /// A byte of a non-ASCII character: the matcher gives up.
-    Other,
-    /// The end of the text.
-    End,
-}
-
-/// Reads position `i` of `text`.
-#[inline]
-fn at(text: &[u8], i: usize) -> At {
-    match text.get(i) {
-        Some(&b) if b.is_ascii() => At::Ascii(b),
-        Some(_) => At::Other,
-        None => At::End,
-    }
-}
-
+/// Byte classes, as bits of [`CLASS`].
+const UPPER: u8 = 1;
+/// `a-z`.
+const LOWER: u8 = 2;
+/// `0-9`.
+const DIGIT: u8 = 4;
 /// `\s` on ASCII (the Unicode White_Space property): tab, line feed, vertical tab, form feed,
 /// carriage return, space.
+const SPACE: u8 = 8;
+/// Neither whitespace, a letter nor a digit.
+const PUNCT: u8 = 16;
+/// A byte of a non-ASCII character: the matcher gives up when it has to look at one.
+const OTHER: u8 = 32;
+
+/// The class of every byte value.
+const CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = if !c.is_ascii() {
+            OTHER
+        } else if c.is_ascii_uppercase() {
+            UPPER
+        } else if c.is_ascii_lowercase() {
+            LOWER
+        } else if c.is_ascii_digit() {
+            DIGIT
+        } else if matches!(c, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ') {
+            SPACE
+        } else {
+            PUNCT
+        };
+        b += 1;
+    }
+    table
+};
+
+/// The class of position `i` of `text`; 0 at the end.
 #[inline]
-fn is_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
+fn class(text: &[u8], i: usize) -> u8 {
+    text.get(i).map_or(0, |&b| CLASS[usize::from(b)])
 }
 
-/// Punctuation for the pattern on ASCII: neither whitespace, a letter nor a digit.
+/// Moves `i` past the bytes of the classes `keep`; `None` if it stops at a non-ASCII byte.
 #[inline]
-fn is_punct(b: u8) -> bool {
-    !is_space(b) && !b.is_ascii_alphanumeric()
-}
-
-/// Moves `i` past the bytes for which `keep` holds; `None` if it stops at a non-ASCII byte.
-#[inline]
-fn run(text: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> Option<usize> {
+fn run(text: &[u8], mut i: usize, keep: u8) -> Option<usize> {
     loop {
-        match at(text, i) {
-            At::Ascii(b) if keep(b) => i += 1,
-            At::Other => return None,
-            _ => return Some(i),
+        let c = class(text, i);
+        if c & keep == 0 {
+            return if c == OTHER { None } else { Some(i) };
         }
+        i += 1;
     }
 }
 
@@ -71,13 +81,13 @@ fn run(text: &[u8], mut i: usize, keep: impl Fn(u8) -> bool) -> Option<usize> {
 /// case); `None` if it cannot be decided on ASCII.
 #[inline]
 fn contraction(text: &[u8], i: usize) -> Option<usize> {
-    if at(text, i) != At::Ascii(b'\'') {
+    if text.get(i) != Some(&b'\'') {
         return Some(i);
     }
-    let lower = |j: usize| match at(text, j) {
-        At::Ascii(b) => Some(Some(b.to_ascii_lowercase())),
-        At::Other => None,
-        At::End => Some(None),
+    let lower = |j: usize| match text.get(j) {
+        Some(&b) if b.is_ascii() => Some(Some(b.to_ascii_lowercase())),
+        Some(_) => None,
+        None => Some(None),
     };
     Some(match lower(i + 1)? {
         Some(b's' | b't' | b'm' | b'd') => i + 2,
@@ -88,67 +98,88 @@ fn contraction(text: &[u8], i: usize) -> Option<usize> {
     })
 }
 
-/// The end of the match of `O200K_LINEAR` that starts at `start` (every position starts one),
-/// or `None` when deciding it would look at a non-ASCII byte or `start` is at the end.
-pub(crate) fn match_at(text: &[u8], start: usize) -> Option<usize> {
-    let first = match at(text, start) {
-        At::Ascii(b) => b,
-        _ => return None,
+/// One match of [`match_at`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Match {
+    /// Where the match ends (exclusive).
+    pub(crate) end: usize,
+    /// The match is whitespace without a line break (the last alternative, `\s+`).
+    pub(crate) bare_space: bool,
+}
+
+/// The match of `O200K_LINEAR` that starts at `start` (every position starts one), or `None`
+/// when deciding it would look at a non-ASCII byte or `start` is at the end.
+pub(crate) fn match_at(text: &[u8], start: usize) -> Option<Match> {
+    let found = |end| {
+        Some(Match {
+            end,
+            bare_space: false,
+        })
     };
-    // 1 and 2: an optional prefix, then letters.
-    let letters = if first.is_ascii_alphanumeric() || first == b'\r' || first == b'\n' {
-        start
-    } else {
+    let first = *text.get(start)?;
+    let first_class = CLASS[usize::from(first)];
+    if first_class == OTHER {
+        return None;
+    }
+    // 1 and 2: an optional prefix (not a line break, letter or digit), then letters.
+    let letters = if first_class & (PUNCT | SPACE) != 0 && first != b'\r' && first != b'\n' {
         start + 1
+    } else {
+        start
     };
-    let upper_end = run(text, letters, |b| b.is_ascii_uppercase())?;
-    if let At::Ascii(b) = at(text, upper_end) {
-        if b.is_ascii_lowercase() {
-            let lower_end = run(text, upper_end, |b| b.is_ascii_lowercase())?;
-            return contraction(text, lower_end);
-        }
+    let upper_end = run(text, letters, UPPER)?;
+    if class(text, upper_end) == LOWER {
+        let lower_end = run(text, upper_end, LOWER)?;
+        return found(contraction(text, lower_end)?);
     }
     if upper_end > letters {
-        return contraction(text, upper_end);
+        return found(contraction(text, upper_end)?);
     }
     // 3: one to three digits.
-    if first.is_ascii_digit() {
+    if first_class == DIGIT {
         let mut end = start + 1;
         while end < start + 3 {
-            match at(text, end) {
-                At::Ascii(b) if b.is_ascii_digit() => end += 1,
-                At::Other => return None,
+            match class(text, end) {
+                DIGIT => end += 1,
+                OTHER => return None,
                 _ => break,
             }
         }
-        return Some(end);
+        return found(end);
     }
     // 4: an optional space, punctuation, then line breaks and slashes.
-    let punct = if first == b' ' { start + 1 } else { start };
-    let punct_start = match at(text, punct) {
-        At::Ascii(b) if is_punct(b) => Some(punct),
-        At::Other => return None,
-        _ if is_punct(first) => Some(start),
+    let punct_start = match class(text, start + 1) {
+        PUNCT if first == b' ' => Some(start + 1),
+        OTHER if first == b' ' => return None,
+        _ if first_class == PUNCT => Some(start),
         _ => None,
     };
     if let Some(p) = punct_start {
-        let punct_end = run(text, p, is_punct)?;
-        let mut end = punct_end;
-        while let At::Ascii(b'\r' | b'\n' | b'/') = at(text, end) {
+        let mut end = run(text, p, PUNCT)?;
+        while let Some(b'\r' | b'\n' | b'/') = text.get(end) {
             end += 1;
         }
-        return Some(end);
+        return found(end);
     }
-    // 5 and 6: whitespace.
-    if !is_space(first) {
+    // 5 and 6: whitespace, up to and with its last line break if it has one.
+    if first_class != SPACE {
         return None;
     }
-    let space_end = run(text, start, is_space)?;
+    let space_end = run(text, start, SPACE)?;
     let last_break = text
         .get(start..space_end)?
         .iter()
         .rposition(|&b| b == b'\r' || b == b'\n');
-    Some(last_break.map_or(space_end, |i| start + i + 1))
+    Some(match last_break {
+        Some(i) => Match {
+            end: start + i + 1,
+            bare_space: false,
+        },
+        None => Match {
+            end: space_end,
+            bare_space: true,
+        },
+    })
 }
 
 #[cfg(test)]
@@ -169,7 +200,12 @@ mod tests {
             }
             let want = re.find_at(text, start).map(|m| (m.start(), m.end()));
             match match_at(bytes, start) {
-                Some(end) => assert_eq!(Some((start, end)), want, "{text:?} at {start}"),
+                Some(m) => {
+                    assert_eq!(Some((start, m.end)), want, "{text:?} at {start}");
+                    let piece = text.get(start..m.end).unwrap_or_default();
+                    let bare = piece.chars().all(char::is_whitespace) && !piece.contains(['\r', '\n']);
+                    assert_eq!(m.bare_space, bare, "{text:?} at {start}");
+                }
                 None => assert!(!text.is_ascii(), "{text:?} at {start}: no answer on ASCII"),
             }
         }
@@ -213,6 +249,7 @@ mod tests {
         assert_eq!(match_at("café".as_bytes(), 0), None);
         assert_eq!(match_at("it'ſ".as_bytes(), 0), None);
         assert_eq!(match_at(b"abc", 3), None);
+        assert_eq!(match_at(b"  x", 0), Some(Match { end: 2, bare_space: true }));
     }
 
     proptest::proptest! {

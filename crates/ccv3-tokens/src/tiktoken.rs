@@ -355,13 +355,22 @@ impl Core {
         let mut at = 0;
         while at < text.len() {
             // ASCII is matched by hand (the same matches, much faster); the regex takes the rest.
-            let (start, mut end) = match crate::ascii_split::match_at(bytes, at) {
-                Some(end) => (at, end),
-                None => match re.find_at(text, at) {
-                    Some(m) => (m.start(), m.end()),
-                    None => break,
-                },
+            if let Some(m) = crate::ascii_split::match_at(bytes, at) {
+                let mut end = m.end;
+                if m.bare_space && end < bytes.len() && end - at >= 2 {
+                    // The lookahead: the last space goes to the next piece (ASCII: one byte).
+                    end -= 1;
+                }
+                if let Some(piece) = bytes.get(at..end).filter(|p| !p.is_empty()) {
+                    piece_out(piece);
+                    at = end;
+                    continue;
+                }
+            }
+            let Some(m) = re.find_at(text, at) else {
+                break;
             };
+            let (start, mut end) = (m.start(), m.end());
             if start > at {
                 // Never happens (every character starts a match); kept whole if it did.
                 piece_out(text.get(at..start).unwrap_or_default().as_bytes());
@@ -532,6 +541,10 @@ impl<'a> Iterator for Pieces<'a> {
     fn next(&mut self) -> Option<&'a str> {
         if self.rest.is_empty() {
             return None;
+        }
+        if self.rest.len() <= MAX_WHITESPACE_RUN {
+            // Too short to hold a longer run (every character is at least one byte).
+            return Some(std::mem::take(&mut self.rest));
         }
         let mut run = 0usize;
         let mut cut = self.rest.len();
