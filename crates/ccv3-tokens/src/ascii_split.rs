@@ -203,7 +203,8 @@ mod tests {
                 Some(m) => {
                     assert_eq!(Some((start, m.end)), want, "{text:?} at {start}");
                     let piece = text.get(start..m.end).unwrap_or_default();
-                    let bare = piece.chars().all(char::is_whitespace) && !piece.contains(['\r', '\n']);
+                    let bare =
+                        piece.chars().all(char::is_whitespace) && !piece.contains(['\r', '\n']);
                     assert_eq!(m.bare_space, bare, "{text:?} at {start}");
                 }
                 None => assert!(!text.is_ascii(), "{text:?} at {start}: no answer on ASCII"),
@@ -249,7 +250,13 @@ mod tests {
         assert_eq!(match_at("café".as_bytes(), 0), None);
         assert_eq!(match_at("it'ſ".as_bytes(), 0), None);
         assert_eq!(match_at(b"abc", 3), None);
-        assert_eq!(match_at(b"  x", 0), Some(Match { end: 2, bare_space: true }));
+        assert_eq!(
+            match_at(b"  x", 0),
+            Some(Match {
+                end: 2,
+                bare_space: true
+            })
+        );
     }
 
     proptest::proptest! {
