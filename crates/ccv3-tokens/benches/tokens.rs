@@ -2,7 +2,8 @@
 //! and CJK text with the bundled o200k_base and cl100k_base encodings (and with `tiktoken-rs`'s
 //! `encode_ordinary` for comparison), the cost of a cached
 //! re-count of the same text (hash lookup only), and the one-time cost of building each encoding
-//! (ours, and `tiktoken-rs`'s for comparison).
+//! (ours, and `tiktoken-rs`'s for comparison). `count_card` counts the fields and lorebook
+//! entries of a card one text at a time, as `ccv3 index` and `ccv3 tokens` do (issue 16).
 //!
 //! Run: `cargo bench -p ccv3-tokens -- --warm-up-time 1 --measurement-time 3`
 
@@ -53,6 +54,47 @@ fn counting(c: &mut Criterion) {
     group.finish();
 }
 
+/// The texts of a card as `ccv3 index` counts them: a description, a greeting, an example
+/// dialogue and 200 lorebook entries of a few sentences (English, some Japanese and names).
+fn card_texts() -> Vec<String> {
+    let mut texts = vec![
+        ENGLISH.repeat(12),
+        format!("*{{{{char}}}} looks up.* {}", ENGLISH.repeat(3)),
+        format!("<START>\n{{{{user}}}}: Hi!\n{{{{char}}}}: {}", ENGLISH),
+        CJK.repeat(2),
+    ];
+    for i in 0..200 {
+        texts.push(format!(
+            "[Entry {i}: Captain O'Neil's ship, the \"Storm-{i:03}\"] {}{}",
+            ENGLISH,
+            if i % 10 == 0 { CJK } else { "" }
+        ));
+    }
+    texts
+}
+
+fn counting_a_card(c: &mut Criterion) {
+    let texts = card_texts();
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let mut group = c.benchmark_group("count_card");
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.sample_size(20);
+    let t = Tiktoken::new(Encoding::O200k).expect("bundled encoding builds");
+    group.bench_function("o200k_base", |b| {
+        b.iter(|| texts.iter().map(|x| t.count(black_box(x))).sum::<usize>())
+    });
+    let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
+    group.bench_function("tiktoken_rs_o200k_base", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .map(|x| reference.encode_ordinary(black_box(x)).len())
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
 fn loading(c: &mut Criterion) {
     let mut group = c.benchmark_group("build_encoding_once");
     group.sample_size(10);
@@ -71,5 +113,5 @@ fn loading(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, counting, loading);
+criterion_group!(benches, counting, counting_a_card, loading);
 criterion_main!(benches);

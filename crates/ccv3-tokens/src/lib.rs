@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+mod ascii_split;
 mod bpe;
 mod cache;
 mod error;

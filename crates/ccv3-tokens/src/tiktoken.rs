@@ -16,7 +16,11 @@
 //! - Splitting: the text is cut into pieces by the encoding's published pattern: `cl100k_base`'s
 //!   compiled with `fancy-regex` 0.19 (the version `tiktoken-rs` uses, so the splits are the
 //!   same); `o200k_base`'s with the `regex` crate in linear time, its one lookahead
-//!   (`\s+(?!\S)`) done by hand, the pieces tested equal to `tiktoken-rs`'s.
+//!   (`\s+(?!\S)`) done by hand, the pieces tested equal to `tiktoken-rs`'s. On ASCII text
+//!   `o200k_base`'s pieces come from a hand-written matcher (`src/ascii_split.rs`, the same
+//!   matches, tested against the regex), which hands a piece to the regex only where it would
+//!   have to look at a non-ASCII byte: a `find_at` per piece of five bytes or so was half of
+//!   `ccv3 index`'s time (issue 16).
 //! - Merging: a piece that is a token is one token; otherwise byte pair merges as described in
 //!   `src/bpe.rs` (lowest-rank adjacent pair first, leftmost on ties), in O(n log n) for long
 //!   pieces.
@@ -77,7 +81,7 @@ const O200K_PATTERN: &str = concat!(o200k_head!(), "|", r"\s+(?!\S)", "|", r"\s+
 /// [`Split::Linear`] gives back the last character of such a whitespace run when a
 /// non-whitespace character follows it, as the lookahead does. The `regex` crate runs it in
 /// linear time, with leftmost-first alternation as a backtracking engine has.
-const O200K_LINEAR: &str = concat!(o200k_head!(), "|", r"\s+");
+pub(crate) const O200K_LINEAR: &str = concat!(o200k_head!(), "|", r"\s+");
 
 /// The split pattern of `cl100k_base`, as tiktoken publishes it.
 const CL100K_PATTERN: &str = concat!(
@@ -351,17 +355,31 @@ impl Core {
         text: &'t str,
         piece_out: &mut impl FnMut(&'t [u8]),
     ) {
+        let bytes = text.as_bytes();
         let mut at = 0;
         while at < text.len() {
+            // ASCII is matched by hand (the same matches, much faster); the regex takes the rest.
+            if let Some(m) = crate::ascii_split::match_at(bytes, at) {
+                let mut end = m.end;
+                if m.bare_space && end < bytes.len() && end - at >= 2 {
+                    // The lookahead: the last space goes to the next piece (ASCII: one byte).
+                    end -= 1;
+                }
+                if let Some(piece) = bytes.get(at..end).filter(|p| !p.is_empty()) {
+                    piece_out(piece);
+                    at = end;
+                    continue;
+                }
+            }
             let Some(m) = re.find_at(text, at) else {
                 break;
             };
-            if m.start() > at {
+            let (start, mut end) = (m.start(), m.end());
+            if start > at {
                 // Never happens (every character starts a match); kept whole if it did.
-                piece_out(text.get(at..m.start()).unwrap_or_default().as_bytes());
+                piece_out(text.get(at..start).unwrap_or_default().as_bytes());
             }
-            let piece = m.as_str();
-            let mut end = m.end();
+            let piece = text.get(start..end).unwrap_or_default();
             if end < text.len()
                 && piece.chars().all(char::is_whitespace)
                 && !piece.contains(['\r', '\n'])
@@ -371,15 +389,15 @@ impl Core {
                     end -= last.len_utf8();
                 }
             }
-            if end <= m.start() {
+            if end <= start {
                 // An empty match cannot happen with this pattern; step over a character.
-                end = m.start()
+                end = start
                     + text
-                        .get(m.start()..)
+                        .get(start..)
                         .and_then(|t| t.chars().next())
                         .map_or(1, char::len_utf8);
             }
-            piece_out(text.get(m.start()..end).unwrap_or_default().as_bytes());
+            piece_out(text.get(start..end).unwrap_or_default().as_bytes());
             at = end;
         }
     }
@@ -527,6 +545,10 @@ impl<'a> Iterator for Pieces<'a> {
     fn next(&mut self) -> Option<&'a str> {
         if self.rest.is_empty() {
             return None;
+        }
+        if self.rest.len() <= MAX_WHITESPACE_RUN {
+            // Too short to hold a longer run (every character is at least one byte).
+            return Some(std::mem::take(&mut self.rest));
         }
         let mut run = 0usize;
         let mut cut = self.rest.len();
