@@ -1,27 +1,27 @@
 //! `ccv3 inspect FILE [--json]`.
 
-use super::{load, print, CmdResult};
+use super::{load, CmdResult};
 use crate::shown::shown;
 use ccv3::{Document, Severity};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-/// Prints a summary, or the card as one V3 JSON object.
-pub fn run(path: &Path, json: bool) -> CmdResult {
-    let doc = load(path)?;
+/// Prints a summary, or the card as one V3 JSON object (to `-o FILE` when given).
+pub fn run(path: &Path, json: bool, output: Option<&Path>) -> CmdResult {
+    let doc = load(path, "FILE")?;
+    // Written straight from the model to the output: no tree, no second copy of the text.
+    let mut w = crate::output::Out::open(output)?;
     if json {
-        // Written straight from the model to stdout: no tree, no second copy of the text.
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         match &doc {
             Document::Card(cf) => cf.card.write_v3_json(&mut w, true),
             Document::Lorebook(bf) => bf.book.write_lorebook_v3(&mut w, true),
         }
-        .and_then(|()| w.write_all(b"\n"))
-        .and_then(|()| w.flush())?;
+        .and_then(|()| w.write_all(b"\n"))?;
     } else {
-        print(&summary(path, &doc))?;
+        w.write_all(summary(crate::stdio::in_name(path), &doc).as_bytes())?;
     }
+    w.finish()?;
     // The process ends next: a big card's allocations are left to the end of the process.
     std::mem::forget(doc);
     Ok(0)

@@ -7,7 +7,7 @@
 //! Exit codes: 0, or 1 when the prompt is still over `--max-context` after every cut (the prompt
 //! is printed all the same, with a warning on stderr); 2 when it cannot be built.
 
-use super::{print, CliError, CmdResult};
+use super::{emit, CliError, CmdResult};
 use ccv3::{Document, Lorebook};
 use ccv3_lore::BookKind;
 use ccv3_prompt::{
@@ -41,9 +41,11 @@ pub fn run(args: Args) -> CmdResult {
     let tokenizer_thread = std::thread::spawn(move || ccv3_tokens::load(&kind));
 
     let limits = &args.limits;
+    let output = args.output.as_deref();
+    crate::limits::InputLimits::check_state_output(args.state.as_deref(), output)?;
     // The chat first: the memory its reading takes for a moment is free again for the books.
     let chat = limits.load_chat(&args.chat)?;
-    let card = match limits.load(&args.card)? {
+    let card = match limits.load(&args.card, "--card")? {
         Document::Card(cf) => cf.card.data,
         Document::Lorebook(_) => {
             return Err(CliError::file(&args.card, "is a lorebook, not a card"))
@@ -52,7 +54,7 @@ pub fn run(args: Args) -> CmdResult {
     let mut globals: Vec<(String, Lorebook)> = Vec::new();
     for path in &args.books {
         let name = display_name(path);
-        match limits.load(path)? {
+        match limits.load(path, "--book")? {
             Document::Card(cf) => match cf.card.data.character_book {
                 Some(b) => globals.push((name, b)),
                 None => return Err(CliError::file(path, "the card has no character_book")),
@@ -108,7 +110,7 @@ pub fn run(args: Args) -> CmdResult {
             .filter(|w| crate::limits::is_bound(w))
             .map(crate::limits::macro_warning),
     );
-    if let Some(p) = &args.state {
+    if let Some(p) = args.state.as_deref().filter(|p| !crate::stdio::is_dash(p)) {
         limits.write_state(p, &turn.state)?;
     }
     let instruct = match &args.instruct {
@@ -129,11 +131,15 @@ pub fn run(args: Args) -> CmdResult {
         };
         let mut text = serde_json::to_string(&doc).map_err(std::io::Error::from)?;
         text.push('\n');
-        print(&text)?;
+        emit(output, &text)?;
     } else if let Some(t) = &instruct {
-        print(&t.render(&turn.prompt))?;
+        emit(output, &t.render(&turn.prompt))?;
     } else {
-        print(&ccv3_prompt::to_text(&turn.prompt))?;
+        emit(output, &ccv3_prompt::to_text(&turn.prompt))?;
+    }
+    // With `--state -`, the next state follows on standard output.
+    if let Some(p) = args.state.as_deref().filter(|p| crate::stdio::is_dash(p)) {
+        limits.write_state(p, &turn.state)?;
     }
     // Issue 16: a prompt that still does not fit says so on stderr and exits 1.
     if let (Some(over), Some(max)) = (turn.prompt.overflow, args.max_context) {
@@ -146,6 +152,7 @@ pub fn run(args: Args) -> CmdResult {
 }
 
 fn display_name(path: &Path) -> String {
+    let path = crate::stdio::in_name(path);
     path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
