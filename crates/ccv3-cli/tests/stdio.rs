@@ -124,7 +124,7 @@ fn dash_reads_standard_input_in_every_command() {
     // `validate -` checks one card from standard input, named `<stdin>`.
     let o = ccv3_in(
         &[&"validate", &"-", &"--jsonl"],
-        br#"{"spec":"chara_card_v3"}"#,
+        br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#,
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let first: Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
@@ -548,26 +548,37 @@ fn export_parquet_reads_back_as_the_jsonl_rows() {
     std::fs::copy(example("ember.charx"), cards.join("sub/ember.charx")).unwrap();
     std::fs::copy(example("world.json"), cards.join("world.json")).unwrap();
     std::fs::write(cards.join("broken.json"), "{ nope").unwrap();
-    // Enough cards for two row groups (8,192 rows each): small JSON cards with tags.
-    let many = cards.join("many");
-    std::fs::create_dir_all(&many).unwrap();
-    for i in 0..8_200 {
-        let tags = if i % 3 == 0 {
-            "[]".to_string()
-        } else {
-            format!("[\"t{i}\",\"x\"]")
-        };
-        std::fs::write(
-            many.join(format!("c{i:05}.json")),
-            format!(
-                r#"{{"spec":"chara_card_v2","spec_version":"2.0","data":{{"name":"C{i}","description":"d","personality":"","scenario":"","first_mes":"hi","mes_example":"","creator_notes":"","system_prompt":"","post_history_instructions":"","alternate_greetings":[],"tags":{tags},"creator":"me","character_version":"1","extensions":{{}}}}}}"#
-            ),
-        )
+    let db = d.join("cards.sqlite");
+    let o = ccv3(&[&"index", &cards, &"--db", &db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o)); // broken.json
+    // Enough rows for two row groups (8,192 rows each): copies of the PNG card's row, with
+    // tags that are empty or not.
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let cols: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('cards') WHERE name != 'id'")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let exprs: Vec<String> = cols
+            .iter()
+            .map(|c| match c.as_str() {
+                "path" => "'many/' || printf('%05d', n) || '.png'".to_string(),
+                "tags" => "CASE WHEN n % 3 = 0 THEN '[]' ELSE json_array('t' || n, 'x') END"
+                    .to_string(),
+                c => c.to_string(),
+            })
+            .collect();
+        conn.execute_batch(&format!(
+            "WITH RECURSIVE c(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM c WHERE n < 8199)
+             INSERT INTO cards ({}) SELECT {} FROM c, cards WHERE cards.path LIKE '%ember.png'",
+            cols.join(", "),
+            exprs.join(", ")
+        ))
         .unwrap();
     }
-    let db = d.join("cards.sqlite");
-    let o = ccv3(&[&"index", &cards, &"--db", &db, &"--tokenizer", &"estimate"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o)); // broken.json
     let jsonl = ccv3(&[&"export", &"--db", &db]);
     assert_eq!(jsonl.status.code(), Some(0), "{}", stderr(&jsonl));
     let rows: Vec<Value> = stdout(&jsonl)
