@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Character Card V3 tool: read, validate, convert and run character cards and lorebooks.
 #[derive(Debug, Parser)]
-#[command(name = "ccv3", version, about, long_about = None)]
+#[command(name = "ccv3", version, about, long_about = None, after_help = CLI_EXAMPLES)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -259,6 +259,7 @@ pub enum LoreCommand {
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
     /// List the chunks of a PNG file.
+    #[command(after_help = "Examples:\n  ccv3 debug chunks card.png\n  ccv3 debug chunks - < card.png")]
     Chunks {
         /// The PNG file; `-` reads standard input.
         file: PathBuf,
@@ -699,3 +700,16 @@ const LORE_EXAMPLES: &str = "Examples:
   ccv3 lore scan --book card.png --book world.json --chat chat.json --json -o scan.json
   ccv3 lore scan --book card.png --chat chat.json --state - -o scan.txt < s1.json > s2.json
   ccv3 lore list card.png";
+
+/// Examples of `ccv3 --help`.
+const CLI_EXAMPLES: &str = "Examples:
+  ccv3 inspect card.png                          what a card holds
+  ccv3 validate cards/ --summary                 a whole folder against the spec
+  ccv3 convert card.png card.charx               another container (or --to v2)
+  ccv3 lore scan --book card.png --chat chat.json
+  ccv3 prompt --card card.png --chat chat.json --max-context 4096
+  curl -s URL | ccv3 inspect - --json -o card.json
+
+`-` reads standard input wherever a file is read (once per command) and writes standard output
+wherever a file is written; -o FILE writes a command's output to FILE, whole or not at all.
+`ccv3 help COMMAND` shows each command's options and examples.";

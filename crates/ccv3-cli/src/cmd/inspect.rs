@@ -1,5 +1,6 @@
 //! `ccv3 inspect FILE [--json]`.
 
+use super::validate::plural;
 use super::{load, CmdResult};
 use crate::shown::shown;
 use ccv3::{Document, Severity};
@@ -109,9 +110,9 @@ fn files(s: &mut String, cf: &ccv3::CardFile) {
         };
         let _ = writeln!(
             s,
-            "  - {} {} bytes{note}",
+            "  - {} {}{note}",
             shown(&cut(&f.path, 100)),
-            f.data.len()
+            plural(f.data.len(), "byte", "bytes")
         );
     }
     if cf.files.len() > LISTED {
@@ -153,8 +154,8 @@ fn summary(path: &Path, doc: &Document) -> String {
                     let enabled = b.entries.iter().filter(|e| e.enabled).count();
                     let _ = writeln!(
                         s,
-                        "lorebook:    {} entries ({enabled} enabled)",
-                        b.entries.len()
+                        "lorebook:    {} ({enabled} enabled)",
+                        plural(b.entries.len(), "entry", "entries")
                     );
                 }
                 None => {
@@ -220,7 +221,12 @@ fn summary(path: &Path, doc: &Document) -> String {
         .iter()
         .filter(|d| d.severity == Severity::Warning)
         .count();
-    let _ = writeln!(s, "diagnostics: {errors} errors, {warnings} warnings");
+    let _ = writeln!(
+        s,
+        "diagnostics: {}, {}",
+        plural(errors, "error", "errors"),
+        plural(warnings, "warning", "warnings")
+    );
     for d in diags.iter().take(30) {
         let _ = writeln!(s, "  {}", shown(&d.to_string()));
     }

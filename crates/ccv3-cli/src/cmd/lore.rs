@@ -9,6 +9,7 @@
 //! ```
 //! Everything but `timing` is [`ccv3_lore::ScanReport`] (see its docs for the fields).
 
+use super::validate::plural;
 use super::{CliError, CmdResult};
 use crate::limits::InputLimits;
 use ccv3::{Document, Lorebook};
@@ -265,9 +266,9 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
         .fold(22, usize::max);
     let mut s = String::new();
     s.push_str(&format!(
-        "activated: {} entries, {} tokens\n",
-        out.result.activated.len(),
-        out.result.tokens
+        "activated: {}, {}\n",
+        plural(out.result.activated.len(), "entry", "entries"),
+        plural(out.result.tokens, "token", "tokens")
     ));
     s.push_str(&format!(
         "  {} {} {} {} {}\n",
@@ -300,8 +301,8 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
         );
     }
     s.push_str(&format!(
-        "rejected: {} entries\n",
-        out.result.rejected.len()
+        "rejected: {}\n",
+        plural(out.result.rejected.len(), "entry", "entries")
     ));
     for r in &out.result.rejected {
         s.push_str(&format!(

@@ -144,7 +144,8 @@ pub fn run(args: Args) -> CmdResult {
     // Issue 16: a prompt that still does not fit says so on stderr and exits 1.
     if let (Some(over), Some(max)) = (turn.prompt.overflow, args.max_context) {
         eprintln!(
-            "ccv3: warning: the prompt is over --max-context {max} by {over} tokens: the parts that are never cut do not fit"
+            "ccv3: warning: the prompt is over --max-context {max} by {}: the parts that are never cut do not fit",
+            super::validate::plural(over, "token", "tokens")
         );
         return Ok(1);
     }
