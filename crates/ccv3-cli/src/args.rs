@@ -259,7 +259,9 @@ pub enum LoreCommand {
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
     /// List the chunks of a PNG file.
-    #[command(after_help = "Examples:\n  ccv3 debug chunks card.png\n  ccv3 debug chunks - < card.png")]
+    #[command(
+        after_help = "Examples:\n  ccv3 debug chunks card.png\n  ccv3 debug chunks - < card.png"
+    )]
     Chunks {
         /// The PNG file; `-` reads standard input.
         file: PathBuf,
@@ -383,11 +385,11 @@ pub struct PromptArgs {
     /// Tokenizer: o200k, cl100k, or a HuggingFace tokenizer.json path (feature `hf`).
     #[arg(long, default_value = "o200k")]
     pub tokenizer: String,
-    /// A prompt template: a JSON list of slot names.
+    /// A prompt template: a JSON list of slot names (`-`: standard input).
     #[arg(long)]
     pub template: Option<PathBuf>,
     /// Render as text through an instruct template: chatml, llama3, mistral, alpaca or a
-    /// JSON template file.
+    /// JSON template file (`-`: standard input).
     #[arg(long)]
     pub instruct: Option<String>,
     /// Reproduce SillyTavern 1.15's lorebook results where its code departs from its

@@ -551,8 +551,8 @@ fn export_parquet_reads_back_as_the_jsonl_rows() {
     let db = d.join("cards.sqlite");
     let o = ccv3(&[&"index", &cards, &"--db", &db]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o)); // broken.json
-    // Enough rows for two row groups (8,192 rows each): copies of the PNG card's row, with
-    // tags that are empty or not.
+                                                            // Enough rows for two row groups (8,192 rows each): copies of the PNG card's row, with
+                                                            // tags that are empty or not.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
         let cols: Vec<String> = conn
@@ -562,15 +562,15 @@ fn export_parquet_reads_back_as_the_jsonl_rows() {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        let exprs: Vec<String> = cols
-            .iter()
-            .map(|c| match c.as_str() {
-                "path" => "'many/' || printf('%05d', n) || '.png'".to_string(),
-                "tags" => "CASE WHEN n % 3 = 0 THEN '[]' ELSE json_array('t' || n, 'x') END"
-                    .to_string(),
-                c => c.to_string(),
-            })
-            .collect();
+        let exprs: Vec<String> =
+            cols.iter()
+                .map(|c| match c.as_str() {
+                    "path" => "'many/' || printf('%05d', n) || '.png'".to_string(),
+                    "tags" => "CASE WHEN n % 3 = 0 THEN '[]' ELSE json_array('t' || n, 'x') END"
+                        .to_string(),
+                    c => c.to_string(),
+                })
+                .collect();
         conn.execute_batch(&format!(
             "WITH RECURSIVE c(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM c WHERE n < 8199)
              INSERT INTO cards ({}) SELECT {} FROM c, cards WHERE cards.path LIKE '%ember.png'",
@@ -629,4 +629,114 @@ fn export_parquet_reads_back_as_the_jsonl_rows() {
     let o = ccv3(&[&"export", &"--db", &db, &"--format", &"parquet"]);
     assert_eq!(o.stdout, read(&file));
     assert!(o.stdout.starts_with(b"PAR1") && o.stdout.ends_with(b"PAR1"));
+}
+
+/// Issue 16 "Everyday commands": examples in every `--help` (the command's and each
+/// subcommand's), and completions that know the new flags (`-o`, `--format`).
+#[test]
+fn every_help_has_examples_and_completions_know_the_new_flags() {
+    let commands: [&[&str]; 20] = [
+        &[],
+        &["inspect"],
+        &["validate"],
+        &["convert"],
+        &["extract"],
+        &["pack"],
+        &["cbs"],
+        &["prompt"],
+        &["index"],
+        &["search"],
+        &["export"],
+        &["tokens"],
+        &["diff"],
+        &["set"],
+        &["completions"],
+        &["lore"],
+        &["lore", "scan"],
+        &["lore", "list"],
+        &["debug"],
+        &["debug", "chunks"],
+    ];
+    for c in commands {
+        let mut args: Vec<&dyn AsRef<OsStr>> = c.iter().map(|a| a as &dyn AsRef<OsStr>).collect();
+        args.push(&"--help");
+        let o = ccv3(&args);
+        assert_eq!(o.status.code(), Some(0), "{c:?}");
+        let help = stdout(&o);
+        assert!(help.contains("\nExamples:\n  ccv3 "), "{c:?}:\n{help}");
+        assert!(help.ends_with('\n'), "{c:?}");
+    }
+    for shell in ["bash", "zsh", "fish"] {
+        let o = ccv3(&[&"completions", &shell]);
+        let text = stdout(&o);
+        // fish spells long options `-l output`.
+        let (output, format) = if shell == "fish" {
+            ("-l output", "-l format")
+        } else {
+            ("--output", "--format")
+        };
+        assert!(text.contains(output), "{shell}");
+        assert!(text.contains(format), "{shell}");
+        assert!(text.contains("parquet"), "{shell}");
+    }
+}
+
+/// Issue 16 "plurals right": one of a thing is singular in the tables and summaries.
+#[test]
+fn plurals_are_right() {
+    let o = ccv3(&[
+        &"lore",
+        &"scan",
+        &"--book",
+        &example("ember.png"),
+        &"--book",
+        &example("world.json"),
+        &"--chat",
+        &example("chat.json"),
+    ]);
+    let out = stdout(&o);
+    assert!(out.contains("\nrejected: 1 entry\n"), "{out}");
+    assert!(
+        out.starts_with("activated: 6 entries, 148 tokens\n"),
+        "{out}"
+    );
+    let o = ccv3(&[&"inspect", &example("ember.png")]);
+    assert!(stdout(&o).ends_with("diagnostics: 0 errors, 0 warnings\n"));
+}
+
+/// `--template -` and `--instruct -` read the prompt's templates from standard input.
+#[test]
+fn prompt_templates_from_standard_input() {
+    let base: [&dyn AsRef<OsStr>; 6] = [
+        &"prompt",
+        &"--card",
+        &example("ember.png"),
+        &"--chat",
+        &example("chat.json"),
+        &"--now",
+    ];
+    let mut args = base.to_vec();
+    args.extend([&"0" as &dyn AsRef<OsStr>, &"--instruct", &"-"]);
+    let o = ccv3_in(
+        &args,
+        br#"{"name":"plain","user":{"prefix":"Q: ","suffix":"\n"},"assistant":{"prefix":"A: ","suffix":"\n"}}"#,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("Q: Thank you. What are the Teeth?\n"),
+        "{}",
+        stdout(&o)
+    );
+    let mut args = base.to_vec();
+    args.extend([&"0" as &dyn AsRef<OsStr>, &"--template", &"-", &"--json"]);
+    let o = ccv3_in(&args, br#"["description","history"]"#);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("Ember is a lighthouse keeper"));
+    let o = ccv3_in(&args, b"[\"nope\"]");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("ccv3: <stdin>: "), "{}", stderr(&o));
 }

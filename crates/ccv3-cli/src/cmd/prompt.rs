@@ -68,8 +68,21 @@ pub fn run(args: Args) -> CmdResult {
         .map_err(|_| CliError::file(&flag("--tokenizer"), "the tokenizer failed to load"))?
         .map_err(|e| CliError::file(&flag("--tokenizer"), e))?;
     let template = match &args.template {
+        Some(p) if crate::stdio::is_dash(p) => {
+            Template::from_json(&stdin_text("--template")?).map_err(|e| CliError::file(p, e))?
+        }
         Some(p) => Template::from_file(p).map_err(|e| CliError::file(p, e))?,
         None => Template::default(),
+    };
+    let instruct = match args.instruct.as_deref() {
+        Some("-") => Some(
+            InstructTemplate::from_json(&stdin_text("--instruct")?)
+                .map_err(|e| CliError::file(Path::new("-"), e))?,
+        ),
+        Some(name) => {
+            Some(InstructTemplate::load(name).map_err(|e| CliError::file(Path::new(name), e))?)
+        }
+        None => None,
     };
     let options = SessionOptions {
         user_name: args.user.clone(),
@@ -113,12 +126,6 @@ pub fn run(args: Args) -> CmdResult {
     if let Some(p) = args.state.as_deref().filter(|p| !crate::stdio::is_dash(p)) {
         limits.write_state(p, &turn.state)?;
     }
-    let instruct = match &args.instruct {
-        Some(name) => {
-            Some(InstructTemplate::load(name).map_err(|e| CliError::file(Path::new(name), e))?)
-        }
-        None => None,
-    };
     if args.json {
         let report = turn.report();
         let doc = PromptJson {
@@ -150,6 +157,16 @@ pub fn run(args: Args) -> CmdResult {
         return Ok(1);
     }
     Ok(0)
+}
+
+/// The most bytes of a template read from standard input (the library's own limits, 64 KiB for
+/// a prompt template and 1 MiB for an instruct template, apply to what is read).
+const MAX_TEMPLATE_STDIN: u64 = 1 << 20;
+
+/// A template's text from standard input (`--template -`, `--instruct -`).
+fn stdin_text(what: &str) -> Result<String, CliError> {
+    let bytes = crate::stdio::read(what, MAX_TEMPLATE_STDIN, "(templates are small)")?;
+    String::from_utf8(bytes).map_err(|e| CliError::file(Path::new("-"), e))
 }
 
 fn display_name(path: &Path) -> String {
