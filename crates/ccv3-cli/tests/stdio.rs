@@ -338,6 +338,25 @@ fn bad_uses_of_dash_are_clear_errors() {
     let o = ccv3(&[&"index", &"-", &"--db", &"/nonexistent/x.sqlite"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("ccv3: <stdin>: an index records files by path"));
+    for args in [
+        vec![&"search" as &dyn AsRef<OsStr>, &"--db", &"-", &"x"],
+        vec![&"export", &"--db", &"-"],
+        vec![&"index", &example("ember.png"), &"--db", &"-"],
+    ] {
+        let o = ccv3(&args);
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(
+            stderr(&o),
+            "ccv3: --db: the index is an SQLite file: give its path, not `-`\n"
+        );
+    }
+    let o = ccv3_in(&[&"convert", &"-", &"--out", &"/nonexistent/out"], &png);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("ccv3: <stdin>: --out DIR is for folders"),
+        "{}",
+        stderr(&o)
+    );
     // The limits of a file: 2 MiB on standard input against --max-input-mib 1.
     let big = vec![b' '; 2 << 20];
     let o = ccv3_in(&[&"inspect", &"-", &"--max-input-mib", &"1"], &big);

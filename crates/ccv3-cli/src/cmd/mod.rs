@@ -103,6 +103,10 @@ pub fn run(cli: Cli) -> CmdResult {
                 let kind = convert::out_kind_for(&output, format)?;
                 convert::run(&input, &output, kind, to, image.as_deref())
             }
+            (None, Some(_)) if crate::stdio::is_dash(&input) => Err(CliError::file(
+                &input,
+                "--out DIR is for folders: give OUT (a file, or `-` with --format) for standard input",
+            )),
             (None, Some(out)) => convert_dir::run(&convert_dir::Args {
                 input,
                 out,
@@ -160,6 +164,12 @@ pub fn run(cli: Cli) -> CmdResult {
             db,
             tokenizer,
         } => {
+            if crate::stdio::is_dash(&db) {
+                return Err(CliError::file(
+                    Path::new("--db"),
+                    "the index is an SQLite file: give its path, not `-`",
+                ));
+            }
             // An index records files by path and time: standard input has neither.
             if let Some(dash) = paths.iter().find(|p| crate::stdio::is_dash(p)) {
                 return Err(CliError::file(

@@ -14,6 +14,12 @@ use std::path::Path;
 
 /// Opens an existing index read-only.
 pub fn open_existing(db: &Path) -> Result<Connection, CliError> {
+    if crate::stdio::is_dash(db) {
+        return Err(CliError::file(
+            Path::new("--db"),
+            "the index is an SQLite file: give its path, not `-`",
+        ));
+    }
     if !db.is_file() {
         return Err(CliError::file(
             db,
