@@ -759,3 +759,65 @@ fn prompt_templates_from_standard_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).starts_with("ccv3: <stdin>: "), "{}", stderr(&o));
 }
+
+/// Parse, don't trust: an index with odd values (text in an INTEGER column, tags that are not
+/// JSON, invalid UTF-8, a REAL column) still exports as valid Parquet, read back by the crate.
+#[test]
+fn export_parquet_of_an_odd_database_is_still_valid() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("odd.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE cards (id INTEGER PRIMARY KEY, path TEXT, size INTEGER, tags TEXT,
+             score REAL, findings TEXT, indexed_run INTEGER);
+         INSERT INTO cards (path, size, tags, score, findings, indexed_run) VALUES
+             ('a', 'not a number', 'not json', 1.5, CAST(X'FF41' AS TEXT), 1),
+             (CAST(X'C328' AS TEXT), 7, '[1, \"x\", null]', NULL, NULL, 1),
+             ('c', NULL, NULL, 2, '[]', 1);",
+    )
+    .unwrap();
+    drop(conn);
+    let out = dir.path().join("odd.parquet");
+    let o = ccv3(&[
+        &"export",
+        &"--db",
+        &db,
+        &"--format",
+        &"parquet",
+        &"-o",
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reader = SerializedFileReader::new(std::fs::File::open(&out).unwrap()).unwrap();
+    let rows: Vec<Value> = reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            Value::Object(
+                r.get_column_iter()
+                    .map(|(n, f)| (n.clone(), field_json(f)))
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0]["size"], Value::Null);
+    assert_eq!(rows[0]["tags"], Value::Null);
+    assert_eq!(rows[0]["score"], 1.5);
+    assert_eq!(rows[0]["findings"], "\u{FFFD}A");
+    // In path order: `a`, `c`, then the invalid UTF-8 one (0xC3...).
+    assert_eq!(rows[1]["score"], 2.0);
+    assert_eq!(rows[2]["tags"], serde_json::json!(["1", "x", "null"]));
+    assert_eq!(rows[2]["path"], "\u{FFFD}(");
+    // Not an index at all: one line naming the file.
+    let o = ccv3(&[&"export", &"--db", &out, &"--format", &"parquet"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with(&format!("ccv3: {}: ", out.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1);
+}

@@ -207,7 +207,8 @@ impl Column {
             }
             Column::Text(vals, def) => {
                 let text: Option<Vec<u8>> = match v {
-                    ValueRef::Text(t) => Some(t.to_vec()),
+                    // Valid UTF-8 whatever the database holds (as `jsonl` writes it).
+                    ValueRef::Text(t) => Some(String::from_utf8_lossy(t).into_owned().into_bytes()),
                     ValueRef::Integer(n) => Some(n.to_string().into_bytes()),
                     ValueRef::Real(f) => Some(f.to_string().into_bytes()),
                     ValueRef::Null | ValueRef::Blob(_) => None,
