@@ -311,3 +311,32 @@ pub fn read_bounded(path: &Path, max: u64, option: &str) -> std::io::Result<Vec<
     }
     Ok(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 16: temporary-file names never appear in messages, and a staged file that is not
+    /// committed leaves nothing behind.
+    #[test]
+    fn temporary_names_stay_out_of_messages_and_uncommitted_files_vanish() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = StagedFile::new(&dir.path().join("no/such/out.json"))
+            .err()
+            .expect("no folder");
+        assert!(!err.to_string().contains(".ccv3-out"), "{err}");
+        assert!(!err.to_string().contains("at path"), "{err}");
+        let mut staged = StagedFile::new(&dir.path().join("out.json")).unwrap();
+        staged.write_all(b"half").unwrap();
+        drop(staged);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let mut staged = StagedFile::new(&dir.path().join("out.json")).unwrap();
+        staged.write_all(b"whole").unwrap();
+        staged.commit(true).unwrap();
+        assert_eq!(
+            std::fs::read(dir.path().join("out.json")).unwrap(),
+            b"whole"
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
