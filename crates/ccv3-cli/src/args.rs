@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Character Card V3 tool: read, validate, convert and run character cards and lorebooks.
 #[derive(Debug, Parser)]
-#[command(name = "ccv3", version, about, long_about = None)]
+#[command(name = "ccv3", version, about, long_about = None, after_help = CLI_EXAMPLES)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -22,12 +22,17 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Summarise a card or lorebook for people, or print it as V3 JSON with --json.
+    #[command(after_help = INSPECT_EXAMPLES)]
     Inspect {
-        /// A card (JSON, PNG/APNG, CHARX, WebP, JPEG) or a lorebook.
+        /// A card (JSON, PNG/APNG, CHARX, WebP, JPEG) or a lorebook; `-` reads standard input.
         file: PathBuf,
         /// Print the card as one V3 JSON object (a lorebook as lorebook_v3).
         #[arg(long)]
         json: bool,
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Check files or folders (recursively) against the spec.
     #[command(after_help = VALIDATE_EXAMPLES)]
@@ -36,23 +41,26 @@ pub enum Command {
     /// converts every card in it into `--out DIR` (`--format` picks the container).
     #[command(after_help = CONVERT_EXAMPLES)]
     Convert {
-        /// Input file, or a folder (converted recursively; hidden files and folders skipped).
+        /// Input file (`-`: standard input), or a folder (converted recursively; hidden files
+        /// and folders skipped).
         input: PathBuf,
-        /// Output file: .json, .png or .charx (for a file input).
+        /// Output file: .json, .png or .charx (for a file input); `-` writes to standard output
+        /// (give --format).
         #[arg(required_unless_present = "out")]
         output: Option<PathBuf>,
         /// Output format.
         #[arg(long, value_enum)]
         to: Option<Target>,
-        /// The picture for a PNG output when the input has none.
+        /// The picture for a PNG output when the input has none (`-`: standard input).
         #[arg(long)]
         image: Option<PathBuf>,
         /// The output folder, for a folder input (created if missing; the input's subfolders
         /// are kept).
         #[arg(long, value_name = "DIR", conflicts_with = "output")]
         out: Option<PathBuf>,
-        /// The output container for a folder input.
-        #[arg(long, value_enum, requires = "out")]
+        /// The output container: of every file for a folder input; for OUT `-` (standard
+        /// output); else OUT's extension says it (and --format, if given, must agree).
+        #[arg(long, value_enum)]
         format: Option<OutFormat>,
         /// Replace output files that exist (a folder input; without it they are left alone and
         /// reported).
@@ -60,22 +68,33 @@ pub enum Command {
         force: bool,
     },
     /// Write a card's card.json and asset files into a folder.
+    #[command(
+        after_help = "Examples:\n  ccv3 extract card.charx card/            card/card.json, card/assets/...\n  curl -s URL | ccv3 extract - card/       a card from standard input\n  ccv3 pack card/ card.png                 and back"
+    )]
     Extract {
-        /// The card.
+        /// The card; `-` reads standard input.
         file: PathBuf,
         /// The folder to create.
         dir: PathBuf,
     },
     /// Build a card from a folder made by `extract` (card.json plus asset files).
+    #[command(
+        after_help = "Examples:\n  ccv3 pack card/ card.charx\n  ccv3 pack card/ - --format png > card.png"
+    )]
     Pack {
         /// The folder.
         dir: PathBuf,
-        /// Output file: .json, .png or .charx.
+        /// Output file: .json, .png or .charx; `-` writes to standard output (give --format).
         output: PathBuf,
+        /// The output container (for OUT `-`; else OUT's extension says it).
+        #[arg(long, value_enum)]
+        format: Option<OutFormat>,
     },
     /// Expand curly-braced syntax (`{{char}}`, `{{random:a,b}}`, ...) as for a prompt.
+    #[command(after_help = CBS_EXAMPLES)]
     Cbs(CbsArgs),
     /// Build the messages a model receives from a card, its lorebooks and a chat.
+    #[command(after_help = PROMPT_EXAMPLES)]
     Prompt(PromptArgs),
     /// Index every card of files or folders into an SQLite database (re-runs update only
     /// changed files).
@@ -105,8 +124,12 @@ pub enum Command {
         /// Print one JSON array of {path, name, creator, tags, spec, container, rank}.
         #[arg(long)]
         json: bool,
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
-    /// Export an index for data work: one JSON object per card per line.
+    /// Export an index for data work: one JSON object per card per line, or Parquet.
     #[command(after_help = INDEX_EXAMPLES)]
     Export {
         /// The database `ccv3 index` wrote.
@@ -115,16 +138,17 @@ pub enum Command {
         /// The output format.
         #[arg(long, value_enum, default_value = "jsonl")]
         format: ExportFormat,
-        /// Write to this file instead of standard output (`-`: standard output).
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
     },
     /// Token counts of a card's fields and of each lorebook entry.
     #[command(
-        after_help = "Examples:\n  ccv3 tokens card.png\n  ccv3 tokens card.png --tokenizer cl100k --json"
+        after_help = "Examples:\n  ccv3 tokens card.png\n  ccv3 tokens card.png --tokenizer cl100k --json -o tokens.json"
     )]
     Tokens {
-        /// A card or a lorebook.
+        /// A card or a lorebook; `-` reads standard input.
         file: PathBuf,
         /// Tokenizer: o200k, cl100k or estimate.
         #[arg(long, default_value = "o200k")]
@@ -132,26 +156,34 @@ pub enum Command {
         /// Print {"tokenizer","fields":{...},"entries":[{index,name,tokens}],"lorebook","total"}.
         #[arg(long)]
         json: bool,
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Field-by-field differences between two cards or lorebooks, in any containers.
     #[command(
-        after_help = "Examples:\n  ccv3 diff card.png card.charx\n  ccv3 diff old.json new.png --json\n\nExit status: 0 the same, 1 different, 2 a file could not be read."
+        after_help = "Examples:\n  ccv3 diff card.png card.charx\n  ccv3 diff old.json new.png --json\n  ccv3 set card.png name Ember -o - --format json | ccv3 diff card.png -\n\nExit status: 0 the same, 1 different, 2 a file could not be read."
     )]
     Diff {
-        /// The first card or lorebook.
+        /// The first card or lorebook (`-`: standard input).
         a: PathBuf,
-        /// The second.
+        /// The second (`-`: standard input; only one of them can be `-`).
         b: PathBuf,
         /// Print one JSON array of {path, a, b}.
         #[arg(long)]
         json: bool,
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
     /// Set one field of a card (its V3 JSON) and write the result.
     #[command(
-        after_help = "Examples:\n  ccv3 set card.png name 'Ember' -o out.png\n  ccv3 set card.png tags '[\"a\",\"b\"]' --json -o out.charx\n  ccv3 set card.json character_book.entries.0.enabled false --json -o out.json"
+        after_help = "Examples:\n  ccv3 set card.png name 'Ember' -o out.png\n  ccv3 set card.png tags '[\"a\",\"b\"]' --json -o out.charx\n  ccv3 set card.json character_book.entries.0.enabled false --json -o out.json\n  cat card.png | ccv3 set - creator Sam -o - --format png > out.png"
     )]
     Set {
-        /// The card (or lorebook).
+        /// The card (or lorebook); `-` reads standard input.
         file: PathBuf,
         /// A dotted path: name, data.tags, character_book.entries.3.content, extensions.x.
         field: String,
@@ -160,26 +192,36 @@ pub enum Command {
         /// Read VALUE as JSON (numbers, booleans, arrays, objects).
         #[arg(long)]
         json: bool,
-        /// The output file: .json, .png or .charx.
+        /// The output file: .json, .png or .charx; `-` writes to standard output (give
+        /// --format).
         #[arg(short = 'o', long = "output", value_name = "OUT")]
         output: PathBuf,
+        /// The output container (for OUT `-`; else OUT's extension says it).
+        #[arg(long, value_enum)]
+        format: Option<OutFormat>,
     },
     /// Print a shell completion script.
     #[command(
-        after_help = "Examples:\n  ccv3 completions bash > ~/.local/share/bash-completion/completions/ccv3\n  ccv3 completions zsh > ~/.zfunc/_ccv3\n  ccv3 completions fish > ~/.config/fish/completions/ccv3.fish"
+        after_help = "Examples:\n  ccv3 completions bash -o ~/.local/share/bash-completion/completions/ccv3\n  ccv3 completions zsh > ~/.zfunc/_ccv3\n  ccv3 completions fish > ~/.config/fish/completions/ccv3.fish"
     )]
     Completions {
         /// The shell.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
-    /// Lorebook engine commands.
+    /// Lorebook engine commands: scan a chat, list a book's entries.
+    #[command(after_help = LORE_EXAMPLES)]
     Lore {
         /// What to do.
         #[command(subcommand)]
         what: LoreCommand,
     },
     /// Dump internals.
+    #[command(after_help = "Examples:\n  ccv3 debug chunks card.png")]
     Debug {
         /// What to dump.
         #[command(subcommand)]
@@ -193,18 +235,23 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum LoreCommand {
     /// Scan a chat: which entries activate, in prompt order, and why the others did not.
+    #[command(after_help = LORE_EXAMPLES)]
     Scan(LoreScanArgs),
     /// List a lorebook's entries: index, name, keys, position, order, enabled, decorators.
     #[command(
-        after_help = "Examples:\n  ccv3 lore list card.png\n  ccv3 lore list world.json --json | jq '.[] | select(.enabled)'"
+        after_help = "Examples:\n  ccv3 lore list card.png\n  ccv3 lore list world.json --json | jq '.[] | select(.enabled)'\n  ccv3 lore list card.png --json -o entries.json"
     )]
     List {
-        /// A card (its character book) or a standalone lorebook.
+        /// A card (its character book) or a standalone lorebook; `-` reads standard input.
         file: PathBuf,
         /// Print one JSON array of {index, name, keys, secondary_keys, position, order,
         /// enabled, constant, decorators}.
         #[arg(long)]
         json: bool,
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -212,9 +259,16 @@ pub enum LoreCommand {
 #[derive(Debug, Subcommand)]
 pub enum DebugCommand {
     /// List the chunks of a PNG file.
+    #[command(
+        after_help = "Examples:\n  ccv3 debug chunks card.png\n  ccv3 debug chunks - < card.png"
+    )]
     Chunks {
-        /// The PNG file.
+        /// The PNG file; `-` reads standard input.
         file: PathBuf,
+        /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+        /// all; `-`: standard output).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
     },
 }
 
@@ -254,7 +308,7 @@ pub struct CbsArgs {
     /// sillytavern; without a card, every built-in macro), risu, sillytavern or spec.
     #[arg(long, default_value = "auto", value_parser = parse_dialect)]
     pub dialect: ccv3_cbs::Dialect,
-    /// A card whose name and fields the macros use.
+    /// A card whose name and fields the macros use (`-`: standard input).
     #[arg(long)]
     pub card: Option<PathBuf>,
     /// The character's name (default: the card's nickname, else its name).
@@ -263,7 +317,8 @@ pub struct CbsArgs {
     /// The user's name.
     #[arg(long, default_value = "User")]
     pub user: String,
-    /// A chat (JSON array of {role,name,content}, or a SillyTavern .jsonl) for the chat macros.
+    /// A chat (JSON array of {role,name,content}, or a SillyTavern .jsonl) for the chat macros
+    /// (`-`: standard input).
     #[arg(long)]
     pub chat: Option<PathBuf>,
     /// Seed for `{{random}}`, `{{pick}}` and `{{roll}}` (default: derived from the chat).
@@ -276,6 +331,10 @@ pub struct CbsArgs {
     /// Expand as for display (comments shown) instead of as for a prompt.
     #[arg(long)]
     pub display: bool,
+    /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+    /// all; `-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Input limits.
     #[command(flatten)]
     pub limits: InputLimits,
@@ -287,13 +346,15 @@ pub struct CbsArgs {
 /// Arguments of `ccv3 prompt`.
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {
-    /// The character card.
+    /// The character card (`-`: standard input).
     #[arg(long)]
     pub card: PathBuf,
-    /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
+    /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl
+    /// (`-`: standard input).
     #[arg(long)]
     pub chat: PathBuf,
-    /// More lorebooks (global books): standalone lorebooks or cards; repeatable.
+    /// More lorebooks (global books): standalone lorebooks or cards; repeatable (`-`: standard
+    /// input).
     #[arg(long = "book")]
     pub books: Vec<PathBuf>,
     /// The user's name.
@@ -307,7 +368,8 @@ pub struct PromptArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// State from earlier turns (lorebook timed effects, CBS variables): read if present,
-    /// written back.
+    /// written back. `-` reads it from standard input (empty: a new chat) and writes the next
+    /// one to standard output (then give -o FILE for the prompt).
     #[arg(long)]
     pub state: Option<PathBuf>,
     /// The time `{{time}}`, `{{date}}` and friends show: RFC 3339 (`2026-11-25T13:00:00Z`,
@@ -323,11 +385,11 @@ pub struct PromptArgs {
     /// Tokenizer: o200k, cl100k, or a HuggingFace tokenizer.json path (feature `hf`).
     #[arg(long, default_value = "o200k")]
     pub tokenizer: String,
-    /// A prompt template: a JSON list of slot names.
+    /// A prompt template: a JSON list of slot names (`-`: standard input).
     #[arg(long)]
     pub template: Option<PathBuf>,
     /// Render as text through an instruct template: chatml, llama3, mistral, alpaca or a
-    /// JSON template file.
+    /// JSON template file (`-`: standard input).
     #[arg(long)]
     pub instruct: Option<String>,
     /// Reproduce SillyTavern 1.15's lorebook results where its code departs from its
@@ -338,6 +400,10 @@ pub struct PromptArgs {
     /// the prompt is still over --max-context after every cut (then the exit code is 1).
     #[arg(long)]
     pub json: bool,
+    /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+    /// all; `-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Whose macros the card's texts use: auto (RisuAI extensions mean risu, else
     /// sillytavern), risu, sillytavern or spec.
     #[arg(long, default_value = "auto", value_parser = parse_dialect)]
@@ -358,14 +424,17 @@ pub struct PromptArgs {
 pub struct LoreScanArgs {
     /// A card (its character book) or a standalone lorebook (lorebook_v3, a bare
     /// character_book, World Info, NovelAI, Agnai, RisuAI books and modules, KoboldAI world
-    /// info); repeat for more books. The first card's book is the
-    /// character book; the others are global books.
+    /// info); repeat for more books. The first card's book is the character book; the others
+    /// are global books. `-` reads standard input.
     #[arg(long = "book", required = true)]
     pub books: Vec<PathBuf>,
-    /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl.
+    /// The chat: a JSON array of {role,name,content} (oldest first) or a SillyTavern .jsonl
+    /// (`-`: standard input).
     #[arg(long)]
     pub chat: PathBuf,
     /// State from earlier turns (timed effects, match history): read if present, written back.
+    /// `-` reads it from standard input (empty: a new chat) and writes the next one to
+    /// standard output (then give -o FILE for the scan).
     #[arg(long)]
     pub state: Option<PathBuf>,
     /// Seed for probability rolls and group weights (default: derived from the chat, as in
@@ -408,6 +477,10 @@ pub struct LoreScanArgs {
     /// Print {"activated":[...],"rejected":[...],"tokens":N}.
     #[arg(long)]
     pub json: bool,
+    /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+    /// all; `-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Input limits.
     #[command(flatten)]
     pub limits: InputLimits,
@@ -509,6 +582,8 @@ const VALIDATE_EXAMPLES: &str = "Examples:
   ccv3 validate cards/ --summary             counts per code and severity, the worst files
   ccv3 validate cards/ --jsonl --severity error | jq -r .file
   ccv3 validate cards/ --code asset-ext-not-lowercase
+  ccv3 validate cards/ --json -o findings.json
+  cat card.png | ccv3 validate -             a card from standard input
 
 Exit status: 0 clean, 1 errors found, 2 a file could not be read.";
 
@@ -526,7 +601,8 @@ pub enum MinSeverity {
 /// Arguments of `ccv3 validate`.
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
-    /// Files or folders (folders recursively; hidden files and folders inside them skipped).
+    /// Files or folders (folders recursively; hidden files and folders inside them skipped);
+    /// `-` reads one card from standard input.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
     /// Print one JSON array of {file, severity, code, path, message} (a file that cannot be
@@ -549,6 +625,10 @@ pub struct ValidateArgs {
     /// Only findings with this code (repeatable).
     #[arg(long = "code", value_name = "CODE")]
     pub codes: Vec<String>,
+    /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+    /// all; `-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Examples of `ccv3 convert`.
@@ -558,6 +638,7 @@ const CONVERT_EXAMPLES: &str = "Examples:
   ccv3 convert card.json card.png --image face.png
   ccv3 convert book.json wi.json --to worldinfo     a lorebook as SillyTavern World Info
   ccv3 convert cards/ --out v2/ --to v2 --format png  a whole folder, on every core
+  cat card.png | ccv3 convert - - --format json > card.json   standard input to standard output
 
 Exit status: 0 done, 2 a file could not be converted (a folder: the others still are).";
 
@@ -578,6 +659,7 @@ const INDEX_EXAMPLES: &str = "Examples:
   ccv3 search --db cards.sqlite lighthouse        full-text search
   ccv3 search --db cards.sqlite 'name:ember OR tags:fantasy' --json
   ccv3 export --db cards.sqlite -o cards.jsonl    pandas.read_json('cards.jsonl', lines=True)
+  ccv3 export --db cards.sqlite --format parquet -o cards.parquet   pandas.read_parquet(...)
   sqlite3 cards.sqlite 'SELECT card_hash, COUNT(*) FROM cards GROUP BY 1 HAVING COUNT(*) > 1'";
 
 /// Formats of `ccv3 export`.
@@ -585,6 +667,52 @@ const INDEX_EXAMPLES: &str = "Examples:
 pub enum ExportFormat {
     /// One JSON object per line.
     Jsonl,
-    /// Apache Parquet (not built into this ccv3: use jsonl).
+    /// Apache Parquet: the same columns (tags a list of strings, tokens and findings JSON
+    /// text).
     Parquet,
 }
+
+/// Examples of `ccv3 inspect`.
+const INSPECT_EXAMPLES: &str = "Examples:
+  ccv3 inspect card.png                      a summary
+  ccv3 inspect card.charx --json | jq .data.name
+  ccv3 inspect card.png --json -o card.json  the card as V3 JSON, in a file
+  curl -s URL | ccv3 inspect -               a card from standard input";
+
+/// Examples of `ccv3 cbs`.
+const CBS_EXAMPLES: &str = "Examples:
+  ccv3 cbs 'Hello {{user}}, I am {{char}}.' --card card.png --user Sam
+  ccv3 cbs '{{random:a,b,c}} {{roll:20}}' --seed 7
+  ccv3 cbs 'It is {{time}}.' --now 2026-11-25T13:00:00Z
+  echo '{{char}} waves.' | ccv3 cbs - --card card.png
+  ccv3 cbs --list --dialect risu";
+
+/// Examples of `ccv3 prompt`.
+const PROMPT_EXAMPLES: &str = "Examples:
+  ccv3 prompt --card card.png --chat chat.json
+  ccv3 prompt --card card.png --chat chat.json --book world.json --max-context 4096 --json
+  ccv3 prompt --card card.png --chat chat.jsonl --instruct chatml -o prompt.txt
+  ccv3 prompt --card card.png --chat chat.json --state state.json    timed effects across turns
+  some-app --chat | ccv3 prompt --card card.png --chat -
+
+Exit status: 0 done, 1 the prompt is still over --max-context, 2 it could not be built.";
+
+/// Examples of `ccv3 lore`.
+const LORE_EXAMPLES: &str = "Examples:
+  ccv3 lore scan --book card.png --chat chat.json
+  ccv3 lore scan --book card.png --book world.json --chat chat.json --json -o scan.json
+  ccv3 lore scan --book card.png --chat chat.json --state - -o scan.txt < s1.json > s2.json
+  ccv3 lore list card.png";
+
+/// Examples of `ccv3 --help`.
+const CLI_EXAMPLES: &str = "Examples:
+  ccv3 inspect card.png                          what a card holds
+  ccv3 validate cards/ --summary                 a whole folder against the spec
+  ccv3 convert card.png card.charx               another container (or --to v2)
+  ccv3 lore scan --book card.png --chat chat.json
+  ccv3 prompt --card card.png --chat chat.json --max-context 4096
+  curl -s URL | ccv3 inspect - --json -o card.json
+
+`-` reads standard input wherever a file is read (once per command) and writes standard output
+wherever a file is written; -o FILE writes a command's output to FILE, whole or not at all.
+`ccv3 help COMMAND` shows each command's options and examples.";

@@ -121,11 +121,11 @@ impl InputLimits {
     }
 
     /// Reads a card or lorebook within `--max-file-size` (what is left of it after the files
-    /// read before).
-    pub fn load(&self, path: &Path) -> Result<ccv3::Document, CliError> {
+    /// read before); `-` reads standard input, claimed for `what` (`--card`, `--book`).
+    pub fn load(&self, path: &Path, what: &str) -> Result<ccv3::Document, CliError> {
         let before = self.loaded.get();
         let limit = self.file().saturating_sub(before);
-        if before > 0 {
+        if before > 0 && !crate::stdio::is_dash(path) {
             // Several files: the message gives the total against the whole limit.
             let meta = std::fs::metadata(path).map_err(|e| CliError::file(path, e))?;
             if meta.is_file() && meta.len() > limit {
@@ -140,12 +140,11 @@ impl InputLimits {
                 ));
             }
         }
-        let what = "file";
-        let (doc, size) = match check_size(path, limit, what, "--max-file-size")? {
+        let (doc, size) = match check_size(path, limit, "file", "--max-file-size")? {
             // A regular file within the limit: read as usual (mapped, PNG image data skipped).
-            Some(size) => (crate::cmd::load(path)?, size),
+            Some(size) => (crate::cmd::load(path, what)?, size),
             None => {
-                let bytes = read_capped(path, limit, what, "--max-file-size")?;
+                let bytes = read_capped(path, what, limit, "file", "--max-file-size")?;
                 let doc = ccv3::read_bytes_with(&bytes, &crate::cmd::read_options())
                     .map_err(|e| crate::cmd::read_error(path, e))?;
                 (doc, bytes.len() as u64)
@@ -155,16 +154,18 @@ impl InputLimits {
         Ok(doc)
     }
 
-    /// Reads a text (`ccv3 cbs -`) within `--max-file-size`.
-    pub fn read_text(&self, path: &Path, reader: impl Read) -> Result<String, CliError> {
-        let bytes = read_all(reader, path, self.file(), "text", "--max-file-size")?;
+    /// Reads a text (`ccv3 cbs -`: standard input, claimed for `TEXT`) within `--max-file-size`.
+    pub fn read_text(&self, path: &Path) -> Result<String, CliError> {
+        let bytes = read_capped(path, "TEXT", self.file(), "text", "--max-file-size")?;
         String::from_utf8(bytes).map_err(|e| CliError::file(path, e))
     }
 
-    /// Reads a chat within `--max-chat-size` and `--max-messages` with ccv3's one chat reader.
+    /// Reads a chat within `--max-chat-size` and `--max-messages` with ccv3's one chat reader
+    /// (`-`: standard input).
     pub fn load_chat(&self, path: &Path) -> Result<Chat, CliError> {
         let limits = self.chat();
-        let bytes = read_capped(path, limits.max_bytes as u64, "chat", "--max-chat-size")?;
+        let max = limits.max_bytes as u64;
+        let bytes = read_capped(path, "--chat", max, "chat", "--max-chat-size")?;
         let text = String::from_utf8(bytes).map_err(|e| CliError::file(path, e))?;
         let (chat, warnings) =
             ccv3_lore::chat::parse_chat_with_warnings(&text, &limits).map_err(|e| match e {
@@ -186,11 +187,19 @@ impl InputLimits {
     }
 
     /// Reads `--state` if the file exists (a new chat's state otherwise), within
-    /// `--max-state-size`.
+    /// `--max-state-size`; `-` reads standard input (empty: a new chat's state).
     pub fn load_state(&self, path: Option<&Path>) -> Result<ScanState, CliError> {
         match path {
+            Some(p) if crate::stdio::is_dash(p) => {
+                let bytes = read_capped(p, "--state", self.state(), "state", "--max-state-size")?;
+                if bytes.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(ScanState::default());
+                }
+                let text = String::from_utf8(bytes).map_err(|e| CliError::file(p, e))?;
+                ScanState::from_json(&text).map_err(|e| CliError::file(p, e))
+            }
             Some(p) if p.exists() => {
-                let bytes = read_capped(p, self.state(), "state", "--max-state-size")?;
+                let bytes = read_capped(p, "--state", self.state(), "state", "--max-state-size")?;
                 let text = String::from_utf8(bytes).map_err(|e| CliError::file(p, e))?;
                 ScanState::from_json(&text).map_err(|e| CliError::file(p, e))
             }
@@ -198,13 +207,19 @@ impl InputLimits {
         }
     }
 
-    /// Writes the next state to `path`, refusing one over `--max-state-size`.
+    /// Writes the next state to `path` (`-`: standard output, after a newline-ended JSON
+    /// document), refusing one over `--max-state-size`.
     pub fn write_state(&self, path: &Path, state: &ScanState) -> Result<(), CliError> {
         let json = state.to_json();
         let limit = self.state();
+        let dash = crate::stdio::is_dash(path);
         if json.len() as u64 > limit {
             return Err(CliError::file(
-                path,
+                if dash {
+                    Path::new(crate::stdio::STDOUT)
+                } else {
+                    path
+                },
                 format!(
                     "the next state is {} bytes, more than the limit of {} (--max-state-size raises it); not written",
                     json.len(),
@@ -212,7 +227,23 @@ impl InputLimits {
                 ),
             ));
         }
+        if dash {
+            return crate::cmd::emit(None, &format!("{json}\n"));
+        }
         crate::output::write_atomic(path, json.as_bytes()).map_err(|e| CliError::file(path, e))
+    }
+
+    /// Refuses `--state -` when the command's own output also goes to standard output: the next
+    /// state is written there, so the prompt or scan needs `-o FILE`.
+    pub fn check_state_output(state: Option<&Path>, output: Option<&Path>) -> Result<(), CliError> {
+        let to_stdout = output.is_none_or(crate::stdio::is_dash);
+        if state.is_some_and(crate::stdio::is_dash) && to_stdout {
+            return Err(CliError::file(
+                Path::new("--state"),
+                "`--state -` reads the state from standard input and writes the next one to standard output: give -o FILE for the command's own output",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -257,8 +288,11 @@ fn too_big(path: &Path, what: &str, size: Option<u64>, limit: u64, option: &str)
 }
 
 /// Checks a file's size from its metadata: `Some(size)` for a regular file within `limit`,
-/// `None` for something else (a pipe, a device: read it with [`read_capped`]).
+/// `None` for something else (a pipe, a device, `-`: read it with [`read_capped`]).
 fn check_size(path: &Path, limit: u64, what: &str, option: &str) -> Result<Option<u64>, CliError> {
+    if crate::stdio::is_dash(path) {
+        return Ok(None);
+    }
     let meta = std::fs::metadata(path).map_err(|e| CliError::file(path, e))?;
     if meta.is_file() && meta.len() > limit {
         return Err(too_big(path, what, Some(meta.len()), limit, option));
@@ -267,8 +301,18 @@ fn check_size(path: &Path, limit: u64, what: &str, option: &str) -> Result<Optio
 }
 
 /// Reads a whole file of at most `limit` bytes: checked from the metadata first, then while
-/// reading (a file that grows, a pipe).
-fn read_capped(path: &Path, limit: u64, what: &str, option: &str) -> Result<Vec<u8>, CliError> {
+/// reading (a file that grows, a pipe); `-` reads standard input, claimed for `arg`.
+fn read_capped(
+    path: &Path,
+    arg: &str,
+    limit: u64,
+    what: &str,
+    option: &str,
+) -> Result<Vec<u8>, CliError> {
+    if crate::stdio::is_dash(path) {
+        crate::stdio::claim(arg)?;
+        return read_all(std::io::stdin().lock(), path, limit, what, option);
+    }
     check_size(path, limit, what, option)?;
     let file = std::fs::File::open(path).map_err(|e| CliError::file(path, e))?;
     read_all(file, path, limit, what, option)

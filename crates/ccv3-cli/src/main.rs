@@ -13,6 +13,7 @@ mod now;
 mod output;
 mod pipeline;
 mod shown;
+mod stdio;
 mod walk;
 mod warnings;
 

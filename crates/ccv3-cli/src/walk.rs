@@ -79,6 +79,10 @@ impl Iterator for Walk {
                 continue;
             }
             let root = self.roots.next()?;
+            // `-`: standard input, read as one file (issue 16).
+            if crate::stdio::is_dash(&root) {
+                return Some(Item::File(root));
+            }
             match std::fs::metadata(&root) {
                 Ok(m) if m.is_dir() => {
                     if let Some(err) = self.enter(root) {

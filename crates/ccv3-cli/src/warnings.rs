@@ -51,11 +51,9 @@ pub fn capped(warnings: impl IntoIterator<Item = (String, String)>) -> Vec<Strin
     for kind in order {
         let n = seen[&kind];
         if n > PER_KIND {
-            lines.push(format!(
-                "... and {} more `{}` warnings",
-                n - PER_KIND,
-                shown(&kind)
-            ));
+            let more = n - PER_KIND;
+            let noun = if more == 1 { "warning" } else { "warnings" };
+            lines.push(format!("... and {more} more `{}` {noun}", shown(&kind)));
         }
     }
     lines

@@ -2,7 +2,7 @@
 //! [--display] [--dialect D]`, and `ccv3 cbs --list [--dialect D] [--json]` (the macros of a
 //! dialect, from the library's catalog: `ccv3_cbs::Registry::macros`).
 
-use super::{print, CliError, CmdResult};
+use super::{emit, CliError, CmdResult};
 use ccv3_cbs::{Mode, Variables};
 use ccv3_lore::chat::Chat;
 use ccv3_prompt::{Session, SessionOptions};
@@ -15,12 +15,12 @@ pub use crate::args::CbsArgs as Args;
 pub fn run(args: Args) -> CmdResult {
     let limits = &args.limits;
     let text = match args.text.as_deref() {
-        Some("-") => limits.read_text(Path::new("<stdin>"), std::io::stdin().lock())?,
+        Some("-") => limits.read_text(Path::new("-"))?,
         Some(text) => text.to_owned(),
         None => String::new(),
     };
     let card = match &args.card {
-        Some(path) => match limits.load(path)? {
+        Some(path) => match limits.load(path, "--card")? {
             ccv3::Document::Card(cf) => Some(cf.card.data),
             ccv3::Document::Lorebook(_) => {
                 return Err(CliError::file(path, "is a lorebook, not a card"))
@@ -37,7 +37,7 @@ pub fn run(args: Args) -> CmdResult {
             Some(card) => ccv3_prompt::adapters::card_dialect(card, args.dialect),
             None => args.dialect,
         };
-        return list(dialect, args.json);
+        return list(dialect, args.json, args.output.as_deref());
     }
     let options = SessionOptions {
         dialect: args.dialect,
@@ -69,13 +69,13 @@ pub fn run(args: Args) -> CmdResult {
             None => (w.kind().to_string(), text),
         }
     }));
-    print(&out.text)?;
+    emit(args.output.as_deref(), &out.text)?;
     Ok(0)
 }
 
 /// Prints the macros of `dialect`: one line each (usage, description, other names), or a JSON
 /// array of `{name, usage, aliases, args, description, dialects, unavailable?}`.
-fn list(dialect: ccv3_cbs::Dialect, json: bool) -> CmdResult {
+fn list(dialect: ccv3_cbs::Dialect, json: bool, output: Option<&Path>) -> CmdResult {
     let macros = ccv3_cbs::Registry::dialect_ref(dialect).macros();
     if json {
         let items: Vec<serde_json::Value> = macros
@@ -88,7 +88,7 @@ fn list(dialect: ccv3_cbs::Dialect, json: bool) -> CmdResult {
                 v
             })
             .collect();
-        print(&format!("{}\n", serde_json::Value::Array(items)))?;
+        emit(output, &format!("{}\n", serde_json::Value::Array(items)))?;
         return Ok(0);
     }
     let mut out = String::new();
@@ -103,6 +103,6 @@ fn list(dialect: ccv3_cbs::Dialect, json: bool) -> CmdResult {
         }
         out.push('\n');
     }
-    print(&out)?;
+    emit(output, &out)?;
     Ok(0)
 }

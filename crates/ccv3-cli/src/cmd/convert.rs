@@ -1,8 +1,8 @@
 //! `ccv3 convert IN OUT [--to v3|v2|lorebook_v3|worldinfo] [--image PNG]`.
 
 use super::{load_deferred, CliError, CmdResult};
-use crate::args::Target;
-use crate::output::{read_bounded, write_atomic_mode};
+use crate::args::{OutFormat, Target};
+use crate::output::write_atomic_mode;
 use ccv3::{CardFile, CardVersion, Container, Document, Lorebook};
 use std::io::Write;
 use std::path::Path;
@@ -29,16 +29,47 @@ pub fn out_kind(path: &Path) -> Result<OutKind, CliError> {
         Some("png") | Some("apng") => Ok(OutKind::Png),
         Some("charx") => Ok(OutKind::Charx),
         _ => Err(CliError::file(
-            path,
+            crate::stdio::out_name(path),
             "unknown output extension: use .json, .png or .charx",
         )),
     }
 }
 
-/// Converts `input` to `output`.
-pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>) -> CmdResult {
-    let kind = out_kind(output)?;
-    let (doc, mut deferred) = load_deferred(input)?;
+/// The container of an output file: `--format` when given (it must agree with the file's
+/// extension), else the extension; `-` (standard output) needs `--format`.
+pub fn out_kind_for(path: &Path, format: Option<OutFormat>) -> Result<OutKind, CliError> {
+    let given = format.map(|f| match f {
+        OutFormat::Png => OutKind::Png,
+        OutFormat::Charx => OutKind::Charx,
+        OutFormat::Json => OutKind::Json,
+    });
+    if crate::stdio::is_dash(path) {
+        return given.ok_or_else(|| {
+            CliError::file(
+                Path::new(crate::stdio::STDOUT),
+                "standard output has no extension: give --format png, charx or json",
+            )
+        });
+    }
+    let ext = out_kind(path)?;
+    match given {
+        Some(kind) if kind != ext => Err(CliError::file(
+            path,
+            format!("the extension says {ext:?} but --format says {kind:?}: give one that agrees"),
+        )),
+        _ => Ok(ext),
+    }
+}
+
+/// Converts `input` (`-`: standard input) to `output` (`-`: standard output) as `kind`.
+pub fn run(
+    input: &Path,
+    output: &Path,
+    kind: OutKind,
+    to: Option<Target>,
+    image: Option<&Path>,
+) -> CmdResult {
+    let (doc, mut deferred) = load_deferred(input, "IN")?;
     let picture = read_picture(image)?;
     convert_doc(
         input,
@@ -53,12 +84,12 @@ pub fn run(input: &Path, output: &Path, to: Option<Target>, image: Option<&Path>
     Ok(0)
 }
 
-/// Reads `--image` (a PNG, within the input size limit).
+/// Reads `--image` (a PNG, within the input size limit; `-`: standard input).
 pub fn read_picture(image: Option<&Path>) -> Result<Option<Vec<u8>>, CliError> {
     match image {
         Some(p) => {
-            let bytes = read_bounded(p, super::max_input(), super::RAISE_HINT)
-                .map_err(|e| CliError::file(p, e))?;
+            let bytes =
+                crate::stdio::read_input(p, "--image", super::max_input(), super::RAISE_HINT)?;
             if !ccv3::png::is_png(&bytes) {
                 return Err(CliError::file(p, "--image must be a PNG file"));
             }
@@ -112,8 +143,29 @@ pub fn convert_doc(
             }
         },
     };
-    write_atomic_mode(output, replace, |f| f.write_all(&bytes))
-        .map_err(|e| CliError::file(output, e))
+    write_output(output, replace, |f| f.write_all(&bytes))
+        .map_err(|e| CliError::file(crate::stdio::out_name(output), e))
+}
+
+/// Writes one output file through `fill`: atomically into `output` ([`write_atomic_mode`]), or
+/// for `-` into an unnamed temporary file first and then to standard output, so a failure never
+/// sends half a card down a pipe.
+pub fn write_output<E: From<std::io::Error>>(
+    output: &Path,
+    replace: bool,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<(), E>,
+) -> Result<(), E> {
+    if !crate::stdio::is_dash(output) {
+        return write_atomic_mode(output, replace, fill);
+    }
+    use std::io::Seek;
+    let mut tmp = tempfile::tempfile()?;
+    fill(&mut tmp)?;
+    tmp.rewind()?;
+    let mut out = std::io::stdout().lock();
+    std::io::copy(&mut tmp, &mut out)?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Encodes a card for the output container, streamed into `output` (written atomically). The
@@ -156,11 +208,15 @@ pub fn write_card_mode(
     // What the output cannot carry (a portrait, files no asset points at) is said on stderr
     // once the card is written (issue 13); a failure stays one line.
     let notes = ccv3::conversion_notes(&cf, to, picture.as_deref());
-    write_atomic_mode(output, replace, |file| match deferred {
+    write_output(output, replace, |file| match deferred {
         Some(d) => ccv3::write_card_deferred(cf, d, to, version, picture, file),
         None => ccv3::write_card_to(cf, to, version, picture, file),
     })
-    .map_err(|e: ccv3::Error| CliError::file(output, e))?;
+    .map_err(|e: ccv3::Error| match e {
+        // A closed pipe is a quiet exit, as for every output.
+        ccv3::Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe => CliError::from(io),
+        e => CliError::file(crate::stdio::out_name(output), e),
+    })?;
     crate::warnings::print_diagnostics(&notes);
     Ok(())
 }
@@ -172,7 +228,10 @@ fn write_book(
     output: &Path,
 ) -> Result<Vec<u8>, CliError> {
     if kind != OutKind::Json {
-        return Err(CliError::file(output, "lorebooks are written as .json"));
+        return Err(CliError::file(
+            crate::stdio::out_name(output),
+            "lorebooks are written as .json",
+        ));
     }
     Ok(match to {
         Target::Worldinfo => ccv3::json::to_pretty(&ccv3::lorebook::to_worldinfo(book)),

@@ -1,12 +1,11 @@
 //! `ccv3 debug chunks FILE`: the chunks of a PNG file.
 
-use super::{print, CliError, CmdResult};
+use super::{emit, CliError, CmdResult};
 use std::path::Path;
 
-/// Lists a PNG's chunks: type, offset, length, CRC check.
-pub fn chunks(path: &Path) -> CmdResult {
-    let bytes = crate::output::read_bounded(path, super::max_input(), super::RAISE_HINT)
-        .map_err(|e| CliError::file(path, e))?;
+/// Lists a PNG's chunks: type, offset, length, CRC check (to `-o FILE` when given).
+pub fn chunks(path: &Path, output: Option<&Path>) -> CmdResult {
+    let bytes = crate::stdio::read_input(path, "FILE", super::max_input(), super::RAISE_HINT)?;
     let list = ccv3::png::list_chunks(&bytes).map_err(|e| CliError::file(path, e))?;
     let mut out = String::from("offset      length  type  crc\n");
     for c in list {
@@ -18,6 +17,6 @@ pub fn chunks(path: &Path) -> CmdResult {
             if c.crc_ok { "ok" } else { "BAD" }
         ));
     }
-    print(&out)?;
+    emit(output, &out)?;
     Ok(0)
 }

@@ -7,7 +7,7 @@
 //! `data.character_book.entries.3.content`, `data.extensions.fav`; a path that does not start
 //! with `spec`, `spec_version` or `data` is taken inside `data` (`name` is `data.name`).
 
-use super::{load, load_whole, print, CliError, CmdResult};
+use super::{emit, load, load_whole, CliError, CmdResult};
 use crate::shown::shown;
 use ccv3::Document;
 use serde_json::{json, Value};
@@ -24,9 +24,10 @@ fn v3(doc: &Document) -> Value {
     }
 }
 
-/// Prints the differences; exit 0 when there are none, 1 when there are.
-pub fn diff(a: &Path, b: &Path, as_json: bool) -> CmdResult {
-    let (va, vb) = (v3(&load(a)?), v3(&load(b)?));
+/// Prints the differences (to `-o FILE` when given); exit 0 when there are none, 1 when there
+/// are.
+pub fn diff(a: &Path, b: &Path, as_json: bool, output: Option<&Path>) -> CmdResult {
+    let (va, vb) = (v3(&load(a, "A")?), v3(&load(b, "B")?));
     let mut found: Vec<(String, Option<&Value>, Option<&Value>)> = Vec::new();
     let mut count = 0usize;
     walk("", Some(&va), Some(&vb), &mut found, &mut count);
@@ -35,7 +36,7 @@ pub fn diff(a: &Path, b: &Path, as_json: bool) -> CmdResult {
             .iter()
             .map(|(p, x, y)| json!({"path": p, "a": x, "b": y}))
             .collect();
-        print(&format!("{}\n", Value::Array(items)))?;
+        emit(output, &format!("{}\n", Value::Array(items)))?;
     } else {
         let mut s = String::new();
         for (p, x, y) in &found {
@@ -48,7 +49,7 @@ pub fn diff(a: &Path, b: &Path, as_json: bool) -> CmdResult {
             "{}\n",
             super::validate::plural(count, "difference", "differences")
         ));
-        print(&s)?;
+        emit(output, &s)?;
     }
     Ok(u8::from(count > 0))
 }
@@ -105,16 +106,23 @@ fn walk<'v>(
     }
 }
 
-/// `ccv3 set`: writes FILE with FIELD set to VALUE (text, or JSON with `--json`) to OUT.
-pub fn set(file: &Path, field: &str, value: &str, as_json: bool, out: &Path) -> CmdResult {
-    let kind = super::convert::out_kind(out)?;
+/// `ccv3 set`: writes FILE with FIELD set to VALUE (text, or JSON with `--json`) to OUT as
+/// `kind` (`-`: standard input, standard output).
+pub fn set(
+    file: &Path,
+    field: &str,
+    value: &str,
+    as_json: bool,
+    out: &Path,
+    kind: super::convert::OutKind,
+) -> CmdResult {
     let new: Value = if as_json {
         serde_json::from_str(value)
             .map_err(|e| CliError::file(Path::new("VALUE"), format!("not JSON: {e}")))?
     } else {
         Value::String(value.to_string())
     };
-    let doc = load_whole(file)?;
+    let doc = load_whole(file, "FILE")?;
     let mut tree = v3(&doc);
     let mut parts: Vec<&str> = field.split('.').collect();
     if !matches!(parts.first(), Some(&"spec" | &"spec_version" | &"data")) {
@@ -165,11 +173,13 @@ pub fn set(file: &Path, field: &str, value: &str, as_json: bool, out: &Path) -> 
             let data = tree.get_mut("data").map(Value::take).unwrap_or_default();
             let book = ccv3::Lorebook::from_json(data, "", false, &mut diags)
                 .ok_or_else(|| CliError::file(file, "the edited lorebook is not an object"))?;
+            let out_name = crate::stdio::out_name(out);
             if kind != super::convert::OutKind::Json {
-                return Err(CliError::file(out, "lorebooks are written as .json"));
+                return Err(CliError::file(out_name, "lorebooks are written as .json"));
             }
-            crate::output::write_atomic(out, &ccv3::write_lorebook_v3(&book))
-                .map_err(|e| CliError::file(out, e))?;
+            let bytes = ccv3::write_lorebook_v3(&book);
+            super::convert::write_output(out, true, |f| std::io::Write::write_all(f, &bytes))
+                .map_err(|e| CliError::file(out_name, e))?;
         }
     }
     crate::warnings::print_diagnostics(&diags);

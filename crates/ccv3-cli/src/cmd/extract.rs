@@ -1,7 +1,7 @@
 //! `ccv3 extract FILE DIR` and `ccv3 pack DIR OUT`: a card as a folder of `card.json` plus asset
 //! files (the CHARX layout), and back.
 
-use super::convert::{out_kind, write_card};
+use super::convert::{write_card, OutKind};
 use super::{load_deferred, CliError, CmdResult};
 use crate::output::{read_bounded, StagedDir};
 use ccv3::{CardFile, CardVersion, Container, Document, EmbeddedFile};
@@ -16,7 +16,7 @@ const MAX_PACK_DEPTH: usize = 64;
 
 /// Writes `card.json` and every asset of the card in `file` into the new folder `dir`.
 pub fn extract(file: &Path, dir: &Path) -> CmdResult {
-    let (Document::Card(cf), mut deferred) = load_deferred(file)? else {
+    let (Document::Card(cf), mut deferred) = load_deferred(file, "FILE")? else {
         return Err(CliError::file(
             file,
             "is a lorebook, not a card: use `ccv3 convert` instead",
@@ -67,9 +67,9 @@ fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
     f.write_all(data)
 }
 
-/// Builds a card from a folder with `card.json` and its files, written to `output`.
-pub fn pack(dir: &Path, output: &Path) -> CmdResult {
-    let kind = out_kind(output)?;
+/// Builds a card from a folder with `card.json` and its files, written to `output` (`-`:
+/// standard output) as `kind`.
+pub fn pack(dir: &Path, output: &Path, kind: OutKind) -> CmdResult {
     let card_path = dir.join("card.json");
     let opts = super::read_options();
     let bytes = read_bounded(&card_path, opts.max_json_len, super::RAISE_HINT)

@@ -1,27 +1,28 @@
 //! `ccv3 inspect FILE [--json]`.
 
-use super::{load, print, CmdResult};
+use super::validate::plural;
+use super::{load, CmdResult};
 use crate::shown::shown;
 use ccv3::{Document, Severity};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-/// Prints a summary, or the card as one V3 JSON object.
-pub fn run(path: &Path, json: bool) -> CmdResult {
-    let doc = load(path)?;
+/// Prints a summary, or the card as one V3 JSON object (to `-o FILE` when given).
+pub fn run(path: &Path, json: bool, output: Option<&Path>) -> CmdResult {
+    let doc = load(path, "FILE")?;
+    // Written straight from the model to the output: no tree, no second copy of the text.
+    let mut w = crate::output::Out::open(output)?;
     if json {
-        // Written straight from the model to stdout: no tree, no second copy of the text.
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         match &doc {
             Document::Card(cf) => cf.card.write_v3_json(&mut w, true),
             Document::Lorebook(bf) => bf.book.write_lorebook_v3(&mut w, true),
         }
-        .and_then(|()| w.write_all(b"\n"))
-        .and_then(|()| w.flush())?;
+        .and_then(|()| w.write_all(b"\n"))?;
     } else {
-        print(&summary(path, &doc))?;
+        w.write_all(summary(crate::stdio::in_name(path), &doc).as_bytes())?;
     }
+    w.finish()?;
     // The process ends next: a big card's allocations are left to the end of the process.
     std::mem::forget(doc);
     Ok(0)
@@ -109,9 +110,9 @@ fn files(s: &mut String, cf: &ccv3::CardFile) {
         };
         let _ = writeln!(
             s,
-            "  - {} {} bytes{note}",
+            "  - {} {}{note}",
             shown(&cut(&f.path, 100)),
-            f.data.len()
+            plural(f.data.len(), "byte", "bytes")
         );
     }
     if cf.files.len() > LISTED {
@@ -153,8 +154,8 @@ fn summary(path: &Path, doc: &Document) -> String {
                     let enabled = b.entries.iter().filter(|e| e.enabled).count();
                     let _ = writeln!(
                         s,
-                        "lorebook:    {} entries ({enabled} enabled)",
-                        b.entries.len()
+                        "lorebook:    {} ({enabled} enabled)",
+                        plural(b.entries.len(), "entry", "entries")
                     );
                 }
                 None => {
@@ -220,7 +221,12 @@ fn summary(path: &Path, doc: &Document) -> String {
         .iter()
         .filter(|d| d.severity == Severity::Warning)
         .count();
-    let _ = writeln!(s, "diagnostics: {errors} errors, {warnings} warnings");
+    let _ = writeln!(
+        s,
+        "diagnostics: {}, {}",
+        plural(errors, "error", "errors"),
+        plural(warnings, "warning", "warnings")
+    );
     for d in diags.iter().take(30) {
         let _ = writeln!(s, "  {}", shown(&d.to_string()));
     }

@@ -9,7 +9,8 @@
 //! ```
 //! Everything but `timing` is [`ccv3_lore::ScanReport`] (see its docs for the fields).
 
-use super::{print, CliError, CmdResult};
+use super::validate::plural;
+use super::{CliError, CmdResult};
 use crate::limits::InputLimits;
 use ccv3::{Document, Lorebook};
 use ccv3_lore::{BookKind, Strategy};
@@ -59,6 +60,8 @@ struct ScanJson<'r> {
 /// Runs one scan; with `--state`, reads the state first and writes the next state back.
 pub fn run(args: Args) -> CmdResult {
     let t0 = Instant::now();
+    let output = args.output.as_deref();
+    InputLimits::check_state_output(args.state.as_deref(), output)?;
     let strategy = Strategy::parse(&args.strategy).ok_or_else(|| {
         CliError::file(
             Path::new("--strategy"),
@@ -140,20 +143,17 @@ pub fn run(args: Args) -> CmdResult {
     let t2 = Instant::now();
     let out = session.scan(&chat, &state);
     let scan_ms = ms(t2);
-    if let Some(p) = &args.state {
+    if let Some(p) = args.state.as_deref().filter(|p| !crate::stdio::is_dash(p)) {
         args.limits.write_state(p, out.state())?;
     }
+    let mut w = crate::output::Out::open(output)?;
     if args.json {
         let timing = args.timing.then_some(Timing {
             load_ms,
             compile_ms,
             scan_ms,
         });
-        let stdout = std::io::stdout().lock();
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout);
-        write_json(&out, timing, &mut w)
-            .and_then(|()| w.write_all(b"\n"))
-            .and_then(|()| w.flush())?;
+        write_json(&out, timing, &mut w).and_then(|()| w.write_all(b"\n"))?;
     } else {
         let mut text = render_table(&out);
         if args.timing {
@@ -161,7 +161,12 @@ pub fn run(args: Args) -> CmdResult {
                 "timing: load {load_ms:.2} ms, compile {compile_ms:.2} ms, scan {scan_ms:.2} ms\n"
             ));
         }
-        print(&text)?;
+        w.write_all(text.as_bytes())?;
+    }
+    w.finish()?;
+    // With `--state -`, the next state follows on standard output.
+    if let Some(p) = args.state.as_deref().filter(|p| crate::stdio::is_dash(p)) {
+        args.limits.write_state(p, out.state())?;
     }
     // The books' compile diagnostics, then the scan's own (a regex budget that ran out).
     crate::warnings::print_diagnostics(&out.result.diagnostics);
@@ -261,9 +266,9 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
         .fold(22, usize::max);
     let mut s = String::new();
     s.push_str(&format!(
-        "activated: {} entries, {} tokens\n",
-        out.result.activated.len(),
-        out.result.tokens
+        "activated: {}, {}\n",
+        plural(out.result.activated.len(), "entry", "entries"),
+        plural(out.result.tokens, "token", "tokens")
     ));
     s.push_str(&format!(
         "  {} {} {} {} {}\n",
@@ -296,8 +301,8 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
         );
     }
     s.push_str(&format!(
-        "rejected: {} entries\n",
-        out.result.rejected.len()
+        "rejected: {}\n",
+        plural(out.result.rejected.len(), "entry", "entries")
     ));
     for r in &out.result.rejected {
         s.push_str(&format!(
@@ -311,11 +316,11 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
 }
 
 fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
-    let name = path.file_name().map_or_else(
+    let name = crate::stdio::in_name(path).file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    match limits.load(path)? {
+    match limits.load(path, "--book")? {
         Document::Card(cf) => {
             let mut card = cf.card.data;
             let char_name = card.char_name().to_string();

@@ -5,15 +5,15 @@
 //! `{"index","name","keys","secondary_keys","position","order","enabled","constant","decorators"}`
 //! (`decorators` as [`ccv3::decorator::Decorator`] serialises).
 
-use super::{load, print, CliError, CmdResult};
+use super::{emit, load, CliError, CmdResult};
 use crate::shown::shown;
 use ccv3::{Document, Lorebook};
 use serde_json::{json, Value};
 use std::path::Path;
 
-/// Lists the entries of the card's book or of the lorebook.
-pub fn run(path: &Path, as_json: bool) -> CmdResult {
-    let book: Lorebook = match load(path)? {
+/// Lists the entries of the card's book or of the lorebook (to `-o FILE` when given).
+pub fn run(path: &Path, as_json: bool, output: Option<&Path>) -> CmdResult {
+    let book: Lorebook = match load(path, "FILE")? {
         Document::Card(cf) => cf
             .card
             .data
@@ -41,12 +41,12 @@ pub fn run(path: &Path, as_json: bool) -> CmdResult {
                 })
             })
             .collect();
-        print(&format!("{}\n", Value::Array(items)))?;
+        emit(output, &format!("{}\n", Value::Array(items)))?;
         return Ok(0);
     }
     let mut s = format!(
         "{}: {}\n",
-        shown(&path.display().to_string()),
+        shown(&crate::stdio::in_name(path).display().to_string()),
         super::validate::plural(book.entries.len(), "entry", "entries")
     );
     for (i, e) in book.entries.iter().enumerate() {
@@ -70,6 +70,6 @@ pub fn run(path: &Path, as_json: bool) -> CmdResult {
         s.push_str(line.trim_end());
         s.push('\n');
     }
-    print(&s)?;
+    emit(output, &s)?;
     Ok(0)
 }

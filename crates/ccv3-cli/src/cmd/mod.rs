@@ -5,6 +5,7 @@ mod convert;
 mod convert_dir;
 mod debug;
 mod diff;
+mod export;
 mod extract;
 mod index;
 mod inspect;
@@ -29,12 +30,22 @@ pub struct CliError {
 
 impl CliError {
     /// A failure concerning `file`.
+    /// An input given as `-` is named `<stdin>`.
     pub fn file(file: &Path, err: impl fmt::Display) -> Self {
+        let file = if crate::stdio::is_dash(file) {
+            crate::stdio::stdin_path()
+        } else {
+            file
+        };
         CliError {
             file: Some(file.to_path_buf()),
             message: err.to_string(),
             broken_pipe: false,
         }
+    }
+    /// The problem, without the file's name.
+    pub fn message(&self) -> &str {
+        &self.message
     }
     /// True when stdout was closed early (`ccv3 inspect x --json | head`): not a failure.
     pub fn is_broken_pipe(&self) -> bool {
@@ -77,7 +88,7 @@ pub fn run(cli: Cli) -> CmdResult {
         let _ = MAX_INPUT.set(mib.saturating_mul(1 << 20));
     }
     match cli.command {
-        Command::Inspect { file, json } => inspect::run(&file, json),
+        Command::Inspect { file, json, output } => inspect::run(&file, json, output.as_deref()),
         Command::Validate(args) => validate::run(&args),
         Command::Convert {
             input,
@@ -88,7 +99,14 @@ pub fn run(cli: Cli) -> CmdResult {
             format,
             force,
         } => match (output, out) {
-            (Some(output), _) => convert::run(&input, &output, to, image.as_deref()),
+            (Some(output), _) => {
+                let kind = convert::out_kind_for(&output, format)?;
+                convert::run(&input, &output, kind, to, image.as_deref())
+            }
+            (None, Some(_)) if crate::stdio::is_dash(&input) => Err(CliError::file(
+                &input,
+                "--out DIR is for folders: give OUT (a file, or `-` with --format) for standard input",
+            )),
             (None, Some(out)) => convert_dir::run(&convert_dir::Args {
                 input,
                 out,
@@ -103,60 +121,79 @@ pub fn run(cli: Cli) -> CmdResult {
             )),
         },
         Command::Extract { file, dir } => extract::extract(&file, &dir),
-        Command::Pack { dir, output } => extract::pack(&dir, &output),
+        Command::Pack {
+            dir,
+            output,
+            format,
+        } => extract::pack(&dir, &output, convert::out_kind_for(&output, format)?),
         Command::Cbs(args) => cbs::run(args),
         Command::Prompt(args) => prompt::run(args),
         Command::Lore {
             what: LoreCommand::Scan(args),
         } => lore::run(args),
         Command::Lore {
-            what: LoreCommand::List { file, json },
-        } => lore_list::run(&file, json),
+            what: LoreCommand::List { file, json, output },
+        } => lore_list::run(&file, json, output.as_deref()),
         Command::Tokens {
             file,
             tokenizer,
             json,
-        } => tokens::run(&file, &tokenizer, json),
-        Command::Diff { a, b, json } => diff::diff(&a, &b, json),
+            output,
+        } => tokens::run(&file, &tokenizer, json, output.as_deref()),
+        Command::Diff { a, b, json, output } => diff::diff(&a, &b, json, output.as_deref()),
         Command::Set {
             file,
             field,
             value,
             json,
             output,
-        } => diff::set(&file, &field, &value, json, &output),
-        Command::Completions { shell } => {
+            format,
+        } => {
+            let kind = convert::out_kind_for(&output, format)?;
+            diff::set(&file, &field, &value, json, &output, kind)
+        }
+        Command::Completions { shell, output } => {
             use clap::CommandFactory;
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "ccv3", &mut out);
-            print(&String::from_utf8_lossy(&out))?;
+            emit(output.as_deref(), &String::from_utf8_lossy(&out))?;
             Ok(0)
         }
         Command::Index {
             paths,
             db,
             tokenizer,
-        } => index::run(&index::Args {
-            paths,
-            db,
-            tokenizer,
-        }),
+        } => {
+            if crate::stdio::is_dash(&db) {
+                return Err(CliError::file(
+                    Path::new("--db"),
+                    "the index is an SQLite file: give its path, not `-`",
+                ));
+            }
+            // An index records files by path and time: standard input has neither.
+            if let Some(dash) = paths.iter().find(|p| crate::stdio::is_dash(p)) {
+                return Err(CliError::file(
+                    dash,
+                    "an index records files by path: give files or folders, not `-`",
+                ));
+            }
+            index::run(&index::Args {
+                paths,
+                db,
+                tokenizer,
+            })
+        }
         Command::Search {
             db,
             query,
             limit,
             json,
-        } => search::search(&db, &query, limit, json),
-        Command::Export { db, format, output } => match format {
-            crate::args::ExportFormat::Jsonl => search::export(&db, output.as_deref()),
-            crate::args::ExportFormat::Parquet => Err(CliError::file(
-                Path::new("--format"),
-                "parquet is not built into this ccv3: use --format jsonl (pandas: read_json(FILE, lines=True))",
-            )),
-        },
+            output,
+        } => search::search(&db, &query, limit, json, output.as_deref()),
+        Command::Export { db, format, output } => export::run(&db, format, output.as_deref()),
         Command::Debug {
-            what: DebugCommand::Chunks { file },
-        } => debug::chunks(&file),
+            what: DebugCommand::Chunks { file, output },
+        } => debug::chunks(&file, output.as_deref()),
     }
 }
 
@@ -205,51 +242,50 @@ pub fn with_hint(e: ccv3::Error) -> String {
     }
 }
 
-/// Reads a card or lorebook file, naming the file on failure; `-` reads standard input.
-pub fn load(path: &Path) -> Result<ccv3::Document, CliError> {
-    if path == Path::new("-") {
-        return load_stdin(&read_options());
+/// Reads a card or lorebook file, naming the file on failure; `-` reads standard input (claimed
+/// for `what`, the argument's name: [`crate::stdio::claim`]).
+pub fn load(path: &Path, what: &str) -> Result<ccv3::Document, CliError> {
+    if crate::stdio::is_dash(path) {
+        return load_stdin(what, &read_options());
     }
     ccv3::read_file_with(path, &read_options()).map_err(|e| read_error(path, e))
 }
 
-/// Reads a card or lorebook from standard input (issue 16: `-`), at most `max_file_len` bytes.
-fn load_stdin(opts: &ccv3::ReadOptions) -> Result<ccv3::Document, CliError> {
-    use std::io::Read;
-    let name = Path::new("-");
-    let max = opts.max_file_len;
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(max.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| CliError::file(name, e))?;
-    if bytes.len() as u64 > max {
-        return Err(CliError::file(
-            name,
-            format!("standard input is over the limit of {max} bytes {RAISE_HINT}"),
-        ));
-    }
-    ccv3::read_bytes_with(&bytes, opts).map_err(|e| read_error(name, e))
+/// Reads a card or lorebook from standard input (issue 16: `-`), at most `max_file_len` bytes
+/// (read through that bound), the container sniffed from the bytes; errors name `<stdin>`.
+fn load_stdin(what: &str, opts: &ccv3::ReadOptions) -> Result<ccv3::Document, CliError> {
+    let bytes = crate::stdio::read(what, opts.max_file_len, RAISE_HINT)?;
+    ccv3::read_bytes_with(&bytes, opts).map_err(|e| read_error(crate::stdio::stdin_path(), e))
 }
 
 /// Reads a card or lorebook and keeps a PNG card's picture for rewriting (within the library's
 /// limits: CHARX streamed, other files read whole only up to `ReadOptions::max_file_len`).
-pub fn load_whole(path: &Path) -> Result<ccv3::Document, CliError> {
-    if path == Path::new("-") {
-        return load_stdin(&read_options().keep_image(true));
+pub fn load_whole(path: &Path, what: &str) -> Result<ccv3::Document, CliError> {
+    if crate::stdio::is_dash(path) {
+        return load_stdin(what, &read_options().keep_image(true));
     }
     ccv3::read_file_with(path, &read_options().keep_image(true)).map_err(|e| read_error(path, e))
 }
 
 /// [`load_whole`], with a CHARX's or PNG's embedded files checked and left in the file, to be
 /// read again one at a time when written (issue 12); standard input is read whole.
-pub fn load_deferred(path: &Path) -> Result<(ccv3::Document, ccv3::DeferredFiles), CliError> {
-    if path == Path::new("-") {
-        return Ok((load_whole(path)?, ccv3::DeferredFiles::none()));
+pub fn load_deferred(
+    path: &Path,
+    what: &str,
+) -> Result<(ccv3::Document, ccv3::DeferredFiles), CliError> {
+    if crate::stdio::is_dash(path) {
+        return Ok((load_whole(path, what)?, ccv3::DeferredFiles::none()));
     }
     ccv3::read_file_deferred(path, &read_options().keep_image(true))
         .map_err(|e| read_error(path, e))
+}
+
+/// Writes `text` to `-o FILE` (atomically), or to standard output without it or for `-`.
+pub fn emit(output: Option<&Path>, text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = crate::output::Out::open(output)?;
+    out.write_all(text.as_bytes())?;
+    out.finish()
 }
 
 /// Writes to stdout, mapping a closed pipe to a quiet exit.

@@ -7,7 +7,7 @@
 //! Exit codes: 0, or 1 when the prompt is still over `--max-context` after every cut (the prompt
 //! is printed all the same, with a warning on stderr); 2 when it cannot be built.
 
-use super::{print, CliError, CmdResult};
+use super::{emit, CliError, CmdResult};
 use ccv3::{Document, Lorebook};
 use ccv3_lore::BookKind;
 use ccv3_prompt::{
@@ -41,9 +41,11 @@ pub fn run(args: Args) -> CmdResult {
     let tokenizer_thread = std::thread::spawn(move || ccv3_tokens::load(&kind));
 
     let limits = &args.limits;
+    let output = args.output.as_deref();
+    crate::limits::InputLimits::check_state_output(args.state.as_deref(), output)?;
     // The chat first: the memory its reading takes for a moment is free again for the books.
     let chat = limits.load_chat(&args.chat)?;
-    let card = match limits.load(&args.card)? {
+    let card = match limits.load(&args.card, "--card")? {
         Document::Card(cf) => cf.card.data,
         Document::Lorebook(_) => {
             return Err(CliError::file(&args.card, "is a lorebook, not a card"))
@@ -52,7 +54,7 @@ pub fn run(args: Args) -> CmdResult {
     let mut globals: Vec<(String, Lorebook)> = Vec::new();
     for path in &args.books {
         let name = display_name(path);
-        match limits.load(path)? {
+        match limits.load(path, "--book")? {
             Document::Card(cf) => match cf.card.data.character_book {
                 Some(b) => globals.push((name, b)),
                 None => return Err(CliError::file(path, "the card has no character_book")),
@@ -66,8 +68,21 @@ pub fn run(args: Args) -> CmdResult {
         .map_err(|_| CliError::file(&flag("--tokenizer"), "the tokenizer failed to load"))?
         .map_err(|e| CliError::file(&flag("--tokenizer"), e))?;
     let template = match &args.template {
+        Some(p) if crate::stdio::is_dash(p) => {
+            Template::from_json(&stdin_text("--template")?).map_err(|e| CliError::file(p, e))?
+        }
         Some(p) => Template::from_file(p).map_err(|e| CliError::file(p, e))?,
         None => Template::default(),
+    };
+    let instruct = match args.instruct.as_deref() {
+        Some("-") => Some(
+            InstructTemplate::from_json(&stdin_text("--instruct")?)
+                .map_err(|e| CliError::file(Path::new("-"), e))?,
+        ),
+        Some(name) => {
+            Some(InstructTemplate::load(name).map_err(|e| CliError::file(Path::new(name), e))?)
+        }
+        None => None,
     };
     let options = SessionOptions {
         user_name: args.user.clone(),
@@ -108,15 +123,9 @@ pub fn run(args: Args) -> CmdResult {
             .filter(|w| crate::limits::is_bound(w))
             .map(crate::limits::macro_warning),
     );
-    if let Some(p) = &args.state {
+    if let Some(p) = args.state.as_deref().filter(|p| !crate::stdio::is_dash(p)) {
         limits.write_state(p, &turn.state)?;
     }
-    let instruct = match &args.instruct {
-        Some(name) => {
-            Some(InstructTemplate::load(name).map_err(|e| CliError::file(Path::new(name), e))?)
-        }
-        None => None,
-    };
     if args.json {
         let report = turn.report();
         let doc = PromptJson {
@@ -129,23 +138,39 @@ pub fn run(args: Args) -> CmdResult {
         };
         let mut text = serde_json::to_string(&doc).map_err(std::io::Error::from)?;
         text.push('\n');
-        print(&text)?;
+        emit(output, &text)?;
     } else if let Some(t) = &instruct {
-        print(&t.render(&turn.prompt))?;
+        emit(output, &t.render(&turn.prompt))?;
     } else {
-        print(&ccv3_prompt::to_text(&turn.prompt))?;
+        emit(output, &ccv3_prompt::to_text(&turn.prompt))?;
+    }
+    // With `--state -`, the next state follows on standard output.
+    if let Some(p) = args.state.as_deref().filter(|p| crate::stdio::is_dash(p)) {
+        limits.write_state(p, &turn.state)?;
     }
     // Issue 16: a prompt that still does not fit says so on stderr and exits 1.
     if let (Some(over), Some(max)) = (turn.prompt.overflow, args.max_context) {
         eprintln!(
-            "ccv3: warning: the prompt is over --max-context {max} by {over} tokens: the parts that are never cut do not fit"
+            "ccv3: warning: the prompt is over --max-context {max} by {}: the parts that are never cut do not fit",
+            super::validate::plural(over, "token", "tokens")
         );
         return Ok(1);
     }
     Ok(0)
 }
 
+/// The most bytes of a template read from standard input (the library's own limits, 64 KiB for
+/// a prompt template and 1 MiB for an instruct template, apply to what is read).
+const MAX_TEMPLATE_STDIN: u64 = 1 << 20;
+
+/// A template's text from standard input (`--template -`, `--instruct -`).
+fn stdin_text(what: &str) -> Result<String, CliError> {
+    let bytes = crate::stdio::read(what, MAX_TEMPLATE_STDIN, "(templates are small)")?;
+    String::from_utf8(bytes).map_err(|e| CliError::file(Path::new("-"), e))
+}
+
 fn display_name(path: &Path) -> String {
+    let path = crate::stdio::in_name(path);
     path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -1,24 +1,25 @@
-//! `ccv3 search --db cards.sqlite QUERY` and `ccv3 export --db cards.sqlite --format jsonl`
-//! (issue 16): reading the index that `ccv3 index` writes ([`super::index::SCHEMA`]).
+//! `ccv3 search --db cards.sqlite QUERY` (issue 16): full-text search of the index that
+//! `ccv3 index` writes ([`super::index::SCHEMA`]); `ccv3 export` is [`super::export`].
 //!
 //! `search` runs an FTS5 query over name, description, tags and creator (FTS5 syntax:
 //! `lighthouse`, `"old sol"`, `name:ember`, `tea AND storm`, `light*`) and prints the best
 //! matches first: one line per card (`path  name  by creator  [tags]`), or with `--json` one JSON
 //! array of `{"path","name","creator","tags","spec","container","rank"}`.
-//!
-//! `export` writes every row of the index as one JSON object per line, with the columns of
-//! `cards` as keys (`tags`, `tokens` and `findings` as JSON values, not strings), in path order.
-//! Parquet is not built in (see the README).
 
 use super::{CliError, CmdResult};
 use crate::shown::shown;
 use rusqlite::{params, Connection, OpenFlags};
-use serde_json::{json, Map, Value};
-use std::io::Write;
+use serde_json::{json, Value};
 use std::path::Path;
 
 /// Opens an existing index read-only.
-fn open_existing(db: &Path) -> Result<Connection, CliError> {
+pub fn open_existing(db: &Path) -> Result<Connection, CliError> {
+    if crate::stdio::is_dash(db) {
+        return Err(CliError::file(
+            Path::new("--db"),
+            "the index is an SQLite file: give its path, not `-`",
+        ));
+    }
     if !db.is_file() {
         return Err(CliError::file(
             db,
@@ -29,8 +30,14 @@ fn open_existing(db: &Path) -> Result<Connection, CliError> {
         .map_err(|e| CliError::file(db, e))
 }
 
-/// Runs a full-text search; exit 0 with matches, 1 without.
-pub fn search(db: &Path, query: &str, limit: usize, as_json: bool) -> CmdResult {
+/// Runs a full-text search (printed to `-o FILE` when given); exit 0 with matches, 1 without.
+pub fn search(
+    db: &Path,
+    query: &str,
+    limit: usize,
+    as_json: bool,
+    output: Option<&Path>,
+) -> CmdResult {
     let conn = open_existing(db)?;
     let mut st = conn
         .prepare(
@@ -98,60 +105,6 @@ pub fn search(db: &Path, query: &str, limit: usize, as_json: bool) -> CmdResult 
             super::validate::plural(found.len(), "match", "matches")
         ));
     }
-    super::print(&out)?;
+    super::emit(output, &out)?;
     Ok(if found.is_empty() { 1 } else { 0 })
-}
-
-/// Writes every row as JSON lines to stdout or `output`.
-pub fn export(db: &Path, output: Option<&Path>) -> CmdResult {
-    let conn = open_existing(db)?;
-    let write = |w: &mut dyn Write| -> Result<(), CliError> {
-        let mut st = conn
-            .prepare("SELECT * FROM cards ORDER BY path")
-            .map_err(|e| CliError::file(db, e))?;
-        let names: Vec<String> = st.column_names().iter().map(|s| s.to_string()).collect();
-        let mut rows = st.query([]).map_err(|e| CliError::file(db, e))?;
-        while let Some(r) = rows.next().map_err(|e| CliError::file(db, e))? {
-            let mut obj = Map::new();
-            for (i, name) in names.iter().enumerate() {
-                if name == "id" || name == "indexed_run" {
-                    continue;
-                }
-                use rusqlite::types::ValueRef;
-                let v = match r.get_ref(i).map_err(|e| CliError::file(db, e))? {
-                    ValueRef::Null => Value::Null,
-                    ValueRef::Integer(n) => json!(n),
-                    ValueRef::Real(f) => json!(f),
-                    ValueRef::Text(t) => {
-                        let t = String::from_utf8_lossy(t);
-                        if matches!(name.as_str(), "tags" | "tokens" | "findings") {
-                            serde_json::from_str(&t).unwrap_or(Value::String(t.into_owned()))
-                        } else {
-                            Value::String(t.into_owned())
-                        }
-                    }
-                    ValueRef::Blob(_) => Value::Null,
-                };
-                obj.insert(name.clone(), v);
-            }
-            serde_json::to_writer(&mut *w, &obj).map_err(std::io::Error::from)?;
-            w.write_all(b"\n")?;
-        }
-        Ok(())
-    };
-    match output {
-        Some(path) if path != Path::new("-") => {
-            crate::output::write_atomic_with(path, |f| {
-                let mut w = std::io::BufWriter::new(f);
-                write(&mut w)?;
-                w.flush().map_err(CliError::from)
-            })?;
-        }
-        _ => {
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            write(&mut w)?;
-            w.flush()?;
-        }
-    }
-    Ok(0)
 }

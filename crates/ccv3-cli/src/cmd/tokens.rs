@@ -2,19 +2,19 @@
 //! and of each lorebook entry (its content after the decorator lines, macros unexpanded), with
 //! the tokenizer named.
 
-use super::{load, print, CliError, CmdResult};
+use super::{emit, load, CliError, CmdResult};
 use crate::shown::shown;
 use ccv3::Document;
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
-/// Prints the counts.
-pub fn run(path: &Path, tokenizer: &str, as_json: bool) -> CmdResult {
+/// Prints the counts (to `-o FILE` when given).
+pub fn run(path: &Path, tokenizer: &str, as_json: bool, output: Option<&Path>) -> CmdResult {
     let kind: ccv3_tokens::TokenizerKind = tokenizer
         .parse()
         .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
     let tok = ccv3_tokens::load(&kind).map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
-    let doc = load(path)?;
+    let doc = load(path, "FILE")?;
     let mut fields: Vec<(&str, usize)> = Vec::new();
     let book = match &doc {
         Document::Card(cf) => {
@@ -64,7 +64,7 @@ pub fn run(path: &Path, tokenizer: &str, as_json: bool) -> CmdResult {
             .map(|(i, n, t)| json!({"index": i, "name": n, "tokens": t}))
             .collect();
         let doc = json!({"tokenizer": tok.name(), "fields": f, "entries": e, "lorebook": lore, "total": total});
-        print(&format!("{doc}\n"))?;
+        emit(output, &format!("{doc}\n"))?;
         return Ok(0);
     }
     let mut s = format!("tokenizer: {}\n", tok.name());
@@ -84,6 +84,6 @@ pub fn run(path: &Path, tokenizer: &str, as_json: bool) -> CmdResult {
         }
     }
     s.push_str(&format!("  {:<26} {total:>8}\n", "total"));
-    print(&s)?;
+    emit(output, &s)?;
     Ok(0)
 }

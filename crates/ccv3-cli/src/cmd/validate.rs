@@ -278,8 +278,8 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     } else {
         ProgressBar::hidden()
     };
-    let live = std::io::stdout().is_terminal();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut out = crate::output::Out::open(args.output.as_deref())?;
+    let live = out.is_terminal();
     let mut totals = Totals::default();
     let opts = super::read_options();
     let mut first = true;
@@ -288,13 +288,12 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     }
     let work = |item: Item| match item {
         Item::File(file) => {
-            let outcome = ccv3::read_file_with(&file, &opts)
-                .map(|doc| {
-                    let mut d = ccv3::check_document(&doc);
-                    d.retain(|d| filter.keeps(d));
-                    d
-                })
-                .map_err(super::with_hint);
+            let outcome = crate::stdio::read_document(&file, &opts).map(|doc| {
+                let mut d = ccv3::check_document(&doc);
+                d.retain(|d| filter.keeps(d));
+                d
+            });
+            let file = crate::stdio::in_name(&file).to_path_buf();
             Report { file, outcome }
         }
         Item::Error(file, e) => Report {
@@ -352,7 +351,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         }
         Mode::Jsonl => {}
     }
-    out.flush()?;
+    out.finish()?;
     Ok(if totals.unreadable > 0 {
         2
     } else if totals.counts.errors > 0 {
