@@ -10,11 +10,19 @@
 //! SillyTavern's selective logics, 1% constant; a chat of ~60 words per message that mentions keys
 //! of the first 1,000 entries. Run: `cargo bench -p ccv3-lore --bench scan -- --warm-up-time 1
 //! --measurement-time 3`.
+//!
+//! The group `scan_compat` scans the same books and chats with `--compat sillytavern`.
+//!
+//! With `CCV3_SCAN_ONCE=MODE:ENTRIES:MESSAGES` set (MODE `spec` or `compat`), the binary instead
+//! builds that one case, scans it once to warm up and once more inside `measured_scan`, and
+//! exits: the driver for counting instructions with
+//! `valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*measured_scan*'`
+//! (docs/benchmarks.md, "Lorebook engine").
 
 use ccv3::Lorebook;
 use ccv3_lore::chat::{Chat, Message, Role};
-use ccv3_lore::{BookInput, BookKind, LorebookCompiler, ScanOptions};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use ccv3_lore::{BookInput, BookKind, Compat, CompiledBooks, LorebookCompiler, ScanOptions};
+use criterion::{criterion_group, BenchmarkId, Criterion};
 use serde_json::{json, Value};
 use std::hint::black_box;
 
@@ -422,11 +430,7 @@ fn bench(c: &mut Criterion) {
                 continue;
             }
             let chat = make_chat(&all, m);
-            let opts = ScanOptions {
-                scan_depth: m as u64,
-                match_whole_words: false,
-                ..Default::default()
-            };
+            let opts = scan_opts(m, false);
             let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
             eprintln!(
                 "{n} entries x {m} messages: {} activated, {} looked at and rejected, {} tokens",
@@ -434,6 +438,32 @@ fn bench(c: &mut Criterion) {
                 r.rejected.len(),
                 r.tokens
             );
+            g.bench_function(
+                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
+                |b| {
+                    b.iter(|| {
+                        black_box(compiled.scan(
+                            &chat,
+                            &Default::default(),
+                            &opts,
+                            &ccv3_tokens::Estimate,
+                        ))
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+    // The same books and chats in SillyTavern compatibility mode (its own loop over the same
+    // compiled books: every entry checked in every step, as SillyTavern does).
+    let mut g = c.benchmark_group("scan_compat");
+    g.sample_size(10);
+    for n in [1_000, 10_000, 100_000] {
+        let book = make_book(&all[..n], true);
+        let compiled = compile_for_scans(&book);
+        for m in [2usize, 10, 100] {
+            let chat = make_chat(&all, m);
+            let opts = scan_opts(m, true);
             g.bench_function(
                 BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
                 |b| {
@@ -465,11 +495,7 @@ fn bench(c: &mut Criterion) {
             }]);
         for m in [2usize, 100] {
             let chat = make_chat(&all, m);
-            let opts = ScanOptions {
-                scan_depth: m as u64,
-                match_whole_words: false,
-                ..Default::default()
-            };
+            let opts = scan_opts(m, false);
             let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
             eprintln!(
                 "no budget: {n} entries x {m} messages: {} activated, {} rejected",
@@ -568,5 +594,79 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// The options of the `scan` groups: the whole chat scanned, no whole-word matching, and
+/// SillyTavern compatibility mode when `compat`.
+fn scan_opts(m: usize, compat: bool) -> ScanOptions {
+    ScanOptions {
+        scan_depth: m as u64,
+        match_whole_words: false,
+        compat: if compat {
+            Compat::SillyTavern
+        } else {
+            Compat::Spec
+        },
+        ..Default::default()
+    }
+}
+
+/// The book compiled once for many scans, as the `scan` groups use it.
+fn compile_for_scans(book: &Lorebook) -> CompiledBooks<'_> {
+    LorebookCompiler::new()
+        .names("Seraphine Vael", "User")
+        .compile(&[BookInput {
+            book,
+            kind: BookKind::Character,
+            name: "b".into(),
+        }])
+}
+
+/// One scan, kept out of line so that callgrind can count it alone
+/// (`--toggle-collect='*measured_scan*'`).
+#[inline(never)]
+fn measured_scan(compiled: &CompiledBooks<'_>, chat: &Chat, opts: &ScanOptions) -> usize {
+    let r = compiled.scan(chat, &Default::default(), opts, &ccv3_tokens::Estimate);
+    r.activated.len() + r.rejected.len()
+}
+
+/// `CCV3_SCAN_ONCE=MODE:ENTRIES:MESSAGES`: the case of the `scan` (MODE `spec`) or
+/// `scan_compat` (MODE `compat`) group, scanned once to warm up and once in `measured_scan`.
+fn scan_once(spec: &str) {
+    let parts: Vec<&str> = spec.split(':').collect();
+    let (mode, n, m) = match parts.as_slice() {
+        [mode, n, m] => (*mode, n.parse().unwrap_or(0), m.parse().unwrap_or(0)),
+        _ => ("", 0, 0),
+    };
+    if !matches!(mode, "spec" | "compat") || !(1..=100_000).contains(&n) || !(1..=100).contains(&m)
+    {
+        eprintln!(
+            "CCV3_SCAN_ONCE: expected spec|compat:ENTRIES(1-100000):MESSAGES(1-100), got {spec:?}"
+        );
+        std::process::exit(2);
+    }
+    let all = make_entries(n);
+    let book = make_book(&all, true);
+    let compiled = compile_for_scans(&book);
+    let chat = make_chat(&all, m);
+    let opts = scan_opts(m, mode == "compat");
+    let warm = warm_up_scan(&compiled, &chat, &opts);
+    let counted = measured_scan(&compiled, &chat, &opts);
+    println!("{mode} {n} entries x {m} messages: {counted} entries activated or rejected (warm-up {warm})");
+}
+
+/// The warm-up scan (outside callgrind's count): what a first scan builds on demand.
+#[inline(never)]
+fn warm_up_scan(compiled: &CompiledBooks<'_>, chat: &Chat, opts: &ScanOptions) -> usize {
+    let r = black_box(compiled.scan(chat, &Default::default(), opts, &ccv3_tokens::Estimate));
+    r.activated.len() + r.rejected.len()
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("CCV3_SCAN_ONCE") {
+        scan_once(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1419,22 +1419,37 @@ pub fn card_json(card: &Card, version: CardVersion) -> Value {
 /// Writes a card as PNG. `image` is the picture to use (else the card's own PNG, else its main
 /// icon asset when that is a PNG, else a plain generated image).
 pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> Result<Vec<u8>> {
-    let picture = image
-        .map(<[u8]>::to_vec)
-        .or_else(|| cf.image.clone().filter(|b| png::can_carry_card(b)));
+    let picture = match image {
+        Some(b) => Picture::Given(b.to_vec()),
+        None => Picture::Own(cf.image.clone()),
+    };
     let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
     let mut out = Vec::new();
     png_into(cf.card.clone(), store, picture, version, &mut out)?;
     Ok(out)
 }
 
+/// The picture a card's PNG is written into.
+enum Picture {
+    /// The caller's: written as given (a picture that cannot carry a card is an error).
+    Given(Vec<u8>),
+    /// The card's own, if any: kept when it can carry a card, else left out for the card's PNG
+    /// main icon or the plain image.
+    Own(Option<Vec<u8>>),
+}
+
 fn png_into<W: Write>(
     mut card: Card,
     mut store: Store<'_>,
-    mut picture: Option<Vec<u8>>,
+    picture: Picture,
     version: CardVersion,
     out: W,
 ) -> Result<()> {
+    // The card's own picture is walked once, here, and that walk is the one the writer uses.
+    let (mut picture, carrier) = match picture {
+        Picture::Given(b) => (Some(b), None),
+        Picture::Own(own) => (None, own.and_then(|b| png::Carrier::new(b).ok())),
+    };
     if store.copies_too_many() {
         return Err(too_many_copies());
     }
@@ -1454,7 +1469,7 @@ fn png_into<W: Write>(
             let Some(mut src) = store.asset_src(&a.uri) else {
                 continue;
             };
-            if Some(i) == main_icon && picture.is_none() {
+            if Some(i) == main_icon && picture.is_none() && carrier.is_none() {
                 let bytes = store.bytes(src)?;
                 if png::is_png(&bytes) {
                     picture = Some(bytes);
@@ -1472,7 +1487,10 @@ fn png_into<W: Write>(
     if store.over {
         return Err(too_many_copies());
     }
-    let picture = picture.unwrap_or_else(png::plain_image);
+    let carrier = match carrier {
+        Some(c) => c,
+        None => png::Carrier::new(picture.unwrap_or_else(png::plain_image))?,
+    };
     let mut text: Vec<(String, Src)> = Vec::new();
     // Each JSON text is dropped as soon as it is encoded.
     let encode = |v: Vec<u8>| png::encode_text_value(&String::from_utf8_lossy(&v));
@@ -1498,7 +1516,7 @@ fn png_into<W: Write>(
     text.extend(chunks);
     let keywords: Vec<String> = text.iter().map(|(k, _)| k.clone()).collect();
     let mut values: Vec<Option<Src>> = text.into_iter().map(|(_, v)| Some(v)).collect();
-    png::write_card_chunks_with(&picture, &keywords, out, |i| {
+    png::write_card_chunks_with(&carrier, &keywords, out, |i| {
         let src = values
             .get_mut(i)
             .and_then(Option::take)
@@ -1630,7 +1648,10 @@ fn write_card_impl<W: Write + Seek>(
             json_into(card, store, version, true, std::io::BufWriter::new(out))
         }
         (Container::Png, _) => {
-            let picture = image.or_else(|| own_image.filter(|b| png::can_carry_card(b)));
+            let picture = match image {
+                Some(b) => Picture::Given(b),
+                None => Picture::Own(own_image),
+            };
             let store = Store::new(held, card.data.assets.as_deref());
             png_into(card, store, picture, version, std::io::BufWriter::new(out))
         }

@@ -1461,33 +1461,6 @@ pub fn write_card_chunks_to<W: Write>(
     Ok(())
 }
 
-/// [`write_card_chunks_to`] with each chunk's value asked of `value` (by its index in
-/// `keywords`) only when it is written, so the values are never all held at once (issue 12).
-/// The keywords and the PNG are checked before anything is written; a value holding NUL fails
-/// when it comes.
-pub(crate) fn write_card_chunks_with<W: Write>(
-    png: &[u8],
-    keywords: &[String],
-    mut out: W,
-    mut value: impl FnMut(usize) -> Result<Vec<u8>>,
-) -> Result<()> {
-    for keyword in keywords {
-        check_text_chunk(keyword, b"")?;
-    }
-    let plan = plan_chunks(png)?;
-    out.write_all(&SIGNATURE)?;
-    for span in &plan.keep {
-        out.write_all(png.get(span.clone()).unwrap_or_default())?;
-    }
-    for (i, keyword) in keywords.iter().enumerate() {
-        let v = value(i)?;
-        check_text_chunk(keyword, &v)?;
-        write_chunk_parts(&mut out, b"tEXt", &[keyword.as_bytes(), b"\0", &v])?;
-    }
-    out.write_all(png.get(plan.iend_and_after..).unwrap_or_default())?;
-    Ok(())
-}
-
 /// Removes every `ccv3`, `chara` and `chara-ext-asset_*` text chunk (in `tEXt`, `zTXt` and
 /// `iTXt` form), then inserts `chunks` as `tEXt` chunks `(keyword, value)` right before `IEND`.
 ///
@@ -1507,19 +1480,74 @@ pub fn write_card_chunks(png: &[u8], chunks: &[(&str, &[u8])]) -> Result<Vec<u8>
     Ok(out)
 }
 
+/// A picture whose chunks were walked once to write a card into it: its bytes and the plan of
+/// what to keep (so a card's own picture is checked and written with one walk).
+pub(crate) struct Carrier {
+    png: Vec<u8>,
+    plan: Plan,
+}
+
+impl Carrier {
+    /// Walks `png`'s chunk headers.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Png`] when `png` cannot carry a card (see [`can_carry_card`]).
+    pub(crate) fn new(png: Vec<u8>) -> Result<Carrier> {
+        let plan = plan_chunks(&png)?;
+        Ok(Carrier { png, plan })
+    }
+}
+
+/// [`write_card_chunks_to`] into an already walked picture, with each chunk's value asked of
+/// `value` (by its index in `keywords`) only when it is written, so the values are never all
+/// held at once (issue 12). The keywords are checked before anything is written; a value
+/// holding NUL fails when it comes.
+pub(crate) fn write_card_chunks_with<W: Write>(
+    picture: &Carrier,
+    keywords: &[String],
+    mut out: W,
+    mut value: impl FnMut(usize) -> Result<Vec<u8>>,
+) -> Result<()> {
+    for keyword in keywords {
+        check_text_chunk(keyword, b"")?;
+    }
+    let (png, plan) = (&picture.png, &picture.plan);
+    out.write_all(&SIGNATURE)?;
+    for span in &plan.keep {
+        out.write_all(png.get(span.clone()).unwrap_or_default())?;
+    }
+    for (i, keyword) in keywords.iter().enumerate() {
+        let v = value(i)?;
+        check_text_chunk(keyword, &v)?;
+        write_chunk_parts(&mut out, b"tEXt", &[keyword.as_bytes(), b"\0", &v])?;
+    }
+    out.write_all(png.get(plan.iend_and_after..).unwrap_or_default())?;
+    Ok(())
+}
+
 /// Byte ranges of a PNG to keep, and where `IEND` starts.
 struct Plan {
     keep: Vec<std::ops::Range<usize>>,
     iend_and_after: usize,
 }
 
-/// Walks an in-memory PNG and decides which chunks to keep.
-/// True when `png` is a PNG whose chunks can all be walked, so a card can be written into it
-/// (a picture cut short or damaged cannot carry a card; issue 13).
-pub(crate) fn can_carry_card(png: &[u8]) -> bool {
-    is_png(png) && plan_chunks(png).is_ok()
+/// True when `png` is a PNG whose chunk headers can all be walked up to `IEND`, so a card can be
+/// written into it: what the card writers ask of a card's own picture before they keep it (a
+/// picture cut short or with a damaged chunk header cannot carry a card, and the writers use the
+/// card's PNG main icon or a plain image instead; issue 13). Chunk CRCs are not checked.
+///
+/// ```
+/// let png = ccv3::png::plain_image();
+/// assert!(ccv3::png::can_carry_card(&png));
+/// assert!(!ccv3::png::can_carry_card(&png[..png.len() - 4]));
+/// assert!(!ccv3::png::can_carry_card(b"GIF89a"));
+/// ```
+pub fn can_carry_card(png: &[u8]) -> bool {
+    plan_chunks(png).is_ok()
 }
 
+/// Walks an in-memory PNG and decides which chunks to keep.
 fn plan_chunks(png: &[u8]) -> Result<Plan> {
     if !is_png(png) {
         return Err(Error::Png {

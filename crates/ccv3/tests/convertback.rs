@@ -93,7 +93,7 @@ fn normalized(cf: &CardFile, picture: bool, any_picture: bool) -> Value {
     let picture = cf
         .image
         .as_deref()
-        .filter(|b| picture && (any_picture || carries_card(b)));
+        .filter(|b| picture && (any_picture || ccv3::png::can_carry_card(b)));
     if let Some(Value::Array(assets)) = v["data"].get_mut("assets") {
         for a in assets.iter_mut() {
             let Some(uri) = a.get("uri").and_then(Value::as_str).map(str::to_string) else {
@@ -122,11 +122,6 @@ fn normalized(cf: &CardFile, picture: bool, any_picture: bool) -> Value {
         }
     }
     v
-}
-
-/// True for a PNG whose chunks all walk (one a card can be written into).
-fn carries_card(b: &[u8]) -> bool {
-    ccv3::png::is_png(b) && ccv3::png::list_chunks(b).is_ok()
 }
 
 fn read_card(bytes: &[u8], what: &str) -> CardFile {
@@ -189,7 +184,7 @@ fn card_trip(cf: &CardFile, name: &str, to: &str) -> Option<String> {
     let back = read_card(&bytes, &format!("{name} as {to}"));
     // The plain picture a writer makes for a card that had none stands for no picture.
     // A PNG cut short or damaged cannot carry a card: the writer makes the plain picture.
-    let had_picture = cf.image.as_deref().is_some_and(carries_card);
+    let had_picture = cf.image.as_deref().is_some_and(ccv3::png::can_carry_card);
     let plain = back
         .image
         .as_deref()

@@ -15,6 +15,8 @@ mod corpus;
 mod hostile_files;
 /// The lossless model and the lenient reader (SPEC_V3 "CharacterCard Object", V1-V2 notes).
 mod model;
+/// Issue 13: which picture a card's PNG is written into (own, main icon, plain).
+mod own_picture;
 /// Round trips between containers: JSON -> PNG -> CHARX -> JSON.
 mod roundtrip;
 /// Issue 13: shapes real applications write (fixtures in tests/fixtures/wild/).

@@ -714,7 +714,10 @@ pub(super) fn scan<'a>(
 
         // Sticky first, then activation order.
         now.sort_by_key(|&i| (!sticky_on[i], i));
-        let text_tokens = tok.count(&all_text);
+        // Without a budget nothing is counted: SillyTavern's walk recounts the step's growing
+        // text at every entry, and with thousands of entries that is quadratic for nothing.
+        let counted = budget != usize::MAX;
+        let text_tokens = if counted { tok.count(&all_text) } else { 0 };
         groups(
             &mut st,
             &mut now,
@@ -757,7 +760,7 @@ pub(super) fn scan<'a>(
             }
             new_content.push_str(e.content);
             new_content.push('\n');
-            if text_tokens.saturating_add(tok.count(&new_content)) >= budget {
+            if counted && text_tokens.saturating_add(tok.count(&new_content)) >= budget {
                 overflowed = true;
                 reasons.insert(
                     i,
