@@ -180,3 +180,30 @@ fn issue13_textgen_yaml_and_faraday_png_read_as_cards() {
         assert_eq!(v["data"]["name"], card, "{name}");
     }
 }
+
+/// Issue 13 "Done when" (Risu `.risum` modules) through the CLI: without RisuAI's RPack table the
+/// error says how to give it; `--rpack-map FILE` (RisuAI's 512-byte `rpack_map.bin` layout) reads
+/// the module's lorebook. The table here is the made-up one the fixture is encoded with.
+#[test]
+fn issue13_risum_module_reads_with_rpack_map() {
+    let risum = wild("risu_module.risum");
+    let o = ccv3(&[&"inspect", &risum]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("--rpack-map FILE"), "{}", stderr(&o));
+
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("rpack_map.bin");
+    let mut bytes = vec![0u8; 512];
+    for i in 0..256 {
+        bytes[256 + i] = ((i * 167 + 13) % 256) as u8;
+    }
+    std::fs::write(&map, &bytes).unwrap();
+    let o = ccv3(&[&"inspect", &risum, &"--rpack-map", &map]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("lorebook:"), "{}", stdout(&o));
+
+    std::fs::write(&map, [0u8; 100]).unwrap();
+    let o = ccv3(&[&"inspect", &risum, &"--rpack-map", &map]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--rpack-map"), "{}", stderr(&o));
+}

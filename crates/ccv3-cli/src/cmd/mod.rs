@@ -79,6 +79,25 @@ pub type CmdResult = Result<u8, CliError>;
 /// The `--max-input-mib` of this run, in bytes (set once, before any file is read).
 static MAX_INPUT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 
+/// The `--rpack-map` table of this run (set once, before any file is read).
+static RPACK: std::sync::OnceLock<ccv3::lorebook::risum::RpackTable> = std::sync::OnceLock::new();
+
+/// The hint added to the error of a `.risum` module read without RisuAI's table.
+const RPACK_HINT: &str = "(the ccv3 option --rpack-map FILE gives it)";
+
+/// Reads `--rpack-map`: RisuAI's `rpack_map.bin` (512 bytes) or a bare 256-byte table; a
+/// bigger file is refused before it is read whole.
+fn read_rpack_map(path: &Path) -> Result<ccv3::lorebook::risum::RpackTable, CliError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| CliError::file(path, e))?;
+    let mut bytes = Vec::with_capacity(512);
+    file.take(513)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::file(path, e))?;
+    ccv3::lorebook::risum::RpackTable::from_map_file(&bytes)
+        .map_err(|e| CliError::file(path, format!("--rpack-map: {e}")))
+}
+
 /// The hint added to a size limit's error: how to raise it from the command line.
 pub const RAISE_HINT: &str = "(the ccv3 option --max-input-mib raises it)";
 
@@ -86,6 +105,9 @@ pub const RAISE_HINT: &str = "(the ccv3 option --max-input-mib raises it)";
 pub fn run(cli: Cli) -> CmdResult {
     if let Some(mib) = cli.max_input_mib {
         let _ = MAX_INPUT.set(mib.saturating_mul(1 << 20));
+    }
+    if let Some(path) = &cli.rpack_map {
+        let _ = RPACK.set(read_rpack_map(path)?);
     }
     match cli.command {
         Command::Inspect { file, json, output } => inspect::run(&file, json, output.as_deref()),
@@ -211,6 +233,7 @@ pub fn read_options() -> ccv3::ReadOptions {
         opts.charx.max_entry_size = max;
         opts.charx.max_total_size = max;
     }
+    opts.rpack = RPACK.get().copied();
     opts
 }
 
@@ -237,6 +260,8 @@ pub fn with_hint(e: ccv3::Error) -> String {
     let counts = ["max_assets", "max_entries", "max_chunks", "max_ratio"];
     if matches!(e, ccv3::Error::Limit(_)) && !counts.iter().any(|c| text.contains(c)) {
         format!("{text} {RAISE_HINT}")
+    } else if text.contains("ReadOptions::rpack") {
+        format!("{text} {RPACK_HINT}")
     } else {
         text
     }
