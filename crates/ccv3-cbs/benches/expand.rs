@@ -122,18 +122,21 @@ fn bench(c: &mut Criterion) {
             "{{#if {{equal::{{getvar::x}}::7}}}}seven{{:else}}other{{/if}}",
             "{{hasvar::x}}",
         );
-        g.bench_function("parse_and_expand_100k_1000_macros_sillytavern_classic", |b| {
-        b.iter(|| {
-            let mut vars = Variables::new();
-            Template::parse(std::hint::black_box(&classic_text)).expand_with(
-                st,
-                &Limits::default(),
-                &ctx,
-                &mut vars,
-                Mode::Prompt,
-            )
-        })
-    });
+    g.bench_function(
+        "parse_and_expand_100k_1000_macros_sillytavern_classic",
+        |b| {
+            b.iter(|| {
+                let mut vars = Variables::new();
+                Template::parse(std::hint::black_box(&classic_text)).expand_with(
+                    st,
+                    &Limits::default(),
+                    &ctx,
+                    &mut vars,
+                    Mode::Prompt,
+                )
+            })
+        },
+    );
     g.finish();
 }
 

@@ -6,7 +6,11 @@
 //! between the walk and the sink at any time, so memory does not grow with the number of inputs,
 //! and a slow file holds up the output but not the workers for more than the window.
 
+use crate::walk::{Item, Walk};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Mutex;
@@ -21,6 +25,34 @@ pub const BATCH: usize = 32;
 /// How many workers: one per core the process may use.
 pub fn workers() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 64))
+}
+
+/// Walks `paths` ([`crate::walk`]: folders recursively, in path order), runs `work` on every
+/// file found (or path that could not be read) on every core, and `sink` on each result in
+/// walk order on the calling thread: the folder commands' (`validate`, `index`, `convert`) one
+/// way through an archive. Stops early with the sink's error.
+pub fn each_file<R, E>(
+    paths: &[PathBuf],
+    work: impl Fn(Item) -> R + Sync,
+    sink: impl FnMut(R) -> Result<(), E>,
+) -> Result<(), E>
+where
+    R: Send,
+{
+    ordered(Walk::new(paths), workers(), work, sink)
+}
+
+/// The progress line of a folder command on stderr (`template` in `indicatif`'s syntax, such
+/// as `"{spinner} {pos} files read {elapsed}"`), drawn only when stderr is a terminal.
+pub fn spinner(template: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// Runs `work` on every input of `inputs` on `threads` workers, and `sink` on each result in

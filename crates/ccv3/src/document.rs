@@ -402,10 +402,12 @@ fn read_file_impl(
     defer: bool,
 ) -> Result<(Document, DeferredFiles)> {
     let mut file = std::fs::File::open(path)?;
-    let mut head = [0u8; 16];
-    let n = read_up_to(&mut file, &mut head)?;
-    file.seek(SeekFrom::Start(0))?;
     let len = file.metadata()?.len();
+    // Positional reads through one small buffer: the PNG reader's seeks cost no system call,
+    // and the file's own cursor stays at 0 for the other containers.
+    let mut reader = crate::posread::PosReader::new(&file, len);
+    let mut head = [0u8; 16];
+    let n = read_up_to(&mut reader, &mut head)?;
     let too_big = || {
         Error::Limit(format!(
             "file of {len} bytes is over the limit of {} bytes for files read whole (the option \
@@ -416,20 +418,20 @@ fn read_file_impl(
     let head = head.get(..n).unwrap_or_default();
     if png::is_png(head) {
         let read = read_png(opts, |limits| {
-            file.seek(SeekFrom::Start(0))?;
-            // A small buffer: every skipped chunk discards it, and card text is read in one large read.
-            let r = std::io::BufReader::with_capacity(512, &mut file);
+            reader.seek(SeekFrom::Start(0))?;
             if defer {
-                png::read_card_chunks_deferred(r, limits)
+                png::read_card_chunks_deferred(&mut reader, limits)
             } else {
-                png::read_card_chunks(r, limits).map(|c| (c, png::AssetPlaces::default()))
+                png::read_card_chunks(&mut reader, limits).map(|c| (c, png::AssetPlaces::default()))
             }
         });
         let (mut cf, places) = match read {
             Err(Error::Unrecognized(m)) if m == NO_CARD_CHUNK => {
-                file.seek(SeekFrom::Start(0))?;
-                let r = std::io::BufReader::with_capacity(512, &mut file);
-                (png_exif_card(r, opts)?, png::AssetPlaces::default())
+                reader.seek(SeekFrom::Start(0))?;
+                (
+                    png_exif_card(&mut reader, opts)?,
+                    png::AssetPlaces::default(),
+                )
             }
             other => other?,
         };
@@ -450,6 +452,8 @@ fn read_file_impl(
         };
         return Ok((Document::Card(cf), files));
     }
+    // Positional reads move the cursor on some systems (Windows).
+    file.seek(SeekFrom::Start(0))?;
     // A zip, or a JPEG with a CHARX behind it: streamed, never read whole (issue 12).
     if head.starts_with(b"PK\x03\x04")
         || (legacy::is_jpeg(head) && charx::reader_lists_card_json(&mut file))

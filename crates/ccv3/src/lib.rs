@@ -23,6 +23,7 @@ mod document;
 mod error;
 mod mapped;
 mod model;
+mod posread;
 #[cfg(test)]
 mod test_corpus;
 

@@ -14,9 +14,8 @@ use super::convert::{convert_doc, read_picture, OutKind};
 use super::{CliError, CmdResult};
 use crate::args::{OutFormat, Target};
 use crate::shown::shown;
-use crate::walk::{Item, Walk};
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::{IsTerminal, Write};
+use crate::walk::Item;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// How many failures the end report lists by name.
@@ -72,16 +71,7 @@ pub fn run(args: &Args) -> CmdResult {
     } else {
         args.input.parent().unwrap_or(Path::new(""))
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new_spinner();
-        if let Ok(style) = ProgressStyle::with_template("{spinner} {pos} files converted {elapsed}")
-        {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = crate::pipeline::spinner("{spinner} {pos} files converted {elapsed}");
     let work = |item: Item| match item {
         Item::File(input) => {
             let result = convert_one(&input, root, args, picture.clone());
@@ -111,12 +101,7 @@ pub fn run(args: &Args) -> CmdResult {
         }
         Ok(())
     };
-    crate::pipeline::ordered(
-        Walk::new(std::slice::from_ref(&args.input)),
-        crate::pipeline::workers(),
-        work,
-        sink,
-    )?;
+    crate::pipeline::each_file(std::slice::from_ref(&args.input), work, sink)?;
     bar.finish_and_clear();
     let mut report = format!(
         "{}: {} converted into {}, {} failed\n",

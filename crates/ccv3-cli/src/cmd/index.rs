@@ -16,15 +16,13 @@
 //! thread, in one transaction per 2,000 files.
 
 use super::{CliError, CmdResult};
-use crate::walk::{Item, Walk};
+use crate::walk::Item;
 use ccv3::{Document, Severity};
 use ccv3_tokens::Tokenizer;
-use indicatif::{ProgressBar, ProgressStyle};
 use rusqlite::{params, Connection};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// The tables (created when missing).
@@ -166,15 +164,7 @@ pub fn run(args: &Args) -> CmdResult {
         )
         .map_err(db_err)?;
     let known = load_known(&conn).map_err(db_err)?;
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new_spinner();
-        if let Ok(style) = ProgressStyle::with_template("{spinner} {pos} files indexed {elapsed}") {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = crate::pipeline::spinner("{spinner} {pos} files indexed {elapsed}");
     let opts = super::read_options();
     let work = |item: Item| -> Outcome {
         match item {
@@ -243,12 +233,7 @@ pub fn run(args: &Args) -> CmdResult {
         }
         Ok(())
     };
-    crate::pipeline::ordered(
-        Walk::new(&args.paths),
-        crate::pipeline::workers(),
-        work,
-        sink,
-    )?;
+    crate::pipeline::each_file(&args.paths, work, sink)?;
     bar.finish_and_clear();
     if tx_open {
         conn.execute_batch("COMMIT").map_err(db_err)?;

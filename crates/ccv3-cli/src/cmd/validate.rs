@@ -25,12 +25,11 @@
 use super::{CliError, CmdResult};
 use crate::args::{MinSeverity, ValidateArgs};
 use crate::shown::shown;
-use crate::walk::{Item, Walk};
+use crate::walk::Item;
 use ccv3::{Diagnostic, Severity};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// How many of the worst files `--summary` lists.
@@ -267,17 +266,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         _ => Mode::Lines,
     };
     let filter = Filter::new(args);
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new_spinner();
-        if let Ok(style) =
-            ProgressStyle::with_template("{spinner} {pos} files read {msg} {elapsed}")
-        {
-            bar.set_style(style);
-        }
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = crate::pipeline::spinner("{spinner} {pos} files read {msg} {elapsed}");
     let mut out = crate::output::Out::open(args.output.as_deref())?;
     let live = out.is_terminal();
     let mut totals = Totals::default();
@@ -333,12 +322,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
             Ok(())
         })
     };
-    crate::pipeline::ordered(
-        Walk::new(&args.paths),
-        crate::pipeline::workers(),
-        work,
-        sink,
-    )?;
+    crate::pipeline::each_file(&args.paths, work, sink)?;
     bar.finish_and_clear();
     match mode {
         Mode::Json => out.write_all(b"]\n")?,
