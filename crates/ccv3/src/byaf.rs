@@ -44,6 +44,32 @@ pub fn is_byaf(files: &[CharxFile]) -> bool {
     files.iter().any(|f| f.path == MANIFEST) && !files.iter().any(|f| f.path == "card.json")
 }
 
+/// Takes the text field `key` out of an importer's map, its macros converted by `convert`; the
+/// original is kept in `kept` when the conversion changed it, and a value that is not text is
+/// kept there as it is (and read as empty). Shared by the importers of other applications'
+/// characters (Backyard's legacy PNG, text-generation-webui).
+pub(crate) fn take_text(
+    map: &mut Map<String, Value>,
+    key: &str,
+    kept: &mut Map<String, Value>,
+    convert: impl Fn(&str) -> String,
+) -> String {
+    match map.shift_remove(key) {
+        Some(Value::String(s)) => {
+            let out = convert(&s);
+            if out != s {
+                kept.insert(key.into(), Value::String(s));
+            }
+            out
+        }
+        Some(other) => {
+            kept.insert(key.into(), other);
+            String::new()
+        }
+        None => String::new(),
+    }
+}
+
 /// Backyard's `{character}` / `{user}` placeholders as CBS macros.
 ///
 /// ```

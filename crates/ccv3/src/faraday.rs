@@ -54,22 +54,8 @@ pub fn card_from_faraday(v: Value, diags: &mut Vec<Diagnostic>) -> Result<Card> 
         _ => Map::new(),
     };
     let mut kept = Map::new();
-    let mut text = |key: &str, c: &mut Map<String, Value>| -> String {
-        match c.shift_remove(key) {
-            Some(Value::String(s)) => {
-                let out = macros(&s);
-                if out != s {
-                    kept.insert(key.into(), Value::String(s));
-                }
-                out
-            }
-            Some(other) => {
-                kept.insert(key.into(), other);
-                String::new()
-            }
-            None => String::new(),
-        }
-    };
+    let mut text =
+        |key: &str, c: &mut Map<String, Value>| crate::byaf::take_text(c, key, &mut kept, macros);
     let mut name = text("aiName", &mut character);
     if name.is_empty() {
         name = character

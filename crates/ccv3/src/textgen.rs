@@ -93,21 +93,8 @@ pub fn card_from_textgen(obj: Map<String, Value>, diags: &mut Vec<Diagnostic>) -
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
     let mut kept = Map::new();
-    let mut text = |key: &str, rest: &mut Map<String, Value>| -> String {
-        match rest.shift_remove(key) {
-            Some(Value::String(s)) => {
-                let out = card_macros(&s);
-                if out != s {
-                    kept.insert(key.into(), Value::String(s));
-                }
-                out
-            }
-            Some(other) => {
-                kept.insert(key.into(), other);
-                String::new()
-            }
-            None => String::new(),
-        }
+    let mut text = |key: &str, rest: &mut Map<String, Value>| {
+        crate::byaf::take_text(rest, key, &mut kept, card_macros)
     };
     let description = text("context", &mut rest);
     let first_mes = text("greeting", &mut rest);

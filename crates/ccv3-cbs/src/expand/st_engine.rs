@@ -30,6 +30,7 @@ use std::collections::{HashMap, VecDeque};
 use super::{fmt_num, num, warn, State, Warning};
 use crate::catalog;
 use crate::dialect::Dialect;
+use crate::families::sillytavern::st_value;
 use crate::families::variables::add;
 use crate::parse::{inner_nodes, normalize_name, split_macro, write_macro_source, Macro, Node};
 use crate::parse::{write_source, Style};
@@ -87,20 +88,6 @@ pub(crate) fn trim_content(content: &str) -> String {
 fn is_false_boolean(s: &str) -> bool {
     let t = s.trim();
     t == "0" || t.eq_ignore_ascii_case("false") || t.eq_ignore_ascii_case("off")
-}
-
-/// A stored variable as SillyTavern's variable getters return it: a text that is a number
-/// (not blank) comes back as that number, printed the JavaScript way.
-fn js_value(v: &str) -> String {
-    if v.trim().is_empty() {
-        return v.to_owned();
-    }
-    let n = num(v);
-    if n.is_nan() {
-        v.to_owned()
-    } else {
-        fmt_num(n)
-    }
 }
 
 const FLAGS: &[char] = &['!', '?', '~', '#', '/', '>'];
@@ -800,7 +787,7 @@ impl State<'_> {
             v
         };
         // variables.js `getLocalVariable` gives numbers back as numbers (`007` reads `7`).
-        let current = |st: &Self| st.vars.get(scope, &name).map(js_value);
+        let current = |st: &Self| st.vars.get(scope, &name).map(st_value);
         let falsy = |v: &Option<String>| {
             v.as_deref()
                 .is_none_or(|v| v.is_empty() || is_false_boolean(v))
