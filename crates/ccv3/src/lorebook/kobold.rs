@@ -103,26 +103,6 @@ pub fn from_kobold(v: Value, diags: &mut Vec<Diagnostic>) -> Lorebook {
     book
 }
 
-/// Splits a KoboldAI key list; returns the keys and the text as written when joining them with
-/// `,` does not give it back.
-fn split_keys(v: Value, path: &str, r: &mut Repairs) -> (Vec<String>, Option<Value>) {
-    match v {
-        Value::String(s) => {
-            let keys: Vec<String> = s
-                .split(',')
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty())
-                .collect();
-            let exact = keys.join(",") == s;
-            (keys, (!exact).then_some(Value::String(s)))
-        }
-        other => {
-            let raw = other.clone();
-            (fields::string_list(other, &path, true, r), Some(raw))
-        }
-    }
-}
-
 fn entry(obj: Object, at: usize, path: &str, r: &mut Repairs) -> Entry {
     let mut e = Entry {
         insertion_order: Number::from(at),
@@ -134,14 +114,14 @@ fn entry(obj: Object, at: usize, path: &str, r: &mut Repairs) -> Entry {
         let p = fields::join(path, &k);
         match k.as_str() {
             "key" => {
-                let (keys, raw) = split_keys(v, &p, r);
+                let (keys, raw) = super::split_comma_keys(v, &p, r);
                 e.keys = keys;
                 if let Some(raw) = raw {
                     ns.insert(k, raw);
                 }
             }
             "keysecondary" => {
-                let (keys, raw) = split_keys(v, &p, r);
+                let (keys, raw) = super::split_comma_keys(v, &p, r);
                 e.secondary_keys = Some(keys);
                 if let Some(raw) = raw {
                     ns.insert(k, raw);

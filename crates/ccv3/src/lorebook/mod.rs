@@ -63,7 +63,32 @@ pub(crate) fn stash_leftovers(extensions: &mut Object, leftovers: Object, namesp
     }
 }
 
-use crate::model::fields::Object;
+/// Splits a comma-separated key list as RisuAI and KoboldAI write it; returns the keys and the
+/// text as written when joining them with `,` does not give it back (a list that is not text is
+/// read as a list of strings and always kept as written).
+pub(crate) fn split_comma_keys(
+    v: Value,
+    path: &str,
+    r: &mut Repairs,
+) -> (Vec<String>, Option<Value>) {
+    match v {
+        Value::String(s) => {
+            let keys: Vec<String> = s
+                .split(',')
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty())
+                .collect();
+            let exact = keys.join(",") == s;
+            (keys, (!exact).then_some(Value::String(s)))
+        }
+        other => {
+            let raw = other.clone();
+            (fields::string_list(other, &path, true, r), Some(raw))
+        }
+    }
+}
+
+use crate::model::fields::{self, Object};
 use crate::{Diagnostic, Error, Lorebook, Result};
 use serde_json::Value;
 

@@ -68,25 +68,6 @@ pub fn from_risu(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     book
 }
 
-/// Splits a RisuAI key list; returns the keys and whether joining them gives the text back.
-fn split_keys(v: Value, path: &str, r: &mut Repairs) -> (Vec<String>, Option<Value>) {
-    match v {
-        Value::String(s) => {
-            let keys: Vec<String> = s
-                .split(',')
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty())
-                .collect();
-            let exact = keys.join(",") == s;
-            (keys, (!exact).then_some(Value::String(s)))
-        }
-        other => {
-            let raw = other.clone();
-            (fields::string_list(other, &path, true, r), Some(raw))
-        }
-    }
-}
-
 /// Reads one RisuAI lorebook entry (also the entries of a RisuAI module, [`super::risu_module`]).
 pub(crate) fn entry(obj: Object, path: &str, r: &mut Repairs) -> Entry {
     let mut e = Entry::default();
@@ -96,14 +77,14 @@ pub(crate) fn entry(obj: Object, path: &str, r: &mut Repairs) -> Entry {
         let p = fields::join(path, &k);
         match k.as_str() {
             "key" => {
-                let (keys, raw) = split_keys(v, &p, r);
+                let (keys, raw) = super::split_comma_keys(v, &p, r);
                 e.keys = keys;
                 if let Some(raw) = raw {
                     ns.insert(k, raw);
                 }
             }
             "secondkey" => {
-                let (keys, raw) = split_keys(v, &p, r);
+                let (keys, raw) = super::split_comma_keys(v, &p, r);
                 e.secondary_keys = Some(keys);
                 if let Some(raw) = raw {
                     ns.insert(k, raw);
