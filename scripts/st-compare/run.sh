@@ -9,7 +9,7 @@
 # the `sillytavern` package of that version from the npm registry (`npm pack`, unpacked once into
 # target/st-compare/npm-VERSION/). Without either, the 1.15.0 release is downloaded once from
 # GitHub into target/st-compare/. Nothing of SillyTavern's is kept in the repository: the stubs of
-# its imports are ours (stubs.mjs, hooks.mjs).
+# its imports are ours (stubs.mjs, ../st-stub-hooks.mjs).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"

@@ -1,5 +1,5 @@
 // Runs SillyTavern's own checkWorldInfo (public/scripts/world-info.js of a checkout, loaded
-// with its imports stubbed by hooks.mjs) on a scenario, turn by turn. Our own code.
+// with its imports stubbed by ../st-stub-hooks.mjs) on a scenario, turn by turn. Our own code.
 import { register } from 'node:module';
 import { existsSync, statSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -11,7 +11,8 @@ export async function loadST(path) {
     if (existsSync(path) && statSync(path).isDirectory()) file = `${path}/public/scripts/world-info.js`;
     if (!existsSync(file)) throw new Error(`no world-info.js at ${file}`);
     const wiUrl = pathToFileURL(file).href;
-    register(new URL('./hooks.mjs', import.meta.url), { data: { wiUrl } });
+    const stubsUrl = new URL('./stubs.mjs', import.meta.url).href;
+    register(new URL('../st-stub-hooks.mjs', import.meta.url), { data: { scopeUrl: wiUrl, stubsUrl } });
     const quiet = { debug: console.debug, log: console.log, warn: console.warn, error: console.error };
     console.debug = console.log = console.warn = () => {};
     try {

@@ -7,7 +7,8 @@ import { createInterface } from 'node:readline';
 
 const stRoot = process.argv[2];
 const macrosUrl = pathToFileURL(stRoot + '/public/scripts/macros/').href;
-register(new URL('./hooks.mjs', import.meta.url), { data: { macrosUrl } });
+const stubsUrl = new URL('./stubs.mjs', import.meta.url).href;
+register(new URL('../st-stub-hooks.mjs', import.meta.url), { data: { scopeUrl: macrosUrl, stubsUrl } });
 
 function vars(map) {
     return {
