@@ -21,7 +21,9 @@
 
 use ccv3::Lorebook;
 use ccv3_lore::chat::{Chat, Message, Role};
-use ccv3_lore::{BookInput, BookKind, Compat, CompiledBooks, LorebookCompiler, ScanOptions};
+use ccv3_lore::{
+    BookInput, BookKind, Compat, CompiledBooks, LorebookCompiler, ScanOptions, ScanResult,
+};
 use criterion::{criterion_group, BenchmarkId, Criterion};
 use serde_json::{json, Value};
 use std::hint::black_box;
@@ -414,110 +416,72 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let mut g = c.benchmark_group("scan");
-    g.sample_size(20);
-    for n in [1_000, 10_000, 50_000, 100_000] {
-        let book = make_book(&all[..n], true);
-        let compiled = LorebookCompiler::new()
-            .names("Seraphine Vael", "User")
-            .compile(&[BookInput {
-                book: &book,
-                kind: BookKind::Character,
-                name: "b".into(),
-            }]);
-        for m in [2usize, 10, 100] {
-            if n == 50_000 && m != 100 {
-                continue;
-            }
-            let chat = make_chat(&all, m);
-            let opts = scan_opts(m, false);
-            let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
-            eprintln!(
-                "{n} entries x {m} messages: {} activated, {} looked at and rejected, {} tokens",
-                r.activated.len(),
-                r.rejected.len(),
-                r.tokens
-            );
-            g.bench_function(
-                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
-                |b| {
-                    b.iter(|| {
-                        black_box(compiled.scan(
-                            &chat,
-                            &Default::default(),
-                            &opts,
-                            &ccv3_tokens::Estimate,
-                        ))
-                    })
-                },
-            );
-        }
-    }
-    g.finish();
+    bench_scans(
+        c,
+        &all,
+        &ScanGroup {
+            name: "scan",
+            sample_size: 20,
+            cases: &[
+                (1_000, &[2, 10, 100]),
+                (10_000, &[2, 10, 100]),
+                (50_000, &[100]),
+                (100_000, &[2, 10, 100]),
+            ],
+            budget: true,
+            compat: false,
+            report: Some(|n, m, r| {
+                format!(
+                    "{n} entries x {m} messages: {} activated, {} looked at and rejected, {} tokens",
+                    r.activated.len(),
+                    r.rejected.len(),
+                    r.tokens
+                )
+            }),
+        },
+    );
     // The same books and chats in SillyTavern compatibility mode (its own loop over the same
     // compiled books: every entry checked in every step, as SillyTavern does).
-    let mut g = c.benchmark_group("scan_compat");
-    g.sample_size(10);
-    for n in [1_000, 10_000, 100_000] {
-        let book = make_book(&all[..n], true);
-        let compiled = compile_for_scans(&book);
-        for m in [2usize, 10, 100] {
-            let chat = make_chat(&all, m);
-            let opts = scan_opts(m, true);
-            g.bench_function(
-                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
-                |b| {
-                    b.iter(|| {
-                        black_box(compiled.scan(
-                            &chat,
-                            &Default::default(),
-                            &opts,
-                            &ccv3_tokens::Estimate,
-                        ))
-                    })
-                },
-            );
-        }
-    }
-    g.finish();
+    bench_scans(
+        c,
+        &all,
+        &ScanGroup {
+            name: "scan_compat",
+            sample_size: 10,
+            cases: &[
+                (1_000, &[2, 10, 100]),
+                (10_000, &[2, 10, 100]),
+                (100_000, &[2, 10, 100]),
+            ],
+            budget: true,
+            compat: true,
+            report: None,
+        },
+    );
     // The same without a token budget: every matched entry is checked and activated (tens of
     // thousands at 100 messages), which is the work a scan cannot skip.
-    let mut g = c.benchmark_group("scan_no_budget");
-    g.sample_size(10);
-    for n in [10_000, 50_000, 100_000] {
-        let book = make_book(&all[..n], false);
-        let compiled = LorebookCompiler::new()
-            .names("Seraphine Vael", "User")
-            .compile(&[BookInput {
-                book: &book,
-                kind: BookKind::Character,
-                name: "b".into(),
-            }]);
-        for m in [2usize, 100] {
-            let chat = make_chat(&all, m);
-            let opts = scan_opts(m, false);
-            let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
-            eprintln!(
-                "no budget: {n} entries x {m} messages: {} activated, {} rejected",
-                r.activated.len(),
-                r.rejected.len()
-            );
-            g.bench_function(
-                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
-                |b| {
-                    b.iter(|| {
-                        black_box(compiled.scan(
-                            &chat,
-                            &Default::default(),
-                            &opts,
-                            &ccv3_tokens::Estimate,
-                        ))
-                    })
-                },
-            );
-        }
-    }
-    g.finish();
+    bench_scans(
+        c,
+        &all,
+        &ScanGroup {
+            name: "scan_no_budget",
+            sample_size: 10,
+            cases: &[
+                (10_000, &[2, 100]),
+                (50_000, &[2, 100]),
+                (100_000, &[2, 100]),
+            ],
+            budget: false,
+            compat: false,
+            report: Some(|n, m, r| {
+                format!(
+                    "no budget: {n} entries x {m} messages: {} activated, {} rejected",
+                    r.activated.len(),
+                    r.rejected.len()
+                )
+            }),
+        },
+    );
     // What `ccv3 lore scan` does: the book's budget, and every entry explained (`explain_all`).
     let mut g = c.benchmark_group("scan_explain_all");
     g.sample_size(10);
@@ -586,6 +550,55 @@ fn bench(c: &mut Criterion) {
                             &ccv3_tokens::Estimate,
                         );
                         black_box(r.activated.len())
+                    })
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
+/// One group of repeated scans (`scan`, `scan_compat`, `scan_no_budget`): each book compiled
+/// once, then scanned against each of its chats with `scan_opts`.
+struct ScanGroup {
+    /// The criterion group name (docs and scripts refer to it).
+    name: &'static str,
+    /// Criterion's sample size for the group.
+    sample_size: usize,
+    /// Book sizes, each with the chat lengths (messages) it is scanned against.
+    cases: &'static [(usize, &'static [usize])],
+    /// Whether the book carries its token budget (2,048).
+    budget: bool,
+    /// SillyTavern compatibility mode.
+    compat: bool,
+    /// A line printed to stderr about one scan of each case before it is measured.
+    report: Option<fn(usize, usize, &ScanResult<'_>) -> String>,
+}
+
+/// Runs one `ScanGroup`; bench ids are `{n}_entries/{m}_messages`.
+fn bench_scans(c: &mut Criterion, all: &[Value], group: &ScanGroup) {
+    let mut g = c.benchmark_group(group.name);
+    g.sample_size(group.sample_size);
+    for &(n, messages) in group.cases {
+        let book = make_book(&all[..n], group.budget);
+        let compiled = compile_for_scans(&book);
+        for &m in messages {
+            let chat = make_chat(all, m);
+            let opts = scan_opts(m, group.compat);
+            if let Some(report) = group.report {
+                let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
+                eprintln!("{}", report(n, m, &r));
+            }
+            g.bench_function(
+                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
+                |b| {
+                    b.iter(|| {
+                        black_box(compiled.scan(
+                            &chat,
+                            &Default::default(),
+                            &opts,
+                            &ccv3_tokens::Estimate,
+                        ))
                     })
                 },
             );
