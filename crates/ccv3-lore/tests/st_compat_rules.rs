@@ -152,6 +152,54 @@ fn budget_boundary() {
     assert_eq!(st, v(&[&[]]));
 }
 
+/// Scans a CCV3 `character_book` with a `token_budget` of 1 against the chat `apple`, returning
+/// the activations as `position:index`.
+fn scan_book_with_own_budget(opts: &ScanOptions) -> Vec<String> {
+    let book = ccv3::Lorebook::from_json(
+        json!({"token_budget": 1, "extensions": {}, "entries": [
+            {"keys": ["apple"], "content": "AAAAAAAAAA", "enabled": true, "insertion_order": 100,
+             "use_regex": false, "extensions": {}, "position": "before_char"}]}),
+        "",
+        false,
+        &mut Vec::new(),
+    )
+    .unwrap();
+    let compiled = LorebookCompiler::new().compile(&[BookInput {
+        book: &book,
+        kind: BookKind::Character,
+        name: "b".into(),
+    }]);
+    let chat = Chat::from(vec![Message::new(Role::User, "apple")]);
+    let r = compiled.scan(&chat, &ScanState::default(), opts, &ccv3_tokens::Estimate);
+    r.activated
+        .iter()
+        .map(|a| format!("{}:{}", a.position.as_str(), a.entry.index))
+        .collect()
+}
+
+#[test]
+fn book_token_budget_ignored() {
+    // SillyTavern's World Info budget is one global setting (`world_info_budget`, a percentage of
+    // the context, capped by `world_info_budget_cap`: public/scripts/world-info.js of 1.16.0,
+    // `checkWorldInfo`); a book has no budget of its own. Compat mode therefore reads the budget
+    // from the options only, while the default mode applies the book's `token_budget` too
+    // (SPEC_V3 "token_budget"; docs/sillytavern-compat.md, docs/benchmarks.md).
+    let spec = scan_book_with_own_budget(&ScanOptions::default());
+    let st = scan_book_with_own_budget(&ScanOptions {
+        compat: Compat::SillyTavern,
+        ..Default::default()
+    });
+    assert_eq!(spec, Vec::<String>::new());
+    assert_eq!(st, vec!["before_char:0".to_string()]);
+    // The options' budget still applies in compat mode.
+    let st_with_option = scan_book_with_own_budget(&ScanOptions {
+        compat: Compat::SillyTavern,
+        token_budget: Some(1),
+        ..Default::default()
+    });
+    assert_eq!(st_with_option, Vec::<String>::new());
+}
+
 #[test]
 fn budget_overflow_ends_the_scan() {
     // SillyTavern 1.14.0 and 1.16.0 (npm releases, under the harness): once an entry overflows
