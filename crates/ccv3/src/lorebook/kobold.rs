@@ -113,19 +113,9 @@ fn entry(obj: Object, at: usize, path: &str, r: &mut Repairs) -> Entry {
     for (k, v) in obj {
         let p = fields::join(path, &k);
         match k.as_str() {
-            "key" => {
-                let (keys, raw) = super::split_comma_keys(v, &p, r);
-                e.keys = keys;
-                if let Some(raw) = raw {
-                    ns.insert(k, raw);
-                }
-            }
+            "key" => e.keys = super::comma_keys_keeping_text(k, v, &p, &mut ns, r),
             "keysecondary" => {
-                let (keys, raw) = super::split_comma_keys(v, &p, r);
-                e.secondary_keys = Some(keys);
-                if let Some(raw) = raw {
-                    ns.insert(k, raw);
-                }
+                e.secondary_keys = Some(super::comma_keys_keeping_text(k, v, &p, &mut ns, r))
             }
             "content" => content = fields::string(v, &p, r),
             "comment" => {

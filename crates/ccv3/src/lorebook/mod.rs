@@ -88,6 +88,22 @@ pub(crate) fn split_comma_keys(
     }
 }
 
+/// The keys of an importer's comma-separated key field `key` ([`split_comma_keys`]); the text
+/// as written goes into the entry's `leftovers` under `key` when the keys do not give it back.
+pub(crate) fn comma_keys_keeping_text(
+    key: String,
+    v: Value,
+    path: &str,
+    leftovers: &mut Object,
+    r: &mut Repairs,
+) -> Vec<String> {
+    let (keys, raw) = split_comma_keys(v, path, r);
+    if let Some(raw) = raw {
+        leftovers.insert(key, raw);
+    }
+    keys
+}
+
 use crate::model::fields::{self, Object};
 use crate::{Diagnostic, Error, Lorebook, Result};
 use serde_json::Value;
