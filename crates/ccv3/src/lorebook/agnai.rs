@@ -18,7 +18,7 @@
 //! Spec choice, as SillyTavern's importer: `weight` becomes the insertion order. Agnai matches
 //! keywords as (unescaped) regular expressions inside word boundaries; `use_regex` stays false.
 
-use crate::model::fields::{self, index, Object, Repairs};
+use crate::model::fields::{self, Object, Repairs};
 use crate::{Diagnostic, Entry, Lorebook, Severity};
 use serde_json::Value;
 
@@ -39,22 +39,14 @@ pub fn from_agnai(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
             "description" if v.is_string() => book.description = fields::string(v, &k, &mut r),
             "entries" if v.is_array() => {
                 if let Value::Array(items) = v {
-                    book.entries.reserve(items.len());
-                    for (i, item) in items.into_iter().enumerate() {
-                        let p = index("entries", i);
-                        match item {
-                            Value::Object(e) => book.entries.push(entry(e, &p, &mut r)),
-                            other => r.push(
-                                Severity::Warning,
-                                "wrong-type",
-                                &p,
-                                format!(
-                                    "agnai entry must be an object, found {}; dropped it",
-                                    fields::type_name(&other)
-                                ),
-                            ),
-                        }
-                    }
+                    super::read_entry_list(
+                        &mut book.entries,
+                        items,
+                        "entries",
+                        "agnai entry",
+                        &mut r,
+                        |e, _, p, r| entry(e, p, r),
+                    );
                 }
             }
             _ => {

@@ -26,7 +26,7 @@
 //! would not give the same text back, in the entry's `extensions.kobold`; the rest of the story
 //! save (folders, prompt, memory, actions, settings) in the book's `extensions.kobold`.
 
-use crate::model::fields::{self, index, Object, Repairs};
+use crate::model::fields::{self, Object, Repairs};
 use crate::{Diagnostic, Entry, Lorebook, Severity};
 use serde_json::{Number, Value};
 
@@ -79,26 +79,8 @@ pub fn from_kobold(v: Value, diags: &mut Vec<Diagnostic>) -> Lorebook {
         }
         _ => (Vec::new(), String::new(), Object::new()),
     };
-    book.entries.reserve(items.len());
-    for (i, item) in items.into_iter().enumerate() {
-        let p = if path.is_empty() {
-            format!("[{i}]")
-        } else {
-            index(&path, i)
-        };
-        match item {
-            Value::Object(e) => book.entries.push(entry(e, i, &p, &mut r)),
-            other => r.push(
-                Severity::Warning,
-                "wrong-type",
-                &p,
-                format!(
-                    "KoboldAI world info entry must be an object, found {}; dropped it",
-                    fields::type_name(&other)
-                ),
-            ),
-        }
-    }
+    let what = "KoboldAI world info entry";
+    super::read_entry_list(&mut book.entries, items, &path, what, &mut r, entry);
     super::stash_leftovers(&mut book.extensions, rest, NAMESPACE);
     book
 }

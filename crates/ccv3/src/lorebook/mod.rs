@@ -88,6 +88,35 @@ pub(crate) fn split_comma_keys(
     }
 }
 
+/// Reads an importer's list of entries into `entries`: each object with `read` (given its place
+/// in the list and its path, `list_path[i]`); any other item is dropped with a warning that
+/// names it as `what`.
+pub(crate) fn read_entry_list(
+    entries: &mut Vec<crate::Entry>,
+    items: Vec<Value>,
+    list_path: &str,
+    what: &str,
+    r: &mut Repairs,
+    mut read: impl FnMut(Object, usize, &str, &mut Repairs) -> crate::Entry,
+) {
+    entries.reserve(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let p = fields::index(list_path, i);
+        match item {
+            Value::Object(e) => entries.push(read(e, i, &p, r)),
+            other => r.push(
+                crate::Severity::Warning,
+                "wrong-type",
+                &p,
+                format!(
+                    "{what} must be an object, found {}; dropped it",
+                    fields::type_name(&other)
+                ),
+            ),
+        }
+    }
+}
+
 /// The keys of an importer's comma-separated key field `key` ([`split_comma_keys`]); the text
 /// as written goes into the entry's `leftovers` under `key` when the keys do not give it back.
 pub(crate) fn comma_keys_keeping_text(

@@ -22,7 +22,7 @@
 //! `extensions.novelai`. Spec choice, as SillyTavern's importer: the budget priority becomes the
 //! insertion order; `use_regex` stays false (NovelAI marks regex keys per key with slashes).
 
-use crate::model::fields::{self, index, Object, Repairs};
+use crate::model::fields::{self, Object, Repairs};
 use crate::{Diagnostic, Entry, Lorebook, Severity};
 use serde_json::{Number, Value};
 
@@ -40,24 +40,14 @@ pub fn from_novelai(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     for (k, v) in obj {
         if k == "entries" {
             match v {
-                Value::Array(items) => {
-                    book.entries.reserve(items.len());
-                    for (i, item) in items.into_iter().enumerate() {
-                        let p = index("entries", i);
-                        match item {
-                            Value::Object(e) => book.entries.push(entry(e, &p, &mut r)),
-                            other => r.push(
-                                Severity::Warning,
-                                "wrong-type",
-                                &p,
-                                format!(
-                                    "novelai entry must be an object, found {}; dropped it",
-                                    fields::type_name(&other)
-                                ),
-                            ),
-                        }
-                    }
-                }
+                Value::Array(items) => super::read_entry_list(
+                    &mut book.entries,
+                    items,
+                    "entries",
+                    "novelai entry",
+                    &mut r,
+                    |e, _, p, r| entry(e, p, r),
+                ),
                 other => {
                     ns.insert(k, other);
                 }

@@ -24,7 +24,7 @@
 //! are kept in the book's `extensions.risuai`. Folder entries (`mode: "folder"`) are kept as
 //! entries (their content is empty, so they never insert anything).
 
-use crate::model::fields::{self, index, Object, Repairs};
+use crate::model::fields::{self, Object, Repairs};
 use crate::{Diagnostic, Entry, Lorebook, Severity};
 use serde_json::Value;
 
@@ -41,24 +41,14 @@ pub fn from_risu(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     let mut ns = Object::new();
     for (k, v) in obj {
         match (k.as_str(), v) {
-            ("data", Value::Array(items)) => {
-                book.entries.reserve(items.len());
-                for (i, item) in items.into_iter().enumerate() {
-                    let p = index("data", i);
-                    match item {
-                        Value::Object(e) => book.entries.push(entry(e, &p, &mut r)),
-                        other => r.push(
-                            Severity::Warning,
-                            "wrong-type",
-                            &p,
-                            format!(
-                                "risu entry must be an object, found {}; dropped it",
-                                fields::type_name(&other)
-                            ),
-                        ),
-                    }
-                }
-            }
+            ("data", Value::Array(items)) => super::read_entry_list(
+                &mut book.entries,
+                items,
+                "data",
+                "risu entry",
+                &mut r,
+                |e, _, p, r| entry(e, p, r),
+            ),
             (_, v) => {
                 ns.insert(k, v);
             }

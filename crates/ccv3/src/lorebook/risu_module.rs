@@ -19,7 +19,7 @@
 //! top-level fields (`type`, ...) there, and for the wrapped shape the module's other fields
 //! (`id`, `regex`, `trigger`, `cjs`, `assets`, ...) under `extensions.risuai.module`.
 
-use crate::model::fields::{self, index, Object, Repairs};
+use crate::model::fields::{self, Object, Repairs};
 use crate::{Diagnostic, Lorebook, Severity};
 use serde_json::Value;
 
@@ -55,25 +55,14 @@ pub fn from_risu_module(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
             ("description", v @ Value::String(_)) => {
                 book.description = fields::string(v, &p, &mut r);
             }
-            ("lorebook", Value::Array(items)) => {
-                book.entries.reserve(items.len());
-                for (i, item) in items.into_iter().enumerate() {
-                    let ip = index(&p, i);
-                    match item {
-                        Value::Object(e) => book.entries.push(super::risu::entry(e, &ip, &mut r)),
-                        other => r.push(
-                            Severity::Warning,
-                            "wrong-type",
-                            &ip,
-                            format!(
-                                "RisuAI module lorebook entry must be an object, found {}; \
-                                 dropped it",
-                                fields::type_name(&other)
-                            ),
-                        ),
-                    }
-                }
-            }
+            ("lorebook", Value::Array(items)) => super::read_entry_list(
+                &mut book.entries,
+                items,
+                &p,
+                "RisuAI module lorebook entry",
+                &mut r,
+                |e, _, ip, r| super::risu::entry(e, ip, r),
+            ),
             (_, v) => {
                 rest.insert(k, v);
             }
