@@ -24,7 +24,8 @@ use ccv3_lore::chat::{Chat, Message, Role};
 use ccv3_lore::{
     BookInput, BookKind, Compat, CompiledBooks, LorebookCompiler, ScanOptions, ScanResult,
 };
-use criterion::{criterion_group, BenchmarkId, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, BenchmarkGroup, BenchmarkId, Criterion};
 use serde_json::{json, Value};
 use std::hint::black_box;
 
@@ -487,32 +488,15 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     for n in [10_000, 50_000] {
         let book = make_book(&all[..n], true);
-        let compiled = LorebookCompiler::new()
-            .names("Seraphine Vael", "User")
-            .compile(&[BookInput {
-                book: &book,
-                kind: BookKind::Character,
-                name: "b".into(),
-            }]);
+        let compiled = compile_for_scans(&book);
         let chat = make_chat(&all, 100);
         let opts = ScanOptions {
             scan_depth: 100,
             explain_all: true,
             ..Default::default()
         };
-        g.bench_function(
-            BenchmarkId::new(format!("{n}_entries"), "100_messages"),
-            |b| {
-                b.iter(|| {
-                    black_box(compiled.scan(
-                        &chat,
-                        &Default::default(),
-                        &opts,
-                        &ccv3_tokens::Estimate,
-                    ))
-                })
-            },
-        );
+        let id = BenchmarkId::new(format!("{n}_entries"), "100_messages");
+        bench_scan(&mut g, id, &compiled, &chat, &opts);
     }
     g.finish();
     // One call of `ccv3 lore scan` after loading: compile (for a single scan, as the CLI does,
@@ -589,22 +573,24 @@ fn bench_scans(c: &mut Criterion, all: &[Value], group: &ScanGroup) {
                 let r = compiled.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
                 eprintln!("{}", report(n, m, &r));
             }
-            g.bench_function(
-                BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages")),
-                |b| {
-                    b.iter(|| {
-                        black_box(compiled.scan(
-                            &chat,
-                            &Default::default(),
-                            &opts,
-                            &ccv3_tokens::Estimate,
-                        ))
-                    })
-                },
-            );
+            let id = BenchmarkId::new(format!("{n}_entries"), format!("{m}_messages"));
+            bench_scan(&mut g, id, &compiled, &chat, &opts);
         }
     }
     g.finish();
+}
+
+/// Registers in `g` one bench, `id`, that scans `chat` with `opts`.
+fn bench_scan(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    id: BenchmarkId,
+    compiled: &CompiledBooks<'_>,
+    chat: &Chat,
+    opts: &ScanOptions,
+) {
+    g.bench_function(id, |b| {
+        b.iter(|| black_box(compiled.scan(chat, &Default::default(), opts, &ccv3_tokens::Estimate)))
+    });
 }
 
 /// The options of the `scan` groups: the whole chat scanned, no whole-word matching, and
