@@ -8,7 +8,7 @@
 
 use crate::context::Timestamp;
 
-use super::time::{civil, Civil, MONTHS, WEEKDAYS};
+use super::time::{civil, days_in_month, is_leap, Civil, MONTHS, WEEKDAYS};
 
 /// The long date formats of moment's English locale.
 fn long_format(token: &str) -> Option<&'static str> {
@@ -46,10 +46,6 @@ fn ordinal(n: i64) -> String {
     format!("{n}{suffix}")
 }
 
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
 fn days_in_year(y: i64) -> i64 {
     if is_leap(y) {
         366
@@ -70,7 +66,7 @@ pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 fn day_of_year(t: &Civil) -> i64 {
-    days_from_civil(t.year, t.month, t.day) - days_from_civil(t.year, 1, 1) + 1
+    i64::from(super::time::day_of_year(t.year, t.month, t.day))
 }
 
 /// moment's `firstWeekOffset`: where week 1 of `year` starts, relative to January 1st.
@@ -275,21 +271,7 @@ pub(crate) fn parse(text: &str, local_offset: i32) -> Option<i64> {
 fn to_ms(date: (i64, u32, u32), time: (u32, u32, u32, u32), off: i32) -> Option<i64> {
     let (y, mo, d) = date;
     let (h, mi, sec, ms) = time;
-    let dim = [
-        31,
-        if is_leap(y) { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo) || d == 0 || d > *dim.get(mo as usize - 1)? || h > 24 || mi > 59 {
+    if d == 0 || d > days_in_month(y, mo) || h > 24 || mi > 59 {
         return None;
     }
     if sec > 59 || (h == 24 && (mi, sec, ms) != (0, 0, 0)) {
