@@ -40,9 +40,11 @@ const { MacroEngine } = await import(base + 'engine/MacroEngine.js');
 const { registerCoreMacros } = await import(base + 'definitions/core-macros.js');
 const { registerVariableMacros } = await import(base + 'definitions/variable-macros.js');
 const { registerEnvMacros } = await import(base + 'definitions/env-macros.js');
+const { registerTimeMacros } = await import(base + 'definitions/time-macros.js');
 registerCoreMacros();
 registerVariableMacros();
 registerEnvMacros();
+registerTimeMacros();
 
 const rl = createInterface({ input: process.stdin });
 for await (const line of rl) {

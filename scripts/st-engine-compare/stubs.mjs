@@ -1,6 +1,11 @@
 // Stand-ins for the SillyTavern modules the macro engine imports (our own code). Only what the
 // engine and its core/variable/env macro definitions call while expanding text is real here.
 export const chevrotain = await import(process.env.CHEVROTAIN_URL);
+// moment and droll are the real npm packages SillyTavern bundles (run.sh installs them).
+import { createRequire } from 'node:module';
+const requireNode = createRequire(process.env.ST_NODE_DIR + '/');
+export const moment = requireNode('moment');
+export const droll = requireNode('droll');
 
 /** A value usable as anything: a do-nothing function with any property. */
 export const ANY = new Proxy(function () {}, {
@@ -39,4 +44,3 @@ export const selected_group = null;
 export const getCurrentChatId = () => 'chat';
 export class SimpleMutex { async update() {} }
 export function seedrandom() { return () => 0.5; }
-export const droll = { validate: () => false, roll: () => null };

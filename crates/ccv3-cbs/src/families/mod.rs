@@ -11,6 +11,7 @@ pub mod legacy;
 pub mod markup;
 pub mod math;
 mod moment;
+mod moment_parse;
 pub mod numbers;
 pub mod original;
 pub mod risu;
