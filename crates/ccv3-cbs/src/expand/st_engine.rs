@@ -491,7 +491,7 @@ impl State<'_> {
             return;
         }
         if has_pure(nodes) {
-            let Some(opened) = self.open_pure(nodes) else {
+            let Some(opened) = self.open_pure(nodes, 0) else {
                 return;
             };
             self.st_nodes(&opened, out);
@@ -508,8 +508,10 @@ impl State<'_> {
 
     /// `nodes` with every pure block opened for SillyTavern: its header, its body parsed as
     /// macros, its closing tag (see the module docs). Parsing counts as work, like nested text;
-    /// `None` when the budget is spent.
-    fn open_pure(&mut self, nodes: &[Node]) -> Option<Vec<Node>> {
+    /// `None` when the budget is spent. Pure blocks nested deeper than
+    /// [`crate::Limits::max_depth`] keep their body as text, with a [`Warning::Depth`] (each
+    /// level parses its body again).
+    fn open_pure(&mut self, nodes: &[Node], depth: usize) -> Option<Vec<Node>> {
         let mut out = Vec::with_capacity(nodes.len());
         for n in nodes {
             let Node::Block(b) = n else {
@@ -517,9 +519,9 @@ impl State<'_> {
                 continue;
             };
             if !matches!(b.kind, BlockKind::Pure | BlockKind::PureDisplay) {
-                let then = self.open_pure(&b.then)?;
+                let then = self.open_pure(&b.then, depth)?;
                 let otherwise = match &b.otherwise {
-                    Some((m, body)) => Some((m.clone(), self.open_pure(body)?)),
+                    Some((m, body)) => Some((m.clone(), self.open_pure(body, depth)?)),
                     None => None,
                 };
                 out.push(Node::Block(Box::new(Block {
@@ -529,6 +531,19 @@ impl State<'_> {
                     otherwise,
                     close: b.close.clone(),
                 })));
+                continue;
+            }
+            if depth >= self.limits.depth() {
+                warn(
+                    &mut self.warnings,
+                    Warning::Depth {
+                        offset: b.header.offset,
+                    },
+                );
+                // Laid flat with the body as text, so it is not opened again.
+                out.push(Node::Macro(Box::new(b.header.clone())));
+                out.extend(b.then.iter().cloned());
+                out.push(Node::Macro(Box::new(b.close.clone())));
                 continue;
             }
             let body = match b.then.as_slice() {
@@ -542,7 +557,7 @@ impl State<'_> {
             shift_offsets(&mut parsed, b.close.offset.saturating_sub(body.len()));
             out.push(Node::Macro(Box::new(b.header.clone())));
             if has_pure(&parsed) {
-                out.extend(self.open_pure(&parsed)?);
+                out.extend(self.open_pure(&parsed, depth + 1)?);
             } else {
                 out.extend(parsed);
             }

@@ -17,6 +17,7 @@ pub mod original;
 pub mod risu;
 pub mod sillytavern;
 pub mod spec;
+pub mod st_examples;
 pub mod st_syntax;
 pub mod strings;
 pub mod text;

@@ -93,7 +93,7 @@ use crate::registry::{Family, Registry};
 use crate::vars::Scope;
 
 use super::time::humanize;
-use super::{moment, moment_parse};
+use super::{moment, moment_parse, st_examples};
 
 /// The number of arguments SillyTavern's parser sees: `{{name}}` none, `{{name::a::b}}` one
 /// per `::` piece, and the legacy `{{name:text}}` / `{{name text}}` one (`text` may hold
@@ -405,6 +405,8 @@ fn droll_formula(s: &str) -> bool {
 /// - `{{random}}` without choices is empty (its handler returns `''` for an empty list);
 /// - `{{roll::F}}` with a formula droll does not read is empty, with a warning (`N` alone is
 ///   `1dN`); more than 1000 dice are refused the same way (a hostile-input bound);
+/// - `{{mesExamples}}` is formatted as [`super::st_examples`] says, `{{mesExamplesRaw}}` is
+///   the trimmed field;
 /// - `{{trim::A}}` outside a scoped block returns SillyTavern's `{{trim}}` marker, which its
 ///   post-processing removes with the newlines around it: `A` is dropped.
 pub(crate) fn register_overrides(r: &mut Registry) {
@@ -430,6 +432,23 @@ pub(crate) fn register_overrides(r: &mut Registry) {
             return Some(String::new());
         }
         Some(super::spec::roll(c).unwrap_or_default())
+    });
+    let ch = Family::Character;
+    r.register_all(ch, &["mesexamplesraw"], |c| {
+        let raw = c.context().mes_examples.trim().to_owned();
+        Some(c.expand_nested(&raw))
+    });
+    r.register_all(ch, &["mesexamples"], |c| {
+        let ctx = c.context();
+        let raw = ctx.mes_examples.trim().to_owned();
+        let (format, user) = (ctx.example_format.clone(), ctx.user_name.clone());
+        let char = ctx.char_display_name().to_owned();
+        let raw = c.expand_nested(&raw);
+        let out = st_examples::format(&raw, &format, &user, &char, |s| c.expand_nested(s));
+        if c.too_big(out.len()) {
+            return None;
+        }
+        Some(out)
     });
     r.register_all(Family::Text, &["trim"], |c| {
         if c.is_scoped() {
