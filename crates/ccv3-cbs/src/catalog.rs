@@ -219,7 +219,7 @@ pub static CATALOG: &[MacroInfo] = &[
     row(ST, "time", &[], "::UTC+N", "local time, h:mm AM; with UTC+N / UTC-N, the time at that offset (hours)").st(0, 1),
     row(ST, "time_UTC", &[], "+N", "legacy form of {{time::UTC+N}} (also time_UTC-N)").st(0, 0),
     row(ST, "datetimeformat", &[], "::FORMAT", "the clock in a moment.js format (YYYY-MM-DD HH:mm:ss, LLLL, ...)").st(1, 1),
-    row(ST, "timeDiff", &[], "::LEFT::RIGHT", "how long from RIGHT to LEFT, in words (in 3 hours, 3 hours ago)").st(2, 2),
+    row(ST, "timeDiff", &[], "::LEFT::RIGHT", "how long from RIGHT to LEFT, in words (in 3 hours, 3 hours ago); dates as moment.js reads them").st(2, 2),
     row(ST, "date", &[], "", "local date, MMMM D, YYYY").st(0, 0),
     row(ST, "weekday", &[], "", "local weekday").st(0, 0),
     row(ST, "isotime", &[], "", "local time, HH:mm").st(0, 0),
