@@ -2,7 +2,9 @@
 // the cases of cases.jsonl (one {"text"} per line), and prints every difference (our own code).
 // Usage: node compare.mjs ST_PACKAGE_DIR CCV3_BINARY [CASES]
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const [stRoot, ccv3, casesPath = fileURLToPath(new URL('./cases.jsonl', import.meta.url))] =
@@ -23,13 +25,23 @@ const stOut = st.stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.pars
 
 let same = 0;
 const diffs = [];
+// A case's `mes_example` goes to ccv3 in a card.
+const scratch = mkdtempSync(join(tmpdir(), 'st-engine-compare-'));
 cases.forEach((c, i) => {
-    const r = spawnSync(ccv3, ['cbs', c.text, '--dialect', 'sillytavern', '--char', 'Alice', '--user', 'Bob'], {
+    const args = ['cbs', c.text, '--dialect', 'sillytavern', '--char', 'Alice', '--user', 'Bob'];
+    if (c.mes_example !== undefined) {
+        const card = join(scratch, `card-${i}.json`);
+        const data = { name: 'Alice', mes_example: c.mes_example };
+        writeFileSync(card, JSON.stringify({ spec: 'chara_card_v3', spec_version: '3.0', data }));
+        args.push('--card', card);
+    }
+    const r = spawnSync(ccv3, args, {
         encoding: 'utf8',
     });
     const ours = r.stdout;
     if (ours === stOut[i]) same += 1;
     else diffs.push({ text: c.text, sillytavern: stOut[i], ccv3: ours, note: c.note });
 });
+rmSync(scratch, { recursive: true, force: true });
 for (const d of diffs) console.log(JSON.stringify(d));
 console.log(`${same}/${cases.length} cases give the same text`);

@@ -1,11 +1,12 @@
 // Runs SillyTavern's own MacroEngine (from the npm package, not kept here) on cases read as
-// JSON lines from stdin ({"text", "local"?, "global"?}) and prints one JSON line per case:
+// JSON lines from stdin ({"text", "local"?, "global"?, "mes_example"?}) and prints one JSON line per case:
 // {"text", "output"} (our own code).
 import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 
 const stRoot = process.argv[2];
+process.env.ST_ROOT = stRoot;
 const macrosUrl = pathToFileURL(stRoot + '/public/scripts/macros/').href;
 const stubsUrl = new URL('./stubs.mjs', import.meta.url).href;
 register(new URL('../st-stub-hooks.mjs', import.meta.url), { data: { scopeUrl: macrosUrl, stubsUrl } });
@@ -41,9 +42,11 @@ const { MacroEngine } = await import(base + 'engine/MacroEngine.js');
 const { registerCoreMacros } = await import(base + 'definitions/core-macros.js');
 const { registerVariableMacros } = await import(base + 'definitions/variable-macros.js');
 const { registerEnvMacros } = await import(base + 'definitions/env-macros.js');
+const { registerTimeMacros } = await import(base + 'definitions/time-macros.js');
 registerCoreMacros();
 registerVariableMacros();
 registerEnvMacros();
+registerTimeMacros();
 
 const rl = createInterface({ input: process.stdin });
 for await (const line of rl) {
@@ -57,7 +60,8 @@ for await (const line of rl) {
         content: c.text,
         contentHash: 0,
         names: { user: 'Bob', char: 'Alice', group: 'Alice', groupNotMuted: 'Alice', notChar: 'Bob' },
-        character: {},
+        // As getCharacterCardFields: the card's mes_example trimmed (cases hold no macros there).
+        character: { mesExamplesRaw: (c.mes_example ?? '').trim() },
         system: { model: '' },
         functions: { postProcess: (x) => x },
         dynamicMacros: {},

@@ -4,7 +4,8 @@
 //! dialect with ten of RisuAI's functions in place of half the macros (issue 17), and the same
 //! text in the `sillytavern` dialect: as it is, with its key, time and existence macros in place
 //! of three (classic macros), and with SillyTavern's engine syntax (`{{if}}` blocks, scoped
-//! `{{setvar}}`, `{{.x}}` shorthand) in place of four macros (issue 17).
+//! `{{setvar}}`, `{{.x}}` shorthand) in place of four macros (issue 17), and with `timeDiff`,
+//! `mesExamples` and a pure block in place of three (issue 17's last SillyTavern gaps).
 
 use std::fmt::Write;
 
@@ -137,6 +138,30 @@ fn bench(c: &mut Criterion) {
             })
         },
     );
+    // The `sillytavern` dialect with the last gaps of issue 17 in place of three macros:
+    // `timeDiff` on a JavaScript-`Date` form, `mesExamples` blocks, a RisuAI pure block.
+    let gaps_ctx = ctx
+        .clone()
+        .with_mes_examples("{{user}}: hi\n{{char}}: hello\n<START>\n{{user}}: bye");
+    let gaps_text = template_text()
+        .replace(
+            "{{roll::2d6}}",
+            "{{timeDiff::Jan 5 2023 3:07 PM::2023-01-01}}",
+        )
+        .replace("{{comment:hidden note}}", "{{mesExamples}}")
+        .replace("{{reverse:{{user}} said hi}}", "{{#pure}}{{user}}{{/pure}}");
+    g.bench_function("parse_and_expand_100k_1000_macros_sillytavern_gaps", |b| {
+        b.iter(|| {
+            let mut vars = Variables::new();
+            Template::parse(std::hint::black_box(&gaps_text)).expand_with(
+                st,
+                &Limits::default(),
+                &gaps_ctx,
+                &mut vars,
+                Mode::Prompt,
+            )
+        })
+    });
     g.finish();
 }
 

@@ -11,6 +11,8 @@
 //! `{{weekday}}`, `{{isotime}}`, `{{isodate}}`, `{{unixtime}}`, `{{idle_duration}}`) expand to
 //! an empty string.
 
+use crate::families::st_examples::ExampleFormat;
+
 /// Who wrote a chat message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -251,6 +253,9 @@ pub struct Context {
     pub group_members: Vec<String>,
     /// Names of the group members that are muted (left out of `{{groupNotMuted}}`).
     pub muted_members: Vec<String>,
+    /// How SillyTavern's `{{mesExamples}}` shapes the example messages (default: chat
+    /// completion, blocks headed `<START>`).
+    pub example_format: ExampleFormat,
 }
 
 impl Default for Context {
@@ -280,6 +285,7 @@ impl Default for Context {
             depth_prompt: String::new(),
             group_members: Vec::new(),
             muted_members: Vec::new(),
+            example_format: ExampleFormat::default(),
         }
     }
 }
@@ -338,6 +344,13 @@ impl Context {
     /// Sets the alternate greetings.
     pub fn with_alternate_greetings(mut self, greetings: Vec<String>) -> Self {
         self.alternate_greetings = greetings;
+        self
+    }
+
+    /// Sets how SillyTavern's `{{mesExamples}}` formats the examples (its API and instruct
+    /// settings): see [`crate::families::st_examples`].
+    pub fn with_example_format(mut self, format: ExampleFormat) -> Self {
+        self.example_format = format;
         self
     }
 

@@ -507,6 +507,20 @@ impl<'a> State<'a> {
         }
     }
 
+    /// Counts `n` bytes of work (text written or parsed); `false` (and stopped) past the cap.
+    fn add_work(&mut self, n: usize) -> bool {
+        self.work = self.work.saturating_add(n);
+        if self.work > self.caps.work {
+            let shared = self
+                .caps
+                .work_from_budget
+                .then(|| ("work bytes", self.budget.limits().max_work as u64));
+            self.stop_budget(shared);
+            return false;
+        }
+        true
+    }
+
     /// Appends `s` to `out` within the output and work bounds.
     fn push(&mut self, out: &mut String, s: &str) {
         if self.stopped || s.is_empty() {
@@ -520,13 +534,7 @@ impl<'a> State<'a> {
             }
             self.trim_pending = false;
         }
-        self.work = self.work.saturating_add(s.len());
-        if self.work > self.caps.work {
-            let shared = self
-                .caps
-                .work_from_budget
-                .then(|| ("work bytes", self.budget.limits().max_work as u64));
-            self.stop_budget(shared);
+        if !self.add_work(s.len()) {
             return;
         }
         let room = self.limits.max_output.saturating_sub(out.len());
@@ -634,6 +642,7 @@ impl<'a> State<'a> {
                 style: m.style,
                 offset: m.offset,
                 keep_whitespace: false,
+                scoped: false,
                 out,
             };
             handler(&mut call)
@@ -1139,6 +1148,8 @@ pub struct Call<'c, 'a> {
     offset: usize,
     /// SillyTavern's `#` flag: [`Call::raw`] keeps surrounding whitespace.
     keep_whitespace: bool,
+    /// SillyTavern's engine passed a scoped block's content as the last argument.
+    scoped: bool,
     out: &'c mut String,
 }
 
@@ -1232,6 +1243,12 @@ impl<'c, 'a> Call<'c, 'a> {
             },
         );
         true
+    }
+
+    /// `true` when SillyTavern's engine (the `sillytavern` dialect) called the macro for a
+    /// scoped block, `{{name}}content{{/name}}`, the content being the last argument.
+    pub fn is_scoped(&self) -> bool {
+        self.scoped
     }
 
     /// How the arguments were written.

@@ -143,6 +143,7 @@ pub use catalog::MacroInfo;
 pub use context::{html_comment, CommentRenderer, Context, Message, Role, Timestamp};
 pub use dialect::{Dialect, Dialects};
 pub use expand::{Call, Expansion, Limits, Mode, Template, Warning, MAX_WARNINGS};
+pub use families::st_examples::{ExampleFormat, InstructExamples, NamesBehavior};
 pub use parse::{normalize_name, Style};
 pub use registry::{Family, Handler, Registry};
 pub use vars::{Scope, Variables};

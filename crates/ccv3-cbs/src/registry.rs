@@ -149,6 +149,8 @@ impl Registry {
                 let mut r = Self::standard();
                 if dialect == Dialect::Risu {
                     families::risu::register_overrides(&mut r);
+                } else {
+                    families::sillytavern::register_overrides(&mut r);
                 }
                 r.map.retain(|name, _| {
                     catalog::lookup(dialect, name).is_some_and(|row| row.unavailable.is_none())

@@ -383,7 +383,11 @@ fn issue12_hostile_sillytavern_macros_stay_within_the_limits() {
     let (text, w) = bounded("{{newline::1000000000}}");
     assert_eq!(text, "{{newline::1000000000}}");
     assert!(w.contains(&"output"), "{w:?}");
-    assert_eq!(bounded("{{space::1000000000}}").0.len(), 1024);
+    // `space` too, bounded by the output limit rather than a fixed 1024 (issue 17).
+    let (text, w) = bounded("{{space::1000000000}}");
+    assert_eq!(text, "{{space::1000000000}}");
+    assert!(w.contains(&"output"), "{w:?}");
+    assert_eq!(bounded("{{space::65536}}").0.len(), 65536);
     // An array index far past the end would write a billion nulls.
     let (text, w) = bounded("{{setvarindex::l::1000000000::x}}{{getvar::l}}");
     assert_eq!(text, "{{setvarindex::l::1000000000::x}}");

@@ -557,8 +557,145 @@ fn sillytavern_engine_hostile_templates_expand_within_bounds() {
             "{{!?~#>/user}}{{ ! # reverse::ab}}".repeat(3_750),
         ),
         ("escape storm", "\\{\\}".repeat(25_000)),
+        (
+            "nested pure blocks",
+            format!(
+                "{}{{{{char}}}}{}",
+                "{{#pure}}".repeat(2_000),
+                "{{/pure}}".repeat(2_000)
+            ),
+        ),
+        (
+            "many pure blocks",
+            "{{#pure}}{{user}}{{/pure}}".repeat(5_000),
+        ),
+        (
+            "huge space",
+            "{{space::99999999999}}{{space::1048577}}".repeat(1_000),
+        ),
+        (
+            "roll storm",
+            "{{roll::1000d1000000}}{{roll::bad}}{{random}}".repeat(2_000),
+        ),
+        (
+            "date storm",
+            format!(
+                "{{{{timeDiff::{}::{}}}}}",
+                "1/".repeat(20_000),
+                "(".repeat(20_000)
+            ),
+        ),
     ];
     for (name, src) in cases {
         check_in(st, name, &src);
     }
+}
+
+/// RisuAI's `{{#pure}}`/`{{#puredisplay}}` are not SillyTavern macros: `#` is SillyTavern's
+/// whitespace flag and `pure` a name it does not define (MacroRegistry.js: unknown macros stay
+/// as written, their nested macros resolved, MacroEngine.js `#resolveMacro`), so the body's
+/// macros expand and both tags stay.
+#[test]
+fn st_1_19_pure_blocks_are_text_whose_macros_expand() {
+    check(&[
+        ("{{#pure}}{{char}}{{/pure}}", "{{#pure}}Alice{{/pure}}"),
+        (
+            "{{#puredisplay}} {{user}} {{/puredisplay}}",
+            "{{#puredisplay}} Bob {{/puredisplay}}",
+        ),
+        (
+            "{{if 1}}{{#pure}}{{char}}{{#pure}}{{user}}{{/pure}}{{/pure}}{{/if}}",
+            "{{#pure}}Alice{{#pure}}Bob{{/pure}}{{/pure}}",
+        ),
+        (
+            "{{#pure}}{{setvar::x::1}}{{/pure}}[{{getvar::x}}]",
+            "{{#pure}}{{/pure}}[1]",
+        ),
+    ]);
+    // The risu dialect keeps RisuAI's meaning: the body as written.
+    assert_eq!(
+        run_in(Dialect::Risu, "{{#pure}}{{char}}{{/pure}}"),
+        "{{char}}"
+    );
+}
+
+/// core-macros.js `random`: an empty list gives `''`; `roll`: `droll.validate` failing gives
+/// `''` (digits alone are `1dN`); `{{roll}}` without its argument stays as written (arity).
+#[test]
+fn st_1_19_random_without_choices_and_bad_rolls_are_empty() {
+    check(&[
+        ("[{{random}}]", "[]"),
+        ("[{{random::}}]", "[]"),
+        ("[{{random::a}}]", "[a]"),
+        ("[{{roll::bad}}]", "[]"),
+        ("[{{roll::0d6}}]", "[]"),
+        ("[{{roll::d0}}]", "[]"),
+        ("[{{roll::06}}]", "[]"),
+        ("[{{roll::2 d6}}]", "[]"),
+        ("[{{roll::1d1+1}}]", "[2]"),
+        ("[{{roll::3d1-1}}]", "[2]"),
+        ("[{{roll::1}}]", "[1]"),
+        ("[{{roll}}]", "[{{roll}}]"),
+    ]);
+    // More than 1000 dice: refused (hostile-input bound), empty as well.
+    assert_eq!(st("[{{roll::1001d6}}]"), "[]");
+    // The spec dialect keeps the spec's rule: unreadable dice stay as written.
+    assert_eq!(run_in(Dialect::Spec, "{{roll::bad}}"), "{{roll::bad}}");
+}
+
+/// core-macros.js `trim`: outside a scoped block the handler returns the `{{trim}}` marker,
+/// which MacroEngine.js's `core:legacy-trim` post-processor removes with the newlines around.
+#[test]
+fn st_1_19_trim_with_an_argument_outside_a_block() {
+    check(&[
+        ("a\n{{trim::x}}\nb", "ab"),
+        ("a\n\n{{trim::{{setvar::t::1}}}}\n\nb{{getvar::t}}", "ab1"),
+        ("[{{trim}}  x  {{/trim}}]", "[x]"),
+    ]);
+    assert_eq!(run_in(Dialect::Risu, "[{{trim:: x }}]"), "[x]");
+}
+
+/// core-macros.js `space`: `' '.repeat(count)` for an integer count; ccv3 bounds it by
+/// `Limits::max_output` (past it the macro stays as written, with a warning).
+#[test]
+fn st_1_19_space_is_bounded_by_the_output_limit() {
+    assert_eq!(st("[{{space::3}}]"), "[   ]");
+    assert_eq!(st("[{{space::2000}}]").len(), 2002);
+    assert_eq!(st("[{{space::-1}}]"), "[{{space::-1}}]");
+    let limits = Limits {
+        max_output: 100,
+        ..Limits::default()
+    };
+    let out = Template::parse("{{space::101}}").expand_with(
+        Registry::dialect_ref(Dialect::SillyTavern),
+        &limits,
+        &ctx(),
+        &mut Variables::new(),
+        Mode::Prompt,
+    );
+    assert_eq!(out.text, "{{space::101}}");
+    assert!(!out.warnings.is_empty());
+}
+
+/// env-macros.js `mesExamplesRaw` / `mesExamples` with script.js `parseMesExamples` (chat
+/// completion, SillyTavern's default API: blocks headed `<START>`).
+#[test]
+fn st_1_19_mes_examples_blocks() {
+    let ctx = ctx().with_mes_examples("  {{user}}: hi\n<start>\n{{char}}: yo  ");
+    let run = |text: &str| {
+        Template::parse(text)
+            .expand_with(
+                Registry::dialect_ref(Dialect::SillyTavern),
+                &Limits::default(),
+                &ctx,
+                &mut Variables::new(),
+                Mode::Prompt,
+            )
+            .text
+    };
+    assert_eq!(run("{{mesExamplesRaw}}"), "Bob: hi\n<start>\nAlice: yo");
+    assert_eq!(
+        run("{{mesExamples}}"),
+        "<START>\nBob: hi\n<START>\nAlice: yo\n"
+    );
 }

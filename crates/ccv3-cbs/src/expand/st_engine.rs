@@ -19,6 +19,9 @@
 //!   operators `=`, `+=`, `-=`, `++`, `--`, `||`, `??`, `||=`, `??=`, `==`, `!=`, `>`, `>=`, `<`,
 //!   `<=` (values evaluated only when needed); malformed ones stay as written.
 //! - `\{` and `\}` in the final text become `{` and `}`.
+//! - RisuAI's `{{#pure}}` / `{{#puredisplay}}` blocks mean nothing to SillyTavern: `#` is its
+//!   whitespace flag and `pure` a name it does not define, so the body is read as ordinary
+//!   text whose macros expand, and both tags stay as written (as an unknown scoped macro's do).
 //!
 //! Every new construct runs inside the expansion's [`crate::Limits`]: scoped nesting deeper than
 //! [`crate::Limits::max_depth`] stays text with a [`Warning::Depth`], each item and each
@@ -33,7 +36,7 @@ use crate::dialect::Dialect;
 use crate::families::sillytavern::st_value;
 use crate::families::variables::add;
 use crate::parse::{inner_nodes, normalize_name, split_macro, write_macro_source, Macro, Node};
-use crate::parse::{write_source, Style};
+use crate::parse::{parse, write_source, Block, BlockKind, Style};
 use crate::registry::Registry;
 use crate::vars::Scope;
 
@@ -106,6 +109,44 @@ impl<'n> Item<'n> {
             Item::Head(m) => Some(m),
             Item::Node(Node::Macro(m)) => Some(m),
             Item::Node(_) => None,
+        }
+    }
+}
+
+/// `true` when RisuAI's parser took a `{{#pure}}` / `{{#puredisplay}}` body as text somewhere
+/// in `nodes` (blocks nest at most [`crate::Limits::max_depth`] deep).
+fn has_pure(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Block(b) => {
+            matches!(b.kind, BlockKind::Pure | BlockKind::PureDisplay)
+                || has_pure(&b.then)
+                || b.otherwise.as_ref().is_some_and(|(_, body)| has_pure(body))
+        }
+        _ => false,
+    })
+}
+
+/// Moves every source offset in `nodes` by `by` bytes (nodes parsed from a slice of the text).
+fn shift_offsets(nodes: &mut [Node], by: usize) {
+    fn shift_macro(m: &mut Macro, by: usize) {
+        m.offset = m.offset.saturating_add(by);
+        for a in &mut m.args {
+            shift_offsets(a, by);
+        }
+    }
+    for n in nodes {
+        match n {
+            Node::Text(_) => {}
+            Node::Macro(m) => shift_macro(m, by),
+            Node::Block(b) => {
+                shift_macro(&mut b.header, by);
+                shift_offsets(&mut b.then, by);
+                if let Some((m, body)) = &mut b.otherwise {
+                    shift_macro(m, by);
+                    shift_offsets(body, by);
+                }
+                shift_macro(&mut b.close, by);
+            }
         }
     }
 }
@@ -449,6 +490,13 @@ impl State<'_> {
             }
             return;
         }
+        if has_pure(nodes) {
+            let Some(opened) = self.open_pure(nodes, 0) else {
+                return;
+            };
+            self.st_nodes(&opened, out);
+            return;
+        }
         let mut items = Vec::with_capacity(nodes.len());
         flatten(nodes, &mut items);
         let tags: Vec<Option<Tag<'_>>> = items
@@ -456,6 +504,66 @@ impl State<'_> {
             .map(|i| i.as_macro().and_then(tag_of))
             .collect();
         self.st_items(&items, &tags, out);
+    }
+
+    /// `nodes` with every pure block opened for SillyTavern: its header, its body parsed as
+    /// macros, its closing tag (see the module docs). Parsing counts as work, like nested text;
+    /// `None` when the budget is spent. Pure blocks nested deeper than
+    /// [`crate::Limits::max_depth`] keep their body as text, with a [`Warning::Depth`] (each
+    /// level parses its body again).
+    fn open_pure(&mut self, nodes: &[Node], depth: usize) -> Option<Vec<Node>> {
+        let mut out = Vec::with_capacity(nodes.len());
+        for n in nodes {
+            let Node::Block(b) = n else {
+                out.push(n.clone());
+                continue;
+            };
+            if !matches!(b.kind, BlockKind::Pure | BlockKind::PureDisplay) {
+                let then = self.open_pure(&b.then, depth)?;
+                let otherwise = match &b.otherwise {
+                    Some((m, body)) => Some((m.clone(), self.open_pure(body, depth)?)),
+                    None => None,
+                };
+                out.push(Node::Block(Box::new(Block {
+                    kind: b.kind,
+                    header: b.header.clone(),
+                    then,
+                    otherwise,
+                    close: b.close.clone(),
+                })));
+                continue;
+            }
+            if depth >= self.limits.depth() {
+                warn(
+                    &mut self.warnings,
+                    Warning::Depth {
+                        offset: b.header.offset,
+                    },
+                );
+                // Laid flat with the body as text, so it is not opened again.
+                out.push(Node::Macro(Box::new(b.header.clone())));
+                out.extend(b.then.iter().cloned());
+                out.push(Node::Macro(Box::new(b.close.clone())));
+                continue;
+            }
+            let body = match b.then.as_slice() {
+                [Node::Text(t)] => t.as_str(),
+                _ => "",
+            };
+            if self.stopped || !self.add_work(body.len()) {
+                return None;
+            }
+            let mut parsed = parse(body, self.limits).nodes;
+            shift_offsets(&mut parsed, b.close.offset.saturating_sub(body.len()));
+            out.push(Node::Macro(Box::new(b.header.clone())));
+            if has_pure(&parsed) {
+                out.extend(self.open_pure(&parsed, depth + 1)?);
+            } else {
+                out.extend(parsed);
+            }
+            out.push(Node::Macro(Box::new(b.close.clone())));
+        }
+        Some(out)
     }
 
     fn st_items(&mut self, items: &[Item<'_>], tags: &[Option<Tag<'_>>], out: &mut String) {
@@ -633,6 +741,7 @@ impl State<'_> {
                     style,
                     offset: written.offset,
                     keep_whitespace: scoped && preserve,
+                    scoped,
                     out,
                 };
                 handler(&mut call)

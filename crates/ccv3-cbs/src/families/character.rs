@@ -8,6 +8,9 @@
 //! | `{{persona}}` (`userpersona`) | [`crate::Context::persona`] |
 //! | `{{mesExamples}}` (`mesExamplesRaw`, `exampledialogue`, `examplemessage`) | [`crate::Context::mes_examples`] |
 //!
+//! The `sillytavern` dialect formats `{{mesExamples}}` into `<START>` blocks and trims
+//! `{{mesExamplesRaw}}`, as SillyTavern does: see [`super::st_examples`].
+//!
 //! Fields are themselves templates: macros inside them are expanded (a description saying
 //! `{{char}} is tall` gives the name), up to [`crate::Limits::max_recursion`] levels; deeper
 //! fields are inserted as they are with a warning.

@@ -1,6 +1,6 @@
 //! moment.js date formats and parsing (English locale), as SillyTavern's time macros use them
 //! (`{{datetimeformat::...}}`, `{{timeDiff::...}}`). Written from moment.js's documentation
-//! (<https://momentjs.com/docs/#/displaying/format/> and `#/parsing/string/`).
+//! (<https://momentjs.com/docs/#/displaying/format/>); reading dates is [`super::moment_parse`].
 //!
 //! Tokens: `YYYY YY Y Q M Mo MM MMM MMMM D Do DD DDD DDDo DDDD d do dd ddd dddd e E w wo ww W
 //! Wo WW gg gggg GG GGGG H HH h hh k kk m mm s ss S... a A Z ZZ X x N...`, the long formats
@@ -8,7 +8,7 @@
 
 use crate::context::Timestamp;
 
-use super::time::{civil, Civil, MONTHS, WEEKDAYS};
+use super::time::{civil, is_leap, Civil, MONTHS, WEEKDAYS};
 
 /// The long date formats of moment's English locale.
 fn long_format(token: &str) -> Option<&'static str> {
@@ -46,11 +46,7 @@ fn ordinal(n: i64) -> String {
     format!("{n}{suffix}")
 }
 
-fn is_leap(y: i64) -> bool {
-    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
-}
-
-fn days_in_year(y: i64) -> i64 {
+pub(crate) fn days_in_year(y: i64) -> i64 {
     if is_leap(y) {
         366
     } else {
@@ -70,18 +66,18 @@ pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 fn day_of_year(t: &Civil) -> i64 {
-    days_from_civil(t.year, t.month, t.day) - days_from_civil(t.year, 1, 1) + 1
+    i64::from(super::time::day_of_year(t.year, t.month, t.day))
 }
 
 /// moment's `firstWeekOffset`: where week 1 of `year` starts, relative to January 1st.
-fn first_week_offset(year: i64, dow: i64, doy: i64) -> i64 {
+pub(crate) fn first_week_offset(year: i64, dow: i64, doy: i64) -> i64 {
     let fwd = 7 + dow - doy;
     let weekday = (days_from_civil(year, 1, 1) + fwd - 1 + 4).rem_euclid(7);
     let fwdlw = (7 + weekday - dow).rem_euclid(7);
     -fwdlw + fwd - 1
 }
 
-fn weeks_in_year(year: i64, dow: i64, doy: i64) -> i64 {
+pub(crate) fn weeks_in_year(year: i64, dow: i64, doy: i64) -> i64 {
     let off = first_week_offset(year, dow, doy);
     let next = first_week_offset(year + 1, dow, doy);
     (days_in_year(year) - off + next) / 7
@@ -253,146 +249,6 @@ fn format_into(fmt: &str, t: &Civil, ts: Timestamp, cap: usize, out: &mut String
     }
 }
 
-fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
-    let d = s.get(..n)?;
-    if !d.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((d.parse().ok()?, s.get(n..)?))
-}
-
-/// Parses a date the way `moment(text)` reads the common forms: ISO 8601
-/// (`2023-01-01`, `2023-01-01 12:00`, `2023-01-01T12:00:00.5Z`, `...+02:00`) and the text of
-/// `{{date}} {{time}}` (`January 1, 2023 3:07 PM`). Times without an offset are local
-/// (`local_offset` minutes east of UTC). Returns unix milliseconds.
-pub(crate) fn parse(text: &str, local_offset: i32) -> Option<i64> {
-    let s = text.trim();
-    parse_iso(s, local_offset).or_else(|| parse_long(s, local_offset))
-}
-
-/// Unix milliseconds of a date `(year, month, day)` and time `(hour, minute, second, ms)` at
-/// `off` minutes east of UTC; `None` for a day or time that does not exist.
-fn to_ms(date: (i64, u32, u32), time: (u32, u32, u32, u32), off: i32) -> Option<i64> {
-    let (y, mo, d) = date;
-    let (h, mi, sec, ms) = time;
-    let dim = [
-        31,
-        if is_leap(y) { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo) || d == 0 || d > *dim.get(mo as usize - 1)? || h > 24 || mi > 59 {
-        return None;
-    }
-    if sec > 59 || (h == 24 && (mi, sec, ms) != (0, 0, 0)) {
-        return None;
-    }
-    let days = days_from_civil(y, mo, d);
-    let secs = days * 86_400 + i64::from(h) * 3600 + i64::from(mi) * 60 + i64::from(sec)
-        - i64::from(off) * 60;
-    Some(secs * 1000 + i64::from(ms))
-}
-
-fn parse_iso(s: &str, local: i32) -> Option<i64> {
-    let (y, r) = digits(s, 4)?;
-    let r = r.strip_prefix('-')?;
-    let (mo, r) = digits(r, 2)?;
-    let (d, r) = match r.strip_prefix('-') {
-        Some(r) => digits(r, 2)?,
-        None if r.is_empty() => (1, r),
-        None => return None,
-    };
-    if r.is_empty() {
-        return to_ms((i64::from(y), mo, d), (0, 0, 0, 0), local);
-    }
-    let r = r.strip_prefix(['T', 't', ' '])?;
-    let (h, r) = digits(r, 2)?;
-    let (mi, r) = match r.strip_prefix(':') {
-        Some(r) => digits(r, 2)?,
-        None => (0, r),
-    };
-    let (sec, r) = match r.strip_prefix(':') {
-        Some(r) => digits(r, 2)?,
-        None => (0, r),
-    };
-    let (ms, r) = match r.strip_prefix(['.', ',']) {
-        Some(r) => {
-            let n = r.bytes().take_while(u8::is_ascii_digit).count();
-            if n == 0 {
-                return None;
-            }
-            let frac = r.get(..n.min(3))?;
-            let ms: u32 = format!("{frac:0<3}").parse().ok()?;
-            (ms, r.get(n..)?)
-        }
-        None => (0, r),
-    };
-    let off = match r {
-        "" => local,
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match r.get(..1)? {
-                "+" => 1,
-                "-" => -1,
-                _ => return None,
-            };
-            let (oh, rest) = digits(r.get(1..)?, 2)?;
-            let rest = rest.strip_prefix(':').unwrap_or(rest);
-            let (om, rest) = if rest.is_empty() {
-                (0, rest)
-            } else {
-                digits(rest, 2)?
-            };
-            if !rest.is_empty() {
-                return None;
-            }
-            sign * (oh as i32 * 60 + om as i32)
-        }
-    };
-    to_ms((i64::from(y), mo, d), (h, mi, sec, ms), off)
-}
-
-/// `January 1, 2023`, optionally followed by `3:07 PM` / `15:07` (what `{{date}} {{time}}`
-/// gives).
-fn parse_long(s: &str, local: i32) -> Option<i64> {
-    let mut words = s.split_whitespace();
-    let month = words.next()?;
-    let mo = MONTHS.iter().position(|m| {
-        m.eq_ignore_ascii_case(month)
-            || (month.len() >= 3 && m.get(..3).is_some_and(|p| p.eq_ignore_ascii_case(month)))
-    })? as u32
-        + 1;
-    let day: u32 = words.next()?.trim_end_matches(',').parse().ok()?;
-    let year: i64 = words.next()?.parse().ok()?;
-    if !(0..=275_760).contains(&year) {
-        return None;
-    }
-    let (mut h, mut mi) = (0, 0);
-    if let Some(time) = words.next() {
-        let (hh, mm) = time.split_once(':')?;
-        h = hh.parse().ok()?;
-        mi = mm.parse().ok()?;
-        match words.next().map(str::to_ascii_uppercase).as_deref() {
-            None => {}
-            Some("AM") if (1..=12).contains(&h) => h %= 12,
-            Some("PM") if (1..=12).contains(&h) => h = h % 12 + 12,
-            Some(_) => return None,
-        }
-    }
-    if words.next().is_some() {
-        return None;
-    }
-    to_ms((year, mo, day), (h, mi, 0, 0), local)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,22 +288,5 @@ mod tests {
         let ny = Timestamp::utc(days_from_civil(2027, 1, 1) * 86_400);
         assert_eq!(format("W GGGG w gggg", ny, 1000), "53 2026 1 2027");
         assert!(format(&"LLLL".repeat(100), ts, 50).len() < 100);
-    }
-
-    #[test]
-    fn moment_parsing_reads_iso_and_long_dates() {
-        let base = days_from_civil(2023, 1, 1) * 86_400_000;
-        assert_eq!(parse("2023-01-01", 0), Some(base));
-        assert_eq!(parse("2023-01-01 12:00:00", 0), Some(base + 43_200_000));
-        assert_eq!(
-            parse("2023-01-01T12:00:00.5Z", 120),
-            Some(base + 43_200_500)
-        );
-        assert_eq!(parse("2023-01-01T12:00+02:00", 0), Some(base + 36_000_000));
-        assert_eq!(parse("2023-01-01 12:00", 60), Some(base + 39_600_000));
-        assert_eq!(parse("January 1, 2023 3:07 PM", 0), Some(base + 54_420_000));
-        assert_eq!(parse("2023-02-30", 0), None);
-        assert_eq!(parse("tomorrow", 0), None);
-        assert_eq!(parse("", 0), None);
     }
 }

@@ -196,7 +196,7 @@ fn date_time_format(format: &str, ts: Timestamp, ms: f64) -> String {
         .copied()
         .unwrap_or_default();
     let weekday = WEEKDAYS.get(t.weekday).copied().unwrap_or_default();
-    let day_of_year = day_of_year(t.year, t.month, t.day);
+    let day_of_year = super::time::day_of_year(t.year, t.month, t.day);
     let hour12 = if t.hour.is_multiple_of(12) {
         12
     } else {
@@ -229,25 +229,6 @@ fn date_time_format(format: &str, ts: Timestamp, ms: f64) -> String {
         }
     }
     out
-}
-
-fn day_of_year(year: i64, month: u32, day: u32) -> u32 {
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    days.iter().take(month as usize - 1).sum::<u32>() + day
 }
 
 fn h_mm_ss(ms: f64) -> String {

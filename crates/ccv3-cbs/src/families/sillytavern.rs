@@ -92,8 +92,8 @@ use crate::parse::Style;
 use crate::registry::{Family, Registry};
 use crate::vars::Scope;
 
-use super::moment;
 use super::time::humanize;
+use super::{moment, moment_parse, st_examples};
 
 /// The number of arguments SillyTavern's parser sees: `{{name}}` none, `{{name::a::b}}` one
 /// per `::` piece, and the legacy `{{name:text}}` / `{{name text}}` one (`text` may hold
@@ -370,12 +370,92 @@ pub fn register(r: &mut Registry) {
     });
     r.register_all(f, &["timediff"], |c| {
         let local = c.context().now.map_or(0, |t| t.utc_offset_minutes);
-        let left = moment::parse(c.arg(0), local);
-        let right = moment::parse(c.arg(1), local);
+        let left = moment_parse::parse(c.arg(0), local);
+        let right = moment_parse::parse(c.arg(1), local);
         Some(match (left, right) {
             (Some(l), Some(r)) => relative(l.saturating_sub(r)),
             _ => "Invalid date".to_owned(),
         })
+    });
+}
+
+/// `true` for a formula SillyTavern's dice library (droll 0.2.1, `droll.parse`) accepts:
+/// `XdY`, `dY`, `XdY+Z`, `XdY-Z`, counts and sides without a leading zero, `d` in any case.
+fn droll_formula(s: &str) -> bool {
+    fn number(s: &str, leading_zero: bool) -> bool {
+        !s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && (leading_zero || !s.starts_with('0'))
+    }
+    let Some((count, rest)) = s.split_once(['d', 'D']) else {
+        return false;
+    };
+    let (sides, modifier) = match rest.find(['+', '-']) {
+        Some(p) => (rest.get(..p).unwrap_or_default(), rest.get(p + 1..)),
+        None => (rest, None),
+    };
+    (count.is_empty() || number(count, false))
+        && number(sides, false)
+        && modifier.is_none_or(|m| number(m, true))
+}
+
+/// SillyTavern's meanings of names shared with the spec set and the other families, for the
+/// `sillytavern` dialect (`public/scripts/macros/definitions/core-macros.js`, 1.19.0):
+///
+/// - `{{random}}` without choices is empty (its handler returns `''` for an empty list);
+/// - `{{roll::F}}` with a formula droll does not read is empty, with a warning (`N` alone is
+///   `1dN`); more than 1000 dice are refused the same way (a hostile-input bound);
+/// - `{{mesExamples}}` is formatted as [`super::st_examples`] says, `{{mesExamplesRaw}}` is
+///   the trimmed field;
+/// - `{{trim::A}}` outside a scoped block returns SillyTavern's `{{trim}}` marker, which its
+///   post-processing removes with the newlines around it: `A` is dropped.
+pub(crate) fn register_overrides(r: &mut Registry) {
+    let s = Family::Spec;
+    r.register_all(s, &["random"], |c| {
+        if c.args().is_empty() {
+            return Some(String::new());
+        }
+        let list = super::choices(c);
+        let i = c.random_below(list.len() as u64) as usize;
+        list.into_iter().nth(i)
+    });
+    r.register_all(s, &["roll"], |c| {
+        let raw = c.raw();
+        let formula = raw.trim();
+        let formula = if !formula.is_empty() && formula.bytes().all(|b| b.is_ascii_digit()) {
+            format!("1d{formula}")
+        } else {
+            formula.to_owned()
+        };
+        if !droll_formula(&formula) {
+            c.warn(format!("invalid roll formula {formula:?}"));
+            return Some(String::new());
+        }
+        Some(super::spec::roll(c).unwrap_or_default())
+    });
+    let ch = Family::Character;
+    r.register_all(ch, &["mesexamplesraw"], |c| {
+        let raw = c.context().mes_examples.trim().to_owned();
+        Some(c.expand_nested(&raw))
+    });
+    r.register_all(ch, &["mesexamples"], |c| {
+        let ctx = c.context();
+        let raw = ctx.mes_examples.trim().to_owned();
+        let (format, user) = (ctx.example_format.clone(), ctx.user_name.clone());
+        let char = ctx.char_display_name().to_owned();
+        let raw = c.expand_nested(&raw);
+        let out = st_examples::format(&raw, &format, &user, &char, |s| c.expand_nested(s));
+        if c.too_big(out.len()) {
+            return None;
+        }
+        Some(out)
+    });
+    r.register_all(Family::Text, &["trim"], |c| {
+        if c.is_scoped() {
+            return Some(c.raw());
+        }
+        c.trim_surrounding_newlines();
+        Some(String::new())
     });
 }
 

@@ -4,9 +4,9 @@
 //! |---|---|
 //! | `{{newline}}`, `{{br}}` | a newline |
 //! | `{{newline::N}}` | `N` newlines (SillyTavern), within [`crate::Limits::max_output`] |
-//! | `{{space}}`, `{{space::N}}` | one space, or `N` spaces (at most 1024) |
+//! | `{{space}}`, `{{space::N}}` | one space, or `N` spaces (SillyTavern), within [`crate::Limits::max_output`] |
 //! | `{{trim}}` | removes the newlines just before and just after it (SillyTavern) |
-//! | `{{trim::A}}` | `A` without leading and trailing whitespace (RisuAI) |
+//! | `{{trim::A}}` | `A` without leading and trailing whitespace (RisuAI); in the `sillytavern` dialect `A` is dropped and the newlines around are removed, as for `{{trim}}` |
 //! | `{{noop}}`, `{{blank}}`, `{{none}}` | empty |
 //!
 //! ```
@@ -14,6 +14,8 @@
 //! let ctx = Context::new();
 //! assert_eq!(expand("a{{newline}}b{{br}}c", &ctx), "a\nb\nc");
 //! assert_eq!(expand("a{{space::3}}b{{space}}c", &ctx), "a   b c");
+//! // Past the output bound (1 MiB by default) it stays as written, with a warning.
+//! assert_eq!(expand("{{space::2000000}}", &ctx), "{{space::2000000}}");
 //! assert_eq!(expand("a\n\n{{trim}}\n\nb", &ctx), "ab");
 //! assert_eq!(expand("[{{trim::  x  }}]", &ctx), "[x]");
 //! assert_eq!(expand("a{{noop}}{{blank}}{{none}}b", &ctx), "ab");
@@ -41,7 +43,10 @@ pub fn register(r: &mut Registry) {
             return Some(" ".to_owned());
         }
         let n = usize::try_from(super::sillytavern::integer(&c.raw())?).ok()?;
-        Some(" ".repeat(n.min(1024)))
+        if c.too_big(n) {
+            return None;
+        }
+        Some(" ".repeat(n))
     });
     r.register_all(f, &["trim"], |c| {
         if c.style() == Style::Bare {

@@ -95,6 +95,31 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m as u32, d as u32)
 }
 
+/// `true` for a leap year of the proleptic Gregorian calendar.
+pub(crate) fn is_leap(year: i64) -> bool {
+    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+}
+
+/// The number of days of `month` (1 to 12) in `year`; 0 for a month that does not exist.
+pub(crate) fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(year) => 29,
+        2 => 28,
+        _ => 0,
+    }
+}
+
+/// The day of the year (1 for January 1st) of a civil date.
+pub(crate) fn day_of_year(year: i64, month: u32, day: u32) -> u32 {
+    (1..month.min(13))
+        .map(|m| days_in_month(year, m))
+        .sum::<u32>()
+        + day
+}
+
+/// A timestamp broken down at its offset.
 pub(crate) fn civil(ts: Timestamp) -> Civil {
     let local = ts
         .unix
@@ -243,6 +268,19 @@ mod tests {
         // Extremes must not overflow.
         let _ = civil(Timestamp::utc(i64::MAX).with_offset(i32::MAX));
         let _ = civil(Timestamp::utc(i64::MIN).with_offset(i32::MIN));
+    }
+
+    #[test]
+    fn one_month_table_serves_risu_and_moment() {
+        // Gregorian leap years: every 4th, not every 100th, but every 400th.
+        assert_eq!(days_in_month(2024, 2), 29);
+        assert_eq!(days_in_month(1900, 2), 28);
+        assert_eq!(days_in_month(2000, 2), 29);
+        assert_eq!((days_in_month(2023, 4), days_in_month(2023, 12)), (30, 31));
+        assert_eq!((days_in_month(2023, 0), days_in_month(2023, 13)), (0, 0));
+        assert_eq!(day_of_year(2024, 12, 31), 366);
+        assert_eq!(day_of_year(2023, 3, 1), 60);
+        assert_eq!(day_of_year(2023, 99, 1), 366);
     }
 
     #[test]
