@@ -372,6 +372,9 @@ fn prompt_with<T: Out>(
         ),
         Some(other) => return Err(opts::wrong("instruct", "a template name or object", other)),
     };
+    if let Some(t) = &instruct {
+        options.example_format = t.example_format();
+    }
     let tok = tokenizer(opts::string(req, "tokenizer")?)?;
     let mut session = Session::new(options, tok).with_card(&card, "card");
     for b in &books {

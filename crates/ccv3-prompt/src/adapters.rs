@@ -256,7 +256,8 @@ mod cbs {
                 )
                 .with_messages(messages)
                 .with_seed(opts.seed)
-                .with_greeting_index(opts.greeting);
+                .with_greeting_index(opts.greeting)
+                .with_example_format(opts.example_format.clone());
             let context = match opts.now {
                 Some(now) => context.with_now(now),
                 None => context,

@@ -145,6 +145,9 @@ pub struct PromptOptions {
     /// (the default) takes `risu` for a card with RisuAI extensions, else `sillytavern`
     /// ([`crate::adapters::card_dialect`]).
     pub dialect: ccv3_cbs::Dialect,
+    /// How `{{mesExamples}}` shapes the example messages (SillyTavern's chat completion shape
+    /// by default; [`crate::InstructTemplate::example_format`] for an instruct template).
+    pub example_format: ccv3_cbs::ExampleFormat,
 }
 
 impl Default for PromptOptions {
@@ -171,6 +174,7 @@ impl Default for PromptOptions {
             expand_lore: true,
             now: None,
             dialect: ccv3_cbs::Dialect::Auto,
+            example_format: ccv3_cbs::ExampleFormat::default(),
         }
     }
 }

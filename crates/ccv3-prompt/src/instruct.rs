@@ -200,6 +200,36 @@ impl InstructTemplate {
         }
     }
 
+    /// How `{{mesExamples}}` shapes the card's example messages under this template, as
+    /// SillyTavern does in instruct mode (`public/scripts/instruct-mode.js`,
+    /// `formatInstructModeExamples`): each message wrapped in the user's or the assistant's
+    /// prefix and suffix (they carry their own newlines, so no `wrap`), the speaker's name
+    /// written before it when the template writes names.
+    ///
+    /// ```
+    /// use ccv3_cbs::ExampleFormat;
+    /// use ccv3_prompt::InstructTemplate;
+    /// let ExampleFormat::Instruct(t) = InstructTemplate::chatml().example_format() else { panic!() };
+    /// assert_eq!(t.input_sequence, "<|im_start|>user\n");
+    /// ```
+    pub fn example_format(&self) -> ccv3_cbs::ExampleFormat {
+        ccv3_cbs::ExampleFormat::Instruct(ccv3_cbs::InstructExamples {
+            separator: String::new(),
+            input_sequence: self.user.prefix.clone(),
+            input_suffix: self.user.suffix.clone(),
+            output_sequence: self.assistant.prefix.clone(),
+            output_suffix: self.assistant.suffix.clone(),
+            wrap: false,
+            macros: false,
+            names: if self.names {
+                ccv3_cbs::NamesBehavior::Always
+            } else {
+                ccv3_cbs::NamesBehavior::None
+            },
+            skip_examples: false,
+        })
+    }
+
     /// Renders messages and an optional prefill as one text.
     pub fn render_messages(&self, messages: &[Message], prefill: Option<&str>) -> String {
         let mut out = String::new();

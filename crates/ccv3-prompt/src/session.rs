@@ -106,6 +106,8 @@ pub struct SessionOptions {
     /// a card with RisuAI extensions, else `sillytavern`; without a card, every built-in macro.
     /// Card fields, lorebook entries, keys and decorator keys all use it.
     pub dialect: ccv3_cbs::Dialect,
+    /// How `{{mesExamples}}` shapes the example messages ([`PromptOptions::example_format`]).
+    pub example_format: ccv3_cbs::ExampleFormat,
     /// The lorebook engine's settings (issue 14): see [`EngineSettings`].
     pub engine: EngineSettings,
 }
@@ -185,6 +187,7 @@ impl Default for SessionOptions {
             regex_key_steps: ccv3_lore::REGEX_KEY_STEPS,
             regex_scan_steps: ccv3_lore::REGEX_SCAN_STEPS,
             dialect: ccv3_cbs::Dialect::Auto,
+            example_format: ccv3_cbs::ExampleFormat::default(),
             engine: EngineSettings::default(),
             compat: ccv3_lore::Compat::Spec,
         }
@@ -532,6 +535,7 @@ impl<'a> Session<'a> {
             template: self.options.template.clone(),
             now: self.options.now,
             dialect: self.dialect(),
+            example_format: self.options.example_format.clone(),
             ..PromptOptions::default()
         }
     }
@@ -887,5 +891,37 @@ mod tests {
         let v = serde_json::to_value(fits.prompt(&chat, &ScanState::default()).unwrap().report())
             .unwrap();
         assert!(v.get("over_limit").is_none());
+    }
+
+    /// Issue 17: `{{mesExamples}}` in a card's text follows the instruct template the prompt is
+    /// rendered with, as SillyTavern's instruct mode formats examples
+    /// (1.19.0 `public/scripts/instruct-mode.js`, `formatInstructModeExamples`); without one,
+    /// the chat completion shape (`<START>` blocks).
+    #[test]
+    fn mes_examples_follow_the_instruct_template() {
+        let mut card = ccv3::Card::new("Aqua").data;
+        card.mes_example = "<START>\n{{user}}: Hi\n{{char}}: Hello".into();
+        card.system_prompt = "{{mesExamples}}".into();
+        let chat = Chat::from(vec![Message::user("a")]);
+        let system = |opts: SessionOptions| {
+            let s = Session::new(opts, estimate()).with_card(&card, "card");
+            let turn = s.prompt(&chat, &ScanState::default()).unwrap();
+            turn.report().messages[0].content.clone()
+        };
+        let chat_shape = system(SessionOptions::default());
+        // (the prompt's own examples slot follows the system prompt)
+        assert!(
+            chat_shape.starts_with("<START>\nUser: Hi\nAqua: Hello\n"),
+            "{chat_shape:?}"
+        );
+        let instruct = system(SessionOptions {
+            example_format: crate::InstructTemplate::chatml().example_format(),
+            ..SessionOptions::default()
+        });
+        assert!(
+            instruct.contains("<|im_start|>user\nHi<|im_end|>")
+                && instruct.contains("<|im_start|>assistant\nHello<|im_end|>"),
+            "{instruct:?}"
+        );
     }
 }

@@ -98,6 +98,10 @@ pub fn run(args: Args) -> CmdResult {
         engine: args.engine.settings(),
         dialect: args.dialect,
         compat: args.compat.unwrap_or_default(),
+        example_format: instruct
+            .as_ref()
+            .map(InstructTemplate::example_format)
+            .unwrap_or_default(),
         ..SessionOptions::default()
     };
     // The card's book is the character book, --book files are global.
