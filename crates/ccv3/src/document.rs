@@ -174,19 +174,17 @@ pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
 
 /// A RisuAI `.risum` module, read as its lorebook ([`lorebook::risum`]).
 fn read_risum_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
-    let Some(table) = opts.rpack else {
-        return Err(Error::Unrecognized(format!(
-            "a RisuAI module (.risum: lorebook, regex and triggers in RisuAI's RPack \
-             encoding), whose decoding table ccv3 does not ship: give RisuAI's rpack_map.bin as \
-             ReadOptions::rpack to read it, or export the module from RisuAI as JSON; a CHARX \
-             keeps it as module.risum; {EXPECTED}"
-        )));
-    };
+    let table = opts.rpack.unwrap_or(lorebook::risum::RpackTable::RISUAI);
     let risum = lorebook::risum::read_risum(bytes, &table)?;
+    let which = if opts.rpack.is_some() {
+        "the RPack table given as ReadOptions::rpack"
+    } else {
+        "RisuAI's RPack table (ReadOptions::rpack gives another)"
+    };
     let (v, mut diags) = json::parse_with(&risum.main, opts).map_err(|e| {
         Error::format(
             ".risum main block",
-            format!("not JSON after RPack decoding: {e}"),
+            format!("not JSON after decoding with {which}: {e}"),
         )
     })?;
     match &v {
@@ -274,10 +272,10 @@ pub struct ReadOptions {
     /// The limits of the CHARX reader, among them the budget of all bytes decompressed from one
     /// archive ([`charx::Limits::max_total_size`]).
     pub charx: charx::Limits,
-    /// RisuAI's RPack decoding table, which `.risum` modules need
-    /// ([`lorebook::risum::RpackTable::from_map_file`] reads RisuAI's `rpack_map.bin`); default
-    /// `None`: ccv3 does not ship RisuAI's table, and reading a `.risum` file without it is an
-    /// error that says so.
+    /// An RPack decoding table for `.risum` modules in place of RisuAI's
+    /// ([`lorebook::risum::RpackTable::RISUAI`], observed from RisuAI's encoder), should a RisuAI
+    /// release change it ([`lorebook::risum::RpackTable::from_map_file`] reads a table file);
+    /// default `None`: RisuAI's table.
     pub rpack: Option<lorebook::risum::RpackTable>,
 }
 

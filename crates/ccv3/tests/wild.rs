@@ -604,8 +604,7 @@ fn wild_kobold_lite_world_info_export_reads_as_a_lorebook() {
 
 // --- RisuAI modules (issue 13 "Done when": Risu .risum modules) ---------------------------------
 
-/// A made-up RPack-like table, the one the fixture `risu_module.risum` is encoded with (not
-/// RisuAI's, which ccv3 does not ship): byte b decodes to 167 * b + 13 mod 256.
+/// A made-up RPack-like table (not RisuAI's): byte b decodes to 167 * b + 13 mod 256.
 fn test_rpack() -> ccv3::lorebook::risum::RpackTable {
     let mut t = [0u8; 256];
     for (i, slot) in t.iter_mut().enumerate() {
@@ -614,33 +613,87 @@ fn test_rpack() -> ccv3::lorebook::risum::RpackTable {
     ccv3::lorebook::risum::RpackTable(t)
 }
 
+/// `bytes` decoded with `from` and encoded again with the inverse of `to`.
+fn reencode(
+    bytes: &[u8],
+    from: &ccv3::lorebook::risum::RpackTable,
+    to: &ccv3::lorebook::risum::RpackTable,
+) -> Vec<u8> {
+    let mut inv = [0u8; 256];
+    for (i, b) in to.0.iter().enumerate() {
+        inv[usize::from(*b)] = i as u8;
+    }
+    from.decode(bytes)
+        .iter()
+        .map(|b| inv[usize::from(*b)])
+        .collect()
+}
+
+/// `risu_module.risum` with every block encoded with `table` in place of RisuAI's.
+fn risum_encoded_with(table: &ccv3::lorebook::risum::RpackTable) -> Vec<u8> {
+    let risuai = ccv3::lorebook::risum::RpackTable::RISUAI;
+    let bytes = std::fs::read(fixture("risu_module.risum")).unwrap();
+    let mut out = bytes[..2].to_vec();
+    let mut at = 2;
+    loop {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        out.extend_from_slice(&bytes[at..at + 4]);
+        out.extend(reencode(&bytes[at + 4..at + 4 + len], &risuai, table));
+        at += 4 + len;
+        out.push(bytes[at]);
+        if bytes[at] == 0 {
+            return out;
+        }
+        at += 1;
+    }
+}
+
 #[test]
-fn wild_risum_module_reads_as_its_lorebook_with_the_rpack_table() {
-    // RisuAI src/ts/process/modules.ts: 111, 0, u32 LE length, RPack main block
-    // {type: 'risuModule', module}, then asset blocks (1, length, bytes) and 0.
-    let mut opts = ccv3::ReadOptions::default();
-    opts.rpack = Some(test_rpack());
-    let Document::Lorebook(bf) =
-        ccv3::read_file_with(&fixture("risu_module.risum"), &opts).unwrap()
-    else {
-        panic!("not a lorebook")
-    };
+fn wild_risum_module_made_by_risuai_encoder_reads_as_its_lorebook() {
+    // RisuAI src/ts/process/modules.ts (exportModule): 111, 0, u32 LE length, RPack main block
+    // {module, type: 'risuModule'}, then asset blocks (1, length, bytes) and 0. The fixture was
+    // written by scripts/risum-table/observe.mjs from scripts/risum-table/lighthouse/, every
+    // block encoded by RisuAI's own encoder (its src/ts/rpack/rpack_bg.wasm); ccv3 reads it with
+    // the table observed from that encoder, no option needed.
+    let bf = book("risu_module.risum");
     assert_eq!(bf.format, ccv3::lorebook::BookFormat::RisuModule);
     assert_eq!(bf.book.name.as_deref(), Some("Lighthouse Module"));
     assert_eq!(bf.book.entries.len(), 2);
     assert_eq!(bf.book.entries[0].keys, ["lamp", "lens"]);
     assert!(bf.book.entries[1].use_regex);
+    assert!(bf.book.entries[1].content.contains("灯台守"), "UTF-8 decoded");
     let kept = &bf.book.extensions["risuai"];
     assert_eq!(kept["type"], "risuModule");
     assert_eq!(kept["module"]["id"], "9d4e1f20-7b3a-4c8e-a1f5-0e2d6c3b8a71");
     assert_eq!(kept["module"]["regex"][0]["type"], "editdisplay");
     assert_eq!(kept["module"]["namespace"], "lighthouse");
-    assert_eq!(kept["risum_assets"].as_array().map(Vec::len), Some(1));
+    // exportModule blanks each asset's data in the JSON and writes its bytes as a block.
+    assert_eq!(kept["module"]["assets"][0], serde_json::json!(["keeper", "", "png"]));
+    let keeper = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../scripts/risum-table/lighthouse/keeper.png"),
+    )
+    .unwrap();
+    assert_eq!(
+        kept["risum_assets"],
+        serde_json::json!([base64_simd::STANDARD.encode_to_string(&keeper)])
+    );
     assert!(bf.diagnostics.iter().any(|d| d.code == "risum-read"));
     no_errors(
         "risu_module.risum",
         &ccv3::check_document(&Document::Lorebook(bf.clone())),
     );
+    // The same from bytes and from a random-access source.
+    let bytes = std::fs::read(fixture("risu_module.risum")).unwrap();
+    for doc in [
+        ccv3::read_bytes(&bytes),
+        ccv3::read_seekable(std::io::Cursor::new(&bytes)),
+    ] {
+        let Ok(Document::Lorebook(b)) = doc else {
+            panic!("{doc:?}")
+        };
+        assert_eq!(b.book.to_json(), bf.book.to_json());
+    }
     // Written as lorebook_v3 and as World Info, the module's data goes along.
     for out in [
         serde_json::to_vec(&bf.book.to_lorebook_v3()).unwrap(),
@@ -652,11 +705,53 @@ fn wild_risum_module_reads_as_its_lorebook_with_the_rpack_table() {
         assert_eq!(back.book.extensions["risuai"], *kept);
         assert_eq!(back.book.entries.len(), 2);
     }
-    // Without the table: an error that says what the file is and what is missing.
-    let msg = unrecognized("risu_module.risum", None);
+}
+
+#[test]
+fn wild_risum_reads_with_another_rpack_table_given_as_read_options_rpack() {
+    // ReadOptions::rpack overrides the built-in table (should a RisuAI release change it).
+    let table = test_rpack();
+    let bytes = risum_encoded_with(&table);
+    let mut opts = ccv3::ReadOptions::default();
+    opts.rpack = Some(table);
+    let Ok(Document::Lorebook(bf)) = ccv3::read_bytes_with(&bytes, &opts) else {
+        panic!("not read with the given table")
+    };
+    assert_eq!(bf.book.name.as_deref(), Some("Lighthouse Module"));
+    assert_eq!(bf.book.to_json(), book("risu_module.risum").book.to_json());
+    // Read with RisuAI's table, the same file is an error naming the table and the option.
+    let Err(e) = ccv3::read_bytes(&bytes) else {
+        panic!("read with the wrong table")
+    };
+    let msg = e.to_string();
     assert!(
-        msg.contains("RisuAI module") && msg.contains("ReadOptions::rpack"),
+        msg.contains(".risum main block")
+            && msg.contains("RisuAI's RPack table")
+            && msg.contains("ReadOptions::rpack"),
         "{msg}"
+    );
+}
+
+#[test]
+fn wild_risum_inside_a_real_risuai_charx_reads_with_the_observed_table() {
+    // An independent check of the observed table: the module.risum a RisuAI user's CHARX
+    // carries (corpus charx/risutoki_night_veil_v2_ko.charx, MANIFEST: "REAL RisuAI CHARX")
+    // reads as its module. Skipped when the full corpus is not beside the repository.
+    let Some(path) = crate::util::corpus_file("charx/risutoki_night_veil_v2_ko.charx") else {
+        return;
+    };
+    let bytes = std::fs::read(path).unwrap();
+    let archive =
+        ccv3::charx::read_charx_from_slice(&bytes, &ccv3::charx::Limits::default()).unwrap();
+    let risum = archive.file("module.risum").expect("module.risum");
+    let Ok(Document::Lorebook(bf)) = ccv3::read_bytes(&risum.data) else {
+        panic!("the corpus module.risum does not read")
+    };
+    assert_eq!(bf.format, ccv3::lorebook::BookFormat::RisuModule);
+    assert_eq!(bf.book.name.as_deref(), Some("The Veil of Night Module"));
+    assert_eq!(
+        bf.book.extensions["risuai"]["module"]["id"],
+        "7562f17e-daba-402e-9f95-94bac476c36d"
     );
 }
 
