@@ -106,6 +106,35 @@ fn issue13_convert_says_when_a_portrait_cannot_be_carried() {
     }
 }
 
+/// Issue 13 "a PNG's portrait is never silently replaced", the other way round: a CHARX whose
+/// main icon is a PNG (Card Architect's export, `charx-builder.ts`) converted to PNG gets that
+/// icon as its picture, and nothing is said (the files `convert` leaves in the CHARX until they
+/// are written are read to know the icon is a PNG).
+#[test]
+fn issue13_charx_with_a_png_main_icon_converts_to_png_without_a_portrait_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.png");
+    let o = ccv3(&[&"convert", &wild("card_architect_export.charx"), &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let png = std::fs::read(&out).unwrap();
+    let archive = ccv3::charx::read_charx_from_slice(
+        &std::fs::read(wild("card_architect_export.charx")).unwrap(),
+        &ccv3::charx::Limits::default(),
+    )
+    .unwrap();
+    let icon = &archive.file("assets/icon/png/main.png").unwrap().data;
+    // The icon's image data is the PNG's.
+    let idat = |b: &[u8]| {
+        ccv3::png::list_chunks(b)
+            .unwrap()
+            .into_iter()
+            .find(|c| c.kind == "IDAT")
+            .map(|c| b[c.offset as usize + 8..][..c.length as usize].to_vec())
+    };
+    assert_eq!(idat(&png), idat(icon));
+}
+
 #[test]
 fn issue13_a_webp_portrait_is_said_into_png_and_carried_into_charx() {
     let webp = common::corpus("webp/tavernai_Aqua.webp");

@@ -144,6 +144,7 @@ pub const CODES: &[Code] = &[
     Code { code: "risum-read", severities: &[I], rule: "", section: "(other applications)", what: "a RisuAI `.risum` module, read as its lorebook (the rest kept in `extensions.risuai`)" },
     Code { code: "png-exif-card", severities: &[I], rule: "", section: "(other applications)", what: "a PNG without card text chunks whose card is in its eXIf chunk (EXIF UserComment)" },
     Code { code: "faraday-png", severities: &[I], rule: "", section: "(other applications)", what: "a Backyard AI (Faraday) PNG export, read as its character maps to a card" },
+    Code { code: "wrapped-card", severities: &[I, W], rule: "warning when a key beside the card clashes with the card's own and is left out", section: "(other applications)", what: "a card inside a `character` key (Pygmalion.chat's export), read as the card inside" },
     Code { code: "agnai-character", severities: &[I], rule: "", section: "(other applications)", what: "an Agnai character export, read as Agnai's own V2 export maps it" },
     Code { code: "byaf-read", severities: &[I], rule: "", section: "(other applications)", what: "a Backyard AI `.byaf` archive, read as SillyTavern imports it" },
     Code { code: "byaf-more-characters", severities: &[W], rule: "", section: "(other applications)", what: "a `.byaf` archive with more than one character: the first is read" },

@@ -852,6 +852,16 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
                 diagnostics: diags,
             }));
         }
+        Value::Object(o) if crate::wrapped::is_wrapped_card(&o) => {
+            let card = crate::wrapped::card_from_wrapped(o, &mut diags)?;
+            return Ok(Document::Card(CardFile {
+                card,
+                container: Container::Json,
+                files: Vec::new(),
+                image: None,
+                diagnostics: diags,
+            }));
+        }
         other => other,
     };
     // Not a lorebook either: say what it is when another application's shape is known, else
@@ -1883,6 +1893,37 @@ fn layout_inner(
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> Vec<Diagnostic> {
+    notes_with(cf, to, image, &mut |uri| asset_bytes(uri, &cf.files))
+}
+
+/// [`conversion_notes`] for a card read by [`read_file_deferred`], whose files are still in
+/// the file it was read from: the main icon is read from there to know what it is (a card read
+/// otherwise, with [`DeferredFiles::none`], is looked at as [`conversion_notes`] does).
+pub fn conversion_notes_deferred(
+    cf: &CardFile,
+    deferred: &mut DeferredFiles,
+    to: Container,
+    image: Option<&[u8]>,
+) -> Vec<Diagnostic> {
+    if !deferred.holds_files() {
+        return conversion_notes(cf, to, image);
+    }
+    notes_with(cf, to, image, &mut |uri| match AssetUri::parse(uri) {
+        AssetUri::Embedded(p) | AssetUri::PngChunk(p) => {
+            let i = cf.files.iter().position(|f| f.path == p)?;
+            deferred.load(i).ok()
+        }
+        _ => asset_bytes(uri, &cf.files),
+    })
+}
+
+/// [`conversion_notes`] with `bytes_of` giving the bytes an asset URI stands for.
+fn notes_with(
+    cf: &CardFile,
+    to: Container,
+    image: Option<&[u8]>,
+    bytes_of: &mut dyn FnMut(&str) -> Option<Vec<u8>>,
+) -> Vec<Diagnostic> {
     let mut notes = Vec::new();
     let own = cf.image.as_deref().filter(|b| !b.is_empty());
     let kind = |b: &[u8]| {
@@ -1900,10 +1941,10 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
     };
     let assets = cf.card.data.assets.as_deref().unwrap_or_default();
     let icon = main_icon_index(assets).and_then(|i| assets.get(i));
-    let icon_bytes = || icon.and_then(|a| asset_bytes(&a.uri, &cf.files));
     match to {
         Container::Png if image.is_none() && !own.is_some_and(png::can_carry_card) => {
-            let icon_png = icon_bytes().is_some_and(|b| png::is_png(&b));
+            let icon_bytes = icon.and_then(|a| bytes_of(&a.uri));
+            let icon_png = icon_bytes.as_deref().is_some_and(png::is_png);
             if let Some(own) = own {
                 notes.push(Diagnostic::warning(
                     "portrait-not-carried",
@@ -1919,11 +1960,11 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
                     ),
                 ));
             } else if !icon_png {
-                let why = match icon_bytes() {
+                let why = match icon_bytes.as_deref() {
                     Some(b) => format!(
                         "its main icon is {} (kept as an asset chunk) and a PNG's picture \
                          must be a PNG",
-                        kind(&b)
+                        kind(b)
                     ),
                     None => "the card has no picture".to_string(),
                 };

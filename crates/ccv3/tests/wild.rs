@@ -861,3 +861,66 @@ fn wild_kobold_united_world_info_export_reads_as_world_info() {
         }
     }
 }
+
+// --- Pygmalion.chat and Card Architect exports (issue 13 "Done when") ---------------------------
+
+#[test]
+fn wild_pygmalion_site_export_reads_the_card_inside_its_character_key() {
+    // Pygmalion.chat's /api/export/character/{id}/v2 answers {"character": V2 card}; SillyTavern
+    // (src/endpoints/content-manager.js, downloadPygmalionCharacter) takes the card from
+    // `character` and saves the whole answer as JSON when the avatar URL cannot be fetched.
+    let name = "pygmalion_site_export.json";
+    let cf = card(name);
+    assert_eq!(cf.container, Container::Json);
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V2));
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Captain Iris Vey");
+    assert_eq!(d.alternate_greetings.len(), 1);
+    assert_eq!(d.creator_notes, "Made on Pygmalion.");
+    assert_eq!(
+        d.extra["avatar"],
+        "https://assets.pygmalion.chat/avatars/0f9e6c1a-2b7d-4e33-9a51-6c0d2e8f4b17.png"
+    );
+    assert_eq!(d.character_book.as_ref().map(|b| b.entries.len()), Some(1));
+    let info = diag(&cf.diagnostics, "wrapped-card");
+    assert_eq!(info.severity, Severity::Info);
+    no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+}
+
+#[test]
+fn wild_card_architect_png_with_a_v3_card_in_chara_reads_as_v3() {
+    // Card Architect apps/api/src/utils/png.ts (embedIntoPNG): every text chunk removed, then one
+    // tEXt `chara` (base64 of the minified card, V2 or V3 alike) inserted before IEND; no `ccv3`.
+    let name = "card_architect_v3_in_chara.png";
+    let cf = card(name);
+    assert_eq!(cf.container, Container::Png);
+    assert_eq!(cf.card.origin, Some(ccv3::SpecVersion::V3));
+    assert_eq!(cf.card.data.name, "Marisol Reed");
+    let book = cf.card.data.character_book.as_ref().unwrap();
+    // Its importer moves V3 entry fields (probability, depth, role, selectiveLogic) into the
+    // entry's extensions; they stay there.
+    assert_eq!(book.entries[0].extensions["depth"], 4);
+    assert_eq!(
+        cf.card.data.extensions["card_architect"]["lastEdited"],
+        "2025-11-02T10:15:00.000Z"
+    );
+    no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+}
+
+#[test]
+fn wild_card_architect_charx_reads_with_its_assets() {
+    // Card Architect apps/api/src/utils/charx-builder.ts (buildCharx): a pretty card.json, assets
+    // at assets/{type}/{subtype}/{name}.{ext} named by `embeded://` URIs, and `width`, `height`,
+    // `size` added to the asset descriptors.
+    let name = "card_architect_export.charx";
+    let cf = card(name);
+    assert_eq!(cf.container, Container::Charx);
+    assert_eq!(cf.card.data.name, "Marisol Reed (CHARX)");
+    let assets = cf.card.data.assets.as_ref().unwrap();
+    assert_eq!(assets.len(), 2);
+    assert_eq!(assets[0].extra["width"], 4);
+    let paths: Vec<&str> = cf.files.iter().map(|f| f.path.as_str()).collect();
+    assert!(paths.contains(&"assets/icon/png/main.png"), "{paths:?}");
+    assert!(paths.contains(&"assets/emotion/png/smile.png"), "{paths:?}");
+    no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+}
