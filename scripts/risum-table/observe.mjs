@@ -146,6 +146,7 @@ function rustTable(dec, source, hash, checked, blocks) {
 //! crates/ccv3/src/lorebook/risum_table.rs\` (see \`scripts/risum-table/README.md\`).
 
 /// Byte \`b\` of an RPack-encoded block stands for \`RISUAI_DECODE[b]\`.
+#[rustfmt::skip]
 pub const RISUAI_DECODE: [u8; 256] = [
 ${rows.join('\n')}
 ];

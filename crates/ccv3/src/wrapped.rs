@@ -78,8 +78,10 @@ mod tests {
     #[test]
     fn wrapped_pygmalion_export_reads_the_card_inside() {
         // Pygmalion.chat /api/export/character/{id}/v2 (as SillyTavern content-manager.js reads it).
-        let w = obj(json!({"character": {"spec": "chara_card_v2", "spec_version": "2.0",
-            "data": {"name": "Iris", "avatar": "https://example.invalid/a.png"}}, "note": 1}));
+        let w = obj(
+            json!({"character": {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Iris", "avatar": "https://example.invalid/a.png"}}, "note": 1}),
+        );
         assert!(is_wrapped_card(&w));
         let mut diags = Vec::new();
         let card = card_from_wrapped(w, &mut diags).unwrap();

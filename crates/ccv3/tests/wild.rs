@@ -661,14 +661,20 @@ fn wild_risum_module_made_by_risuai_encoder_reads_as_its_lorebook() {
     assert_eq!(bf.book.entries.len(), 2);
     assert_eq!(bf.book.entries[0].keys, ["lamp", "lens"]);
     assert!(bf.book.entries[1].use_regex);
-    assert!(bf.book.entries[1].content.contains("灯台守"), "UTF-8 decoded");
+    assert!(
+        bf.book.entries[1].content.contains("灯台守"),
+        "UTF-8 decoded"
+    );
     let kept = &bf.book.extensions["risuai"];
     assert_eq!(kept["type"], "risuModule");
     assert_eq!(kept["module"]["id"], "9d4e1f20-7b3a-4c8e-a1f5-0e2d6c3b8a71");
     assert_eq!(kept["module"]["regex"][0]["type"], "editdisplay");
     assert_eq!(kept["module"]["namespace"], "lighthouse");
     // exportModule blanks each asset's data in the JSON and writes its bytes as a block.
-    assert_eq!(kept["module"]["assets"][0], serde_json::json!(["keeper", "", "png"]));
+    assert_eq!(
+        kept["module"]["assets"][0],
+        serde_json::json!(["keeper", "", "png"])
+    );
     let keeper = std::fs::read(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../scripts/risum-table/lighthouse/keeper.png"),

@@ -231,7 +231,9 @@ pub(crate) mod tests {
         assert_eq!(RpackTable::from_map_file(&t.0).unwrap(), t);
         // RisuAI's exportModule starts the main block with `{"module":` (JSON.stringify of
         // {module, type}); these are the bytes its encoder gives for `{\n  "module"`.
-        let encoded = [0xe6, 0x6e, 0x61, 0x61, 0x20, 0x2d, 0x40, 0xe2, 0xb2, 0x4c, 0x05, 0x20];
+        let encoded = [
+            0xe6, 0x6e, 0x61, 0x61, 0x20, 0x2d, 0x40, 0xe2, 0xb2, 0x4c, 0x05, 0x20,
+        ];
         let file = [&[MAGIC, 0, 12, 0, 0, 0][..], &encoded, &[0]].concat();
         assert_eq!(read_risum(&file, &t).unwrap().main, b"{\n  \"module\"");
     }

@@ -12,6 +12,7 @@
 //! crates/ccv3/src/lorebook/risum_table.rs` (see `scripts/risum-table/README.md`).
 
 /// Byte `b` of an RPack-encoded block stands for `RISUAI_DECODE[b]`.
+#[rustfmt::skip]
 pub const RISUAI_DECODE: [u8; 256] = [
     44, 247, 132, 139, 201, 101, 251, 182, 159, 174, 179, 3, 45, 1, 105, 116,
     31, 228, 163, 236, 238, 92, 52, 33, 147, 74, 15, 106, 226, 98, 2, 158,
