@@ -930,3 +930,42 @@ fn wild_card_architect_charx_reads_with_its_assets() {
     assert!(paths.contains(&"assets/emotion/png/smile.png"), "{paths:?}");
     no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
 }
+
+// --- character-foundry exports (issue 13 "Done when": shapes real tools write) -----------------
+
+#[test]
+fn wild_character_foundry_risu_charx_keeps_readme_and_x_meta() {
+    // character-foundry packages/charx/src/writer.ts (writeCharX, spec 'risu'): readme.txt,
+    // assets at assets/{type}/{images|audio|video|other}/{name}.{ext}, and x_meta/{i}.json
+    // `{"type": "PNG"}` for each image.
+    let name = "character_foundry_risu.charx";
+    let cf = card(name);
+    assert_eq!(cf.container, Container::Charx);
+    assert_eq!(cf.card.data.name, "Tobin Ash");
+    let paths: Vec<&str> = cf.files.iter().map(|f| f.path.as_str()).collect();
+    for p in [
+        "readme.txt",
+        "x_meta/0.json",
+        "x_meta/1.json",
+        "assets/other/audio/camp-theme.ogg",
+    ] {
+        assert!(paths.contains(&p), "{p}: {paths:?}");
+    }
+    no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+}
+
+#[test]
+fn wild_character_foundry_png_with_raw_json_in_chara_reads_with_a_warning() {
+    // character-foundry packages/png/src/builder.ts (embedIntoPNG, `base64: false`): the
+    // minified JSON itself, UTF-8, in a tEXt `chara` chunk before IEND.
+    let name = "character_foundry_raw_json_chara.png";
+    let cf = card(name);
+    assert_eq!(cf.card.data.name, "Ysolde Marr");
+    assert!(cf.card.data.description.contains("Vell — café"), "UTF-8 kept");
+    assert_eq!(cf.card.data.first_mes, "Mind the drop. ¿Listo?");
+    assert_eq!(
+        diag(&cf.diagnostics, "png-text-not-base64").severity,
+        Severity::Warning
+    );
+    no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+}
