@@ -135,6 +135,31 @@ fn issue13_charx_with_a_png_main_icon_converts_to_png_without_a_portrait_warning
     assert_eq!(idat(&png), idat(icon));
 }
 
+/// Issue 13 "Done when" (shapes real tools write): a Voxta package (character-foundry's and Card
+/// Architect's `.voxpkg` export) is inspected as a card, and converts to CHARX with its files
+/// and to PNG with its thumbnail as the picture, nothing said.
+#[test]
+fn issue13_voxta_package_inspects_and_converts() {
+    let pkg = wild("voxta_package.voxpkg");
+    let o = ccv3(&[&"inspect", &pkg]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("container:   Voxta") && out.contains("Nell Harrow"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["n.charx", "n.png"] {
+        let o = ccv3(&[&"convert", &pkg, &dir.path().join(name)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        if name.ends_with(".charx") {
+            assert_eq!(stderr(&o), "", "{name}");
+        }
+        let o = ccv3(&[&"inspect", &dir.path().join(name)]);
+        assert!(stdout(&o).contains("Nell Harrow"), "{}", stdout(&o));
+    }
+}
+
 #[test]
 fn issue13_a_webp_portrait_is_said_into_png_and_carried_into_charx() {
     let webp = common::corpus("webp/tavernai_Aqua.webp");

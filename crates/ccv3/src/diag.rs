@@ -149,6 +149,10 @@ pub const CODES: &[Code] = &[
     Code { code: "byaf-read", severities: &[I], rule: "", section: "(other applications)", what: "a Backyard AI `.byaf` archive, read as SillyTavern imports it" },
     Code { code: "byaf-more-characters", severities: &[W], rule: "", section: "(other applications)", what: "a `.byaf` archive with more than one character: the first is read" },
     Code { code: "byaf-scenario-unreadable", severities: &[W], rule: "", section: "(other applications)", what: "a `.byaf` scenario file that does not read: the card is read without it" },
+    Code { code: "voxta-read", severities: &[I], rule: "", section: "(other applications)", what: "a Voxta `.voxpkg` package, its character read as a card" },
+    Code { code: "voxta-more-characters", severities: &[W], rule: "", section: "(other applications)", what: "a Voxta package with more than one character: the entry character (else the first) is read" },
+    Code { code: "voxta-book-unreadable", severities: &[W], rule: "", section: "(other applications)", what: "a Voxta memory book that is missing or does not read: the card is read without it" },
+    Code { code: "voxta-scenario-unreadable", severities: &[W], rule: "", section: "(other applications)", what: "a Voxta scenario file that does not read: the card is read without it" },
     Code { code: "byaf-image-missing", severities: &[W], rule: "", section: "(other applications)", what: "a `.byaf` character's image is not in the archive" },
     // ---- the reader: containers ----
     Code { code: "portrait-not-carried", severities: &[W], rule: "", section: "PNG/APNG", what: "a conversion: the card's portrait (a WebP/JPEG icon) cannot be the PNG's own picture" },

@@ -42,10 +42,13 @@ pub enum Container {
     Jpeg,
     /// A Backyard AI archive (`.byaf`, a zip with `manifest.json`), read only ([`crate::byaf`]).
     Byaf,
+    /// A Voxta package (`.voxpkg`, a zip with `Characters/{id}/character.json`), read only
+    /// ([`crate::voxta`]).
+    Voxta,
 }
 
 impl Container {
-    /// `JSON`, `PNG`, `CHARX`, `WebP`, `JPEG` or `BYAF`.
+    /// `JSON`, `PNG`, `CHARX`, `WebP`, `JPEG`, `BYAF` or `Voxta`.
     pub fn label(self) -> &'static str {
         match self {
             Container::Json => "JSON",
@@ -54,6 +57,7 @@ impl Container {
             Container::Webp => "WebP",
             Container::Jpeg => "JPEG",
             Container::Byaf => "BYAF",
+            Container::Voxta => "Voxta",
         }
     }
 }
@@ -716,8 +720,8 @@ fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) 
     })
 }
 
-/// Reads a zip: a CHARX, or else a Backyard AI archive (issue 13); any other zip gets the CHARX
-/// reader's error about the missing `card.json`.
+/// Reads a zip: a CHARX, or else a Backyard AI archive or a Voxta package (issue 13); any other
+/// zip gets the CHARX reader's error about the missing `card.json`.
 fn read_zip<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardFile> {
     let start = r.stream_position()?;
     match charx::read_charx(&mut r, &opts.charx) {
@@ -727,17 +731,26 @@ fn read_zip<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardFile> {
         {
             r.seek(SeekFrom::Start(start))?;
             let (files, info) = charx::read_zip_files(&mut r, &opts.charx)?;
-            if !crate::byaf::is_byaf(&files) {
-                return Err(Error::Charx { entry, problem });
-            }
             let mut diagnostics = info.diagnostics;
-            let (mut card, assets) = crate::byaf::card_from_byaf(&files, &mut diagnostics)?;
+            let (container, (mut card, assets)) = if crate::byaf::is_byaf(&files) {
+                (
+                    Container::Byaf,
+                    crate::byaf::card_from_byaf(&files, &mut diagnostics)?,
+                )
+            } else if crate::voxta::is_voxta(&files) {
+                (
+                    Container::Voxta,
+                    crate::voxta::card_from_voxta(&files, &mut diagnostics)?,
+                )
+            } else {
+                return Err(Error::Charx { entry, problem });
+            };
             if !assets.is_empty() {
                 card.data.assets = Some(assets);
             }
             Ok(CardFile {
                 card,
-                container: Container::Byaf,
+                container,
                 files: files
                     .into_iter()
                     .map(|f| EmbeddedFile {
@@ -1990,8 +2003,11 @@ fn notes_with(
             .iter()
             .map(|f| f.path.as_str())
             .filter(|p| !referenced.contains(p))
-            // A BYAF's own JSON files are read into the card (`extensions.byaf`).
-            .filter(|p| !(cf.container == Container::Byaf && p.ends_with(".json")))
+            // A BYAF's or Voxta package's own JSON files are read into the card (`extensions`).
+            .filter(|p| {
+                !(matches!(cf.container, Container::Byaf | Container::Voxta)
+                    && p.ends_with(".json"))
+            })
             .collect();
         if !loose.is_empty() {
             let first: Vec<&str> = loose.iter().take(5).copied().collect();
@@ -2050,7 +2066,7 @@ pub fn check_document(doc: &Document) -> Vec<Diagnostic> {
         Document::Card(cf) => {
             let paths = || cf.files.iter().map(|f| f.path.clone()).collect();
             let ctx = match cf.container {
-                Container::Charx | Container::Byaf => {
+                Container::Charx | Container::Byaf | Container::Voxta => {
                     crate::validate::ValidateContext::charx(paths())
                 }
                 Container::Png => crate::validate::ValidateContext::png(paths()),

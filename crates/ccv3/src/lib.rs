@@ -39,6 +39,7 @@ pub mod lorebook;
 pub mod png;
 pub mod textgen;
 pub mod validate;
+pub mod voxta;
 pub mod wrapped;
 pub mod yaml;
 

@@ -961,11 +961,89 @@ fn wild_character_foundry_png_with_raw_json_in_chara_reads_with_a_warning() {
     let name = "character_foundry_raw_json_chara.png";
     let cf = card(name);
     assert_eq!(cf.card.data.name, "Ysolde Marr");
-    assert!(cf.card.data.description.contains("Vell — café"), "UTF-8 kept");
+    assert!(
+        cf.card.data.description.contains("Vell — café"),
+        "UTF-8 kept"
+    );
     assert_eq!(cf.card.data.first_mes, "Mind the drop. ¿Listo?");
     assert_eq!(
         diag(&cf.diagnostics, "png-text-not-base64").severity,
         Severity::Warning
     );
     no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+}
+
+// --- Voxta packages (character-foundry's and Card Architect's `.voxpkg` exports) ----------------
+
+#[test]
+fn wild_voxta_package_reads_its_entry_character_as_a_card() {
+    // Layout as character-foundry packages/voxta/src/reader.ts reads it (package.json,
+    // Characters/{id}/character.json + thumbnail, Books/{id}/book.json, Scenarios/{id}/...);
+    // fields mapped as its mapper.ts (voxtaToCCv3) maps them; `{{ char }}` as `{{char}}` (its
+    // macros.ts).
+    let name = "voxta_package.voxpkg";
+    let cf = card(name);
+    assert_eq!(cf.container, Container::Voxta);
+    assert_eq!(cf.container.label(), "Voxta");
+    let d = &cf.card.data;
+    assert_eq!(d.name, "Nell Harrow");
+    assert_eq!(d.nickname.as_deref(), Some("Nell"));
+    assert_eq!(
+        d.description,
+        "{{char}} pilots the night ferry across the Mere and knows {{user}} by sight."
+    );
+    assert_eq!(d.alternate_greetings, ["Fog's thick tonight, {{user}}."]);
+    assert_eq!(
+        d.post_history_instructions,
+        "Keep {{char}}'s replies short."
+    );
+    assert_eq!(d.creator_notes, "Voice: low, unhurried.");
+    assert_eq!(d.character_version, "1.2");
+    assert_eq!(d.tags, ["boats", "slice of life"]);
+    // Only the book the character names (MemoryBooks); a Deleted item is a disabled entry.
+    let book = d.character_book.as_ref().unwrap();
+    assert_eq!(book.name.as_deref(), Some("The Mere"));
+    assert_eq!(book.entries.len(), 2);
+    assert_eq!(book.entries[0].keys, ["ferry", "crossing"]);
+    assert!(book.entries[0].enabled && !book.entries[1].enabled);
+    assert_eq!(book.entries[0].extensions["voxta"]["Id"], "i-1");
+    // The rest is kept: the appearance, voices, scripts, the texts as written, other books,
+    // scenarios, the package.
+    let kept = &d.extensions["voxta"];
+    assert_eq!(
+        kept["character"]["Description"],
+        "Weathered oilskin coat, salt in her hair."
+    );
+    assert_eq!(
+        kept["character"]["TextToSpeech"][0]["Voice"]["label"],
+        "Emma"
+    );
+    assert!(kept["character"]["Profile"]
+        .as_str()
+        .unwrap()
+        .contains("{{ char }}"));
+    assert_eq!(kept["other_books"][0]["Name"], "Unrelated");
+    assert_eq!(kept["scenarios"][0]["Name"], "Night Crossing");
+    assert_eq!(kept["package"]["Name"], "Nell Harrow");
+    // The thumbnail is the main icon; every file is kept.
+    let assets = d.assets.as_ref().unwrap();
+    assert_eq!(assets[0].kind, "icon");
+    assert!(
+        assets[0].uri.ends_with("/thumbnail.png"),
+        "{}",
+        assets[0].uri
+    );
+    // The avatars (a picture per emotion) are emotion assets, carried to every container.
+    assert_eq!(assets[1].kind, "emotion");
+    assert_eq!(assets[1].name, "Smile_Talking_01");
+    assert_eq!(cf.files.len(), 7);
+    assert_eq!(diag(&cf.diagnostics, "voxta-read").severity, Severity::Info);
+    no_errors(name, &ccv3::check_document(&Document::Card(cf.clone())));
+    // Converted to CHARX and back: the same card, the files carried.
+    let charx = ccv3::write_charx(&cf).unwrap();
+    let Document::Card(back) = ccv3::read_bytes(&charx).unwrap() else {
+        panic!()
+    };
+    assert_eq!(back.card.data.name, "Nell Harrow");
+    assert_eq!(back.card.data.extensions["voxta"], *kept);
 }
