@@ -38,9 +38,10 @@ function loadEncoder() {
     const risuai = opt('risuai');
     if (!risuai) fail('give --risuai RISUAI_GIT_DIR_OR_CHECKOUT or --wasm FILE');
     const rev = opt('rev', 'HEAD');
-    // A checkout (with a work tree) or a bare/mirror git directory: read the file at `rev`.
-    const gitDir = existsSync(join(risuai, '.git')) ? join(risuai, '.git') : risuai;
-    const git = (...a) => execFileSync('git', ['--git-dir', gitDir, ...a], { maxBuffer: 1 << 26 });
+    // A checkout (with a work tree; `.git` a folder or, in a worktree, a file) or a bare/mirror
+    // git directory: read the file at `rev`.
+    const where = existsSync(join(risuai, '.git')) ? ['-C', risuai] : ['--git-dir', risuai];
+    const git = (...a) => execFileSync('git', [...where, ...a], { maxBuffer: 1 << 26 });
     const commit = git('rev-parse', `${rev}^{commit}`).toString().trim();
     const date = git('show', '-s', '--format=%cI', commit).toString().trim();
     const bytes = git('show', `${commit}:${WASM_PATH}`);
