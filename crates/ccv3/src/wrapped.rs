@@ -4,8 +4,8 @@
 //! answers `{"character": {"spec": "chara_card_v2", "spec_version": "2.0", "data": {...}}}`,
 //! the card under one key, with `data.avatar` the URL of its picture. The applications that
 //! import from it take the card from `character` (SillyTavern `src/endpoints/content-manager.js`
-//! `downloadPygmalionCharacter`, which also saves the answer as it is, wrapper and all, when the
-//! picture cannot be fetched; ChatterUI; character archivers), so ccv3 reads the card inside,
+//! `downloadPygmalionCharacter`, which hands on the answer itself, wrapper and all, as a `.json`
+//! file when the picture cannot be fetched; ChatterUI; character archivers), so ccv3 reads the card inside,
 //! with the info `wrapped-card`. Keys beside `character` are kept as the card's own top-level
 //! fields ([`crate::Card::extra`]); written back, the card has no wrapper.
 

@@ -874,7 +874,8 @@ fn wild_kobold_united_world_info_export_reads_as_world_info() {
 fn wild_pygmalion_site_export_reads_the_card_inside_its_character_key() {
     // Pygmalion.chat's /api/export/character/{id}/v2 answers {"character": V2 card}; SillyTavern
     // (src/endpoints/content-manager.js, downloadPygmalionCharacter) takes the card from
-    // `character` and saves the whole answer as JSON when the avatar URL cannot be fetched.
+    // `character`, and hands on the whole answer as a .json file when the avatar URL cannot be
+    // fetched.
     let name = "pygmalion_site_export.json";
     let cf = card(name);
     assert_eq!(cf.container, Container::Json);
