@@ -28,7 +28,9 @@ pub enum Command {
     /// Summarise a card or lorebook for people, or print it as V3 JSON with --json.
     #[command(after_help = INSPECT_EXAMPLES)]
     Inspect {
-        /// A card (JSON, PNG/APNG, CHARX, WebP, JPEG) or a lorebook; `-` reads standard input.
+        /// A card (JSON, PNG/APNG, CHARX, WebP, JPEG; read only: Backyard `.byaf`, Voxta
+        /// `.voxpkg`) or a lorebook (any format `ccv3 lore list` reads, RisuAI `.risum` modules
+        /// among them); `-` reads standard input.
         file: PathBuf,
         /// Print the card as one V3 JSON object (a lorebook as lorebook_v3).
         #[arg(long)]
