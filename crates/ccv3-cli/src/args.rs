@@ -16,8 +16,8 @@ pub struct Cli {
     /// (128-256 MiB) are far above real cards and keep every command under 1 GiB of memory.
     #[arg(long, global = true, value_name = "MIB")]
     pub max_input_mib: Option<u64>,
-    /// RisuAI's RPack table (its `rpack_map.bin`, 512 bytes), which reading RisuAI `.risum`
-    /// modules needs; ccv3 does not ship it.
+    /// An RPack table for RisuAI `.risum` modules in place of the built-in one (observed from
+    /// RisuAI's encoder): a 512-byte `rpack_map.bin` layout or a 256-byte decoding table.
     #[arg(long, global = true, value_name = "FILE")]
     pub rpack_map: Option<PathBuf>,
 }
@@ -28,7 +28,9 @@ pub enum Command {
     /// Summarise a card or lorebook for people, or print it as V3 JSON with --json.
     #[command(after_help = INSPECT_EXAMPLES)]
     Inspect {
-        /// A card (JSON, PNG/APNG, CHARX, WebP, JPEG) or a lorebook; `-` reads standard input.
+        /// A card (JSON, PNG/APNG, CHARX, WebP, JPEG; read only: Backyard `.byaf`, Voxta
+        /// `.voxpkg`) or a lorebook (any format `ccv3 lore list` reads, RisuAI `.risum` modules
+        /// among them); `-` reads standard input.
         file: PathBuf,
         /// Print the card as one V3 JSON object (a lorebook as lorebook_v3).
         #[arg(long)]

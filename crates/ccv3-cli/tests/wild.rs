@@ -106,6 +106,60 @@ fn issue13_convert_says_when_a_portrait_cannot_be_carried() {
     }
 }
 
+/// Issue 13 "a PNG's portrait is never silently replaced", the other way round: a CHARX whose
+/// main icon is a PNG (Card Architect's export, `charx-builder.ts`) converted to PNG gets that
+/// icon as its picture, and nothing is said (the files `convert` leaves in the CHARX until they
+/// are written are read to know the icon is a PNG).
+#[test]
+fn issue13_charx_with_a_png_main_icon_converts_to_png_without_a_portrait_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.png");
+    let o = ccv3(&[&"convert", &wild("card_architect_export.charx"), &out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    let png = std::fs::read(&out).unwrap();
+    let archive = ccv3::charx::read_charx_from_slice(
+        &std::fs::read(wild("card_architect_export.charx")).unwrap(),
+        &ccv3::charx::Limits::default(),
+    )
+    .unwrap();
+    let icon = &archive.file("assets/icon/png/main.png").unwrap().data;
+    // The icon's image data is the PNG's.
+    let idat = |b: &[u8]| {
+        ccv3::png::list_chunks(b)
+            .unwrap()
+            .into_iter()
+            .find(|c| c.kind == "IDAT")
+            .map(|c| b[c.offset as usize + 8..][..c.length as usize].to_vec())
+    };
+    assert_eq!(idat(&png), idat(icon));
+}
+
+/// Issue 13 "Done when" (shapes real tools write): a Voxta package (character-foundry's and Card
+/// Architect's `.voxpkg` export) is inspected as a card, and converts to CHARX with its files
+/// and to PNG with its thumbnail as the picture, nothing said.
+#[test]
+fn issue13_voxta_package_inspects_and_converts() {
+    let pkg = wild("voxta_package.voxpkg");
+    let o = ccv3(&[&"inspect", &pkg]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("container:   Voxta") && out.contains("Nell Harrow"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["n.charx", "n.png"] {
+        let o = ccv3(&[&"convert", &pkg, &dir.path().join(name)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        if name.ends_with(".charx") {
+            assert_eq!(stderr(&o), "", "{name}");
+        }
+        let o = ccv3(&[&"inspect", &dir.path().join(name)]);
+        assert!(stdout(&o).contains("Nell Harrow"), "{}", stdout(&o));
+    }
+}
+
 #[test]
 fn issue13_a_webp_portrait_is_said_into_png_and_carried_into_charx() {
     let webp = common::corpus("webp/tavernai_Aqua.webp");
@@ -181,15 +235,16 @@ fn issue13_textgen_yaml_and_faraday_png_read_as_cards() {
     }
 }
 
-/// Issue 13 "Done when" (Risu `.risum` modules) through the CLI: without RisuAI's RPack table the
-/// error says how to give it; `--rpack-map FILE` (RisuAI's 512-byte `rpack_map.bin` layout) reads
-/// the module's lorebook. The table here is the made-up one the fixture is encoded with.
+/// Issue 13 "Done when" (Risu `.risum` modules) through the CLI: the fixture, written by RisuAI's
+/// own encoder (scripts/risum-table/observe.mjs), reads with the built-in table; `--rpack-map
+/// FILE` (a 512-byte `rpack_map.bin` layout) replaces the table, and a table that does not
+/// decode the file gives an error naming the option.
 #[test]
 fn issue13_risum_module_reads_with_rpack_map() {
     let risum = wild("risu_module.risum");
     let o = ccv3(&[&"inspect", &risum]);
-    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
-    assert!(stderr(&o).contains("--rpack-map FILE"), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("lorebook:"), "{}", stdout(&o));
 
     let dir = tempfile::tempdir().unwrap();
     let map = dir.path().join("rpack_map.bin");
@@ -199,8 +254,17 @@ fn issue13_risum_module_reads_with_rpack_map() {
     }
     std::fs::write(&map, &bytes).unwrap();
     let o = ccv3(&[&"inspect", &risum, &"--rpack-map", &map]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("--rpack-map FILE gives another table"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A bare 256-byte decoding table, here RisuAI's own: the file reads as without the option.
+    std::fs::write(&map, ccv3::lorebook::risum::RpackTable::RISUAI.0).unwrap();
+    let o = ccv3(&[&"inspect", &risum, &"--rpack-map", &map]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("lorebook:"), "{}", stdout(&o));
 
     std::fs::write(&map, [0u8; 100]).unwrap();
     let o = ccv3(&[&"inspect", &risum, &"--rpack-map", &map]);

@@ -42,10 +42,13 @@ pub enum Container {
     Jpeg,
     /// A Backyard AI archive (`.byaf`, a zip with `manifest.json`), read only ([`crate::byaf`]).
     Byaf,
+    /// A Voxta package (`.voxpkg`, a zip with `Characters/{id}/character.json`), read only
+    /// ([`crate::voxta`]).
+    Voxta,
 }
 
 impl Container {
-    /// `JSON`, `PNG`, `CHARX`, `WebP`, `JPEG` or `BYAF`.
+    /// `JSON`, `PNG`, `CHARX`, `WebP`, `JPEG`, `BYAF` or `Voxta`.
     pub fn label(self) -> &'static str {
         match self {
             Container::Json => "JSON",
@@ -54,6 +57,7 @@ impl Container {
             Container::Webp => "WebP",
             Container::Jpeg => "JPEG",
             Container::Byaf => "BYAF",
+            Container::Voxta => "Voxta",
         }
     }
 }
@@ -174,19 +178,17 @@ pub fn read_bytes_with(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
 
 /// A RisuAI `.risum` module, read as its lorebook ([`lorebook::risum`]).
 fn read_risum_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
-    let Some(table) = opts.rpack else {
-        return Err(Error::Unrecognized(format!(
-            "a RisuAI module (.risum: lorebook, regex and triggers in RisuAI's RPack \
-             encoding), whose decoding table ccv3 does not ship: give RisuAI's rpack_map.bin as \
-             ReadOptions::rpack to read it, or export the module from RisuAI as JSON; a CHARX \
-             keeps it as module.risum; {EXPECTED}"
-        )));
-    };
+    let table = opts.rpack.unwrap_or(lorebook::risum::RpackTable::RISUAI);
     let risum = lorebook::risum::read_risum(bytes, &table)?;
+    let which = if opts.rpack.is_some() {
+        "the RPack table given as ReadOptions::rpack"
+    } else {
+        "RisuAI's RPack table (ReadOptions::rpack gives another)"
+    };
     let (v, mut diags) = json::parse_with(&risum.main, opts).map_err(|e| {
         Error::format(
             ".risum main block",
-            format!("not JSON after RPack decoding: {e}"),
+            format!("not JSON after decoding with {which}: {e}"),
         )
     })?;
     match &v {
@@ -274,10 +276,10 @@ pub struct ReadOptions {
     /// The limits of the CHARX reader, among them the budget of all bytes decompressed from one
     /// archive ([`charx::Limits::max_total_size`]).
     pub charx: charx::Limits,
-    /// RisuAI's RPack decoding table, which `.risum` modules need
-    /// ([`lorebook::risum::RpackTable::from_map_file`] reads RisuAI's `rpack_map.bin`); default
-    /// `None`: ccv3 does not ship RisuAI's table, and reading a `.risum` file without it is an
-    /// error that says so.
+    /// An RPack decoding table for `.risum` modules in place of RisuAI's
+    /// ([`lorebook::risum::RpackTable::RISUAI`], observed from RisuAI's encoder), should a RisuAI
+    /// release change it ([`lorebook::risum::RpackTable::from_map_file`] reads a table file);
+    /// default `None`: RisuAI's table.
     pub rpack: Option<lorebook::risum::RpackTable>,
 }
 
@@ -718,8 +720,8 @@ fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) 
     })
 }
 
-/// Reads a zip: a CHARX, or else a Backyard AI archive (issue 13); any other zip gets the CHARX
-/// reader's error about the missing `card.json`.
+/// Reads a zip: a CHARX, or else a Backyard AI archive or a Voxta package (issue 13); any other
+/// zip gets the CHARX reader's error about the missing `card.json`.
 fn read_zip<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardFile> {
     let start = r.stream_position()?;
     match charx::read_charx(&mut r, &opts.charx) {
@@ -729,17 +731,26 @@ fn read_zip<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardFile> {
         {
             r.seek(SeekFrom::Start(start))?;
             let (files, info) = charx::read_zip_files(&mut r, &opts.charx)?;
-            if !crate::byaf::is_byaf(&files) {
-                return Err(Error::Charx { entry, problem });
-            }
             let mut diagnostics = info.diagnostics;
-            let (mut card, assets) = crate::byaf::card_from_byaf(&files, &mut diagnostics)?;
+            let (container, (mut card, assets)) = if crate::byaf::is_byaf(&files) {
+                (
+                    Container::Byaf,
+                    crate::byaf::card_from_byaf(&files, &mut diagnostics)?,
+                )
+            } else if crate::voxta::is_voxta(&files) {
+                (
+                    Container::Voxta,
+                    crate::voxta::card_from_voxta(&files, &mut diagnostics)?,
+                )
+            } else {
+                return Err(Error::Charx { entry, problem });
+            };
             if !assets.is_empty() {
                 card.data.assets = Some(assets);
             }
             Ok(CardFile {
                 card,
-                container: Container::Byaf,
+                container,
                 files: files
                     .into_iter()
                     .map(|f| EmbeddedFile {
@@ -846,6 +857,16 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
         }
         Value::Object(o) if crate::textgen::is_textgen_character(&o) => {
             let card = crate::textgen::card_from_textgen(o, &mut diags)?;
+            return Ok(Document::Card(CardFile {
+                card,
+                container: Container::Json,
+                files: Vec::new(),
+                image: None,
+                diagnostics: diags,
+            }));
+        }
+        Value::Object(o) if crate::wrapped::is_wrapped_card(&o) => {
+            let card = crate::wrapped::card_from_wrapped(o, &mut diags)?;
             return Ok(Document::Card(CardFile {
                 card,
                 container: Container::Json,
@@ -1885,6 +1906,37 @@ fn layout_inner(
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> Vec<Diagnostic> {
+    notes_with(cf, to, image, &mut |uri| asset_bytes(uri, &cf.files))
+}
+
+/// [`conversion_notes`] for a card read by [`read_file_deferred`], whose files are still in
+/// the file it was read from: the main icon is read from there to know what it is (a card read
+/// otherwise, with [`DeferredFiles::none`], is looked at as [`conversion_notes`] does).
+pub fn conversion_notes_deferred(
+    cf: &CardFile,
+    deferred: &mut DeferredFiles,
+    to: Container,
+    image: Option<&[u8]>,
+) -> Vec<Diagnostic> {
+    if !deferred.holds_files() {
+        return conversion_notes(cf, to, image);
+    }
+    notes_with(cf, to, image, &mut |uri| match AssetUri::parse(uri) {
+        AssetUri::Embedded(p) | AssetUri::PngChunk(p) => {
+            let i = cf.files.iter().position(|f| f.path == p)?;
+            deferred.load(i).ok()
+        }
+        _ => asset_bytes(uri, &cf.files),
+    })
+}
+
+/// [`conversion_notes`] with `bytes_of` giving the bytes an asset URI stands for.
+fn notes_with(
+    cf: &CardFile,
+    to: Container,
+    image: Option<&[u8]>,
+    bytes_of: &mut dyn FnMut(&str) -> Option<Vec<u8>>,
+) -> Vec<Diagnostic> {
     let mut notes = Vec::new();
     let own = cf.image.as_deref().filter(|b| !b.is_empty());
     let kind = |b: &[u8]| {
@@ -1902,10 +1954,10 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
     };
     let assets = cf.card.data.assets.as_deref().unwrap_or_default();
     let icon = main_icon_index(assets).and_then(|i| assets.get(i));
-    let icon_bytes = || icon.and_then(|a| asset_bytes(&a.uri, &cf.files));
     match to {
         Container::Png if image.is_none() && !own.is_some_and(png::can_carry_card) => {
-            let icon_png = icon_bytes().is_some_and(|b| png::is_png(&b));
+            let icon_bytes = icon.and_then(|a| bytes_of(&a.uri));
+            let icon_png = icon_bytes.as_deref().is_some_and(png::is_png);
             if let Some(own) = own {
                 notes.push(Diagnostic::warning(
                     "portrait-not-carried",
@@ -1921,11 +1973,11 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
                     ),
                 ));
             } else if !icon_png {
-                let why = match icon_bytes() {
+                let why = match icon_bytes.as_deref() {
                     Some(b) => format!(
                         "its main icon is {} (kept as an asset chunk) and a PNG's picture \
                          must be a PNG",
-                        kind(&b)
+                        kind(b)
                     ),
                     None => "the card has no picture".to_string(),
                 };
@@ -1951,8 +2003,11 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
             .iter()
             .map(|f| f.path.as_str())
             .filter(|p| !referenced.contains(p))
-            // A BYAF's own JSON files are read into the card (`extensions.byaf`).
-            .filter(|p| !(cf.container == Container::Byaf && p.ends_with(".json")))
+            // A BYAF's or Voxta package's own JSON files are read into the card (`extensions`).
+            .filter(|p| {
+                !(matches!(cf.container, Container::Byaf | Container::Voxta)
+                    && p.ends_with(".json"))
+            })
             .collect();
         if !loose.is_empty() {
             let first: Vec<&str> = loose.iter().take(5).copied().collect();
@@ -2011,7 +2066,7 @@ pub fn check_document(doc: &Document) -> Vec<Diagnostic> {
         Document::Card(cf) => {
             let paths = || cf.files.iter().map(|f| f.path.clone()).collect();
             let ctx = match cf.container {
-                Container::Charx | Container::Byaf => {
+                Container::Charx | Container::Byaf | Container::Voxta => {
                     crate::validate::ValidateContext::charx(paths())
                 }
                 Container::Png => crate::validate::ValidateContext::png(paths()),

@@ -207,7 +207,13 @@ pub fn write_card_mode(
     };
     // What the output cannot carry (a portrait, files no asset points at) is said on stderr
     // once the card is written (issue 13); a failure stays one line.
-    let notes = ccv3::conversion_notes(&cf, to, picture.as_deref());
+    let (notes, deferred) = match deferred {
+        Some(d) => (
+            ccv3::conversion_notes_deferred(&cf, d, to, picture.as_deref()),
+            Some(d),
+        ),
+        None => (ccv3::conversion_notes(&cf, to, picture.as_deref()), None),
+    };
     write_output(output, replace, |file| match deferred {
         Some(d) => ccv3::write_card_deferred(cf, d, to, version, picture, file),
         None => ccv3::write_card_to(cf, to, version, picture, file),

@@ -82,8 +82,9 @@ static MAX_INPUT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 /// The `--rpack-map` table of this run (set once, before any file is read).
 static RPACK: std::sync::OnceLock<ccv3::lorebook::risum::RpackTable> = std::sync::OnceLock::new();
 
-/// The hint added to the error of a `.risum` module read without RisuAI's table.
-const RPACK_HINT: &str = "(the ccv3 option --rpack-map FILE gives it)";
+/// The hint added to the error of a `.risum` module that does not decode: how to give another
+/// RPack table.
+const RPACK_HINT: &str = "(the ccv3 option --rpack-map FILE gives another table)";
 
 /// Reads `--rpack-map`: RisuAI's `rpack_map.bin` (512 bytes) or a bare 256-byte table; a
 /// bigger file is refused before it is read whole.

@@ -28,6 +28,7 @@ pub mod novelai;
 pub mod risu;
 pub mod risu_module;
 pub mod risum;
+pub mod risum_table;
 pub mod worldinfo;
 
 pub use worldinfo::{from_worldinfo, to_worldinfo};

@@ -11,11 +11,13 @@
 //! 0              the end
 //! ```
 //!
-//! RPack is a byte-for-byte substitution: every byte is replaced through a 256-entry table
-//! that RisuAI ships as `src/ts/rpack/rpack_map.bin` (the encoding table, then the decoding
-//! table). That table is RisuAI's own, under RisuAI's licence, so ccv3 does not carry it: give
-//! it with [`crate::ReadOptions::rpack`] ([`RpackTable::from_map_file`] reads RisuAI's file)
-//! and `.risum` files read; without it reading one is an error that says so.
+//! RPack is a byte-for-byte substitution: every byte is replaced through a 256-entry table.
+//! ccv3 reads with [`RpackTable::RISUAI`], the table observed by running RisuAI's own encoder
+//! (`scripts/risum-table/observe.mjs` ran its `encode`/`decode` on every byte value and wrote
+//! [`super::risum_table`]; nothing of RisuAI's source is copied). A caller can give another
+//! table with [`crate::ReadOptions::rpack`] ([`RpackTable::from_map_file`] reads a 512-byte
+//! `rpack_map.bin` layout, encoding then decoding table, or a bare decoding table), should a
+//! RisuAI release change it.
 //!
 //! Reading is bounded: each block's length must fit in what is left of the input, at most
 //! [`MAX_ASSETS`] asset blocks are read, and the main block is JSON read under the usual JSON
@@ -42,6 +44,10 @@ impl std::fmt::Debug for RpackTable {
 }
 
 impl RpackTable {
+    /// RisuAI's table, as observed from its encoder ([`super::risum_table::RISUAI_DECODE`]);
+    /// what `.risum` files are read with unless [`crate::ReadOptions::rpack`] gives another.
+    pub const RISUAI: RpackTable = RpackTable(super::risum_table::RISUAI_DECODE);
+
     /// A decoding table from RisuAI's `rpack_map.bin` (512 bytes: the encoding table, then the
     /// decoding table) or from a 256-byte decoding table.
     ///
@@ -215,6 +221,21 @@ pub(crate) mod tests {
         // No end marker: the end of the input ends the blocks too.
         let r2 = read_risum(&file[..file.len() - 1], &t).unwrap();
         assert_eq!(r2, r);
+    }
+
+    #[test]
+    fn risum_risuai_table_is_a_permutation_and_reads_risuai_export_bytes() {
+        // The table observed from RisuAI's encoder (scripts/risum-table/observe.mjs, RisuAI
+        // src/ts/rpack/rpack_bg.wasm): a bijection, accepted as a bare 256-byte table.
+        let t = RpackTable::RISUAI;
+        assert_eq!(RpackTable::from_map_file(&t.0).unwrap(), t);
+        // RisuAI's exportModule starts the main block with `{"module":` (JSON.stringify of
+        // {module, type}); these are the bytes its encoder gives for `{\n  "module"`.
+        let encoded = [
+            0xe6, 0x6e, 0x61, 0x61, 0x20, 0x2d, 0x40, 0xe2, 0xb2, 0x4c, 0x05, 0x20,
+        ];
+        let file = [&[MAGIC, 0, 12, 0, 0, 0][..], &encoded, &[0]].concat();
+        assert_eq!(read_risum(&file, &t).unwrap().main, b"{\n  \"module\"");
     }
 
     #[test]
