@@ -808,6 +808,27 @@ enum CardKey {
     Asset(String),
 }
 
+/// `tEXt chunk "ccv3" at byte 27805`: a card chunk as messages name it, written only when a
+/// message needs it (issue 16: not formatted for every chunk read).
+struct ChunkLabel<'a> {
+    header: &'a Header,
+    keyword: &'a [u8],
+    /// The chunk's offset from the start of the PNG.
+    at: u64,
+}
+
+impl std::fmt::Display for ChunkLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} chunk {:?} at byte {}",
+            self.header.name(),
+            latin1(self.keyword),
+            self.at
+        )
+    }
+}
+
 fn latin1(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| char::from(b)).collect()
 }
@@ -928,7 +949,7 @@ pub fn encode_text_value(json: &str) -> Vec<u8> {
 pub fn decode_text_value(value: &[u8]) -> Result<(String, Vec<Diagnostic>)> {
     match decode_text_inner(value) {
         Ok((text, how)) => {
-            let diags = leniency_diagnostic(how, "value").into_iter().collect();
+            let diags = leniency_diagnostic(how, &"value").into_iter().collect();
             Ok((text, diags))
         }
         Err(problem) => Err(Error::Png {
@@ -939,7 +960,7 @@ pub fn decode_text_value(value: &[u8]) -> Result<(String, Vec<Diagnostic>)> {
     }
 }
 
-fn leniency_diagnostic(how: Leniency, what: &str) -> Option<Diagnostic> {
+fn leniency_diagnostic(how: Leniency, what: &dyn std::fmt::Display) -> Option<Diagnostic> {
     match how {
         Leniency::Strict => None,
         Leniency::Base64Repaired => Some(Diagnostic::warning(
@@ -1187,12 +1208,10 @@ fn read_card_chunks_impl<R: Read + Seek>(
         };
         let header = walked.header;
         let at = walker.rel(header.offset);
-        let label = || {
-            format!(
-                "{} chunk {:?} at byte {at}",
-                header.name(),
-                latin1(&keyword)
-            )
+        let label = ChunkLabel {
+            header: &header,
+            keyword: &keyword,
+            at,
         };
         let Some(data) = walked.data else {
             if walker.done.contains(&key) {
@@ -1205,14 +1224,13 @@ fn read_card_chunks_impl<R: Read + Seek>(
                 notes.push(Diagnostic::warning(
                     "png-duplicate-chunk",
                     "",
-                    format!("{} {what} and is ignored", label()),
+                    format!("{label} {what} and is ignored"),
                 ));
             } else if key == CardKey::Chara && !limits.read_chara {
                 out.chara_skipped = true;
             }
             continue;
         };
-        let label = label();
         if walked.crc_ok == Some(false) {
             notes.push(Diagnostic::warning(
                 "png-bad-crc",
