@@ -444,3 +444,48 @@ pub fn type_name(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What reading `text` gives: the tree as a value and the diagnostics' codes and messages,
+    /// or the error's text.
+    fn read(text: Text<'_>) -> std::result::Result<(Value, Vec<String>), String> {
+        let opts = crate::ReadOptions::default();
+        with_raw_text(text, &opts, false, |raw, diags| {
+            let notes = diags
+                .iter()
+                .map(|d| format!("{} {}", d.code, d.message))
+                .collect();
+            Ok((raw.into_value(), notes))
+        })
+        .map_err(|e| e.to_string())
+    }
+
+    /// Issue 16: a card chunk's text, already checked as UTF-8, is parsed from the `str`
+    /// without a second UTF-8 pass; it reads exactly as its bytes do (RFC 8259 JSON text, the
+    /// BOM and lone-surrogate repairs of this module, and the same error positions).
+    #[test]
+    fn str_text_reads_as_its_bytes() {
+        let texts = [
+            r#"{"spec":"chara_card_v3","data":{"name":"Ünïcode ✓","tags":["a"]}}"#,
+            "\u{feff}{\"a\":1}",
+            r#"{"a":"x\ud800y","b":"\ud83d\ude00"}"#,
+            r#"{"spec":"chara_card_v3","data":{"character_book":{"entries":[{"keys":["k"],"content":"c"}]}}}"#,
+            "{\"a\":\n  [1, 2,, 3]}",
+            "{\"a\": \"unterminated",
+            "",
+        ];
+        for t in texts {
+            let from_str = read(Text::Str(t));
+            assert_eq!(from_str, read(Text::Bytes(t.as_bytes())), "{t:?}");
+        }
+        let (_, notes) = read(Text::Str("\u{feff}{}")).unwrap();
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("bom "), "{notes:?}");
+        let (v, notes) = read(Text::Str(r#"["\ud800"]"#)).unwrap();
+        assert_eq!(v[0], "\u{fffd}");
+        assert!(notes[0].starts_with(LONE_SURROGATE), "{notes:?}");
+    }
+}

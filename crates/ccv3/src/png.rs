@@ -1739,6 +1739,36 @@ mod tests {
         assert_eq!(checks, want);
     }
 
+    /// The messages that name a card chunk (its label, now written only when a message needs
+    /// it; issue 16) read as before: kind, keyword and offset from the start of the PNG
+    /// (SPEC_V3 "PNG/APNG": `ccv3` in a tEXt chunk, base64 of the card JSON).
+    #[test]
+    fn card_chunk_messages_name_kind_keyword_and_offset() {
+        let json = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{}}"#;
+        let b64 = STANDARD.encode_to_string(json);
+        let unpadded = b64.trim_end_matches('=').to_string();
+        let png = png_of(&[ztxt("CCV3", unpadded.as_bytes())]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        let messages: Vec<String> = c.diagnostics.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(
+            messages,
+            [
+                "zTXt chunk \"CCV3\" at byte 33 is not a tEXt chunk (the spec says tEXt)",
+                "zTXt chunk \"CCV3\" at byte 33: keyword is not lowercase",
+                "zTXt chunk \"CCV3\" at byte 33 is not canonical base64 (whitespace, padding or \
+                 alphabet repaired)",
+            ]
+        );
+        let twice = png_of(&[text("ccv3", b64.as_bytes()), text("ccv3", b64.as_bytes())]);
+        let c = read_card_chunks_from_slice(&twice).unwrap();
+        let dup = c.diagnostics.iter().find(|d| d.code == "png-duplicate-chunk");
+        let at = 33 + 12 + 5 + b64.len();
+        assert_eq!(
+            dup.map(|d| d.message.as_str()),
+            Some(format!("tEXt chunk \"ccv3\" at byte {at} repeats an earlier chunk and is ignored").as_str())
+        );
+    }
+
     fn idat() -> Vec<u8> {
         chunk(
             b"IDAT",

@@ -1321,4 +1321,27 @@ mod tests {
             }
         }
     }
+
+    /// Finding paths are built only when there is a finding (issue 16), and name the entry,
+    /// key and field as before (SPEC_V3 "Lorebook": `keys`, `content` decorators, `position`).
+    #[test]
+    fn entry_finding_paths_name_entry_key_and_field() {
+        let mut e = Entry::new(&["ok", ""], "@@depth x\nText");
+        e.position = Some("middle".into());
+        let mut book = crate::Lorebook::default();
+        book.entries.push(Entry::new(&["fine"], "no decorators"));
+        book.entries.push(e);
+        let d = validate_lorebook(&book, "data.character_book");
+        let paths: Vec<(&str, &str)> = d.iter().map(|d| (d.code.as_str(), d.path.as_str())).collect();
+        assert_eq!(
+            paths,
+            [
+                ("entry-key-empty", "data.character_book.entries[1].keys[1]"),
+                ("entry-position-invalid", "data.character_book.entries[1].position"),
+                ("decorator-value-not-number", "data.character_book.entries[1].content"),
+            ]
+        );
+        let bare = validate_lorebook(&book, "");
+        assert_eq!(bare[0].path, "entries[1].keys[1]");
+    }
 }
