@@ -110,7 +110,8 @@ fn entries(dir: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
         }
         let Ok(ft) = e.file_type() else { continue };
         let is_dir = ft.is_dir();
-        if !is_dir && !(ft.is_file() && has_card_extension(Path::new(&name))) {
+        let wanted = is_dir || (ft.is_file() && has_card_extension(Path::new(&name)));
+        if !wanted {
             continue;
         }
         // Sorted as whole paths would sort: a folder `a` as `a/`, so `a.png` comes before

@@ -1761,11 +1761,17 @@ mod tests {
         );
         let twice = png_of(&[text("ccv3", b64.as_bytes()), text("ccv3", b64.as_bytes())]);
         let c = read_card_chunks_from_slice(&twice).unwrap();
-        let dup = c.diagnostics.iter().find(|d| d.code == "png-duplicate-chunk");
+        let dup = c
+            .diagnostics
+            .iter()
+            .find(|d| d.code == "png-duplicate-chunk");
         let at = 33 + 12 + 5 + b64.len();
         assert_eq!(
             dup.map(|d| d.message.as_str()),
-            Some(format!("tEXt chunk \"ccv3\" at byte {at} repeats an earlier chunk and is ignored").as_str())
+            Some(
+                format!("tEXt chunk \"ccv3\" at byte {at} repeats an earlier chunk and is ignored")
+                    .as_str()
+            )
         );
     }
 

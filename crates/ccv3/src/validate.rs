@@ -1332,13 +1332,22 @@ mod tests {
         book.entries.push(Entry::new(&["fine"], "no decorators"));
         book.entries.push(e);
         let d = validate_lorebook(&book, "data.character_book");
-        let paths: Vec<(&str, &str)> = d.iter().map(|d| (d.code.as_str(), d.path.as_str())).collect();
+        let paths: Vec<(&str, &str)> = d
+            .iter()
+            .map(|d| (d.code.as_str(), d.path.as_str()))
+            .collect();
         assert_eq!(
             paths,
             [
                 ("entry-key-empty", "data.character_book.entries[1].keys[1]"),
-                ("entry-position-invalid", "data.character_book.entries[1].position"),
-                ("decorator-value-not-number", "data.character_book.entries[1].content"),
+                (
+                    "entry-position-invalid",
+                    "data.character_book.entries[1].position"
+                ),
+                (
+                    "decorator-value-not-number",
+                    "data.character_book.entries[1].content"
+                ),
             ]
         );
         let bare = validate_lorebook(&book, "");
