@@ -122,7 +122,7 @@ import os, sys, time
 import tavern_card
 folder = sys.argv[1]
 t = time.perf_counter()
-c = time.process_time()
+cpu = time.process_time()
 n = bad = 0
 for root, dirs, files in os.walk(folder):
     dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -136,7 +136,7 @@ for root, dirs, files in os.walk(folder):
             n += 1
         except Exception:
             bad += 1
-print(time.perf_counter() - t, n, bad, time.process_time() - c)
+print(time.perf_counter() - t, n, bad, time.process_time() - cpu)
 """
 
 
