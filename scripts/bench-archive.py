@@ -4,19 +4,24 @@ cards beside tavern-card looping over the same files in one Python process.
 
     scripts/bench-archive            # venv + release build + this script (the usual way)
     python3 scripts/bench-archive.py --ccv3 target/release/ccv3 --python VENV/bin/python \
-        [--dir target/bench-archive/cards] [--cards 10000] [--big 20] [--rounds 3]
+        [--dir target/bench-archive/cards] [--cards 10000] [--big 20] [--rounds 3] \
+        [--baseline OLD/ccv3]
 
 The folder is generated once (deterministic, seed 16): mostly small V3 cards (a few KB of text, a
 small book), and `--big` cards of about 3 MB with lorebooks of 2,000+ entries; every card carries
 the `ccv3` chunk and its V2 `chara` backfill, as V3 cards do, and a real 96x96 picture. Each round
 runs ccv3 (whole process, output to /dev/null) and the tavern-card loop (time of the loop inside
 one warm Python process: listing, reading, `parse_png_card`); medians are printed with the ratio.
+CPU time (user + sys) is printed beside wall time: on a shared machine wall times swing with the
+load, CPU times much less. `--baseline` runs a second ccv3 binary (an older build) in every round
+too, for before/after numbers from one run.
 """
 import argparse
 import base64
 import json
 import os
 import random
+import resource
 import struct
 import subprocess
 import sys
@@ -117,6 +122,7 @@ import os, sys, time
 import tavern_card
 folder = sys.argv[1]
 t = time.perf_counter()
+cpu = time.process_time()
 n = bad = 0
 for root, dirs, files in os.walk(folder):
     dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -130,7 +136,7 @@ for root, dirs, files in os.walk(folder):
             n += 1
         except Exception:
             bad += 1
-print(time.perf_counter() - t, n, bad)
+print(time.perf_counter() - t, n, bad, time.process_time() - cpu)
 """
 
 
@@ -148,6 +154,7 @@ def main():
     ap.add_argument("--big", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-index", action="store_true")
+    ap.add_argument("--baseline", help="an older ccv3 binary, validated in every round too")
     a = ap.parse_args()
     marker = os.path.join(a.dir, ".generated")
     if not os.path.exists(marker) or not open(marker).read().startswith(f"{a.cards} {a.big} "):
@@ -158,35 +165,56 @@ def main():
         os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(a.dir) for f in fs
     )
     print(f"folder: {n} PNG cards ({big} big), {size / 1e6:.0f} MB, {int(b64) / 1e6:.0f} MB of base64 card text")
-    ours, index, theirs = [], [], []
+    ours, index, theirs, base = [], [], [], []
+
+    def timed(cmd):
+        """Runs `cmd` (output dropped): wall time, CPU time (user + sys) and exit code."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        return wall, cpu, p.returncode
+
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "cards.sqlite")
         for r in range(a.rounds + 1):  # round 0 warms the page cache
-            t = time.perf_counter()
-            p = subprocess.run([a.ccv3, "validate", a.dir, "--summary"], stdout=subprocess.DEVNULL)
-            v = time.perf_counter() - t
-            if p.returncode not in (0, 1):
-                sys.exit(f"ccv3 validate exited {p.returncode}")
+            line = []
+            if a.baseline:
+                bw, bc, code = timed([a.baseline, "validate", a.dir, "--summary"])
+                if code not in (0, 1):
+                    sys.exit(f"baseline ccv3 validate exited {code}")
+                line.append(f"baseline validate {bw:.3f} s ({bc:.3f} s CPU)")
+            v, vc, code = timed([a.ccv3, "validate", a.dir, "--summary"])
+            if code not in (0, 1):
+                sys.exit(f"ccv3 validate exited {code}")
+            line.append(f"ccv3 validate {v:.3f} s ({vc:.3f} s CPU)")
             if not a.no_index:
                 if os.path.exists(db):
                     os.remove(db)
-                t = time.perf_counter()
-                p = subprocess.run([a.ccv3, "index", a.dir, "--db", db], stdout=subprocess.DEVNULL)
-                ix = time.perf_counter() - t
-                if p.returncode not in (0, 1):
-                    sys.exit(f"ccv3 index exited {p.returncode}")
+                ix, _, code = timed([a.ccv3, "index", a.dir, "--db", db])
+                if code not in (0, 1):
+                    sys.exit(f"ccv3 index exited {code}")
+                line.append(f"ccv3 index {ix:.3f} s")
             out = subprocess.run([a.python, "-c", LOOP, a.dir], capture_output=True, text=True, check=True)
-            tc, ok, bad = out.stdout.split()
+            tc, ok, bad, tcpu = out.stdout.split()
+            line.append(f"tavern-card loop {float(tc):.3f} s ({float(tcpu):.3f} s CPU; {ok} read, {bad} refused)")
             if r > 0:
-                ours.append(v)
-                theirs.append(float(tc))
+                ours.append((v, vc))
+                theirs.append((float(tc), float(tcpu)))
+                if a.baseline:
+                    base.append((bw, bc))
                 if not a.no_index:
                     index.append(ix)
-            print(f"round {r}{' (warm-up)' if r == 0 else ''}: ccv3 validate {v:.3f} s"
-                  + ("" if a.no_index else f", ccv3 index {ix:.3f} s")
-                  + f", tavern-card loop {float(tc):.3f} s ({ok} read, {bad} refused)")
-    mo, mt = median(ours), median(theirs)
+            print(f"round {r}{' (warm-up)' if r == 0 else ''}: " + ", ".join(line), flush=True)
+    mo, mt = median([w for w, _ in ours]), median([w for w, _ in theirs])
+    co, ct = median([c for _, c in ours]), median([c for _, c in theirs])
     print(f"median: ccv3 validate {mo:.3f} s, tavern-card {mt:.3f} s: {mt / mo:.1f}x")
+    print(f"median CPU time: ccv3 validate {co:.3f} s, tavern-card {ct:.3f} s: {ct / co:.1f}x")
+    if base:
+        mb, cb = median([w for w, _ in base]), median([c for _, c in base])
+        print(f"median: baseline validate {mb:.3f} s ({cb:.3f} s CPU): {mt / mb:.1f}x tavern-card")
     if index:
         mi = median(index)
         print(f"median: ccv3 index (fresh database) {mi:.3f} s: {mi / mo:.2f}x validate")

@@ -99,7 +99,9 @@ impl Iterator for Walk {
 /// The entries of `dir` worth visiting, in path order: folders and files with a known
 /// extension, hidden ones and links left out.
 fn entries(dir: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
-    let mut out = Vec::new();
+    // Each entry's sort key is made once (issue 16: making both keys in every comparison was
+    // 7% of the instructions of `ccv3 validate` over a folder of 1,000 cards).
+    let mut keyed: Vec<(Vec<u8>, PathBuf, bool)> = Vec::new();
     for e in std::fs::read_dir(dir)? {
         let Ok(e) = e else { continue };
         let name = e.file_name();
@@ -107,27 +109,24 @@ fn entries(dir: &Path) -> std::io::Result<Vec<(PathBuf, bool)>> {
             continue;
         }
         let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            out.push((e.path(), true));
-        } else if ft.is_file() && has_card_extension(Path::new(&name)) {
-            out.push((e.path(), false));
+        let is_dir = ft.is_dir();
+        let wanted = is_dir || (ft.is_file() && has_card_extension(Path::new(&name)));
+        if !wanted {
+            continue;
         }
+        // Sorted as whole paths would sort: a folder `a` as `a/`, so `a.png` comes before
+        // `a/x.png`.
+        let mut key = name.as_encoded_bytes().to_vec();
+        if is_dir {
+            key.push(b'/');
+        }
+        keyed.push((key, e.path(), is_dir));
     }
-    // Sorted as whole paths would sort: a folder `a` as `a/`, so `a.png` comes before `a/x.png`.
-    out.sort_by(|(a, a_dir), (b, b_dir)| {
-        let key = |p: &PathBuf, dir: bool| {
-            let mut k = p
-                .file_name()
-                .map(|n| n.as_encoded_bytes().to_vec())
-                .unwrap_or_default();
-            if dir {
-                k.push(b'/');
-            }
-            k
-        };
-        key(a, *a_dir).cmp(&key(b, *b_dir))
-    });
-    Ok(out)
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(keyed
+        .into_iter()
+        .map(|(_, path, is_dir)| (path, is_dir))
+        .collect())
 }
 
 /// True when `path` ends in one of [`EXTENSIONS`] (any case).

@@ -620,7 +620,7 @@ fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<C
     // `ccv3` wins over `chara` (SPEC_V3 "PNG/APNG"); a broken `ccv3` beside a good `chara` is a
     // warning, and the backfilled `chara` is otherwise ignored.
     let card = match (&chunks.ccv3, &chunks.chara) {
-        (Some(text), chara) => match card_from_text(text.as_bytes(), opts, &mut diags) {
+        (Some(text), chara) => match card_from_str(text, opts, &mut diags) {
             Ok(card) => card,
             Err(e) => match chara {
                 Some(chara) => {
@@ -632,14 +632,14 @@ fn card_from_png_chunks(chunks: png::CardChunks, opts: &ReadOptions) -> Result<C
                         "",
                         format!("the ccv3 chunk{at} holds no readable card ({e}); read the chara chunk instead"),
                     ));
-                    card_from_text(chara.as_bytes(), opts, &mut diags)
+                    card_from_str(chara, opts, &mut diags)
                         .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?
                 }
                 None => return Err(png_err("ccv3", chunks.ccv3_chunk.as_ref(), e)),
             },
         },
         (None, Some(chara)) => {
-            let mut card = card_from_text(chara.as_bytes(), opts, &mut diags)
+            let mut card = card_from_str(chara, opts, &mut diags)
                 .map_err(|e| png_err("chara", chunks.chara_chunk.as_ref(), e))?;
             trim_backfill_warning(&mut card, &mut diags);
             card
@@ -715,6 +715,14 @@ fn png_err(keyword: &str, place: Option<&png::ChunkPlace>, e: Error) -> Error {
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
 fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) -> Result<Card> {
     json::with_raw(text, opts, false, |raw, d| {
+        diags.extend(d);
+        Card::from_raw(raw, diags)
+    })
+}
+
+/// [`card_from_text`] of text already checked as UTF-8 (not checked again while parsed).
+fn card_from_str(text: &str, opts: &ReadOptions, diags: &mut Vec<Diagnostic>) -> Result<Card> {
+    json::with_raw_str(text, opts, false, |raw, d| {
         diags.extend(d);
         Card::from_raw(raw, diags)
     })
@@ -796,7 +804,7 @@ fn card_from_image_json(
     opts: &ReadOptions,
 ) -> Result<CardFile> {
     let mut diags = Vec::new();
-    let card = card_from_text(text.as_bytes(), opts, &mut diags)?;
+    let card = card_from_str(text, opts, &mut diags)?;
     Ok(CardFile {
         card,
         container,

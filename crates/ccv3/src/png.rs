@@ -808,6 +808,27 @@ enum CardKey {
     Asset(String),
 }
 
+/// `tEXt chunk "ccv3" at byte 27805`: a card chunk as messages name it, written only when a
+/// message needs it (issue 16: not formatted for every chunk read).
+struct ChunkLabel<'a> {
+    header: &'a Header,
+    keyword: &'a [u8],
+    /// The chunk's offset from the start of the PNG.
+    at: u64,
+}
+
+impl std::fmt::Display for ChunkLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} chunk {:?} at byte {}",
+            self.header.name(),
+            latin1(self.keyword),
+            self.at
+        )
+    }
+}
+
 fn latin1(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| char::from(b)).collect()
 }
@@ -928,7 +949,7 @@ pub fn encode_text_value(json: &str) -> Vec<u8> {
 pub fn decode_text_value(value: &[u8]) -> Result<(String, Vec<Diagnostic>)> {
     match decode_text_inner(value) {
         Ok((text, how)) => {
-            let diags = leniency_diagnostic(how, "value").into_iter().collect();
+            let diags = leniency_diagnostic(how, &"value").into_iter().collect();
             Ok((text, diags))
         }
         Err(problem) => Err(Error::Png {
@@ -939,7 +960,7 @@ pub fn decode_text_value(value: &[u8]) -> Result<(String, Vec<Diagnostic>)> {
     }
 }
 
-fn leniency_diagnostic(how: Leniency, what: &str) -> Option<Diagnostic> {
+fn leniency_diagnostic(how: Leniency, what: &dyn std::fmt::Display) -> Option<Diagnostic> {
     match how {
         Leniency::Strict => None,
         Leniency::Base64Repaired => Some(Diagnostic::warning(
@@ -1187,12 +1208,10 @@ fn read_card_chunks_impl<R: Read + Seek>(
         };
         let header = walked.header;
         let at = walker.rel(header.offset);
-        let label = || {
-            format!(
-                "{} chunk {:?} at byte {at}",
-                header.name(),
-                latin1(&keyword)
-            )
+        let label = ChunkLabel {
+            header: &header,
+            keyword: &keyword,
+            at,
         };
         let Some(data) = walked.data else {
             if walker.done.contains(&key) {
@@ -1205,14 +1224,13 @@ fn read_card_chunks_impl<R: Read + Seek>(
                 notes.push(Diagnostic::warning(
                     "png-duplicate-chunk",
                     "",
-                    format!("{} {what} and is ignored", label()),
+                    format!("{label} {what} and is ignored"),
                 ));
             } else if key == CardKey::Chara && !limits.read_chara {
                 out.chara_skipped = true;
             }
             continue;
         };
-        let label = label();
         if walked.crc_ok == Some(false) {
             notes.push(Diagnostic::warning(
                 "png-bad-crc",
@@ -1719,6 +1737,42 @@ mod tests {
             .flat_map(|&n| [(n as u32, true), (n as u32, false)])
             .collect();
         assert_eq!(checks, want);
+    }
+
+    /// The messages that name a card chunk (its label, now written only when a message needs
+    /// it; issue 16) read as before: kind, keyword and offset from the start of the PNG
+    /// (SPEC_V3 "PNG/APNG": `ccv3` in a tEXt chunk, base64 of the card JSON).
+    #[test]
+    fn card_chunk_messages_name_kind_keyword_and_offset() {
+        let json = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{}}"#;
+        let b64 = STANDARD.encode_to_string(json);
+        let unpadded = b64.trim_end_matches('=').to_string();
+        let png = png_of(&[ztxt("CCV3", unpadded.as_bytes())]);
+        let c = read_card_chunks_from_slice(&png).unwrap();
+        let messages: Vec<String> = c.diagnostics.iter().map(|d| d.message.clone()).collect();
+        assert_eq!(
+            messages,
+            [
+                "zTXt chunk \"CCV3\" at byte 33 is not a tEXt chunk (the spec says tEXt)",
+                "zTXt chunk \"CCV3\" at byte 33: keyword is not lowercase",
+                "zTXt chunk \"CCV3\" at byte 33 is not canonical base64 (whitespace, padding or \
+                 alphabet repaired)",
+            ]
+        );
+        let twice = png_of(&[text("ccv3", b64.as_bytes()), text("ccv3", b64.as_bytes())]);
+        let c = read_card_chunks_from_slice(&twice).unwrap();
+        let dup = c
+            .diagnostics
+            .iter()
+            .find(|d| d.code == "png-duplicate-chunk");
+        let at = 33 + 12 + 5 + b64.len();
+        assert_eq!(
+            dup.map(|d| d.message.as_str()),
+            Some(
+                format!("tEXt chunk \"ccv3\" at byte {at} repeats an earlier chunk and is ignored")
+                    .as_str()
+            )
+        );
     }
 
     fn idat() -> Vec<u8> {

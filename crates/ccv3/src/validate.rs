@@ -482,7 +482,9 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
     }
     let mut regex_cache = HashMap::new();
     for (i, e) in book.entries.iter().enumerate() {
-        let ep = at(&format!("entries[{i}]"));
+        // Paths are built only for a finding: formatting three per entry was a tenth of
+        // `ccv3 validate DIR` (issue 16).
+        let ep = || at(&format!("entries[{i}]"));
         // What a key means to the application that wrote the entry: with `use_regex`, every
         // key is a regex, unless SillyTavern wrote the entry (it writes `use_regex: true` on
         // every entry and reads only `/pattern/flags` keys as regexes); a `/pattern/flags` key
@@ -492,28 +494,28 @@ pub fn validate_lorebook(book: &Lorebook, path_prefix: &str) -> Vec<Diagnostic> 
             && e.keys.iter().any(|k| slash_regex(k).is_none())
             && !written_by_sillytavern(&e.extensions);
         for (j, k) in e.keys.iter().enumerate() {
-            let kp = format!("{ep}.keys[{j}]");
+            let kp = || format!("{}.keys[{j}]", ep());
             if k.is_empty() {
                 out.push(Diagnostic::warning(
                     "entry-key-empty",
-                    kp.clone(),
+                    kp(),
                     "key is an empty string",
                 ));
             }
             if all_regex || slash_regex(k).is_some() {
-                check_regex(k, &kp, &mut regex_cache, &mut out);
+                check_regex(k, &kp(), &mut regex_cache, &mut out);
             }
         }
         if let Some(pos) = &e.position {
             if pos != "before_char" && pos != "after_char" {
                 out.push(Diagnostic::error(
                     "entry-position-invalid",
-                    format!("{ep}.position"),
+                    format!("{}.position", ep()),
                     format!("position must be \"before_char\" or \"after_char\", found {pos:?}"),
                 ));
             }
         }
-        check_decorators(&e.content, &format!("{ep}.content"), &mut out);
+        check_decorators(&e.content, &|| format!("{}.content", ep()), &mut out);
     }
     out
 }
@@ -715,21 +717,22 @@ fn decorator_kind(name: &str) -> Option<ValueKind> {
     })
 }
 
-fn check_decorators(content: &str, p: &str, out: &mut Vec<Diagnostic>) {
+/// `p` gives the content's path, built only for a finding (most entries have none).
+fn check_decorators(content: &str, p: &dyn Fn() -> String, out: &mut Vec<Diagnostic>) {
     let mut seen: HashSet<&str> = HashSet::new();
     for (i, d) in decorator_lines(content).enumerate() {
         let at = if d.fallback { "@@@" } else { "@@" };
         if i == 0 && d.fallback {
             out.push(Diagnostic::warning(
                 "decorator-fallback-orphan",
-                p,
+                p(),
                 format!("fallback {at}{} has no decorator before it", d.name),
             ));
         }
         if d.name.is_empty() || !d.name.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
             out.push(Diagnostic::warning(
                 "decorator-name-invalid",
-                p,
+                p(),
                 format!(
                     "decorator name {:?} should be snake_case latin letters and underscores",
                     d.name
@@ -743,7 +746,7 @@ fn check_decorators(content: &str, p: &str, out: &mut Vec<Diagnostic>) {
         if !d.fallback && kind != ValueKind::List && !seen.insert(d.name) {
             out.push(Diagnostic::warning(
                 "decorator-duplicate",
-                p,
+                p(),
                 format!(
                     "{at}{} appears more than once; only the first counts",
                     d.name
@@ -753,20 +756,20 @@ fn check_decorators(content: &str, p: &str, out: &mut Vec<Diagnostic>) {
         match (kind, d.value) {
             (ValueKind::None, Some(v)) => out.push(Diagnostic::warning(
                 "decorator-value-unexpected",
-                p,
+                p(),
                 format!("{at}{} takes no value, found {v:?}", d.name),
             )),
             (ValueKind::None, None) => {}
             (_, None) => out.push(Diagnostic::error(
                 "decorator-value-missing",
-                p,
+                p(),
                 format!("{at}{} needs a value", d.name),
             )),
             (ValueKind::Number, Some(v)) => {
                 if !v.parse::<f64>().is_ok_and(f64::is_finite) {
                     out.push(Diagnostic::error(
                         "decorator-value-not-number",
-                        p,
+                        p(),
                         format!("{at}{} needs a number, found {v:?}", d.name),
                     ));
                 }
@@ -775,7 +778,7 @@ fn check_decorators(content: &str, p: &str, out: &mut Vec<Diagnostic>) {
                 if !matches!(v, "assistant" | "system" | "user") {
                     out.push(Diagnostic::error(
                         "decorator-role-invalid",
-                        p,
+                        p(),
                         format!("{at}role must be assistant, system or user, found {v:?}"),
                     ));
                 }
@@ -1317,5 +1320,37 @@ mod tests {
                     .all(|d| !d.code.is_empty() && !d.message.is_empty()));
             }
         }
+    }
+
+    /// Finding paths are built only when there is a finding (issue 16), and name the entry,
+    /// key and field as before (SPEC_V3 "Lorebook": `keys`, `content` decorators, `position`).
+    #[test]
+    fn entry_finding_paths_name_entry_key_and_field() {
+        let mut e = Entry::new(&["ok", ""], "@@depth x\nText");
+        e.position = Some("middle".into());
+        let mut book = crate::Lorebook::default();
+        book.entries.push(Entry::new(&["fine"], "no decorators"));
+        book.entries.push(e);
+        let d = validate_lorebook(&book, "data.character_book");
+        let paths: Vec<(&str, &str)> = d
+            .iter()
+            .map(|d| (d.code.as_str(), d.path.as_str()))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("entry-key-empty", "data.character_book.entries[1].keys[1]"),
+                (
+                    "entry-position-invalid",
+                    "data.character_book.entries[1].position"
+                ),
+                (
+                    "decorator-value-not-number",
+                    "data.character_book.entries[1].content"
+                ),
+            ]
+        );
+        let bare = validate_lorebook(&book, "");
+        assert_eq!(bare[0].path, "entries[1].keys[1]");
     }
 }

@@ -30,6 +30,7 @@ use super::extensions::Extensions;
 use super::fields::{Idx, Repairs};
 use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
+use crate::json::Text;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -64,8 +65,24 @@ const INLINE_ENTRIES: usize = 64;
 
 /// Parses a whole JSON document into a [`Raw`] tree, streaming lorebook entries where the module
 /// docs say. `bare_books` enables the guess for top-level `entries` arrays.
-pub(crate) fn parse(text: &[u8], bare_books: bool) -> serde_json::Result<Raw<'_>> {
-    let mut de = serde_json::Deserializer::from_slice(text);
+/// A `str` is parsed without checking its UTF-8 again.
+pub(crate) fn parse(text: Text<'_>, bare_books: bool) -> serde_json::Result<Raw<'_>> {
+    match text {
+        Text::Bytes(b) => parse_from(serde_json::Deserializer::from_slice(b), b, bare_books),
+        Text::Str(s) => parse_from(
+            serde_json::Deserializer::from_str(s),
+            s.as_bytes(),
+            bare_books,
+        ),
+    }
+}
+
+/// [`parse`] with the parser over `text`.
+fn parse_from<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    text: &'de [u8],
+    bare_books: bool,
+) -> serde_json::Result<Raw<'de>> {
     let end = text.as_ptr() as usize + text.len();
     let v = Plan(Ctx::Top { bare_books }, end).deserialize(&mut de)?;
     de.end()?;
