@@ -1270,6 +1270,11 @@ fn every_command_keeps_the_contract_on_hostile_input() {
     let scale = scale();
     let limit = match scale {
         Scale::Full => Duration::from_secs(10),
+        // At small scale the limit only guards against hangs: a debug build runs 15-20x slower
+        // than release (`cbs-output-per-prompt`'s prompt: 20.6 s of CPU in debug, 1.35 s in
+        // release), so a loaded machine pushed it past 30 s. The 10 s contract itself is
+        // checked at full scale on the release build (`.ci/run`).
+        Scale::Small if cfg!(debug_assertions) => Duration::from_secs(90),
         Scale::Small => Duration::from_secs(30),
     };
     let only: Option<Vec<String>> = std::env::var("CCV3_HOSTILE_ONLY")
