@@ -9,7 +9,7 @@
 
 use std::hint::black_box;
 
-use ccv3_tokens::{CachedTokenizer, Encoding, Tiktoken, Tokenizer};
+use ccv3_tokens::{CachedTokenizer, Encoding, PieceCache, Tiktoken, Tokenizer};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const ENGLISH: &str = "The innkeeper wiped the counter and glanced at the door. \"Another storm \
@@ -82,6 +82,16 @@ fn counting_a_card(c: &mut Criterion) {
     let t = Tiktoken::new(Encoding::O200k).expect("bundled encoding builds");
     group.bench_function("o200k_base", |b| {
         b.iter(|| texts.iter().map(|x| t.count(black_box(x))).sum::<usize>())
+    });
+    // As `ccv3 index` counts: one piece cache per thread, kept from card to card.
+    let mut cache = PieceCache::new();
+    group.bench_function("o200k_base_piece_cache", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .map(|x| t.count_cached(black_box(x), &mut cache))
+                .sum::<usize>()
+        })
     });
     let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
     group.bench_function("tiktoken_rs_o200k_base", |b| {

@@ -90,7 +90,12 @@ impl<'a> Vocab<'a> {
         if bytes.len() > MAX_TOKEN_LEN {
             return None;
         }
-        let h = hash(bytes);
+        self.rank_hashed(bytes, hash(bytes))
+    }
+
+    /// [`Vocab::rank`] of `bytes` whose [`hash`] `h` the caller has already computed.
+    #[inline]
+    fn rank_hashed(&self, bytes: &[u8], h: u64) -> Option<u32> {
         let want = tag(h);
         let mut i = h as usize & self.mask;
         // The table is at most half full, so a probe meets an empty slot long before this bound.
@@ -128,7 +133,25 @@ impl<'a> Vocab<'a> {
 
     /// Appends the tokens of one piece to `out`.
     pub(crate) fn encode_piece(&self, piece: &[u8], out: &mut Vec<u32>) {
-        if let Some(rank) = self.rank(piece) {
+        let rank = self.rank(piece);
+        self.encode_ranked(piece, rank, out);
+    }
+
+    /// [`Vocab::encode_piece`] of a piece of at most [`MAX_TOKEN_LEN`] bytes whose [`hash`] `h`
+    /// the caller has already computed.
+    pub(crate) fn encode_piece_hashed(&self, piece: &[u8], h: u64, out: &mut Vec<u32>) {
+        let rank = if piece.len() > MAX_TOKEN_LEN {
+            None
+        } else {
+            self.rank_hashed(piece, h)
+        };
+        self.encode_ranked(piece, rank, out);
+    }
+
+    /// Appends the tokens of one piece whose own rank (if it is a token) is `rank`.
+    #[inline]
+    fn encode_ranked(&self, piece: &[u8], rank: Option<u32>, out: &mut Vec<u32>) {
+        if let Some(rank) = rank {
             out.push(rank);
             return;
         }

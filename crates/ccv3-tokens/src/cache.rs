@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::Mutex;
 
-use crate::Tokenizer;
+use crate::{PieceCache, Tokenizer};
 
 /// Default number of cached counts.
 pub const DEFAULT_CAPACITY: usize = 65_536;
@@ -107,8 +107,9 @@ impl<T> CachedTokenizer<T> {
     }
 }
 
-impl<T: Tokenizer> Tokenizer for CachedTokenizer<T> {
-    fn count(&self, text: &str) -> usize {
+impl<T: Tokenizer> CachedTokenizer<T> {
+    /// The count of `text` from the cache, or from `count_inner` (then cached).
+    fn count_with(&self, text: &str, count_inner: impl FnOnce(&str) -> usize) -> usize {
         if text.is_empty() {
             return 0;
         }
@@ -123,9 +124,19 @@ impl<T: Tokenizer> Tokenizer for CachedTokenizer<T> {
                 return count;
             }
         }
-        let count = self.inner.count(text);
+        let count = count_inner(text);
         Self::insert(&mut self.lock(), self.generation, key, count);
         count
+    }
+}
+
+impl<T: Tokenizer> Tokenizer for CachedTokenizer<T> {
+    fn count(&self, text: &str) -> usize {
+        self.count_with(text, |t| self.inner.count(t))
+    }
+
+    fn count_cached(&self, text: &str, cache: &mut PieceCache) -> usize {
+        self.count_with(text, |t| self.inner.count_cached(t, cache))
     }
 
     fn name(&self) -> &str {

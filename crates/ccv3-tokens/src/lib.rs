@@ -15,6 +15,8 @@
 //!     model-independent figure matters more than accuracy.
 //!   - [`HfTokenizer`]: a HuggingFace `tokenizer.json` loaded by path, with the `hf` feature.
 //! - [`CachedTokenizer`]: wraps any tokenizer and remembers counts per text, bounded in size.
+//! - [`PieceCache`]: a fixed-size table of short pieces and their counts that one thread owns
+//!   and passes to [`Tokenizer::count_cached`] (the same counts, fewer vocabulary lookups).
 //! - [`TokenizerKind`] + [`load`]: pick a backend from a string such as `"cl100k"` or
 //!   `"path/to/tokenizer.json"`.
 //!
@@ -50,6 +52,7 @@ mod error;
 mod estimate;
 mod hf;
 mod kind;
+mod piece_cache;
 mod tiktoken;
 #[cfg(all(test, not(feature = "bundled")))]
 mod vocab_compile;
@@ -62,6 +65,7 @@ pub use error::Error;
 pub use estimate::Estimate;
 pub use hf::{HfTokenizer, MAX_FILE_SIZE};
 pub use kind::{load, TokenizerKind};
+pub use piece_cache::{PieceCache, DEFAULT_SLOTS, MAX_PIECE};
 #[doc(hidden)]
 #[cfg(feature = "bundled")]
 pub use tiktoken::build_uncached;
@@ -85,6 +89,14 @@ pub trait Tokenizer: Send + Sync {
         None
     }
 
+    /// Returns [`count`](Tokenizer::count) of `text`, taking the counts of pieces seen before
+    /// from `cache` and keeping new ones there (the tiktoken encodings; other backends ignore
+    /// the cache). The answer is always the same as `count`'s.
+    fn count_cached(&self, text: &str, cache: &mut PieceCache) -> usize {
+        let _ = cache;
+        self.count(text)
+    }
+
     /// Returns the summed counts of `texts`, saturating instead of overflowing.
     fn count_all(&self, texts: &[&str]) -> usize {
         texts
@@ -96,6 +108,9 @@ pub trait Tokenizer: Send + Sync {
 impl<T: Tokenizer + ?Sized> Tokenizer for &T {
     fn count(&self, text: &str) -> usize {
         (**self).count(text)
+    }
+    fn count_cached(&self, text: &str, cache: &mut PieceCache) -> usize {
+        (**self).count_cached(text, cache)
     }
     fn name(&self) -> &str {
         (**self).name()
@@ -109,6 +124,9 @@ impl<T: Tokenizer + ?Sized> Tokenizer for Box<T> {
     fn count(&self, text: &str) -> usize {
         (**self).count(text)
     }
+    fn count_cached(&self, text: &str, cache: &mut PieceCache) -> usize {
+        (**self).count_cached(text, cache)
+    }
     fn name(&self) -> &str {
         (**self).name()
     }
@@ -120,6 +138,9 @@ impl<T: Tokenizer + ?Sized> Tokenizer for Box<T> {
 impl<T: Tokenizer + ?Sized> Tokenizer for Arc<T> {
     fn count(&self, text: &str) -> usize {
         (**self).count(text)
+    }
+    fn count_cached(&self, text: &str, cache: &mut PieceCache) -> usize {
+        (**self).count_cached(text, cache)
     }
     fn name(&self) -> &str {
         (**self).name()

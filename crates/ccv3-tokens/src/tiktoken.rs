@@ -50,6 +50,7 @@ use std::sync::OnceLock;
 use fancy_regex::Regex;
 
 use crate::bpe::{Vocab, SHORT_PIECE};
+use crate::piece_cache::{self, PieceCache};
 use crate::{Error, Tokenizer};
 use std::collections::HashMap;
 
@@ -319,6 +320,47 @@ impl Core {
         total
     }
 
+    /// [`Core::count_into`] with the counts of short pieces taken from and kept in `cache`
+    /// (the same total: a cached count is that of the same bytes).
+    fn count_cached_into<'t>(
+        &self,
+        text: &'t str,
+        memo: &mut HashMap<&'t [u8], usize>,
+        scratch: &mut Vec<u32>,
+        cache: &mut PieceCache,
+    ) -> usize {
+        let mut total = 0usize;
+        self.split_into(text, &mut |piece| {
+            if piece.len() > piece_cache::MAX_PIECE {
+                if piece.len() >= SHORT_PIECE {
+                    if let Some(&n) = memo.get(piece) {
+                        total = total.saturating_add(n);
+                        return;
+                    }
+                }
+                scratch.clear();
+                self.vocab.encode_piece(piece, scratch);
+                if piece.len() >= SHORT_PIECE {
+                    memo.insert(piece, scratch.len());
+                }
+                total = total.saturating_add(scratch.len());
+                return;
+            }
+            let h = crate::vocab_layout::hash(piece);
+            let n = match cache.get(h, piece) {
+                Some(n) => n,
+                None => {
+                    scratch.clear();
+                    self.vocab.encode_piece_hashed(piece, h, scratch);
+                    cache.put(h, piece, scratch.len());
+                    scratch.len()
+                }
+            };
+            total = total.saturating_add(n);
+        });
+        total
+    }
+
     /// Hands each piece of `text` (the encoding's split pattern) to `piece`, in order.
     fn split_into<'t>(&self, text: &'t str, piece: &mut impl FnMut(&'t [u8])) {
         let fancy = match &self.split {
@@ -477,6 +519,20 @@ impl Tokenizer for Tiktoken {
         let mut total = 0usize;
         for piece in Pieces::new(text) {
             total = total.saturating_add(self.core.count_into(piece, &mut memo, &mut ids));
+        }
+        total
+    }
+
+    fn count_cached(&self, text: &str, cache: &mut PieceCache) -> usize {
+        cache.claim(self.encoding);
+        let mut ids = Vec::new();
+        let mut memo = HashMap::new();
+        let mut total = 0usize;
+        for piece in Pieces::new(text) {
+            total = total.saturating_add(
+                self.core
+                    .count_cached_into(piece, &mut memo, &mut ids, cache),
+            );
         }
         total
     }
@@ -874,6 +930,42 @@ mod tests {
         assert_eq!(CharChunks::new("", 4).count(), 0);
     }
 
+    thread_local! {
+        /// A piece cache shared by the cases of a property test (issue 16).
+        static SMALL_CACHE: std::cell::RefCell<PieceCache> =
+            std::cell::RefCell::new(PieceCache::with_slots(16));
+    }
+
+    /// Issue 16 (`ccv3 index` counts through a per-thread piece cache): `count_cached` gives
+    /// `count`'s answer (itself tested equal to tiktoken-rs 0.12's `encode_ordinary`) on the
+    /// varied texts, twice over (the second time from the cache), with a cache of the default
+    /// size and one of 16 slots, one cache used by both encodings in turn.
+    #[test]
+    fn counts_through_a_piece_cache_equal_plain_counts() {
+        let (o, c) = (o200k(), cl100k());
+        for slots in [crate::DEFAULT_SLOTS, 16] {
+            let mut cache = PieceCache::with_slots(slots);
+            for _ in 0..2 {
+                for text in varied_texts() {
+                    for t in [&o, &c] {
+                        assert_eq!(
+                            t.count_cached(&text, &mut cache),
+                            t.count(&text),
+                            "{text:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // Through the text-level cache and the trait objects too.
+        let boxed: Box<dyn Tokenizer> = Box::new(crate::CachedTokenizer::new(o.clone()));
+        let mut cache = PieceCache::new();
+        for text in varied_texts() {
+            assert_eq!(boxed.count_cached(&text, &mut cache), o.count(&text));
+        }
+        assert_eq!(crate::Estimate.count_cached("abcd", &mut cache), 2);
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
 
@@ -885,6 +977,10 @@ mod tests {
             let want = reference.encode_ordinary(&text);
             proptest::prop_assert_eq!(ours.encode_ids(&text), want.clone());
             proptest::prop_assert_eq!(ours.count(&text), want.len());
+            // Issue 16: counting through a piece cache kept across cases (16 slots: pieces
+            // evict each other all the time) gives the same count.
+            let cached = SMALL_CACHE.with(|c| ours.count_cached(&text, &mut c.borrow_mut()));
+            proptest::prop_assert_eq!(cached, want.len());
         }
 
         #[test]

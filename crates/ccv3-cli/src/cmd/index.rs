@@ -18,11 +18,13 @@
 use super::{CliError, CmdResult};
 use crate::walk::Item;
 use ccv3::{Document, Severity};
-use ccv3_tokens::Tokenizer;
+use ccv3_tokens::{PieceCache, Tokenizer};
 use rusqlite::{params, Connection};
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// The tables (created when missing).
@@ -388,14 +390,14 @@ fn index_file(
             let mut tokens = serde_json::Map::new();
             let mut total = 0usize;
             for (name, text) in FIELDS.iter().zip(texts) {
-                let n = tok.count(text);
+                let n = count(tok, text);
                 total += n;
                 tokens.insert((*name).to_string(), json!(n));
             }
             if let Some(b) = &d.character_book {
                 row.entries = Some(b.entries.len() as i64);
                 row.enabled_entries = Some(b.entries.iter().filter(|e| e.enabled).count() as i64);
-                let n: usize = b.entries.iter().map(|e| tok.count(&e.content)).sum();
+                let n: usize = b.entries.iter().map(|e| count(tok, &e.content)).sum();
                 total += n;
                 tokens.insert("lorebook".into(), json!(n));
             }
@@ -412,7 +414,7 @@ fn index_file(
             row.container = Some("JSON");
             row.entries = Some(bf.book.entries.len() as i64);
             row.enabled_entries = Some(bf.book.entries.iter().filter(|e| e.enabled).count() as i64);
-            let n: usize = bf.book.entries.iter().map(|e| tok.count(&e.content)).sum();
+            let n: usize = bf.book.entries.iter().map(|e| count(tok, &e.content)).sum();
             row.tokens = Some(json!({ "lorebook": n }).to_string());
             row.tokens_total = Some(n as i64);
             row.card_hash = Some(hash_of(|w| bf.book.write_lorebook_v3(w, false)));
@@ -430,14 +432,37 @@ fn index_file(
     Outcome::Row(Box::new(row))
 }
 
+thread_local! {
+    /// Each worker's piece -> count table ([`ccv3_tokens::PieceCache`], 256 KiB a thread): card
+    /// texts repeat their words, and a hit skips the vocabulary lookup (issue 16).
+    static PIECES: RefCell<PieceCache> = RefCell::new(PieceCache::new());
+}
+
+/// The tokens of `text`, counted through this thread's piece cache.
+fn count(tok: &dyn Tokenizer, text: &str) -> usize {
+    PIECES.with(|cache| match cache.try_borrow_mut() {
+        Ok(mut cache) => tok.count_cached(text, &mut cache),
+        Err(_) => tok.count(text),
+    })
+}
+
+/// Bytes gathered before each SHA-256 update: the serializer writes a card a few bytes at a
+/// time (a quote, a key, a comma), and each write was a call into the hasher.
+const HASH_BUFFER: usize = 16 * 1024;
+
 /// SHA-256 (hex) of what `write` writes.
-fn hash_of(write: impl FnOnce(&mut Sha256) -> std::io::Result<()>) -> String {
+fn hash_of(write: impl FnOnce(&mut BufWriter<&mut Sha256>) -> std::io::Result<()>) -> String {
     let mut h = Sha256::new();
-    let _ = write(&mut h);
+    {
+        let mut w = BufWriter::with_capacity(HASH_BUFFER, &mut h);
+        let _ = write(&mut w).and_then(|()| w.flush());
+    }
     let digest = h.finalize();
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(64);
     for b in digest {
-        s.push_str(&format!("{b:02x}"));
+        s.push(char::from(HEX[usize::from(b >> 4)]));
+        s.push(char::from(HEX[usize::from(b & 15)]));
     }
     s
 }
