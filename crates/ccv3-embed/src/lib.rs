@@ -58,6 +58,9 @@ pub use cards::{
 pub use cards::{read_card_files, write_card_with_files};
 // The card as the model, for native bindings that build their own objects (ccv3-py).
 pub use cards::{read_card_model, read_card_path_model};
+/// The ECMAScript syntax check of regex keys in WebAssembly builds (see
+/// [`ccv3::set_regex_syntax_check`]); the npm package registers JavaScript's `RegExp`.
+pub use ccv3::{set_regex_syntax_check, SyntaxCheck};
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
 pub use parts::{card_entries_json, read_card_parts, CardParts, PartEntries};

@@ -11,7 +11,8 @@
 //! DFA gives up (a pattern whose states thrash its cache, such as long bounded gaps
 //! `[^]{0,400}`), a PikeVM takes over, whose whole cost (bytes times states) is charged to the
 //! budget before it runs. Patterns the `regex` crate cannot express (lookaround,
-//! backreferences) are checked by `regress` (ECMAScript's syntax) and run on this crate's
+//! backreferences) are checked by `ccv3::check_regex_syntax` (ECMAScript's syntax: `regress`, or
+//! JavaScript's `RegExp` in the npm package) and run on this crate's
 //! backtracking engine (`backtrack`), which counts every step; they run on at most
 //! [`BACKTRACK_HAYSTACK_CAP`] bytes of the newest text (a diagnostic says when the cap cut text
 //! off). Every search has a step budget ([`crate::ScanOptions::regex_key_steps`], and
@@ -27,7 +28,6 @@ mod backtrack;
 pub(crate) use backtrack::OutOfSteps;
 use regex_automata::hybrid::dfa::DFA as LazyDfa;
 use regex_automata::nfa::thompson::{self, pikevm::PikeVM, WhichCaptures};
-use regress::Flags;
 use std::sync::OnceLock;
 
 /// The most bytes of scan text a backtracking pattern runs on.
@@ -42,6 +42,40 @@ const NFA_SIZE_LIMIT: usize = 1 << 20;
 /// Steps charged per byte the lazy DFA searches (it is about this many times cheaper than one
 /// backtracking step).
 const DFA_BYTES_PER_STEP: u64 = 8;
+
+/// The flags of a regex key that change how it matches, read from its flag letters as ECMAScript
+/// names them (`i`, `m`, `s`, `u`, `v`); others (`g`, `y`, `d`) change nothing here and, as in
+/// `regress`, unknown letters are skipped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Flags {
+    /// `i`: case-insensitive.
+    pub(crate) icase: bool,
+    /// `m`: `^` and `$` at line breaks.
+    pub(crate) multiline: bool,
+    /// `s`: `.` matches line terminators.
+    pub(crate) dot_all: bool,
+    /// `u`: Unicode mode.
+    pub(crate) unicode: bool,
+    /// `v`: Unicode sets mode.
+    pub(crate) unicode_sets: bool,
+}
+
+impl From<&str> for Flags {
+    fn from(letters: &str) -> Self {
+        let mut f = Flags::default();
+        for c in letters.chars() {
+            match c {
+                'i' => f.icase = true,
+                'm' => f.multiline = true,
+                's' => f.dot_all = true,
+                'u' => f.unicode = true,
+                'v' => f.unicode_sets = true,
+                _ => {}
+            }
+        }
+        f
+    }
+}
 
 /// The compiled form of one regex key.
 #[derive(Debug)]
@@ -234,7 +268,7 @@ pub(crate) fn engine(pattern: &str, flags: &str) -> Result<Engine, String> {
             syntax: t.into(),
             built: OnceLock::new(),
         }),
-        None => backtrack(pattern, f),
+        None => backtrack(pattern, flags, f),
     }
 }
 
@@ -253,16 +287,16 @@ pub(crate) fn regex_parses(t: &str) -> bool {
         .is_ok()
 }
 
-fn backtrack(pattern: &str, f: Flags) -> Result<Engine, String> {
+fn backtrack(pattern: &str, flags: &str, f: Flags) -> Result<Engine, String> {
     if pattern.len() > BACKTRACK_PATTERN_CAP {
         return Err(format!(
             "regex of {} bytes needs backtracking and is longer than {BACKTRACK_PATTERN_CAP} bytes; refused it",
             pattern.len()
         ));
     }
-    // `regress` checks the syntax (ECMAScript's exact rules and messages); the step-limited
-    // engine runs it.
-    regress::Regex::with_flags(pattern, f)
+    // ECMAScript's syntax check (`regress`, or JavaScript's own in the npm package); the
+    // step-limited engine runs it.
+    ccv3::check_regex_syntax(pattern, flags)
         .map_err(|e| format!("invalid regex /{pattern}/: {e}"))?;
     match backtrack::Program::new(pattern, &f) {
         Ok(p) => Ok(Engine::Backtrack(Box::new(p))),

@@ -13,10 +13,11 @@
 //!   (layout in `src/vocab_layout.rs`). Nothing is decoded or allocated per token at run time and
 //!   nothing is fetched at build or run time. The blobs add about 5.6 MB (o200k) and 2.7 MB
 //!   (cl100k) to a binary that uses them; the OS pages in only what lookups touch.
-//! - Splitting: the text is cut into pieces by the encoding's published pattern: `cl100k_base`'s
-//!   compiled with `fancy-regex` 0.19 (the version `tiktoken-rs` uses, so the splits are the
-//!   same); `o200k_base`'s with the `regex` crate in linear time, its one lookahead
-//!   (`\s+(?!\S)`) done by hand, the pieces tested equal to `tiktoken-rs`'s. On ASCII text
+//! - Splitting: the text is cut into pieces by the encoding's published pattern, run on the
+//!   `regex` crate in linear time with its one lookahead (`\s+(?!\S)`) done by hand, the pieces
+//!   tested equal to `tiktoken-rs`'s (which runs the published patterns on `fancy-regex`).
+//!   `cl100k_base`'s possessive quantifiers (`?+`, `++`, `*+`) are plain greedy ones here: each
+//!   stands where nothing after it could take back what it matched, so they match the same. On ASCII text
 //!   `o200k_base`'s pieces come from a hand-written matcher (`src/ascii_split.rs`, the same
 //!   matches, tested against the regex), which hands a piece to the regex only where it would
 //!   have to look at a non-ASCII byte: a `find_at` per piece of five bytes or so was half of
@@ -37,17 +38,13 @@
 //! Choices:
 //! - Special tokens such as `<|endoftext|>` are counted as ordinary text (`encode_ordinary`):
 //!   card and chat text is data, and SillyTavern does not let it open special tokens either.
-//! - The split pattern's engine gives up (a backtracking limit) on a run of about a million
-//!   whitespace characters without a line break; `tiktoken-rs` panics there. To stay exact as far
-//!   as possible, runs of whitespace longer than [`MAX_WHITESPACE_RUN`] characters are cut into
+//! - `tiktoken-rs`'s engine gives up (a backtracking limit, and a panic) on a run of about a
+//!   million whitespace characters without a line break. As `ccv3` did when it split with the
+//!   same engine, runs of whitespace longer than [`MAX_WHITESPACE_RUN`] characters are cut into
 //!   pieces of that many characters and the pieces are counted one after the other. Text without
-//!   such a run is counted exactly; text with one may be off by a token or two per cut. Should the
-//!   engine still give up on some other text, the rest of that piece is merged without splitting,
-//!   in chunks of 4096 bytes: a count a little off, never a panic.
+//!   such a run is counted exactly; text with one may be off by a token or two per cut.
 
 use std::sync::OnceLock;
-
-use fancy_regex::Regex;
 
 use crate::bpe::{Vocab, SHORT_PIECE};
 use crate::piece_cache::{self, PieceCache};
@@ -57,7 +54,7 @@ use std::collections::HashMap;
 /// Longest run of whitespace characters counted in one piece; longer runs are cut.
 pub const MAX_WHITESPACE_RUN: usize = 65_536;
 
-/// The alternatives `o200k_base`'s split pattern starts with, shared by [`O200K_PATTERN`] and
+/// The alternatives `o200k_base`'s split pattern starts with, shared by `O200K_PATTERN` and
 /// [`O200K_LINEAR`], which differ only in how it ends.
 macro_rules! o200k_head {
     () => {
@@ -76,23 +73,30 @@ macro_rules! o200k_head {
 }
 
 /// The split pattern of `o200k_base`, as tiktoken publishes it.
+#[cfg(test)]
 const O200K_PATTERN: &str = concat!(o200k_head!(), "|", r"\s+(?!\S)", "|", r"\s+");
 
-/// [`O200K_PATTERN`] without its one lookahead: `\s+(?!\S)|\s+` becomes `\s+`, and
+/// `O200K_PATTERN` without its one lookahead: `\s+(?!\S)|\s+` becomes `\s+`, and
 /// [`Split::Linear`] gives back the last character of such a whitespace run when a
 /// non-whitespace character follows it, as the lookahead does. The `regex` crate runs it in
 /// linear time, with leftmost-first alternation as a backtracking engine has.
 pub(crate) const O200K_LINEAR: &str = concat!(o200k_head!(), "|", r"\s+");
 
 /// The split pattern of `cl100k_base`, as tiktoken publishes it.
+#[cfg(test)]
 const CL100K_PATTERN: &str = concat!(
     r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+",
     r"| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
 );
 
-/// Text handed to the merge alone, in pieces of at most this many bytes, if the split pattern
-/// gives up (see the module docs).
-const FALLBACK_PIECE: usize = 4096;
+/// `CL100K_PATTERN` for the `regex` crate: the possessive quantifiers greedy (the same matches:
+/// the class before `\p{L}+` has no letters, the one before `[\r\n]*` no line breaks, and the
+/// others end their alternative), and `\s+(?!\S)|\s` as `\s+`, whose last character
+/// [`Core::split_linear`] gives back as the lookahead does (see [`O200K_LINEAR`]).
+const CL100K_LINEAR: &str = concat!(
+    r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+",
+);
 
 /// A bundled tiktoken encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,13 +113,14 @@ pub(crate) struct Core {
     split: Split,
 }
 
-/// A compiled split pattern.
+/// A compiled split pattern, on the `regex` crate (about ten times faster on long texts than
+/// `fancy-regex`, issue 12: `ccv3 prompt` of a 64 MiB chat spent most of its time splitting; and
+/// one regex engine less in the npm core, issue 11).
 enum Split {
-    /// The published pattern on `fancy-regex` (`cl100k_base`: possessive quantifiers).
-    Fancy(Regex),
-    /// [`O200K_LINEAR`] on the `regex` crate (about ten times faster on long texts, issue 12:
-    /// `ccv3 prompt` of a 64 MiB chat spent most of its time splitting).
-    Linear(regex::Regex),
+    /// [`CL100K_LINEAR`].
+    Cl100k(regex::Regex),
+    /// [`O200K_LINEAR`], with the hand-written matcher on ASCII text.
+    O200k(regex::Regex),
 }
 
 /// The shared encoder of each encoding, built or registered once per process. A failed build of
@@ -131,14 +136,6 @@ impl Encoding {
         match self {
             Encoding::O200k => "o200k_base",
             Encoding::Cl100k => "cl100k_base",
-        }
-    }
-
-    /// The split pattern of the encoding.
-    fn pattern(self) -> &'static str {
-        match self {
-            Encoding::O200k => O200K_PATTERN,
-            Encoding::Cl100k => CL100K_PATTERN,
         }
     }
 
@@ -167,13 +164,11 @@ impl Encoding {
     /// Builds the encoder over a vocabulary's two blobs: no caching.
     fn build_from(self, bytes: &'static [u8], slots: &'static [u8]) -> Result<Core, String> {
         let vocab = Vocab::new(bytes, slots)?;
+        let compile =
+            |pattern| regex::Regex::new(pattern).map_err(|e| format!("split pattern: {e}"));
         let split = match self {
-            Encoding::O200k => Split::Linear(
-                regex::Regex::new(O200K_LINEAR).map_err(|e| format!("split pattern: {e}"))?,
-            ),
-            Encoding::Cl100k => {
-                Split::Fancy(Regex::new(self.pattern()).map_err(|e| format!("split pattern: {e}"))?)
-            }
+            Encoding::O200k => Split::O200k(compile(O200K_LINEAR)?),
+            Encoding::Cl100k => Split::Cl100k(compile(CL100K_LINEAR)?),
         };
         Ok(Core { vocab, split })
     }
@@ -363,37 +358,24 @@ impl Core {
 
     /// Hands each piece of `text` (the encoding's split pattern) to `piece`, in order.
     fn split_into<'t>(&self, text: &'t str, piece: &mut impl FnMut(&'t [u8])) {
-        let fancy = match &self.split {
-            Split::Fancy(re) => re,
-            Split::Linear(re) => return self.split_linear(re, text, piece),
-        };
-        let mut done = 0;
-        for found in fancy.find_iter(text) {
-            match found {
-                Ok(m) => {
-                    piece(m.as_str().as_bytes());
-                    done = m.end();
-                }
-                Err(_) => {
-                    let rest = text.get(done..).unwrap_or_default();
-                    for chunk in CharChunks::new(rest, FALLBACK_PIECE) {
-                        piece(chunk.as_bytes());
-                    }
-                    return;
-                }
-            }
+        match &self.split {
+            Split::O200k(re) => self.split_linear(re, true, text, piece),
+            Split::Cl100k(re) => self.split_linear(re, false, text, piece),
         }
     }
 }
 
 impl Core {
-    /// [`Core::split_into`] with [`Split::Linear`]: each match is a piece, except that a run of
-    /// whitespace matched by the last alternative (`\s+`: no line break in it) and followed by a
-    /// non-whitespace character leaves its last character to the next piece when it has two or
-    /// more, as `\s+(?!\S)` does (with one, `\s+` takes it whole).
+    /// [`Core::split_into`]: each match of `re` ([`O200K_LINEAR`] or [`CL100K_LINEAR`]) is a
+    /// piece, except that a run of whitespace matched by the last alternative (`\s+`: no line
+    /// break in it, not at the end of the text) and followed by a non-whitespace character leaves
+    /// its last character to the next piece when it has two or more, as `\s+(?!\S)` does (with
+    /// one, `\s+` (o200k) or `\s` (cl100k) takes it whole). `ascii_o200k`: the hand-written
+    /// matcher of `o200k_base`'s pattern takes ASCII text.
     fn split_linear<'t>(
         &self,
         re: &regex::Regex,
+        ascii_o200k: bool,
         text: &'t str,
         piece_out: &mut impl FnMut(&'t [u8]),
     ) {
@@ -401,7 +383,12 @@ impl Core {
         let mut at = 0;
         while at < text.len() {
             // ASCII is matched by hand (the same matches, much faster); the regex takes the rest.
-            if let Some(m) = crate::ascii_split::match_at(bytes, at) {
+            let ascii = if ascii_o200k {
+                crate::ascii_split::match_at(bytes, at)
+            } else {
+                None
+            };
+            if let Some(m) = ascii {
                 let mut end = m.end;
                 if m.bare_space && end < bytes.len() && end - at >= 2 {
                     // The lookahead: the last space goes to the next piece (ASCII: one byte).
@@ -548,17 +535,20 @@ impl Tokenizer for Tiktoken {
 
 /// Cuts text into pieces of at most `max` bytes (more only for a single wider char), at char
 /// boundaries.
+#[cfg(test)]
 struct CharChunks<'a> {
     rest: &'a str,
     max: usize,
 }
 
+#[cfg(test)]
 impl<'a> CharChunks<'a> {
     fn new(text: &'a str, max: usize) -> Self {
         CharChunks { rest: text, max }
     }
 }
 
+#[cfg(test)]
 impl<'a> Iterator for CharChunks<'a> {
     type Item = &'a str;
 
@@ -841,7 +831,32 @@ mod tests {
     #[test]
     fn o200k_linear_split_equals_tiktoken_rs_around_whitespace() {
         let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
-        let ours = o200k();
+        assert_whitespace_runs_split_as(&o200k(), &reference);
+    }
+
+    /// Issue 11: `cl100k_base` splits on the `regex` crate too ([`CL100K_LINEAR`]: possessive
+    /// quantifiers made greedy, `\s+(?!\S)|\s` done by hand, `\s++$` at the end of the text);
+    /// whitespace runs split as `tiktoken-rs` (the published pattern on `fancy-regex`) splits
+    /// them, and so do the contractions, numbers and punctuation runs around them.
+    #[test]
+    fn cl100k_linear_split_equals_tiktoken_rs_around_whitespace() {
+        let reference = tiktoken_rs::cl100k_base().expect("tiktoken-rs builds cl100k_base");
+        let ours = cl100k();
+        assert_whitespace_runs_split_as(&ours, &reference);
+        for text in [
+            "don't I'LL we've they'Re she'd",
+            "'\u{17f} 'S 'x 'LL",
+            "12345678 1 22 333 4444",
+            "a!!!\n\n\r\nb ..\r\n",
+            "  \n\n  x",
+            "x  \t\n",
+            "\u{a0}\u{a0}x\u{2028}\u{2028}",
+        ] {
+            assert_same_as_tiktoken_rs(&ours, &reference, text);
+        }
+    }
+
+    fn assert_whitespace_runs_split_as(ours: &Tiktoken, reference: &tiktoken_rs::CoreBPE) {
         let runs = [
             " ",
             "  ",
@@ -867,14 +882,14 @@ mod tests {
             for before in around {
                 for after in around {
                     let text = format!("{before}{run}{after}{run}");
-                    assert_same_as_tiktoken_rs(&ours, &reference, &text);
+                    assert_same_as_tiktoken_rs(ours, reference, &text);
                     let text = format!("{before}{run}{run}{after}");
-                    assert_same_as_tiktoken_rs(&ours, &reference, &text);
+                    assert_same_as_tiktoken_rs(ours, reference, &text);
                 }
             }
         }
         let long = "w ".repeat(10_000) + &"word  ".repeat(3_000) + "end   ";
-        assert_same_as_tiktoken_rs(&ours, &reference, &long);
+        assert_same_as_tiktoken_rs(ours, reference, &long);
     }
 
     #[test]

@@ -20,6 +20,36 @@ use ccv3_embed::{EmbedError, ReadOptions, Source};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+/// Runs when the module is instantiated: regex keys that need backtracking get JavaScript's own
+/// syntax check (the core leaves `regress` out for size, issue 11).
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen(start)]
+fn start() {
+    ccv3_embed::set_regex_syntax_check(js_regex_syntax);
+}
+
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen]
+extern "C" {
+    /// JavaScript's `RegExp`.
+    #[wasm_bindgen(js_name = RegExp)]
+    type JsRegExp;
+
+    /// `new RegExp(pattern, flags)`: throws a `SyntaxError` for an invalid pattern.
+    #[wasm_bindgen(constructor, catch, js_class = "RegExp")]
+    fn new(pattern: &str, flags: &str) -> Result<JsRegExp, JsValue>;
+}
+
+/// ECMAScript's syntax check by the JavaScript engine itself: `Err` with its message.
+#[cfg(target_arch = "wasm32")]
+fn js_regex_syntax(pattern: &str, flags: &str) -> Result<(), String> {
+    JsRegExp::new(pattern, flags).map(drop).map_err(|e| {
+        e.dyn_ref::<js_sys::Error>()
+            .map(|e| String::from(e.message()))
+            .unwrap_or_else(|| "not a valid JavaScript regular expression".to_owned())
+    })
+}
+
 /// Returns the package version (the workspace version).
 #[wasm_bindgen]
 pub fn version() -> String {

@@ -37,6 +37,7 @@ pub mod json;
 pub mod legacy;
 pub mod lorebook;
 pub mod png;
+pub mod regex_check;
 pub mod textgen;
 pub mod validate;
 pub mod voxta;
@@ -57,4 +58,5 @@ pub use model::{
     Asset, AssetUri, Card, CardData, Entry, Extensions, KeyOrder, Lorebook, Object, SpecVersion,
     V2_BACKFILL_WARNING,
 };
+pub use regex_check::{check_regex_syntax, set_regex_syntax_check, SyntaxCheck};
 pub use validate::{validate_card, validate_lorebook};

@@ -26,7 +26,8 @@
 //!   (the spec's own example is `/hello/i`); any other key only when `use_regex` is true and the
 //!   entry is not SillyTavern's ([`written_by_sillytavern`]: SillyTavern writes `use_regex: true`
 //!   on every entry and reads only `/pattern/flags` keys as regexes). Regexes are ECMAScript
-//!   (compiled with `regress`), as in the applications that run them.
+//!   ([`crate::check_regex_syntax`]: `regress`, or JavaScript's own `RegExp` in the npm
+//!   package), as in the applications that run them.
 //! - `ext` is not checked when `uri` is `ccdefault:` (the spec says to ignore it then).
 //! - Decorator lines are checked with a light line parser (`decorator_lines`); the full parser
 //!   in [`crate::decorator`] can replace it without changing the codes.
@@ -621,13 +622,13 @@ fn regex_finding(key: &str) -> Option<(bool, String)> {
         1 => std::borrow::Cow::Owned(flags.replacen('i', "", 1)),
         _ => std::borrow::Cow::Borrowed(flags),
     };
-    regress::Regex::with_flags(pattern, &*flags).err().map(|e| {
+    crate::check_regex_syntax(pattern, &flags).err().map(|e| {
         (
             true,
             format!(
                 "key {:?} is not a valid regex ({}); it can never match",
                 truncate(key, 80),
-                e.to_string().to_lowercase()
+                e.to_lowercase()
             ),
         )
     })

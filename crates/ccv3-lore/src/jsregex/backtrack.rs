@@ -789,7 +789,7 @@ impl Emitter {
 impl Program {
     /// Compiles an ECMAScript pattern that `regress` accepted with these flags; `Err` says why it
     /// cannot run on this engine (too large, too deeply nested, the `v` flag).
-    pub(crate) fn new(pattern: &str, f: &regress::Flags) -> Result<Program, String> {
+    pub(crate) fn new(pattern: &str, f: &super::Flags) -> Result<Program, String> {
         if f.unicode_sets {
             return Err("the v flag is not supported".into());
         }
@@ -1144,7 +1144,7 @@ mod tests {
     use super::*;
 
     fn find(pat: &str, flags: &str, hay: &str) -> Option<usize> {
-        let p = Program::new(pat, &regress::Flags::from(flags)).expect(pat);
+        let p = Program::new(pat, &super::super::Flags::from(flags)).expect(pat);
         p.find(hay, &mut 1_000_000).unwrap()
     }
 
@@ -1179,7 +1179,7 @@ mod tests {
             "(.*)(.*)\\2\\1=",
             "(?=a)(a?){20}a{20}b",
         ] {
-            let p = Program::new(pat, &regress::Flags::default()).unwrap();
+            let p = Program::new(pat, &super::super::Flags::default()).unwrap();
             let mut steps = 200_000;
             assert_eq!(p.find(&hay, &mut steps), Err(OutOfSteps), "{pat}");
             assert_eq!(steps, 0);
@@ -1188,7 +1188,7 @@ mod tests {
 
     #[test]
     fn too_large_or_deep_is_refused() {
-        let f = regress::Flags::default();
+        let f = super::super::Flags::default();
         assert!(Program::new("(?=a)(a{1000}){1000}", &f).is_err());
         let deep = "(".repeat(100) + &")".repeat(100) + "\\1";
         assert!(Program::new(&deep, &f).is_err());
@@ -1203,8 +1203,8 @@ mod tests {
             hay in "[ab\n ]{0,8}",
             flags in "[ims]{0,2}",
         ) {
-            let f = regress::Flags::from(flags.as_str());
-            if let (Ok(r), Ok(p)) = (regress::Regex::with_flags(&pat, f), Program::new(&pat, &f)) {
+            let f = super::super::Flags::from(flags.as_str());
+            if let (Ok(r), Ok(p)) = (regress::Regex::with_flags(&pat, flags.as_str()), Program::new(&pat, &f)) {
                 let mut steps = 10_000_000;
                 if let Ok(mine) = p.find(&hay, &mut steps) {
                     proptest::prop_assert_eq!(mine, r.find(&hay).map(|m| m.start()), "/{}/{} on {:?}", pat, flags, hay);
