@@ -299,20 +299,30 @@ impl Core {
     ) -> usize {
         let mut total = 0usize;
         self.split_into(text, &mut |piece| {
-            if piece.len() >= SHORT_PIECE {
-                if let Some(&n) = memo.get(piece) {
-                    total = total.saturating_add(n);
-                    return;
-                }
-            }
-            scratch.clear();
-            self.vocab.encode_piece(piece, scratch);
-            if piece.len() >= SHORT_PIECE {
-                memo.insert(piece, scratch.len());
-            }
-            total = total.saturating_add(scratch.len());
+            total = total.saturating_add(self.count_piece(piece, memo, scratch));
         });
         total
+    }
+
+    /// The number of tokens of one split `piece`, through `memo` for pieces of [`SHORT_PIECE`]
+    /// bytes or more (see [`Core::count_into`]).
+    fn count_piece<'t>(
+        &self,
+        piece: &'t [u8],
+        memo: &mut HashMap<&'t [u8], usize>,
+        scratch: &mut Vec<u32>,
+    ) -> usize {
+        if piece.len() >= SHORT_PIECE {
+            if let Some(&n) = memo.get(piece) {
+                return n;
+            }
+        }
+        scratch.clear();
+        self.vocab.encode_piece(piece, scratch);
+        if piece.len() >= SHORT_PIECE {
+            memo.insert(piece, scratch.len());
+        }
+        scratch.len()
     }
 
     /// [`Core::count_into`] with the counts of short pieces taken from and kept in `cache`
@@ -327,18 +337,7 @@ impl Core {
         let mut total = 0usize;
         self.split_into(text, &mut |piece| {
             if piece.len() > piece_cache::MAX_PIECE {
-                if piece.len() >= SHORT_PIECE {
-                    if let Some(&n) = memo.get(piece) {
-                        total = total.saturating_add(n);
-                        return;
-                    }
-                }
-                scratch.clear();
-                self.vocab.encode_piece(piece, scratch);
-                if piece.len() >= SHORT_PIECE {
-                    memo.insert(piece, scratch.len());
-                }
-                total = total.saturating_add(scratch.len());
+                total = total.saturating_add(self.count_piece(piece, memo, scratch));
                 return;
             }
             let h = crate::vocab_layout::hash(piece);

@@ -86,6 +86,19 @@ pub struct CardFile {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+impl CardFile {
+    /// A card read from JSON text: no embedded files, no picture.
+    fn json(card: Card, diagnostics: Vec<Diagnostic>) -> Self {
+        CardFile {
+            card,
+            container: Container::Json,
+            files: Vec::new(),
+            image: None,
+            diagnostics,
+        }
+    }
+}
+
 /// A standalone lorebook with its format.
 #[derive(Debug, Clone)]
 pub struct BookFile {
@@ -855,33 +868,15 @@ fn read_json_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
     let v = match v {
         Value::Object(o) if crate::agnai::is_agnai_character(&o) => {
             let card = crate::agnai::card_from_agnai(o, &mut diags)?;
-            return Ok(Document::Card(CardFile {
-                card,
-                container: Container::Json,
-                files: Vec::new(),
-                image: None,
-                diagnostics: diags,
-            }));
+            return Ok(Document::Card(CardFile::json(card, diags)));
         }
         Value::Object(o) if crate::textgen::is_textgen_character(&o) => {
             let card = crate::textgen::card_from_textgen(o, &mut diags)?;
-            return Ok(Document::Card(CardFile {
-                card,
-                container: Container::Json,
-                files: Vec::new(),
-                image: None,
-                diagnostics: diags,
-            }));
+            return Ok(Document::Card(CardFile::json(card, diags)));
         }
         Value::Object(o) if crate::wrapped::is_wrapped_card(&o) => {
             let card = crate::wrapped::card_from_wrapped(o, &mut diags)?;
-            return Ok(Document::Card(CardFile {
-                card,
-                container: Container::Json,
-                files: Vec::new(),
-                image: None,
-                diagnostics: diags,
-            }));
+            return Ok(Document::Card(CardFile::json(card, diags)));
         }
         other => other,
     };
@@ -933,13 +928,7 @@ fn read_yaml_document(bytes: &[u8], opts: &ReadOptions) -> Result<Option<Documen
     match value {
         Value::Object(o) if crate::textgen::is_textgen_character(&o) => {
             let card = crate::textgen::card_from_textgen(o, &mut diags)?;
-            Ok(Some(Document::Card(CardFile {
-                card,
-                container: Container::Json,
-                files: Vec::new(),
-                image: None,
-                diagnostics: diags,
-            })))
+            Ok(Some(Document::Card(CardFile::json(card, diags))))
         }
         // Another mapping (a Pygmalion-style character in YAML, say): read as the same JSON.
         Value::Object(o) => {
@@ -1061,13 +1050,9 @@ fn fast_json_document(bytes: &[u8], opts: &ReadOptions, bare_books: bool) -> Res
         }
         if card {
             let card = Card::from_raw(raw, &mut diags)?;
-            return Ok(FastJson::Done(Box::new(Document::Card(CardFile {
-                card,
-                container: Container::Json,
-                files: Vec::new(),
-                image: None,
-                diagnostics: diags,
-            }))));
+            return Ok(FastJson::Done(Box::new(Document::Card(CardFile::json(
+                card, diags,
+            )))));
         }
         let book = match (format, raw) {
             (Some(BookFormat::LorebookV3), Raw::Object(pairs))
