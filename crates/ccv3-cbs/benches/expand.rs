@@ -10,7 +10,8 @@
 use std::fmt::Write;
 
 use ccv3_cbs::{
-    Context, Dialect, Limits, Message, Mode, Registry, Role, Template, Timestamp, Variables,
+    Context, Dialect, Expansion, Limits, Message, Mode, Registry, Role, Template, Timestamp,
+    Variables,
 };
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
@@ -74,28 +75,10 @@ fn bench(c: &mut Criterion) {
         .replace("{{comment:hidden note}}", "{{join::{{range::[3]}}::-}}");
     let risu = Registry::dialect_ref(Dialect::Risu);
     g.bench_function("parse_and_expand_100k_1000_macros_risu", |b| {
-        b.iter(|| {
-            let mut vars = Variables::new();
-            Template::parse(std::hint::black_box(&risu_text)).expand_with(
-                risu,
-                &Limits::default(),
-                &ctx,
-                &mut vars,
-                Mode::Prompt,
-            )
-        })
+        b.iter(|| parse_and_expand(risu, &ctx, &risu_text))
     });
     let st = Registry::dialect_ref(Dialect::SillyTavern);
-    let st_run = |text: &str| {
-        let mut vars = Variables::new();
-        Template::parse(std::hint::black_box(text)).expand_with(
-            st,
-            &Limits::default(),
-            &ctx,
-            &mut vars,
-            Mode::Prompt,
-        )
-    };
+    let st_run = |text: &str| parse_and_expand(st, &ctx, text);
     g.bench_function("parse_and_expand_100k_1000_macros_sillytavern", |b| {
         b.iter(|| st_run(&text))
     });
@@ -125,18 +108,7 @@ fn bench(c: &mut Criterion) {
         );
     g.bench_function(
         "parse_and_expand_100k_1000_macros_sillytavern_classic",
-        |b| {
-            b.iter(|| {
-                let mut vars = Variables::new();
-                Template::parse(std::hint::black_box(&classic_text)).expand_with(
-                    st,
-                    &Limits::default(),
-                    &ctx,
-                    &mut vars,
-                    Mode::Prompt,
-                )
-            })
-        },
+        |b| b.iter(|| st_run(&classic_text)),
     );
     // The `sillytavern` dialect with the last gaps of issue 17 in place of three macros:
     // `timeDiff` on a JavaScript-`Date` form, `mesExamples` blocks, a RisuAI pure block.
@@ -151,18 +123,21 @@ fn bench(c: &mut Criterion) {
         .replace("{{comment:hidden note}}", "{{mesExamples}}")
         .replace("{{reverse:{{user}} said hi}}", "{{#pure}}{{user}}{{/pure}}");
     g.bench_function("parse_and_expand_100k_1000_macros_sillytavern_gaps", |b| {
-        b.iter(|| {
-            let mut vars = Variables::new();
-            Template::parse(std::hint::black_box(&gaps_text)).expand_with(
-                st,
-                &Limits::default(),
-                &gaps_ctx,
-                &mut vars,
-                Mode::Prompt,
-            )
-        })
+        b.iter(|| parse_and_expand(st, &gaps_ctx, &gaps_text))
     });
     g.finish();
+}
+
+/// Parses `text` and expands it with `registry` (fresh variables, default limits, prompt mode).
+fn parse_and_expand(registry: &Registry, ctx: &Context, text: &str) -> Expansion {
+    let mut vars = Variables::new();
+    Template::parse(std::hint::black_box(text)).expand_with(
+        registry,
+        &Limits::default(),
+        ctx,
+        &mut vars,
+        Mode::Prompt,
+    )
 }
 
 criterion_group!(benches, bench);
