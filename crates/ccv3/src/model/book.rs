@@ -2,7 +2,7 @@
 
 use super::extensions::Extensions;
 use super::fields::{
-    self, arranged, join, list, s, Arranged, At, Idx, KeyOrder, Object, Out, Repairs,
+    self, arranged, join, list, s, Arranged, At, Field, Idx, KeyOrder, Object, Out, Repairs,
 };
 use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
@@ -280,7 +280,9 @@ impl Entry {
         let n = pairs.len();
         Some(Entry::from_pairs(
             n,
-            pairs.into_iter().map(|(k, v)| (k, v.into_value())),
+            pairs
+                .into_iter()
+                .map(|(k, v)| (k, Field::Json(v.into_value()))),
             None,
             path,
             r,
@@ -292,7 +294,7 @@ impl Entry {
     /// `ext_text`, the last `extensions` pair was kept as text (its pair holds a placeholder).
     pub(crate) fn from_pairs<'a>(
         n: usize,
-        pairs: impl IntoIterator<Item = (std::borrow::Cow<'a, str>, Value)>,
+        pairs: impl IntoIterator<Item = (std::borrow::Cow<'a, str>, Field)>,
         ext_text: Option<Extensions>,
         path: &dyn fmt::Display,
         r: &mut Repairs,
@@ -307,7 +309,7 @@ impl Entry {
         for (k, v) in pairs {
             let p = At(path, &k);
             let Some(name) = e.order.note_at(entry_field(&k), &ENTRY_FIELDS) else {
-                e.extra.insert(k.into_owned(), v);
+                e.extra.insert(k.into_owned(), v.into_value());
                 continue;
             };
             match name {
@@ -317,14 +319,14 @@ impl Entry {
                 "enabled" => enabled = Some(v),
                 "insertion_order" => order = Some(v),
                 "use_regex" => use_regex = Some(v),
-                "case_sensitive" => e.case_sensitive = fields::boolean(v, &p, r),
-                "constant" => e.constant = fields::boolean(v, &p, r),
-                "name" => e.name = fields::string(v, &p, r),
-                "priority" => e.priority = fields::number(v, &p, r),
+                "case_sensitive" => e.case_sensitive = fields::boolean_field(v, &p, r),
+                "constant" => e.constant = fields::boolean_field(v, &p, r),
+                "name" => e.name = fields::string_field(v, &p, r),
+                "priority" => e.priority = fields::number(v.into_value(), &p, r),
                 "id" => {
-                    e.id = match v {
+                    e.id = match v.into_value() {
                         Value::Null => None,
-                        Value::Number(_) | Value::String(_) => Some(v),
+                        v @ (Value::Number(_) | Value::String(_)) => Some(v),
                         other => {
                             r.push(
                                 Severity::Error,
@@ -339,16 +341,16 @@ impl Entry {
                         }
                     }
                 }
-                "comment" => e.comment = fields::string(v, &p, r),
-                "selective" => e.selective = fields::boolean(v, &p, r),
+                "comment" => e.comment = fields::string_field(v, &p, r),
+                "selective" => e.selective = fields::boolean_field(v, &p, r),
                 "secondary_keys" => {
                     e.secondary_keys = if v.is_null() {
                         None
                     } else {
-                        Some(fields::string_list(v, &p, true, r))
+                        Some(fields::string_list_field(v, &p, true, r))
                     }
                 }
-                _ => match v {
+                _ => match v.into_value() {
                     Value::String(s) => e.position = Some(s),
                     Value::Null => {}
                     Value::Number(n) => {
@@ -384,11 +386,11 @@ impl Entry {
                 },
             }
         }
-        e.keys = fields::req_string_list(keys, &At(path, "keys"), true, r);
-        e.content = fields::req_string(content, &At(path, "content"), r);
+        e.keys = fields::req_string_list_field(keys, &At(path, "keys"), true, r);
+        e.content = fields::req_string_field(content, &At(path, "content"), r);
         e.extensions = match ext_text {
             Some(text) => text,
-            None => fields::object(ext, &At(path, "extensions"), r).into(),
+            None => fields::object(ext.map(Field::into_value), &At(path, "extensions"), r).into(),
         };
         if let Some(n) = numeric_position {
             keep_numeric_position(&mut e.extensions, n);
@@ -398,14 +400,14 @@ impl Entry {
                 r.missing(&At(path, "enabled"), "used true");
                 true
             }
-            Some(v) => fields::boolean(v, &At(path, "enabled"), r).unwrap_or(true),
+            Some(v) => fields::boolean_field(v, &At(path, "enabled"), r).unwrap_or(true),
         };
         e.insertion_order = match order {
             None => {
                 r.missing(&At(path, "insertion_order"), "used 100");
                 Number::from(100)
             }
-            Some(v) => fields::number(v, &At(path, "insertion_order"), r)
+            Some(v) => fields::number(v.into_value(), &At(path, "insertion_order"), r)
                 .unwrap_or_else(|| Number::from(100)),
         };
         e.use_regex = match use_regex {
@@ -416,7 +418,7 @@ impl Entry {
                 }
                 false
             }
-            Some(v) => fields::boolean(v, &At(path, "use_regex"), r).unwrap_or(false),
+            Some(v) => fields::boolean_field(v, &At(path, "use_regex"), r).unwrap_or(false),
         };
         e
     }

@@ -3,7 +3,8 @@
 use super::asset::Asset;
 use super::book::Lorebook;
 use super::fields::{
-    self, arrange, arranged, index, join, list, s, Arranged, At, KeyOrder, Object, Out, Repairs,
+    self, arrange, arranged, index, join, list, s, Arranged, At, Field, KeyOrder, Object, Out,
+    Repairs,
 };
 use super::raw::Raw;
 use crate::diag::{Diagnostic, Severity};
@@ -167,18 +168,17 @@ impl CardData {
             order: KeyOrder::with_capacity(pairs.len()),
             ..Default::default()
         };
-        let mut req: Vec<(&'static str, Option<Value>)> = DATA_FIELDS[..REQUIRED_COUNT]
-            .iter()
-            .map(|k| (*k, None))
-            .collect();
+        // The required fields, by their place in `DATA_FIELDS`; read once all keys are seen.
+        let mut req: [Option<Field>; REQUIRED_COUNT] = Default::default();
         for (k, v) in pairs {
             let p = At(path_d, &k);
-            let Some(name) = d.order.note(&k, &DATA_FIELDS) else {
+            let place = data_field(&k);
+            let Some(name) = d.order.note_at(place, &DATA_FIELDS) else {
                 d.extra.insert(k.into_owned(), v.into_value());
                 continue;
             };
-            if let Some(slot) = req.iter_mut().find(|(n, _)| *n == name) {
-                slot.1 = Some(v.into_value());
+            if let Some(slot) = place.and_then(|i| req.get_mut(i)) {
+                *slot = Some(Field::from_raw(v));
                 continue;
             }
             match name {
@@ -239,21 +239,21 @@ impl CardData {
                 _ => d.modification_date = fields::number(v.into_value(), &p, r),
             }
         }
-        for (k, v) in req {
+        for (&k, v) in DATA_FIELDS.iter().zip(req) {
             let p = At(path_d, k);
             match k {
-                "tags" => d.tags = fields::req_string_list(v, &p, true, r),
+                "tags" => d.tags = fields::req_string_list_field(v, &p, true, r),
                 "alternate_greetings" => {
-                    d.alternate_greetings = fields::req_string_list(v, &p, false, r)
+                    d.alternate_greetings = fields::req_string_list_field(v, &p, false, r)
                 }
                 // V3-only: a card that does not claim V3 is not told it lacks it.
                 "group_only_greetings" if v.is_none() && r.must != Severity::Error => {}
                 "group_only_greetings" => {
-                    d.group_only_greetings = fields::req_string_list(v, &p, false, r)
+                    d.group_only_greetings = fields::req_string_list_field(v, &p, false, r)
                 }
-                "extensions" => d.extensions = fields::object(v, &p, r),
+                "extensions" => d.extensions = fields::object(v.map(Field::into_value), &p, r),
                 _ => {
-                    let text = fields::req_string(v, &p, r);
+                    let text = fields::req_string_field(v, &p, r);
                     *d.text_field_mut(k) = text;
                 }
             }
@@ -352,6 +352,36 @@ const DATA_FIELDS: [&str; 22] = [
 
 /// How many of [`DATA_FIELDS`] (the first ones) a V3 card must have.
 const REQUIRED_COUNT: usize = 15;
+
+/// The place of `key` in [`DATA_FIELDS`] (a `match`, not a search through the list with a
+/// string compare per field, for the keys every card repeats).
+fn data_field(key: &str) -> Option<usize> {
+    Some(match key {
+        "name" => 0,
+        "description" => 1,
+        "tags" => 2,
+        "creator" => 3,
+        "character_version" => 4,
+        "mes_example" => 5,
+        "extensions" => 6,
+        "system_prompt" => 7,
+        "post_history_instructions" => 8,
+        "first_mes" => 9,
+        "alternate_greetings" => 10,
+        "personality" => 11,
+        "scenario" => 12,
+        "creator_notes" => 13,
+        "group_only_greetings" => 14,
+        "character_book" => 15,
+        "assets" => 16,
+        "nickname" => 17,
+        "creator_notes_multilingual" => 18,
+        "source" => 19,
+        "creation_date" => 20,
+        "modification_date" => 21,
+        _ => return None,
+    })
+}
 
 impl Card {
     /// A new, empty V3 card with a name and no dates (the library reads no clock: see
@@ -978,4 +1008,17 @@ fn looks_like_v1(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
         ]
         .iter()
         .any(|k| has(k))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn data_field_places_match_the_field_list() {
+        // SPEC_V3.md "CharacterCard Object": the `data` fields, found by a match (issue 16).
+        for (i, k) in super::DATA_FIELDS.iter().enumerate() {
+            assert_eq!(super::data_field(k), Some(i), "{k}");
+        }
+        assert_eq!(super::data_field("Name"), None);
+        assert_eq!(super::data_field("entries"), None);
+    }
 }

@@ -231,6 +231,114 @@ pub(crate) fn expect_object<'a>(
     }
 }
 
+/// A field's value as the streaming entry reader parses it: the types the spec gives most
+/// fields (a string, a boolean, an array of strings) already in their typed form, anything else
+/// as JSON. Reading a typed value gives exactly what reading its JSON gives (the `*_field`
+/// readers below fall back to the JSON readers for the rest), without building and taking apart
+/// a `Value` for each field of each lorebook entry (issue 16).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Field {
+    /// A JSON string.
+    Str(String),
+    /// A JSON boolean.
+    Bool(bool),
+    /// A JSON array whose items are all strings (possibly none).
+    Strings(Vec<String>),
+    /// Any other JSON value.
+    Json(Value),
+}
+
+impl Field {
+    /// The value as JSON.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            Field::Str(s) => Value::String(s),
+            Field::Bool(b) => Value::Bool(b),
+            Field::Strings(items) => Value::Array(items.into_iter().map(Value::String).collect()),
+            Field::Json(v) => v,
+        }
+    }
+
+    /// True for `null`.
+    pub(crate) fn is_null(&self) -> bool {
+        matches!(self, Field::Json(Value::Null))
+    }
+
+    /// A value of the raw tree as a field (strings, booleans and arrays of strings typed).
+    pub(crate) fn from_raw(v: Raw<'_>) -> Field {
+        match v {
+            Raw::String(s) => Field::Str(s),
+            Raw::Bool(b) => Field::Bool(b),
+            Raw::Array(items) if items.iter().all(|i| matches!(i, Raw::String(_))) => {
+                Field::Strings(
+                    items
+                        .into_iter()
+                        .filter_map(|i| match i {
+                            Raw::String(s) => Some(s),
+                            _ => None,
+                        })
+                        .collect(),
+                )
+            }
+            other => Field::Json(other.into_value()),
+        }
+    }
+}
+
+/// [`string`] of a [`Field`].
+pub(crate) fn string_field(v: Field, path: &dyn fmt::Display, r: &mut Repairs) -> Option<String> {
+    match v {
+        Field::Str(s) => Some(s),
+        other => string(other.into_value(), path, r),
+    }
+}
+
+/// [`req_string`] of a [`Field`].
+pub(crate) fn req_string_field(
+    v: Option<Field>,
+    path: &dyn fmt::Display,
+    r: &mut Repairs,
+) -> String {
+    match v {
+        Some(Field::Str(s)) => s,
+        other => req_string(other.map(Field::into_value), path, r),
+    }
+}
+
+/// [`string_list`] of a [`Field`].
+pub(crate) fn string_list_field(
+    v: Field,
+    path: &dyn fmt::Display,
+    split_commas: bool,
+    r: &mut Repairs,
+) -> Vec<String> {
+    match v {
+        Field::Strings(items) => items,
+        other => string_list(other.into_value(), path, split_commas, r),
+    }
+}
+
+/// [`req_string_list`] of a [`Field`].
+pub(crate) fn req_string_list_field(
+    v: Option<Field>,
+    path: &dyn fmt::Display,
+    split_commas: bool,
+    r: &mut Repairs,
+) -> Vec<String> {
+    match v {
+        Some(Field::Strings(items)) => items,
+        other => req_string_list(other.map(Field::into_value), path, split_commas, r),
+    }
+}
+
+/// [`boolean`] of a [`Field`].
+pub(crate) fn boolean_field(v: Field, path: &dyn fmt::Display, r: &mut Repairs) -> Option<bool> {
+    match v {
+        Field::Bool(b) => Some(b),
+        other => boolean(other.into_value(), path, r),
+    }
+}
+
 /// Reads a string field. Numbers and booleans become their text; `null` gives `None`.
 pub(crate) fn string(v: Value, path: &dyn fmt::Display, r: &mut Repairs) -> Option<String> {
     match v {
@@ -721,6 +829,117 @@ pub(crate) fn s(v: &str) -> Option<Out<'_>> {
 /// A list of strings.
 pub(crate) fn list(v: &[String]) -> Option<Out<'_>> {
     Some(Out::List(v))
+}
+
+#[cfg(test)]
+mod field_tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Issue 16: a field read in its typed form ([`Field::from_raw`] and the `*_field` readers)
+    /// gives exactly what reading its JSON gives: the value, and the same diagnostics (SPEC_V3.md
+    /// "CharacterCard Object" and "`entries` Fields": strings, booleans and string arrays, and
+    /// the repairs of `docs/validation.md` for every other shape).
+    #[test]
+    fn typed_fields_read_exactly_as_their_json() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(-2),
+            json!(1.5),
+            json!(""),
+            json!(" "),
+            json!("a, b,,c "),
+            json!("yes"),
+            json!("0"),
+            json!([]),
+            json!(["a"]),
+            json!(["a", "b, c"]),
+            json!(["a", 1, null, false]),
+            json!([null]),
+            json!([["x"]]),
+            json!({}),
+            json!({"k": [1, "v"]}),
+        ];
+        for must in [Severity::Error, Severity::Warning] {
+            for v in &values {
+                let typed = || Field::from_raw(Raw::from_value(v.clone()));
+                let run = |f: &dyn Fn(&mut Repairs) -> String| {
+                    let mut diags = Vec::new();
+                    let out = f(&mut Repairs {
+                        diags: &mut diags,
+                        must,
+                    });
+                    (out, diags)
+                };
+                let p = &"data.f";
+                let pairs: [(
+                    &str,
+                    Box<dyn Fn(&mut Repairs) -> String>,
+                    Box<dyn Fn(&mut Repairs) -> String>,
+                ); 6] = [
+                    (
+                        "string",
+                        Box::new(|r| format!("{:?}", string_field(typed(), p, r))),
+                        Box::new(|r| format!("{:?}", string(v.clone(), p, r))),
+                    ),
+                    (
+                        "req_string",
+                        Box::new(|r| req_string_field(Some(typed()), p, r)),
+                        Box::new(|r| req_string(Some(v.clone()), p, r)),
+                    ),
+                    (
+                        "string_list",
+                        Box::new(|r| format!("{:?}", string_list_field(typed(), p, false, r))),
+                        Box::new(|r| format!("{:?}", string_list(v.clone(), p, false, r))),
+                    ),
+                    (
+                        "req_string_list split",
+                        Box::new(|r| {
+                            format!("{:?}", req_string_list_field(Some(typed()), p, true, r))
+                        }),
+                        Box::new(|r| format!("{:?}", req_string_list(Some(v.clone()), p, true, r))),
+                    ),
+                    (
+                        "boolean",
+                        Box::new(|r| format!("{:?}", boolean_field(typed(), p, r))),
+                        Box::new(|r| format!("{:?}", boolean(v.clone(), p, r))),
+                    ),
+                    (
+                        "value",
+                        Box::new(|_| typed().into_value().to_string()),
+                        Box::new(|_| v.to_string()),
+                    ),
+                ];
+                for (name, typed_read, json_read) in &pairs {
+                    assert_eq!(run(&**typed_read), run(&**json_read), "{name} of {v}");
+                }
+                assert_eq!(typed().is_null(), v.is_null(), "{v}");
+            }
+        }
+        // Absent required fields: the same diagnostics too.
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let s1 = req_string_field(
+            None,
+            &"x",
+            &mut Repairs {
+                diags: &mut a,
+                must: Severity::Error,
+            },
+        );
+        let s2 = req_string(
+            None,
+            &"x",
+            &mut Repairs {
+                diags: &mut b,
+                must: Severity::Error,
+            },
+        );
+        assert_eq!((s1, a), (s2, b));
+    }
 }
 
 #[cfg(test)]

@@ -27,11 +27,13 @@
 
 use super::book::Entry;
 use super::extensions::Extensions;
-use super::fields::{Idx, Repairs};
+use super::fields::{Field, Idx, Repairs};
 use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
 use crate::json::Text;
-use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
@@ -176,7 +178,13 @@ impl<'de> Visitor<'de> for PlanVisitor {
         }
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw<'de>, A::Error> {
-        let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(64));
+        // `serde_json` gives no size hint: room for the keys a card's levels usually have.
+        let usual = match self.0 {
+            Ctx::CardData(_) => 24,
+            Ctx::Top { .. } | Ctx::Book(..) => 8,
+            _ => 0,
+        };
+        let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).clamp(usual, 64));
         let mut spec = Spec::Unseen;
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             let child = match (self.0, &*k) {
@@ -503,10 +511,11 @@ enum Item<'de> {
     Other(Raw<'de>),
 }
 
-/// Parses an entry object into `(key, Value)` pairs, skipping the plain tree and its second
-/// conversion; keys are borrowed from the text where it has no escapes. The pairs go into a
-/// buffer the caller reuses from entry to entry.
-struct ItemSeed<'b, 'de>(&'b mut Vec<(Cow<'de, str>, serde_json::Value)>);
+/// Parses an entry object into `(key, Field)` pairs, skipping the plain tree and its second
+/// conversion; keys are borrowed from the text where it has no escapes, and strings, booleans
+/// and arrays of strings are parsed straight into their typed form ([`FieldSeed`]). The pairs go
+/// into a buffer the caller reuses from entry to entry.
+struct ItemSeed<'b, 'de>(&'b mut Vec<(Cow<'de, str>, Field)>);
 
 impl<'de> DeserializeSeed<'de> for ItemSeed<'_, 'de> {
     type Value = Item<'de>;
@@ -559,20 +568,141 @@ impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
                     Some(_) => serde_json::Value::Null,
                     None => serde_json::from_str(raw.get()).map_err(A::Error::custom)?,
                 };
-                self.0.push((k, v));
+                self.0.push((k, Field::Json(v)));
                 continue;
             }
-            let v = map.next_value::<serde_json::Value>()?;
+            let v = map.next_value_seed(FieldSeed)?;
             self.0.push((k, v));
         }
         Ok(Item::Object(ext))
     }
 }
 
+/// Parses any JSON value into a [`Field`]: a string, a boolean or an array of strings in its
+/// typed form, anything else as the `Value` that `serde_json` builds for it (objects and arrays
+/// through `Value`'s own `Deserialize`, so the same tree).
+struct FieldSeed;
+
+impl<'de> DeserializeSeed<'de> for FieldSeed {
+    type Value = Field;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Field, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FieldSeed {
+    type Value = Field;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Field, E> {
+        Ok(Field::Json(serde_json::Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Field, E> {
+        Ok(Field::Json(serde_json::Value::Null))
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Field, E> {
+        Ok(Field::Bool(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Field, E> {
+        Ok(Field::Json(n.into()))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Field, E> {
+        Ok(Field::Json(n.into()))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Field, E> {
+        Ok(Field::Json(Raw::from_f64(n).into_value()))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Field, E> {
+        Ok(Field::Str(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Field, E> {
+        Ok(Field::Str(s))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Field, A::Error> {
+        // Strings while every item is one; from the first other item on, JSON values.
+        let mut strings = Vec::new();
+        while let Some(item) = seq.next_element_seed(ListItemSeed)? {
+            match item {
+                ListItem::Str(s) => strings.push(s),
+                ListItem::Json(v) => {
+                    let mut items: Vec<serde_json::Value> =
+                        strings.into_iter().map(serde_json::Value::String).collect();
+                    items.push(v);
+                    while let Some(v) = seq.next_element::<serde_json::Value>()? {
+                        items.push(v);
+                    }
+                    return Ok(Field::Json(serde_json::Value::Array(items)));
+                }
+            }
+        }
+        Ok(Field::Strings(strings))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Field, A::Error> {
+        serde_json::Value::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            .map(Field::Json)
+    }
+}
+
+/// One item of an array read by [`FieldSeed`].
+enum ListItem {
+    Str(String),
+    Json(serde_json::Value),
+}
+
+/// Parses an array item into a [`ListItem`].
+struct ListItemSeed;
+
+impl<'de> DeserializeSeed<'de> for ListItemSeed {
+    type Value = ListItem;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<ListItem, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListItemSeed {
+    type Value = ListItem;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<ListItem, E> {
+        Ok(ListItem::Json(serde_json::Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<ListItem, E> {
+        Ok(ListItem::Json(serde_json::Value::Null))
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<ListItem, E> {
+        Ok(ListItem::Json(b.into()))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<ListItem, E> {
+        Ok(ListItem::Json(n.into()))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<ListItem, E> {
+        Ok(ListItem::Json(n.into()))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<ListItem, E> {
+        Ok(ListItem::Json(Raw::from_f64(n).into_value()))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<ListItem, E> {
+        Ok(ListItem::Str(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<ListItem, E> {
+        Ok(ListItem::Str(s))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<ListItem, A::Error> {
+        serde_json::Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+            .map(ListItem::Json)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ListItem, A::Error> {
+        serde_json::Value::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            .map(ListItem::Json)
+    }
+}
+
 /// Converts one parsed item into an entry (items that are not objects get a diagnostic only).
 fn convert<'de>(
     item: Item<'de>,
-    pairs: &mut Vec<(Cow<'de, str>, serde_json::Value)>,
+    pairs: &mut Vec<(Cow<'de, str>, Field)>,
     path: &str,
     i: usize,
     must: Severity,
@@ -697,6 +827,86 @@ mod tests {
             contents,
             ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12"]
         );
+    }
+
+    /// Issue 16: entry fields parsed straight into their typed form (`model::fields::Field`)
+    /// read exactly as their JSON does (SPEC_V3.md, "`entries` Fields" and "Optional `entries`
+    /// Fields": the same entries, repairs and diagnostics), for the spec's types and every
+    /// other shape a field can take.
+    #[test]
+    fn typed_entry_fields_read_exactly_as_their_json() {
+        let odd = [
+            json!(null),
+            json!(true),
+            json!(0),
+            json!(-7),
+            json!(1.5),
+            json!(-0.0),
+            json!(1e300),
+            json!(18446744073709551615u64),
+            json!(""),
+            json!("  "),
+            json!("a, b ,c"),
+            json!("quote \" é \u{1F600}"),
+            json!("true"),
+            json!("0"),
+            json!("{\"a\":1}"),
+            json!([]),
+            json!(["a"]),
+            json!(["a", "b"]),
+            json!(["a", 1, null, true, 2.5]),
+            json!([null]),
+            json!([["nested"], {"o": 1}]),
+            json!(["x", ["y"]]),
+            json!({}),
+            json!({"a": [1, {"b": null}], "c": "d"}),
+        ];
+        let fields = [
+            "keys",
+            "content",
+            "extensions",
+            "enabled",
+            "insertion_order",
+            "case_sensitive",
+            "use_regex",
+            "constant",
+            "name",
+            "priority",
+            "id",
+            "comment",
+            "selective",
+            "secondary_keys",
+            "position",
+            "x_unknown",
+        ];
+        let mut items = Vec::new();
+        for (i, field) in fields.iter().enumerate() {
+            for (j, v) in odd.iter().enumerate() {
+                let mut e = json!({"keys": ["k"], "content": "c", "extensions": {},
+                    "enabled": true, "insertion_order": 1, "use_regex": false});
+                // Every field both replacing a present key and added after the others.
+                if (i + j) % 2 == 0 {
+                    e[*field] = v.clone();
+                } else {
+                    e.as_object_mut().unwrap().remove(*field);
+                    e.as_object_mut()
+                        .unwrap()
+                        .insert((*field).to_string(), v.clone());
+                }
+                items.push(e);
+            }
+        }
+        for spec in ["chara_card_v3", "chara_card_v2"] {
+            let v = json!({"spec": spec, "spec_version": "3.0", "data": {
+                "name": "A", "character_book": {"entries": items.clone(), "extensions": {}}}});
+            let text = serde_json::to_vec(&v).unwrap();
+            let (card, diags) = card_of(read_bytes(&text).unwrap());
+            let (plain, plain_diags) = plain_card(&v);
+            assert!(!diags.is_empty());
+            assert_eq!(diags, plain_diags, "{spec}");
+            assert_eq!(card, plain, "{spec}");
+            assert_eq!(card.to_v3_json(), plain.to_v3_json(), "{spec}");
+        }
     }
 
     #[test]
