@@ -836,6 +836,9 @@ mod field_tests {
     use super::*;
     use serde_json::json;
 
+    /// One way of reading a field, its result as text.
+    type Reader<'a> = Box<dyn Fn(&mut Repairs) -> String + 'a>;
+
     /// Issue 16: a field read in its typed form ([`Field::from_raw`] and the `*_field` readers)
     /// gives exactly what reading its JSON gives: the value, and the same diagnostics (SPEC_V3.md
     /// "CharacterCard Object" and "`entries` Fields": strings, booleans and string arrays, and
@@ -875,11 +878,7 @@ mod field_tests {
                     (out, diags)
                 };
                 let p = &"data.f";
-                let pairs: [(
-                    &str,
-                    Box<dyn Fn(&mut Repairs) -> String>,
-                    Box<dyn Fn(&mut Repairs) -> String>,
-                ); 6] = [
+                let pairs: [(&str, Reader, Reader); 6] = [
                     (
                         "string",
                         Box::new(|r| format!("{:?}", string_field(typed(), p, r))),
