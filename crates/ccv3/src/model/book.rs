@@ -181,25 +181,45 @@ pub(crate) const ENTRY_FIELDS: [&str; 15] = [
     "position",
 ];
 
-/// The place of `key` in [`ENTRY_FIELDS`] (one branch on the length, then a compare, for the
-/// fifteen keys every entry repeats).
-fn entry_field(key: &str) -> Option<usize> {
+/// An entry field the spec names; its discriminant is its place in [`ENTRY_FIELDS`].
+#[derive(Clone, Copy)]
+enum EntryField {
+    Keys,
+    Content,
+    Extensions,
+    Enabled,
+    InsertionOrder,
+    CaseSensitive,
+    UseRegex,
+    Constant,
+    Name,
+    Priority,
+    Id,
+    Comment,
+    Selective,
+    SecondaryKeys,
+    Position,
+}
+
+/// The entry field `key` names (one branch on the length, then a compare, for the fifteen keys
+/// every entry repeats; the reader then dispatches on the variant, not on the text again).
+fn entry_field(key: &str) -> Option<EntryField> {
     Some(match key {
-        "keys" => 0,
-        "content" => 1,
-        "extensions" => 2,
-        "enabled" => 3,
-        "insertion_order" => 4,
-        "case_sensitive" => 5,
-        "use_regex" => 6,
-        "constant" => 7,
-        "name" => 8,
-        "priority" => 9,
-        "id" => 10,
-        "comment" => 11,
-        "selective" => 12,
-        "secondary_keys" => 13,
-        "position" => 14,
+        "keys" => EntryField::Keys,
+        "content" => EntryField::Content,
+        "extensions" => EntryField::Extensions,
+        "enabled" => EntryField::Enabled,
+        "insertion_order" => EntryField::InsertionOrder,
+        "case_sensitive" => EntryField::CaseSensitive,
+        "use_regex" => EntryField::UseRegex,
+        "constant" => EntryField::Constant,
+        "name" => EntryField::Name,
+        "priority" => EntryField::Priority,
+        "id" => EntryField::Id,
+        "comment" => EntryField::Comment,
+        "selective" => EntryField::Selective,
+        "secondary_keys" => EntryField::SecondaryKeys,
+        "position" => EntryField::Position,
         _ => return None,
     })
 }
@@ -308,22 +328,24 @@ impl Entry {
         let mut numeric_position: Option<Number> = None;
         for (k, v) in pairs {
             let p = At(path, &k);
-            let Some(name) = e.order.note_at(entry_field(&k), &ENTRY_FIELDS) else {
+            let Some(field) = entry_field(&k) else {
+                e.order.note_at(None, &ENTRY_FIELDS);
                 e.extra.insert(k.into_owned(), v.into_value());
                 continue;
             };
-            match name {
-                "keys" => keys = Some(v),
-                "content" => content = Some(v),
-                "extensions" => ext = Some(v),
-                "enabled" => enabled = Some(v),
-                "insertion_order" => order = Some(v),
-                "use_regex" => use_regex = Some(v),
-                "case_sensitive" => e.case_sensitive = fields::boolean_field(v, &p, r),
-                "constant" => e.constant = fields::boolean_field(v, &p, r),
-                "name" => e.name = fields::string_field(v, &p, r),
-                "priority" => e.priority = fields::number(v.into_value(), &p, r),
-                "id" => {
+            e.order.note_at(Some(field as usize), &ENTRY_FIELDS);
+            match field {
+                EntryField::Keys => keys = Some(v),
+                EntryField::Content => content = Some(v),
+                EntryField::Extensions => ext = Some(v),
+                EntryField::Enabled => enabled = Some(v),
+                EntryField::InsertionOrder => order = Some(v),
+                EntryField::UseRegex => use_regex = Some(v),
+                EntryField::CaseSensitive => e.case_sensitive = fields::boolean_field(v, &p, r),
+                EntryField::Constant => e.constant = fields::boolean_field(v, &p, r),
+                EntryField::Name => e.name = fields::string_field(v, &p, r),
+                EntryField::Priority => e.priority = fields::number(v.into_value(), &p, r),
+                EntryField::Id => {
                     e.id = match v.into_value() {
                         Value::Null => None,
                         v @ (Value::Number(_) | Value::String(_)) => Some(v),
@@ -341,16 +363,16 @@ impl Entry {
                         }
                     }
                 }
-                "comment" => e.comment = fields::string_field(v, &p, r),
-                "selective" => e.selective = fields::boolean_field(v, &p, r),
-                "secondary_keys" => {
+                EntryField::Comment => e.comment = fields::string_field(v, &p, r),
+                EntryField::Selective => e.selective = fields::boolean_field(v, &p, r),
+                EntryField::SecondaryKeys => {
                     e.secondary_keys = if v.is_null() {
                         None
                     } else {
                         Some(fields::string_list_field(v, &p, true, r))
                     }
                 }
-                _ => match v.into_value() {
+                EntryField::Position => match v.into_value() {
                     Value::String(s) => e.position = Some(s),
                     Value::Null => {}
                     Value::Number(n) => {
@@ -690,10 +712,10 @@ mod tests {
     #[test]
     fn entry_field_places_match_the_field_list() {
         for (i, k) in super::ENTRY_FIELDS.iter().enumerate() {
-            assert_eq!(super::entry_field(k), Some(i), "{k}");
+            assert_eq!(super::entry_field(k).map(|f| f as usize), Some(i), "{k}");
         }
-        assert_eq!(super::entry_field("Keys"), None);
-        assert_eq!(super::entry_field("extra"), None);
+        assert!(super::entry_field("Keys").is_none());
+        assert!(super::entry_field("extra").is_none());
     }
 
     #[cfg(feature = "parallel")]

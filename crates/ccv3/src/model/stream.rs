@@ -255,7 +255,9 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
     #[cfg_attr(not(feature = "parallel"), allow(unused_variables))] text_end: usize,
 ) -> Result<Raw<'de>, A::Error> {
     let mut out = StreamedEntries {
-        entries: Vec::new(),
+        // Room for a small book's entries (the vector would grow from 4 to 8 otherwise, each
+        // entry moved again).
+        entries: Vec::with_capacity(8),
         diags: Vec::new(),
         place,
     };
