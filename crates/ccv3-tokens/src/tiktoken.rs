@@ -1024,6 +1024,49 @@ mod tests {
         assert_eq!(crate::Estimate.count_cached("abcd", &mut cache), 2);
     }
 
+    /// Issue 16: the fast paths of cached counting (the 8-byte letter run of
+    /// `ascii_split::word_at`, keys read from the text in word loads) on words of every length
+    /// around the 8-byte window, in every case pattern, after every kind of prefix, with
+    /// contractions and non-ASCII letters next to them: ids and plain counts equal
+    /// tiktoken-rs 0.12's `encode_ordinary`, and cached counts (first filling the cache, then
+    /// from it) equal them too.
+    #[test]
+    fn cached_fast_paths_count_as_tiktoken_rs() {
+        let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
+        let ours = o200k();
+        let mut text = String::new();
+        for len in 1..=12 {
+            let lower: String = "abcdefghijkl".chars().take(len).collect();
+            let upper = lower.to_uppercase();
+            let title = format!("{}{}", &upper[..1], &lower[1..]);
+            let camel = format!("{}X{}", &lower[..len / 2], &lower[len / 2..]);
+            for word in [&lower, &upper, &title, &camel] {
+                for prefix in [" ", "\"", "*", "\t", "(", "\n", "", "  ", "\u{a0}"] {
+                    for suffix in ["", "'s", "'LL", "\u{e9}", ".", ",\n", "'"] {
+                        text.push_str(prefix);
+                        text.push_str(word);
+                        text.push_str(suffix);
+                    }
+                }
+            }
+        }
+        let mut cache = PieceCache::new();
+        let mut tiny = PieceCache::with_slots(16);
+        // The whole text, then pieces of it of every length near the 32-byte key window.
+        let mut texts = vec![text.clone()];
+        for cut in [7, 31, 32, 33, 64] {
+            texts.extend(CharChunks::new(&text, cut).map(str::to_string));
+        }
+        for t in &texts {
+            let want = reference.encode_ordinary(t);
+            assert_eq!(ours.encode_ids(t), want, "{t:?}");
+            for _ in 0..2 {
+                assert_eq!(ours.count_cached(t, &mut cache), want.len(), "{t:?}");
+                assert_eq!(ours.count_cached(t, &mut tiny), want.len(), "{t:?}");
+            }
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
 
