@@ -318,6 +318,10 @@ mod tests {
             "word's words' WORD'S Word'll x'y  two  spaces\ttab\r\nnext {{char}}: go.",
             "lighthouse keeper, the storm; reef/tide lamp.island harbour-boat rope@salt",
             "ABCDEFGH abcdefgh\rabcdefg\n",
+            // Long runs, with a case change or a contraction late in them.
+            " abcdefghijklmnop abcdefghijklmnopq abcdefghijklmnopqrstuvwx",
+            " ABCDEFGHIJKLMNOPQ abcdefghIjkl abcdefgHijkl ABCDEFGHijklmnopQrs",
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklmnop's abcdefghijklm'S abcdefghijé.",
             "abc",
             " abcdefg",
             " abcdefgh",

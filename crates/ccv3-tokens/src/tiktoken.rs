@@ -1035,8 +1035,11 @@ mod tests {
         let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
         let ours = o200k();
         let mut text = String::new();
-        for len in 1..=12 {
-            let lower: String = "abcdefghijkl".chars().take(len).collect();
+        for len in (1..=12).chain([16, 17, 25, 31]) {
+            let lower: String = "abcdefghijklmnopqrstuvwxyzabcdef"
+                .chars()
+                .take(len)
+                .collect();
             let upper = lower.to_uppercase();
             let title = format!("{}{}", &upper[..1], &lower[1..]);
             let camel = format!("{}X{}", &lower[..len / 2], &lower[len / 2..]);
