@@ -106,6 +106,32 @@ fn contraction(text: &[u8], i: usize) -> Option<usize> {
     })
 }
 
+/// [`WORD_START`]: the letters of a word start at this byte (a letter).
+const AT: u8 = 0;
+/// [`WORD_START`]: this byte may be the prefix of a word (not a line break, letter or digit),
+/// whose letters start after it.
+const AFTER: u8 = 1;
+/// [`WORD_START`]: no word starts here (a digit, a line break, a non-ASCII byte).
+const NO_WORD: u8 = 2;
+
+/// Where the letters of a match starting at a byte would start, for [`word_at`].
+const WORD_START: [u8; 256] = {
+    let mut table = [NO_WORD; 256];
+    let mut b = 0;
+    while b < 256 {
+        let class = CLASS[b];
+        table[b] = if class & (UPPER | LOWER) != 0 {
+            AT
+        } else if class & (PUNCT | SPACE) != 0 && b != 0x0D && b != 0x0A {
+            AFTER
+        } else {
+            NO_WORD
+        };
+        b += 1;
+    }
+    table
+};
+
 /// A byte with only its low bit set, in each of a word's 8 bytes.
 const ONES: u64 = 0x0101_0101_0101_0101;
 /// The high bit of each of a word's 8 bytes.
@@ -136,14 +162,10 @@ fn marked_run(marks: u64) -> usize {
 /// follows a lowercase one (`helloWorld` is `hello`, then `World`).
 #[inline]
 fn word_at(text: &[u8], start: usize) -> Option<Match> {
-    let first = *text.get(start)?;
-    let class = CLASS[usize::from(first)];
-    let letters_at = if class & (UPPER | LOWER) != 0 {
-        start
-    } else if class & (PUNCT | SPACE) != 0 && first != b'\r' && first != b'\n' {
-        start + 1
-    } else {
-        return None;
+    let letters_at = match WORD_START[usize::from(*text.get(start)?)] {
+        AT => start,
+        AFTER => start + 1,
+        _ => return None,
     };
     let bytes: [u8; 8] = text
         .get(letters_at..letters_at.checked_add(8)?)?

@@ -87,12 +87,19 @@ impl Key {
         Some(Key(words))
     }
 
-    /// The key of `text[start..end]` read in four word loads from `text`, which must hold 32
-    /// bytes from `start` (else `None`, and the caller takes [`Key::new`]; the same key).
+    /// The key of `text[start..end]` read in word loads from `text`, which must hold 8 bytes
+    /// from `start` for a piece of up to 8 bytes and 32 for a longer one (else `None`, and the
+    /// caller takes [`Key::new`]; the same key).
     #[inline]
     pub(crate) fn in_text(text: &[u8], start: usize, end: usize) -> Option<Key> {
         let len = end.checked_sub(start).filter(|&n| n > 0)?;
         let bits = PIECE_BITS.get(len)?;
+        if len <= 8 {
+            // Most pieces: one load.
+            let word: [u8; 8] = text.get(start..start.checked_add(8)?)?.try_into().ok()?;
+            let word = u64::from_le_bytes(word) & bits[0];
+            return Some(Key([word, 0, 0, (len as u64) << LEN_SHIFT]));
+        }
         let window: &[u8; 32] = text.get(start..start.checked_add(32)?)?.try_into().ok()?;
         let word = |k: usize| {
             let mut w = [0u8; 8];
@@ -265,7 +272,9 @@ mod tests {
                 match Key::in_text(&text, start, end) {
                     Some(k) => assert_eq!(Some(k), Key::new(piece), "{start}..{end}"),
                     None => assert!(
-                        start + 32 > text.len() || piece.is_empty() || piece.len() > MAX_PIECE
+                        start + if piece.len() <= 8 { 8 } else { 32 } > text.len()
+                            || piece.is_empty()
+                            || piece.len() > MAX_PIECE
                     ),
                 }
             }
