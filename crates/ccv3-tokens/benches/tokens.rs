@@ -105,6 +105,90 @@ fn counting_a_card(c: &mut Criterion) {
     group.finish();
 }
 
+/// The archive benchmark's card texts (`scripts/bench-archive.py`): words drawn from the same
+/// 29 English words, a description of 420 words, the other fields and 6 lorebook entries of 30
+/// words; 100 such cards, counted one text at a time through one piece cache, as a `ccv3 index`
+/// worker counts them (issue 16). A fixed sequence stands in for Python's random draws.
+fn archive_texts() -> Vec<String> {
+    const WORDS: [&str; 29] = [
+        "the",
+        "lighthouse",
+        "keeper",
+        "storm",
+        "reef",
+        "tide",
+        "lamp",
+        "island",
+        "harbour",
+        "boat",
+        "rope",
+        "salt",
+        "wind",
+        "night",
+        "silver",
+        "old",
+        "young",
+        "quiet",
+        "brave",
+        "sea",
+        "gull",
+        "stone",
+        "path",
+        "garden",
+        "tea",
+        "letter",
+        "map",
+        "song",
+        "fire",
+    ];
+    let mut state = 16u64;
+    let mut text = |n: usize| {
+        let mut words = Vec::with_capacity(n);
+        for _ in 0..n {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            words.push(WORDS[(state >> 33) as usize % WORDS.len()]);
+        }
+        words.join(" ")
+    };
+    let mut texts = Vec::new();
+    for _ in 0..100 {
+        for n in [420, 40, 60, 120] {
+            texts.push(text(n));
+        }
+        texts.push(format!(
+            "<START>\n{{{{user}}}}: {}\n{{{{char}}}}: {}",
+            text(20),
+            text(40)
+        ));
+        texts.push(text(30));
+        for _ in 0..6 {
+            texts.push(text(30));
+        }
+    }
+    texts
+}
+
+fn counting_archive_cards(c: &mut Criterion) {
+    let texts = archive_texts();
+    let bytes: usize = texts.iter().map(String::len).sum();
+    let mut group = c.benchmark_group("count_archive_cards");
+    group.throughput(Throughput::Bytes(bytes as u64));
+    group.sample_size(20);
+    let t = Tiktoken::new(Encoding::O200k).expect("bundled encoding builds");
+    let mut cache = PieceCache::new();
+    group.bench_function("o200k_base_piece_cache", |b| {
+        b.iter(|| {
+            texts
+                .iter()
+                .map(|x| t.count_cached(black_box(x), &mut cache))
+                .sum::<usize>()
+        })
+    });
+    group.finish();
+}
+
 fn loading(c: &mut Criterion) {
     let mut group = c.benchmark_group("build_encoding_once");
     group.sample_size(10);
@@ -123,5 +207,11 @@ fn loading(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, counting, counting_a_card, loading);
+criterion_group!(
+    benches,
+    counting,
+    counting_a_card,
+    counting_archive_cards,
+    loading
+);
 criterion_main!(benches);
