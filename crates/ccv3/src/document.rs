@@ -462,7 +462,8 @@ fn read_open_impl(
             if defer {
                 png::read_card_chunks_deferred(&mut reader, limits)
             } else {
-                png::read_card_chunks(&mut reader, limits).map(|c| (c, png::AssetPlaces::default()))
+                png::read_card_chunks_from(&mut reader, limits)
+                    .map(|c| (c, png::AssetPlaces::default()))
             }
         });
         let (mut cf, places) = match read {

@@ -9,7 +9,7 @@
 //! is as large as that buffer straight into the caller's memory.
 //!
 //! Reading a file costs a system call per read and a copy per byte, so a small card is read in
-//! three calls (issue 16; 4,096 bytes at 0, 512 at the `chara` chunk, which is seeked past, and
+//! three calls (issue 16; 1,024 bytes at 0, 512 at the `chara` chunk, which is seeked past, and
 //! the rest from the `ccv3` chunk's header to the end):
 //!
 //! - a refill (not the first read) that starts within [`TAIL`] bytes of the end reads to the
@@ -23,9 +23,9 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
-/// Bytes read by the first read of a file: the signature and the first chunk headers of a PNG,
-/// and all of a small card's chunks when they come before the picture.
-pub(crate) const FIRST_READ: usize = 4 * 1024;
+/// Bytes read by the first read of a file: the signature, `IHDR` and the small chunks before the
+/// picture's first header in most PNGs. Every byte read is copied: more would mostly be picture.
+pub(crate) const FIRST_READ: usize = 1024;
 
 /// Bytes read when a small read falls outside the buffer: a chunk header and a text chunk's
 /// keyword, without much of the data that follows (image data is seeked past, not read).
@@ -145,16 +145,41 @@ impl<'f> PosReader<'f> {
     }
 }
 
+impl PosReader<'_> {
+    /// Where the position is in the buffer, when it is.
+    fn buffered_at(&self) -> Option<usize> {
+        self.pos
+            .checked_sub(self.buf_at)
+            .and_then(|off| usize::try_from(off).ok())
+            .filter(|&off| off < self.buf.len())
+    }
+}
+
+/// The PNG walker's reads of card chunk data: what is in the buffer is appended as it is,
+/// without zeroing memory for it first; the rest is read as [`Read`] reads it.
+impl crate::png::Source for &mut PosReader<'_> {
+    fn append(&mut self, v: &mut Vec<u8>, n: usize) -> io::Result<usize> {
+        let mut got = 0;
+        if let Some(off) = self.buffered_at() {
+            let have = self.buf.get(off..).unwrap_or_default();
+            let take = have.len().min(n);
+            v.extend_from_slice(have.get(..take).unwrap_or_default());
+            self.pos += take as u64;
+            got = take;
+        }
+        if got < n {
+            got += crate::png::append_by_reads(&mut **self, v, n - got)?;
+        }
+        Ok(got)
+    }
+}
+
 impl Read for PosReader<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         if out.is_empty() {
             return Ok(0);
         }
-        let in_buf = self
-            .pos
-            .checked_sub(self.buf_at)
-            .and_then(|off| usize::try_from(off).ok())
-            .filter(|&off| off < self.buf.len());
+        let in_buf = self.buffered_at();
         let direct = if self.started { REFILL } else { FIRST_READ };
         let off = match in_buf {
             Some(off) => off,
@@ -366,7 +391,7 @@ mod tests {
             read_chara: false,
             ..crate::png::Limits::default()
         };
-        let chunks = crate::png::read_card_chunks(&mut r, &limits).unwrap();
+        let chunks = crate::png::read_card_chunks_from(&mut r, &limits).unwrap();
         (chunks, r.reads, r.bytes)
     }
 
