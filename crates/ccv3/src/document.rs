@@ -476,6 +476,8 @@ fn read_open_impl(
             }
             other => other?,
         };
+        // The reader hands its buffer on to the next file's (`posread`).
+        drop(reader);
         if opts.keep_image {
             if len > opts.max_file_len {
                 return Err(too_big());
@@ -493,6 +495,7 @@ fn read_open_impl(
         };
         return Ok((Document::Card(cf), files));
     }
+    drop(reader);
     // Positional reads move the cursor on some systems (Windows).
     file.seek(SeekFrom::Start(0))?;
     // A zip, or a JPEG with a CHARX behind it: streamed, never read whole (issue 12).

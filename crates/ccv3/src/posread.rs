@@ -44,8 +44,10 @@ pub(crate) struct PosReader<'f> {
     len: u64,
     /// The position of the next read.
     pos: u64,
-    /// Bytes of the file from `buf_at` on.
+    /// Bytes of the file from `buf_at` on: the first `filled` of them. The rest is memory
+    /// already written, kept so a refill need not zero it again.
     buf: Vec<u8>,
+    filled: usize,
     buf_at: u64,
     /// True once the first read was made.
     started: bool,
@@ -64,11 +66,19 @@ impl<'f> PosReader<'f> {
             file,
             len,
             pos: 0,
-            buf: Vec::new(),
+            buf: SPARE.with(std::cell::Cell::take),
+            filled: 0,
             buf_at: 0,
             started: false,
             reads: 0,
             bytes: 0,
+        }
+    }
+
+    /// Makes the buffer at least `n` bytes long (zeroing only what was never written).
+    fn ensure_buf(&mut self, n: usize) {
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
         }
     }
 
@@ -88,16 +98,16 @@ impl<'f> PosReader<'f> {
     fn refill(&mut self) -> io::Result<()> {
         let want = self.fill_size();
         self.started = true;
-        self.buf.resize(want, 0);
+        self.ensure_buf(want);
         let n = read_at(
             self.file,
-            &mut self.buf,
+            self.buf.get_mut(..want).unwrap_or_default(),
             self.pos,
             self.len,
             &mut self.reads,
         )?;
         self.bytes += n as u64;
-        self.buf.truncate(n);
+        self.filled = n;
         self.buf_at = self.pos;
         Ok(())
     }
@@ -111,27 +121,25 @@ impl<'f> PosReader<'f> {
         {
             let end = self.pos.saturating_add(out.len() as u64);
             if end < self.len {
-                self.buf.resize(REFILL, 0);
+                self.ensure_buf(REFILL);
+                self.filled = 0;
                 let got = loop {
                     self.reads = self.reads.saturating_add(1);
-                    let mut parts = [io::IoSliceMut::new(out), io::IoSliceMut::new(&mut self.buf)];
+                    let after = self.buf.get_mut(..REFILL).unwrap_or_default();
+                    let mut parts = [io::IoSliceMut::new(out), io::IoSliceMut::new(after)];
                     match rustix::io::preadv(self.file, &mut parts, self.pos) {
                         Ok(n) => break n,
                         Err(rustix::io::Errno::INTR) => {}
-                        Err(e) => {
-                            self.buf.clear();
-                            return Err(e.into());
-                        }
+                        Err(e) => return Err(e.into()),
                     }
                 };
                 self.bytes += got as u64;
                 if let Some(after) = got.checked_sub(out.len()) {
-                    self.buf.truncate(after);
+                    self.filled = after;
                     self.buf_at = end;
                     return Ok(out.len());
                 }
                 // A short read (the file shrank, or a signal): finish `out` with plain reads.
-                self.buf.clear();
                 let at = self.pos.saturating_add(got as u64);
                 let rest = out.get_mut(got..).unwrap_or_default();
                 let more = read_at(self.file, rest, at, self.len, &mut self.reads)?;
@@ -145,13 +153,28 @@ impl<'f> PosReader<'f> {
     }
 }
 
+thread_local! {
+    /// The buffer of the last reader dropped on this thread, for the next one: the next file's
+    /// reads then write over memory already zeroed and mapped (issue 16: zeroing a fresh buffer
+    /// for every file of a folder). At most [`TAIL`] bytes, or [`FIRST_READ`] / [`REFILL`].
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl Drop for PosReader<'_> {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        // `try_with`: nothing to keep while the thread's locals are being torn down.
+        let _ = SPARE.try_with(|spare| spare.set(buf));
+    }
+}
+
 impl PosReader<'_> {
     /// Where the position is in the buffer, when it is.
     fn buffered_at(&self) -> Option<usize> {
         self.pos
             .checked_sub(self.buf_at)
             .and_then(|off| usize::try_from(off).ok())
-            .filter(|&off| off < self.buf.len())
+            .filter(|&off| off < self.filled)
     }
 }
 
@@ -161,7 +184,7 @@ impl crate::png::Source for &mut PosReader<'_> {
     fn append(&mut self, v: &mut Vec<u8>, n: usize) -> io::Result<usize> {
         let mut got = 0;
         if let Some(off) = self.buffered_at() {
-            let have = self.buf.get(off..).unwrap_or_default();
+            let have = self.buf.get(off..self.filled).unwrap_or_default();
             let take = have.len().min(n);
             v.extend_from_slice(have.get(..take).unwrap_or_default());
             self.pos += take as u64;
@@ -190,13 +213,13 @@ impl Read for PosReader<'_> {
             }
             None => {
                 self.refill()?;
-                if self.buf.is_empty() {
+                if self.filled == 0 {
                     return Ok(0);
                 }
                 0
             }
         };
-        let have = self.buf.get(off..).unwrap_or_default();
+        let have = self.buf.get(off..self.filled).unwrap_or_default();
         let n = have.len().min(out.len());
         if let (Some(to), Some(from)) = (out.get_mut(..n), have.get(..n)) {
             to.copy_from_slice(from);
