@@ -47,26 +47,58 @@ pub struct Walk {
 /// A folder's entries not yet visited: `(path, is_folder)`.
 type Entries = std::vec::IntoIter<(PathBuf, bool)>;
 
+/// The most folder handles open at once: items in flight (up to the pipeline's window) hold
+/// their folder's, so a tree of many small folders would otherwise hold hundreds of file
+/// descriptors; past this, files are opened by their paths.
+pub const MAX_FOLDER_HANDLES: usize = 64;
+
+/// Folder handles open now (against [`MAX_FOLDER_HANDLES`]).
+#[cfg(unix)]
+static OPEN_HANDLES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// An open folder's descriptor, counted in [`OPEN_HANDLES`] while it lives.
+#[cfg(unix)]
+#[derive(Debug)]
+struct Handle(rustix::fd::OwnedFd);
+
+#[cfg(unix)]
+impl Drop for Handle {
+    fn drop(&mut self) {
+        OPEN_HANDLES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// An open folder, shared by the files found in it (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Folder {
     #[cfg(unix)]
-    fd: Arc<rustix::fd::OwnedFd>,
+    fd: Arc<Handle>,
     #[cfg(not(unix))]
     _none: Arc<()>,
 }
 
 impl Folder {
     /// Opens the folder `dir` (read-only, closed on `exec`); `None` where folders cannot be
-    /// opened so (not Unix) or when this one cannot.
+    /// opened so (not Unix), when this one cannot, or when [`MAX_FOLDER_HANDLES`] are open.
     fn open_dir(dir: &Path) -> Option<Folder> {
         #[cfg(unix)]
         {
             use rustix::fs::{Mode, OFlags};
+            use std::sync::atomic::Ordering;
+            if OPEN_HANDLES.fetch_add(1, Ordering::Relaxed) >= MAX_FOLDER_HANDLES {
+                OPEN_HANDLES.fetch_sub(1, Ordering::Relaxed);
+                return None;
+            }
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            rustix::fs::open(dir, flags, Mode::empty())
-                .ok()
-                .map(|fd| Folder { fd: Arc::new(fd) })
+            match rustix::fs::open(dir, flags, Mode::empty()) {
+                Ok(fd) => Some(Folder {
+                    fd: Arc::new(Handle(fd)),
+                }),
+                Err(_) => {
+                    OPEN_HANDLES.fetch_sub(1, Ordering::Relaxed);
+                    None
+                }
+            }
         }
         #[cfg(not(unix))]
         {
@@ -85,7 +117,7 @@ impl Folder {
                 return std::fs::File::open(path);
             };
             let flags = OFlags::RDONLY | OFlags::CLOEXEC;
-            let fd = rustix::fs::openat(&*self.fd, name, flags, Mode::empty())?;
+            let fd = rustix::fs::openat(&self.fd.0, name, flags, Mode::empty())?;
             Ok(std::fs::File::from(fd))
         }
         #[cfg(not(unix))]
@@ -269,10 +301,14 @@ mod tests {
         );
     }
 
+    /// The tests that count on folder handles run one at a time (the count is per process).
+    static HANDLE_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// Issue 16: files found in a folder come with the folder's handle (Unix), open to the
     /// same bytes as their paths, and a file gone since the walk gives `File::open`'s error.
     #[test]
     fn files_in_folders_open_through_the_folder() {
+        let _one_at_a_time = HANDLE_TESTS.lock();
         let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("sub");
         std::fs::create_dir_all(&sub).unwrap();
@@ -295,6 +331,33 @@ mod tests {
             std::fs::remove_file(&path).unwrap();
             let gone = folder.open(&path).unwrap_err().to_string();
             assert_eq!(gone, std::fs::File::open(&path).unwrap_err().to_string());
+        }
+    }
+
+    /// Folder handles are bounded: a walk over more folders than [`MAX_FOLDER_HANDLES`] whose
+    /// items are all held still finds every file, the later ones opened by their paths.
+    #[test]
+    fn folder_handles_are_bounded() {
+        let _one_at_a_time = HANDLE_TESTS.lock();
+        let dir = tempfile::tempdir().unwrap();
+        let n = MAX_FOLDER_HANDLES + 20;
+        for i in 0..n {
+            let sub = dir.path().join(format!("f{i:03}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join("a.png"), b"x").unwrap();
+        }
+        let items: Vec<Item> = Walk::new(&[dir.path().to_path_buf()]).collect();
+        assert_eq!(items.len(), n);
+        let by_path = items.iter().filter(|i| matches!(i, Item::File(_))).count();
+        if cfg!(unix) {
+            assert!(by_path >= 20, "{by_path} opened by path");
+        }
+        for item in &items {
+            match item {
+                Item::InFolder(path, folder) => assert!(folder.open(path).is_ok()),
+                Item::File(path) => assert!(std::fs::File::open(path).is_ok()),
+                Item::Error(path, e) => panic!("{}: {e}", path.display()),
+            }
         }
     }
 }
