@@ -340,6 +340,24 @@ pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     read_file_impl(path, opts, false).map(|(doc, _)| doc)
 }
 
+/// [`read_file_with`] for a file the caller opened (read from its start, whatever its cursor):
+/// the same reading, errors and limits. For callers that open files their own way, such as
+/// relative to a folder's handle (issue 16: `ccv3 validate DIR` opens each file with `openat`,
+/// which spares the kernel the lookup of the whole path).
+///
+/// ```no_run
+/// let file = std::fs::File::open("card.png")?;
+/// let doc = ccv3::read_open_file_with(file, &ccv3::ReadOptions::default())?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`read_file_with`].
+pub fn read_open_file_with(file: std::fs::File, opts: &ReadOptions) -> Result<Document> {
+    read_open_impl(file, opts, false).map(|(doc, _)| doc)
+}
+
 /// Where the embedded files of a card read by [`read_file_deferred`] are in the file it was read
 /// from (CHARX entries, PNG asset chunks), so that each can be read again when it is written:
 /// [`write_card_deferred`] and [`charx_layout_deferred`] hold one at a time (issue 12). It keeps
@@ -416,7 +434,14 @@ fn read_file_impl(
     opts: &ReadOptions,
     defer: bool,
 ) -> Result<(Document, DeferredFiles)> {
-    let mut file = std::fs::File::open(path)?;
+    read_open_impl(std::fs::File::open(path)?, opts, defer)
+}
+
+fn read_open_impl(
+    mut file: std::fs::File,
+    opts: &ReadOptions,
+    defer: bool,
+) -> Result<(Document, DeferredFiles)> {
     let len = file.metadata()?.len();
     // Positional reads through one small buffer: the PNG reader's seeks cost no system call,
     // and the file's own cursor stays at 0 for the other containers.
@@ -437,7 +462,8 @@ fn read_file_impl(
             if defer {
                 png::read_card_chunks_deferred(&mut reader, limits)
             } else {
-                png::read_card_chunks(&mut reader, limits).map(|c| (c, png::AssetPlaces::default()))
+                png::read_card_chunks_from(&mut reader, limits)
+                    .map(|c| (c, png::AssetPlaces::default()))
             }
         });
         let (mut cf, places) = match read {
@@ -450,6 +476,8 @@ fn read_file_impl(
             }
             other => other?,
         };
+        // The reader hands its buffer on to the next file's (`posread`).
+        drop(reader);
         if opts.keep_image {
             if len > opts.max_file_len {
                 return Err(too_big());
@@ -467,6 +495,7 @@ fn read_file_impl(
         };
         return Ok((Document::Card(cf), files));
     }
+    drop(reader);
     // Positional reads move the cursor on some systems (Windows).
     file.seek(SeekFrom::Start(0))?;
     // A zip, or a JPEG with a CHARX behind it: streamed, never read whole (issue 12).

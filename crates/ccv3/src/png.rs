@@ -365,6 +365,62 @@ impl From<io::Error> for Fault {
     }
 }
 
+/// What the chunk walker reads from: any `Read + Seek` through [`Plain`], or the file reader
+/// of [`crate::read_file`], which hands buffered bytes over without zeroing memory for them
+/// first (issue 16: a small card's `ccv3` chunk is in its buffer after one read).
+pub(crate) trait Source: Read + Seek {
+    /// Appends the next `n` bytes of the stream to `v` (fewer only where the stream ends) and
+    /// returns how many.
+    fn append(&mut self, v: &mut Vec<u8>, n: usize) -> io::Result<usize> {
+        append_by_reads(self, v, n)
+    }
+}
+
+/// [`Source::append`] through plain reads into zeroed memory.
+pub(crate) fn append_by_reads<R: Read + ?Sized>(
+    r: &mut R,
+    v: &mut Vec<u8>,
+    n: usize,
+) -> io::Result<usize> {
+    let start = v.len();
+    v.resize(start.saturating_add(n), 0);
+    let mut got = 0;
+    let result = loop {
+        let Some(rest) = v.get_mut(start + got..).filter(|r| !r.is_empty()) else {
+            break Ok(got);
+        };
+        match r.read(rest) {
+            Ok(0) => break Ok(got),
+            Ok(k) => got += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    v.truncate(start + got);
+    result
+}
+
+/// Any `Read + Seek` as a [`Source`].
+struct Plain<R>(R);
+
+impl<R: Read> Read for Plain<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Seek> Seek for Plain<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.0.seek(to)
+    }
+
+    fn stream_position(&mut self) -> io::Result<u64> {
+        self.0.stream_position()
+    }
+}
+
+impl<R: Read + Seek> Source for Plain<R> {}
+
 struct Walker<'l, R> {
     r: R,
     state: State,
@@ -384,7 +440,7 @@ struct Walker<'l, R> {
     done: std::collections::HashSet<CardKey>,
 }
 
-impl<'l, R: Read + Seek> Walker<'l, R> {
+impl<'l, R: Source> Walker<'l, R> {
     fn new(mut r: R, mode: Mode, limits: &'l Limits) -> Result<Self> {
         let start = r.stream_position()?;
         let end = r.seek(SeekFrom::End(0))?;
@@ -655,10 +711,16 @@ impl<'l, R: Read + Seek> Walker<'l, R> {
                         )));
                     }
                     self.held += length;
-                    let done = prefix.len();
-                    prefix.resize(header.length as usize, 0);
-                    if let Some(rest) = prefix.get_mut(done..) {
-                        self.read_exact(rest, &header)?;
+                    let want = (header.length as usize).saturating_sub(prefix.len());
+                    prefix.reserve_exact(want);
+                    let got = self.r.append(&mut prefix, want)?;
+                    self.pos += got as u64;
+                    if got < want {
+                        return Err(Fault::structural(
+                            header.name(),
+                            self.rel(header.offset),
+                            format!("file ends at byte {} inside the chunk", self.rel(self.pos)),
+                        ));
                     }
                     let crc = self.limits.verify_crc.then(|| {
                         let mut hasher = crc32fast::Hasher::new();
@@ -1072,6 +1134,11 @@ fn inflate(stream: &[u8], limits: &Limits, budget: u64) -> std::result::Result<V
 /// before any `ccv3`/`chara` chunk was read, or when card chunks exist but none decodes;
 /// [`Error::Limit`] when a [`Limits`] value is exceeded; [`Error::Io`] on I/O failure.
 pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChunks> {
+    read_card_chunks_impl(Plain(r), limits, false).map(|(chunks, _)| chunks)
+}
+
+/// [`read_card_chunks`] from a [`Source`] (the file reader of [`crate::read_file`]).
+pub(crate) fn read_card_chunks_from<S: Source>(r: S, limits: &Limits) -> Result<CardChunks> {
     read_card_chunks_impl(r, limits, false).map(|(chunks, _)| chunks)
 }
 
@@ -1131,15 +1198,15 @@ impl AssetPlaces {
 /// [`read_card_chunks`] without keeping the assets: each asset chunk is read, inflated and
 /// decoded as [`read_card_chunks`] does (same errors, same warnings), then dropped; the assets
 /// come back with empty data and [`AssetPlaces`] reads any of them again (issue 12).
-pub(crate) fn read_card_chunks_deferred<R: Read + Seek>(
-    r: R,
+pub(crate) fn read_card_chunks_deferred<S: Source>(
+    r: S,
     limits: &Limits,
 ) -> Result<(CardChunks, AssetPlaces)> {
     read_card_chunks_impl(r, limits, true)
 }
 
-fn read_card_chunks_impl<R: Read + Seek>(
-    r: R,
+fn read_card_chunks_impl<S: Source>(
+    r: S,
     limits: &Limits,
     defer: bool,
 ) -> Result<(CardChunks, AssetPlaces)> {
@@ -1394,7 +1461,7 @@ pub fn read_card_chunks_from_slice(bytes: &[u8]) -> Result<CardChunks> {
 /// [`Error::Png`] when the signature is missing or the chunk stream is truncated or corrupt.
 pub fn list_chunks(bytes: &[u8]) -> Result<Vec<ChunkInfo>> {
     let limits = Limits::default();
-    let mut walker = Walker::new(Cursor::new(bytes), Mode::VerifyAll, &limits)?;
+    let mut walker = Walker::new(Plain(Cursor::new(bytes)), Mode::VerifyAll, &limits)?;
     let mut out = Vec::new();
     loop {
         match walker.next_chunk() {

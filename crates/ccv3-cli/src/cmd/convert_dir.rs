@@ -73,7 +73,7 @@ pub fn run(args: &Args) -> CmdResult {
     };
     let bar = crate::pipeline::spinner("{spinner} {pos} files converted {elapsed}");
     let work = |item: Item| match item {
-        Item::File(input) => {
+        Item::File(input) | Item::InFolder(input, _) => {
             let result = convert_one(&input, root, args, picture.clone());
             Done { input, result }
         }

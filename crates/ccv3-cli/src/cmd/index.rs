@@ -170,7 +170,9 @@ pub fn run(args: &Args) -> CmdResult {
     let opts = super::read_options();
     let work = |item: Item| -> Outcome {
         match item {
-            Item::File(path) => index_file(&path, &known, &opts, tokenizer.as_ref()),
+            Item::File(path) | Item::InFolder(path, _) => {
+                index_file(&path, &known, &opts, tokenizer.as_ref())
+            }
             Item::Error(path, e) => Outcome::Row(Box::new(Row {
                 path: path.display().to_string(),
                 kind: "unreadable",
