@@ -19,7 +19,16 @@ use serde_json::{json, Value};
 /// A deterministic sentence source over a few words.
 fn sentences() -> impl FnMut(usize) -> String {
     let words = [
-        "the", "lighthouse", "keeper", "storm", "reef", "tide", "lamp", "island", "harbour", "boat",
+        "the",
+        "lighthouse",
+        "keeper",
+        "storm",
+        "reef",
+        "tide",
+        "lamp",
+        "island",
+        "harbour",
+        "boat",
     ];
     let mut seed = 0x2545F4914F6CDD1Du64;
     move |len: usize| {
@@ -88,9 +97,10 @@ fn bench_write(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("serde_json", "to_writer(Value)"), |b| {
             b.iter(|| serde_json::to_writer(std::io::sink(), &tree).unwrap())
         });
-        g.bench_function(BenchmarkId::new("serde_json", "from_slice(IgnoredAny)"), |b| {
-            b.iter(|| serde_json::from_slice::<serde::de::IgnoredAny>(&text).unwrap())
-        });
+        g.bench_function(
+            BenchmarkId::new("serde_json", "from_slice(IgnoredAny)"),
+            |b| b.iter(|| serde_json::from_slice::<serde::de::IgnoredAny>(&text).unwrap()),
+        );
         g.finish();
     }
 }
