@@ -31,13 +31,13 @@ const fn splat(b: u8) -> u64 {
     u64::from_ne_bytes([b; 8])
 }
 
-/// Whether any of the eight bytes of `x` is a control character (below 0x20), `"` or `\`:
-/// exact (the classic "has a zero byte" and "has a byte less than n" tests, n = 0x20).
-fn word_needs_escape(x: u64) -> bool {
+/// Nonzero when any of the eight bytes of `x` is a control character (below 0x20), `"` or
+/// a backslash: exact (the classic "has a zero byte" and "has a byte less than n" tests, n = 0x20).
+fn escape_bits(x: u64) -> u64 {
     let high = splat(0x80);
     let has_zero = |v: u64| v.wrapping_sub(splat(1)) & !v & high;
     let below_space = x.wrapping_sub(splat(0x20)) & !x & high;
-    (below_space | has_zero(x ^ splat(b'"')) | has_zero(x ^ splat(b'\\'))) != 0
+    below_space | has_zero(x ^ splat(b'"')) | has_zero(x ^ splat(b'\\'))
 }
 
 /// The escape of byte `b`, if it needs one.
@@ -55,28 +55,25 @@ fn escape_of(b: u8) -> Option<CharEscape> {
     })
 }
 
-/// The place of the next byte at or after `from` that needs an escape.
-fn next_escape(bytes: &[u8], mut from: usize) -> Option<(usize, CharEscape)> {
-    while let Some(word) = bytes.get(from..from + 8) {
-        let mut eight = [0u8; 8];
-        eight.copy_from_slice(word);
-        if word_needs_escape(u64::from_ne_bytes(eight)) {
+/// The place of the next byte at or after `from` that needs an escape, and its escape.
+fn next_escape(bytes: &[u8], from: usize) -> Option<(usize, CharEscape)> {
+    let rest = bytes.get(from..)?;
+    let mut at = from;
+    // Sixteen bytes at a time while none needs an escape; then the escape is in the sixteen
+    // bytes that flagged, or in the tail of fewer than sixteen.
+    for block in rest.chunks_exact(16) {
+        let (a, b) = block.split_at(8);
+        let word = |w: &[u8]| u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]));
+        if escape_bits(word(a)) | escape_bits(word(b)) != 0 {
             break;
         }
-        from += 8;
+        at += 16;
     }
-    // At most the eight bytes that flagged (or the tail) are looked at one by one before the
-    // next whole words.
-    while let Some(&b) = bytes.get(from) {
-        if let Some(e) = escape_of(b) {
-            return Some((from, e));
-        }
-        from += 1;
-        if from % 8 == 0 {
-            return next_escape(bytes, from);
-        }
-    }
-    None
+    bytes
+        .get(at..)?
+        .iter()
+        .enumerate()
+        .find_map(|(i, &b)| escape_of(b).map(|e| (at + i, e)))
 }
 
 /// Writes `s` as a JSON string: quoted, escaped as `serde_json` escapes.
@@ -560,8 +557,11 @@ mod tests {
     #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
         for b in 0u8..0x80 {
-            for at in 0..20 {
-                let mut s = "abcdefghijklmnopqrstu".to_string();
+            for at in 0..41 {
+                let mut s = "abcdefghijklmnopqrstuvwxyz é中 0123456789".to_string();
+                if !s.is_char_boundary(at) {
+                    continue;
+                }
                 s.insert(at, char::from(b));
                 assert_eq!(written(&s), serde_written(&s), "{b:#x} at {at}");
             }
