@@ -497,6 +497,14 @@ fn contentless_fts_keeps_search_and_moves_old_indexes() {
         )
         .unwrap();
     assert!(sql.contains("content=''"), "{sql}");
+    let automerge: i64 = conn
+        .query_row(
+            "SELECT v FROM cards_fts_config WHERE k = 'automerge'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(automerge, 16);
     drop(conn);
     // The words moved with the rows (the unchanged files were not read again).
     assert_eq!(found(&db, "telescope").len(), 3);
