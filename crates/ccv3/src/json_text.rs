@@ -31,8 +31,8 @@ const fn splat(b: u8) -> u64 {
     u64::from_ne_bytes([b; 8])
 }
 
-/// Nonzero when any of the eight bytes of `x` is a control character (below 0x20), `"` or
-/// a backslash: exact (the classic "has a zero byte" and "has a byte less than n" tests, n = 0x20).
+/// Nonzero when any of the eight bytes of `x` is a control character (below 0x20), `"` or a
+/// backslash: exact (the classic "has a zero byte" and "has a byte less than n" tests).
 fn escape_bits(x: u64) -> u64 {
     let high = splat(0x80);
     let has_zero = |v: u64| v.wrapping_sub(splat(1)) & !v & high;
