@@ -420,6 +420,97 @@ fn index_search_export() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout(&o));
 }
 
+/// The paths `ccv3 search --db DB QUERY --json` finds, sorted.
+fn found(db: &Path, query: &str) -> Vec<String> {
+    let o = ccv3(&[&"search", &"--db", &db, &query, &"--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    let mut paths: Vec<String> = v
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|m| m["path"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    paths.sort();
+    paths
+}
+
+/// Issue 16 "Speed" (indexing within 2x of validating): `cards_fts` is a contentless FTS5
+/// table (no second copy of the text). `search` still finds what its docs promise
+/// (`crates/ccv3-cli/src/cmd/search.rs` module doc: words, `"phrases"`, `name:` columns,
+/// `AND`, `prefix*`; SQLite FTS5 docs, section 3 "Full-text Query Syntax"), re-indexing a
+/// changed file replaces its words, and an index made with the earlier table (which stored the
+/// text) is moved to the contentless one by the next `ccv3 index`, finding the same cards.
+#[test]
+fn contentless_fts_keeps_search_and_moves_old_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("cards");
+    archive(&d);
+    let db = dir.path().join("cards.sqlite");
+    ccv3(&[&"index", &d, &"--db", &db]);
+    let ember = vec![
+        d.join("ember.png").display().to_string(),
+        d.join("sub/ember.json").display().to_string(),
+    ];
+    for query in [
+        "lighthouse",
+        "\"lighthouse keeper\"",
+        "name:ember",
+        "tags:fantasy AND spyglass",
+        "skerr*",
+        "creator:project",
+    ] {
+        assert_eq!(found(&db, query), ember, "{query}");
+    }
+    assert!(found(&db, "\"keeper lighthouse\"").is_empty());
+    assert!(found(&db, "name:lighthouse").is_empty());
+    // A changed file: its old words are gone from the index, its new ones found.
+    let card = d.join("sub/ember.json");
+    let text = std::fs::read_to_string(&card).unwrap();
+    std::fs::write(&card, text.replace("spyglass", "telescope")).unwrap();
+    ccv3(&[&"index", &d, &"--db", &db]);
+    assert_eq!(found(&db, "spyglass"), ember[..1].to_vec());
+    assert_eq!(found(&db, "telescope"), ember[1..].to_vec());
+
+    // The earlier table, as `ccv3 index` made it before: FTS5 storing its text.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE old_fts USING fts5(name, description, tags, creator);
+         INSERT INTO old_fts (rowid, name, description, tags, creator)
+             SELECT c.id, c.name, 'a lighthouse on Skerrow, a telescope', '', c.creator
+             FROM cards c WHERE c.kind = 'card';
+         DROP TABLE cards_fts;
+         ALTER TABLE old_fts RENAME TO cards_fts;",
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(found(&db, "telescope").len(), 3);
+    let o = ccv3(&[&"index", &d, &"--db", &db]);
+    assert!(stdout(&o).contains("0 new, 0 changed"), "{}", stdout(&o));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let sql: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'cards_fts'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(sql.contains("content=''"), "{sql}");
+    let automerge: i64 = conn
+        .query_row(
+            "SELECT v FROM cards_fts_config WHERE k = 'automerge'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(automerge, 16);
+    drop(conn);
+    // The words moved with the rows (the unchanged files were not read again).
+    assert_eq!(found(&db, "telescope").len(), 3);
+    assert_eq!(found(&db, "\"ember vale\" AND skerrow").len(), 2);
+}
+
 /// Issue 16 "Everyday commands": `lore list` (index, name, keys, position, order, enabled,
 /// decorators), `tokens` (per field and per entry, the tokenizer named), `completions`.
 #[test]

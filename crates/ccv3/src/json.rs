@@ -414,11 +414,15 @@ pub(crate) fn write<W: std::io::Write, T: Serialize + ?Sized>(
     v: &T,
     pretty: bool,
 ) -> std::io::Result<()> {
+    use crate::json_text::TextSerializer;
     let result = if pretty {
         let fmt = serde_json::ser::PrettyFormatter::with_indent(b"  ");
-        v.serialize(&mut serde_json::Serializer::with_formatter(w, fmt))
+        v.serialize(&mut TextSerializer::new(w, fmt))
     } else {
-        v.serialize(&mut serde_json::Serializer::new(w))
+        v.serialize(&mut TextSerializer::new(
+            w,
+            serde_json::ser::CompactFormatter,
+        ))
     };
     result.map_err(std::io::Error::from)
 }

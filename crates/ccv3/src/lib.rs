@@ -21,6 +21,7 @@
 mod diag;
 mod document;
 mod error;
+mod json_text;
 mod mapped;
 mod model;
 mod posread;

@@ -6,8 +6,8 @@
 //! across containers are found with `GROUP BY card_hash`), name, creator, tags, spec version,
 //! container, greetings, lorebook entries and assets counted, token counts per field and per
 //! lorebook, the findings of `ccv3 validate`, or the error for a file that cannot be read. The
-//! full-text table `cards_fts` (FTS5) holds name, description, tags and creator for
-//! `ccv3 search`.
+//! full-text table `cards_fts` (FTS5, contentless: the words, not the text; see
+//! [`FTS_CONTENTLESS`]) indexes name, description, tags and creator for `ccv3 search`.
 //!
 //! Re-running updates only what changed: a file whose size and modification time are those
 //! recorded is not read at all; one whose card hash is still the recorded one only has its
@@ -19,7 +19,7 @@ use super::{CliError, CmdResult};
 use crate::walk::Item;
 use ccv3::{Document, Severity};
 use ccv3_tokens::{PieceCache, Tokenizer};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
@@ -57,8 +57,21 @@ CREATE TABLE IF NOT EXISTS cards (
     indexed_run INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS cards_card_hash ON cards(card_hash);
-CREATE VIRTUAL TABLE IF NOT EXISTS cards_fts USING fts5(name, description, tags, creator);
+CREATE VIRTUAL TABLE IF NOT EXISTS cards_fts USING fts5(name, description, tags, creator,
+    content='', contentless_delete=1);
 ";
+
+/// How [`SCHEMA`] declares `cards_fts` as contentless: FTS5 keeps its index of the words and
+/// not a second copy of the text (the row's `rowid` is the card's `id` in `cards`), which
+/// saves storing every description twice while `ccv3 index` runs. Phrase, column, prefix and
+/// boolean queries and `bm25` ranking work as before; `name`, `description`, `tags` and
+/// `creator` read from `cards_fts` are NULL (join `cards` on `cards.id = cards_fts.rowid`).
+const FTS_CONTENTLESS: &str = "content=''";
+
+/// FTS5 merges the word lists each transaction writes once 16 of them pile up at a level (its
+/// default is 4, the range 2-16): fewer merges while an archive is indexed (the same matches;
+/// a query reads a few more lists). Stored in the table's configuration, set on every open.
+const FTS_AUTOMERGE: &str = "INSERT INTO cards_fts (cards_fts, rank) VALUES ('automerge', 16);";
 
 /// How many files are written per transaction.
 const BATCH: usize = 2_000;
@@ -142,9 +155,43 @@ pub fn open(db: &Path) -> Result<Connection, CliError> {
     // The default rollback journal: nothing is left beside the database after a run, and
     // readers (`search`, `export`) write nothing.
     conn.execute_batch("PRAGMA busy_timeout=5000;")
+        .and_then(|()| migrate_fts(&conn))
         .and_then(|()| conn.execute_batch(SCHEMA))
+        .and_then(|()| conn.execute_batch(FTS_AUTOMERGE))
         .map_err(|e| CliError::file(db, e))?;
     Ok(conn)
+}
+
+/// Moves an index made before `cards_fts` was contentless (it stored its text) to the
+/// contentless table of [`SCHEMA`], in one transaction: the stored text is indexed again into
+/// the new table under the same rowids, so nothing needs to be read from the cards again.
+fn migrate_fts(conn: &Connection) -> rusqlite::Result<()> {
+    let sql: Option<String> = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'cards_fts'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if sql.is_none_or(|sql| sql.contains(FTS_CONTENTLESS)) {
+        return Ok(());
+    }
+    conn.execute_batch(
+        "BEGIN;
+         ALTER TABLE cards_fts RENAME TO cards_fts_stored;",
+    )?;
+    let moved = conn.execute_batch(SCHEMA).and_then(|()| {
+        conn.execute_batch(
+            "INSERT INTO cards_fts (rowid, name, description, tags, creator)
+                     SELECT rowid, name, description, tags, creator FROM cards_fts_stored;
+                 DROP TABLE cards_fts_stored;
+                 COMMIT;",
+        )
+    });
+    if moved.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    moved
 }
 
 /// Indexes every file; see the module docs. Exit 0, or 2 when a file could not be read (it

@@ -120,6 +120,18 @@ impl Extensions {
         }
     }
 
+    /// Serialises the extensions with `ser` as [`Extensions::to_value`] would: text still
+    /// unparsed is handed over value by value, building no map (when no object in it repeats
+    /// a key, which a map would keep once; see [`super::transcode`]).
+    pub(crate) fn serialize_with<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Store::Text(text, m) if m.get().is_none() && super::transcode::keys_unique(text) => {
+                super::transcode::transcode(text, ser)
+            }
+            _ => self.with_object(|o| serde::Serialize::serialize(o, ser)),
+        }
+    }
+
     /// Calls `f` with each field whose name `wanted` accepts, in order (a name written twice is
     /// visited twice). Text is read without building the map: only the wanted values are built.
     pub fn visit<'s>(
@@ -385,6 +397,29 @@ mod tests {
         let empty = Extensions::from_json_text(" { } ").unwrap();
         assert!(!empty.is_unparsed_text());
         assert!(empty.is_empty());
+    }
+
+    /// Issue 16 (writing without building maps): text is written as its parsed map writes,
+    /// repeated keys too (the map keeps one), and the text stays unparsed.
+    #[test]
+    fn serialize_with_writes_text_as_its_map() {
+        for text in [
+            r#"{"depth": 4, "x": [1.0, {"y": null}], "s": "\u00e9\n"}"#,
+            r#"{"depth": 4, "role": "x", "depth": 5}"#,
+            r#"{"a": [{"k": 1, "k": 2}]}"#,
+        ] {
+            let ext = Extensions::from_json_text(text).unwrap();
+            let mut out = Vec::new();
+            ext.serialize_with(&mut serde_json::Serializer::pretty(&mut out))
+                .unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string_pretty(&ext.to_value()).unwrap()
+            );
+            assert!(ext.is_unparsed_text());
+            let tree = ext.serialize_with(serde_json::value::Serializer).unwrap();
+            assert_eq!(tree, ext.to_value());
+        }
     }
 
     #[test]

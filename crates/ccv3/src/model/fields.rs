@@ -637,7 +637,7 @@ impl Serialize for Out<'_> {
             Out::Bool(b) => ser.serialize_bool(*b),
             Out::Num(n) => n.serialize(ser),
             Out::Obj(o) => o.serialize(ser),
-            Out::Ext(e) => e.with_object(|o| o.serialize(ser)),
+            Out::Ext(e) => e.serialize_with(ser),
             Out::Owned(v) => v.serialize(ser),
             Out::Entries(es, v3) => ser.collect_seq(es.iter().map(|e| e.arranged(*v3))),
             Out::Book(b, v3) => b.arranged(*v3).serialize(ser),
@@ -666,10 +666,16 @@ const LINEAR_KEYS: usize = 32;
 /// Where each key of an object being arranged is.
 struct Places<'a> {
     map: Option<std::collections::HashMap<&'a str, usize>>,
+    /// No unknown field has a known field's name: every key is placed once (known fields are
+    /// taken from their list once, extras come from a map), so none is looked for.
+    distinct: bool,
 }
 
 impl<'a> Places<'a> {
     fn find(&self, keys: &[(&'a str, Placed<'a>)], key: &str) -> Option<usize> {
+        if self.distinct {
+            return None;
+        }
         match &self.map {
             Some(m) => m.get(key).copied(),
             None => keys.iter().position(|(k, _)| *k == key),
@@ -677,13 +683,15 @@ impl<'a> Places<'a> {
     }
 
     fn push(&mut self, keys: &mut Vec<(&'a str, Placed<'a>)>, key: &'a str, v: Placed<'a>) {
-        if let Some(m) = &mut self.map {
-            m.insert(key, keys.len());
-        } else if keys.len() == LINEAR_KEYS {
-            let mut m: std::collections::HashMap<&str, usize> =
-                keys.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
-            m.insert(key, keys.len());
-            self.map = Some(m);
+        if !self.distinct {
+            if let Some(m) = &mut self.map {
+                m.insert(key, keys.len());
+            } else if keys.len() == LINEAR_KEYS {
+                let mut m: std::collections::HashMap<&str, usize> =
+                    keys.iter().enumerate().map(|(i, (k, _))| (*k, i)).collect();
+                m.insert(key, keys.len());
+                self.map = Some(m);
+            }
         }
         keys.push((key, v));
     }
@@ -737,7 +745,12 @@ pub(crate) fn arranged<'a>(
     extra: &'a Object,
 ) -> Arranged<'a> {
     let mut keys: Vec<(&'a str, Placed<'a>)> = Vec::with_capacity(fields.len() + extra.len());
-    let mut places = Places { map: None };
+    let mut places = Places {
+        map: None,
+        distinct: !extra
+            .keys()
+            .any(|k| fields.iter().any(|(f, _)| *f == k.as_str())),
+    };
     let mut known = fields;
     let mut extras = extra.iter();
     let put_known = |keys: &mut Vec<_>, places: &mut Places<'a>, key: &'static str, v| match places

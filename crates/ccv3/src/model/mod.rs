@@ -8,6 +8,7 @@ mod extensions;
 pub(crate) mod fields;
 pub(crate) mod raw;
 pub(crate) mod stream;
+mod transcode;
 
 pub use asset::{Asset, AssetUri};
 pub(crate) use book::BOOK_FIELDS;
