@@ -863,24 +863,12 @@ mod tests {
             json!({}),
             json!({"a": [1, {"b": null}], "c": "d"}),
         ];
-        let fields = [
-            "keys",
-            "content",
-            "extensions",
-            "enabled",
-            "insertion_order",
-            "case_sensitive",
-            "use_regex",
-            "constant",
-            "name",
-            "priority",
-            "id",
-            "comment",
-            "selective",
-            "secondary_keys",
-            "position",
-            "x_unknown",
-        ];
+        // The fields the spec names, and one it does not.
+        let fields: Vec<&str> = crate::model::book::ENTRY_FIELDS
+            .iter()
+            .copied()
+            .chain(["x_unknown"])
+            .collect();
         let mut items = Vec::new();
         for (i, field) in fields.iter().enumerate() {
             for (j, v) in odd.iter().enumerate() {
