@@ -10,7 +10,8 @@
 use std::hint::black_box;
 
 use ccv3_tokens::{CachedTokenizer, Encoding, PieceCache, Tiktoken, Tokenizer};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 
 const ENGLISH: &str = "The innkeeper wiped the counter and glanced at the door. \"Another storm \
 tonight,\" she said, pouring a mug of cider for the traveller. {{char}} nodded, shaking rain \
@@ -75,24 +76,11 @@ fn card_texts() -> Vec<String> {
 
 fn counting_a_card(c: &mut Criterion) {
     let texts = card_texts();
-    let bytes: usize = texts.iter().map(String::len).sum();
-    let mut group = c.benchmark_group("count_card");
-    group.throughput(Throughput::Bytes(bytes as u64));
-    group.sample_size(20);
-    let t = Tiktoken::new(Encoding::O200k).expect("bundled encoding builds");
+    let (mut group, t) = texts_group(c, "count_card", &texts);
     group.bench_function("o200k_base", |b| {
         b.iter(|| texts.iter().map(|x| t.count(black_box(x))).sum::<usize>())
     });
-    // As `ccv3 index` counts: one piece cache per thread, kept from card to card.
-    let mut cache = PieceCache::new();
-    group.bench_function("o200k_base_piece_cache", |b| {
-        b.iter(|| {
-            texts
-                .iter()
-                .map(|x| t.count_cached(black_box(x), &mut cache))
-                .sum::<usize>()
-        })
-    });
+    bench_piece_cache(&mut group, &t, &texts);
     let reference = tiktoken_rs::o200k_base().expect("tiktoken-rs builds o200k_base");
     group.bench_function("tiktoken_rs_o200k_base", |b| {
         b.iter(|| {
@@ -172,11 +160,27 @@ fn archive_texts() -> Vec<String> {
 
 fn counting_archive_cards(c: &mut Criterion) {
     let texts = archive_texts();
+    let (mut group, t) = texts_group(c, "count_archive_cards", &texts);
+    bench_piece_cache(&mut group, &t, &texts);
+    group.finish();
+}
+
+/// A group measuring `texts` in bytes per second (20 samples), and the o200k tokenizer.
+fn texts_group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    texts: &[String],
+) -> (BenchmarkGroup<'a, WallTime>, Tiktoken) {
     let bytes: usize = texts.iter().map(String::len).sum();
-    let mut group = c.benchmark_group("count_archive_cards");
+    let mut group = c.benchmark_group(name);
     group.throughput(Throughput::Bytes(bytes as u64));
     group.sample_size(20);
     let t = Tiktoken::new(Encoding::O200k).expect("bundled encoding builds");
+    (group, t)
+}
+
+/// Counts `texts` as `ccv3 index` does: one piece cache per thread, kept from card to card.
+fn bench_piece_cache(group: &mut BenchmarkGroup<'_, WallTime>, t: &Tiktoken, texts: &[String]) {
     let mut cache = PieceCache::new();
     group.bench_function("o200k_base_piece_cache", |b| {
         b.iter(|| {
@@ -186,7 +190,6 @@ fn counting_archive_cards(c: &mut Criterion) {
                 .sum::<usize>()
         })
     });
-    group.finish();
 }
 
 fn loading(c: &mut Criterion) {
