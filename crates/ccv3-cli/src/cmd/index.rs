@@ -550,3 +550,32 @@ fn hash_of(write: impl FnOnce(&mut BufWriter<&mut Sha256>) -> std::io::Result<()
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 16 (the `tokens` column of `ccv3 index`, [`SCHEMA`]): written by hand, it is the
+    /// text `serde_json` wrote for the same object before (keys in the order of [`FIELDS`], then
+    /// `lorebook`; a lorebook file has `lorebook` alone), and its total is the sum.
+    #[test]
+    fn tokens_column_is_the_json_serde_json_writes() {
+        let mut tokens = TokensJson::default();
+        let mut map = serde_json::Map::new();
+        for (i, name) in FIELDS.iter().chain(["lorebook"].iter()).enumerate() {
+            let n = i * 977 + usize::from(i == 3) * 1_000_000;
+            tokens.push(name, n);
+            map.insert((*name).to_string(), serde_json::json!(n));
+        }
+        let total: usize = (0..=FIELDS.len()).map(|i| i * 977).sum::<usize>() + 1_000_000;
+        assert_eq!(tokens.total, total);
+        assert_eq!(tokens.finish(), serde_json::Value::Object(map).to_string());
+        let mut book = TokensJson::default();
+        book.push("lorebook", 0);
+        assert_eq!(
+            book.finish(),
+            serde_json::json!({ "lorebook": 0 }).to_string()
+        );
+        assert_eq!(TokensJson::default().finish(), "{}");
+    }
+}
