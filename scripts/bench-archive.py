@@ -14,7 +14,7 @@ runs ccv3 (whole process, output to /dev/null) and the tavern-card loop (time of
 one warm Python process: listing, reading, `parse_png_card`); medians are printed with the ratio.
 CPU time (user + sys) is printed beside wall time: on a shared machine wall times swing with the
 load, CPU times much less. `--baseline` runs a second ccv3 binary (an older build) in every round
-too, for before/after numbers from one run.
+too, for before/after numbers from one run (its `validate`, and its `index` unless --no-index).
 """
 import argparse
 import base64
@@ -165,7 +165,7 @@ def main():
         os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(a.dir) for f in fs
     )
     print(f"folder: {n} PNG cards ({big} big), {size / 1e6:.0f} MB, {int(b64) / 1e6:.0f} MB of base64 card text")
-    ours, index, theirs, base = [], [], [], []
+    ours, index, theirs, base, base_index = [], [], [], [], []
 
     def timed(cmd):
         """Runs `cmd` (output dropped): wall time, CPU time (user + sys) and exit code."""
@@ -191,12 +191,19 @@ def main():
                 sys.exit(f"ccv3 validate exited {code}")
             line.append(f"ccv3 validate {v:.3f} s ({vc:.3f} s CPU)")
             if not a.no_index:
+                if a.baseline:
+                    if os.path.exists(db):
+                        os.remove(db)
+                    bix, bixc, code = timed([a.baseline, "index", a.dir, "--db", db])
+                    if code not in (0, 1):
+                        sys.exit(f"baseline ccv3 index exited {code}")
+                    line.append(f"baseline index {bix:.3f} s ({bixc:.3f} s CPU)")
                 if os.path.exists(db):
                     os.remove(db)
-                ix, _, code = timed([a.ccv3, "index", a.dir, "--db", db])
+                ix, ixc, code = timed([a.ccv3, "index", a.dir, "--db", db])
                 if code not in (0, 1):
                     sys.exit(f"ccv3 index exited {code}")
-                line.append(f"ccv3 index {ix:.3f} s")
+                line.append(f"ccv3 index {ix:.3f} s ({ixc:.3f} s CPU)")
             out = subprocess.run([a.python, "-c", LOOP, a.dir], capture_output=True, text=True, check=True)
             tc, ok, bad, tcpu = out.stdout.split()
             line.append(f"tavern-card loop {float(tc):.3f} s ({float(tcpu):.3f} s CPU; {ok} read, {bad} refused)")
@@ -206,7 +213,9 @@ def main():
                 if a.baseline:
                     base.append((bw, bc))
                 if not a.no_index:
-                    index.append(ix)
+                    index.append((ix, ixc))
+                    if a.baseline:
+                        base_index.append((bix, bixc))
             print(f"round {r}{' (warm-up)' if r == 0 else ''}: " + ", ".join(line), flush=True)
     mo, mt = median([w for w, _ in ours]), median([w for w, _ in theirs])
     co, ct = median([c for _, c in ours]), median([c for _, c in theirs])
@@ -216,8 +225,11 @@ def main():
         mb, cb = median([w for w, _ in base]), median([c for _, c in base])
         print(f"median: baseline validate {mb:.3f} s ({cb:.3f} s CPU): {mt / mb:.1f}x tavern-card")
     if index:
-        mi = median(index)
-        print(f"median: ccv3 index (fresh database) {mi:.3f} s: {mi / mo:.2f}x validate")
+        mi, mic = median([w for w, _ in index]), median([c for _, c in index])
+        print(f"median: ccv3 index (fresh database) {mi:.3f} s ({mic:.3f} s CPU): {mi / mo:.2f}x validate wall, {mic / co:.2f}x CPU")
+    if base_index:
+        mbi, mbic = median([w for w, _ in base_index]), median([c for _, c in base_index])
+        print(f"median: baseline index {mbi:.3f} s ({mbic:.3f} s CPU)")
 
 
 if __name__ == "__main__":

@@ -640,3 +640,46 @@ fn dash_reads_standard_input() {
         assert_eq!(v["data"]["name"], "Ember Vale", "{file}");
     }
 }
+
+/// Issue 16 "Speed" (`ccv3 index` writes a new path without looking for its row first,
+/// `crates/ccv3-cli/src/cmd/index_writer.rs`): a file reached twice in one run (a folder given
+/// twice, once with a trailing slash, and a file in it given alone) is still one row and one
+/// full-text row, replaced in place; no journal file is left beside the database.
+#[test]
+fn index_paths_given_twice_keep_one_row_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("cards");
+    archive(&d);
+    let db = dir.path().join("cards.sqlite");
+    let slash = format!("{}/", d.display());
+    let o = ccv3(&[&"index", &d, &slash, &d.join("ember.png"), &"--db", &db]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("9 files: 9 new, 0 changed, 0 unchanged, 0 removed, 2 unreadable"),
+        "{}",
+        stdout(&o)
+    );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT COUNT(*) FROM cards"), 4);
+    assert_eq!(count("SELECT COUNT(DISTINCT path) FROM cards"), 4);
+    // Every readable card has its full-text row, under its own id.
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM cards c JOIN cards_fts_docsize f ON f.id = c.id
+             WHERE c.kind != 'unreadable'"
+        ),
+        3
+    );
+    assert_eq!(count("SELECT COUNT(*) FROM cards_fts_docsize"), 3);
+    drop(conn);
+    assert_eq!(found(&db, "lighthouse").len(), 2);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with("cards.sqlite-")),
+        "{names:?}"
+    );
+}

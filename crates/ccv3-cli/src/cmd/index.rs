@@ -13,14 +13,14 @@
 //! recorded is not read at all; one whose card hash is still the recorded one only has its
 //! size and time updated; rows of files under the indexed folders that are gone are deleted.
 //! Files are read on every core ([`crate::pipeline`]); the database is written by the calling
-//! thread, in one transaction per 2,000 files.
+//! thread, in one transaction per 5,000 files.
 
+use super::index_writer::{build_settings, Row, Writer};
 use super::{CliError, CmdResult};
 use crate::walk::Item;
 use ccv3::{Document, Severity};
 use ccv3_tokens::{PieceCache, Tokenizer};
 use rusqlite::{params, Connection, OptionalExtension};
-use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -73,8 +73,13 @@ const FTS_CONTENTLESS: &str = "content=''";
 /// a query reads a few more lists). Stored in the table's configuration, set on every open.
 const FTS_AUTOMERGE: &str = "INSERT INTO cards_fts (cards_fts, rank) VALUES ('automerge', 16);";
 
-/// How many files are written per transaction.
-const BATCH: usize = 2_000;
+/// How many files are written per transaction. Each commit syncs the journal and the database
+/// (four `fsync`s in SQLite's rollback journal): 2,000 until session 10, 5,000 since, which halves
+/// the syncs of a large archive (tens of milliseconds each on a busy or spinning disk) while a
+/// crash still loses at most a few seconds of reading, and a batch of small cards stays well
+/// within the build's page cache (`index_writer::BUILD_CACHE_KIB`), so no page is written out
+/// before its commit.
+const BATCH: usize = 5_000;
 
 /// The card text fields whose tokens are counted.
 const FIELDS: [&str; 8] = [
@@ -110,35 +115,6 @@ enum Outcome {
     Row(Box<Row>),
 }
 
-/// A row of `cards` and its full-text columns.
-#[derive(Default)]
-struct Row {
-    path: String,
-    size: i64,
-    mtime_ns: i64,
-    card_hash: Option<String>,
-    kind: &'static str,
-    name: Option<String>,
-    creator: Option<String>,
-    tags: Option<String>,
-    tag_text: String,
-    description: String,
-    spec: Option<&'static str>,
-    spec_version: Option<String>,
-    container: Option<&'static str>,
-    greetings: Option<i64>,
-    group_greetings: Option<i64>,
-    entries: Option<i64>,
-    enabled_entries: Option<i64>,
-    assets: Option<i64>,
-    tokens: Option<String>,
-    tokens_total: Option<i64>,
-    errors: i64,
-    warnings: i64,
-    findings: Option<String>,
-    error: Option<String>,
-}
-
 /// Arguments of `ccv3 index`.
 pub struct Args {
     /// Files or folders.
@@ -156,10 +132,28 @@ pub fn open(db: &Path) -> Result<Connection, CliError> {
     // readers (`search`, `export`) write nothing.
     conn.execute_batch("PRAGMA busy_timeout=5000;")
         .and_then(|()| migrate_fts(&conn))
-        .and_then(|()| conn.execute_batch(SCHEMA))
-        .and_then(|()| conn.execute_batch(FTS_AUTOMERGE))
+        .and_then(|()| create_tables(&conn))
         .map_err(|e| CliError::file(db, e))?;
     Ok(conn)
+}
+
+/// Creates the tables of [`SCHEMA`] and sets [`FTS_AUTOMERGE`] in one transaction (one commit,
+/// not one per statement: a commit syncs the journal and the database), writing nothing when
+/// the index has them already.
+fn create_tables(conn: &Connection) -> rusqlite::Result<()> {
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(SCHEMA)?;
+    let automerge: Option<i64> = tx
+        .query_row(
+            "SELECT v FROM cards_fts_config WHERE k = 'automerge'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if automerge != Some(16) {
+        tx.execute_batch(FTS_AUTOMERGE)?;
+    }
+    tx.commit()
 }
 
 /// Moves an index made before `cards_fts` was contentless (it stored its text) to the
@@ -203,7 +197,7 @@ pub fn run(args: &Args) -> CmdResult {
         .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
     let tokenizer =
         ccv3_tokens::load(&kind).map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
-    let mut conn = open(&args.db)?;
+    let conn = open(&args.db)?;
     let db_err = |e: rusqlite::Error| CliError::file(&args.db, e);
     let run_no: i64 = conn
         .query_row(
@@ -217,8 +211,9 @@ pub fn run(args: &Args) -> CmdResult {
     let opts = super::read_options();
     let work = |item: Item| -> Outcome {
         match item {
-            Item::File(path) | Item::InFolder(path, _) => {
-                index_file(&path, &known, &opts, tokenizer.as_ref())
+            Item::File(path) => index_file(&path, None, &known, &opts, tokenizer.as_ref()),
+            Item::InFolder(path, folder) => {
+                index_file(&path, Some(&folder), &known, &opts, tokenizer.as_ref())
             }
             Item::Error(path, e) => Outcome::Row(Box::new(Row {
                 path: path.display().to_string(),
@@ -229,22 +224,16 @@ pub fn run(args: &Args) -> CmdResult {
         }
     };
     let (mut files, mut new, mut changed, mut unchanged, mut unreadable) = (0, 0, 0, 0, 0);
-    let mut tx_open = false;
-    let mut in_tx = 0usize;
+    build_settings(&conn).map_err(db_err)?;
+    let mut writer = Writer::new(&conn, run_no, tokenizer.name()).map_err(db_err)?;
     let sink = |o: Outcome| -> Result<(), CliError> {
-        if !tx_open {
-            conn.execute_batch("BEGIN").map_err(db_err)?;
-            tx_open = true;
-        }
         files += 1;
         bar.inc(1);
         match o {
             Outcome::Unchanged(path, was_unreadable) => {
                 unchanged += 1;
                 unreadable += usize::from(was_unreadable);
-                conn.prepare_cached("UPDATE cards SET indexed_run = ?1 WHERE path = ?2")
-                    .and_then(|mut s| s.execute(params![run_no, path]))
-                    .map_err(db_err)?;
+                writer.unchanged(&path, BATCH).map_err(db_err)?;
             }
             Outcome::Touched {
                 path,
@@ -252,14 +241,13 @@ pub fn run(args: &Args) -> CmdResult {
                 mtime_ns,
             } => {
                 unchanged += 1;
-                conn.prepare_cached(
-                    "UPDATE cards SET size = ?1, mtime_ns = ?2, indexed_run = ?3 WHERE path = ?4",
-                )
-                .and_then(|mut s| s.execute(params![size, mtime_ns, run_no, path]))
-                .map_err(db_err)?;
+                writer
+                    .touched(&path, size, mtime_ns, BATCH)
+                    .map_err(db_err)?;
             }
             Outcome::Row(row) => {
-                if known.contains_key(&row.path) {
+                let recorded = known.contains_key(&row.path);
+                if recorded {
                     changed += 1;
                 } else {
                     new += 1;
@@ -273,49 +261,16 @@ pub fn run(args: &Args) -> CmdResult {
                     );
                     bar.suspend(|| eprintln!("{line}"));
                 }
-                write_row(&conn, &row, run_no, tokenizer.name()).map_err(db_err)?;
+                writer.put(&row, recorded, BATCH).map_err(db_err)?;
             }
-        }
-        in_tx += 1;
-        if in_tx >= BATCH {
-            conn.execute_batch("COMMIT").map_err(db_err)?;
-            tx_open = false;
-            in_tx = 0;
         }
         Ok(())
     };
     crate::pipeline::each_file(&args.paths, work, sink)?;
     bar.finish_and_clear();
-    if tx_open {
-        conn.execute_batch("COMMIT").map_err(db_err)?;
-    }
-    // Files under the indexed paths that were not seen this run are gone.
-    let tx = conn.transaction().map_err(db_err)?;
-    let mut removed = 0usize;
-    for root in &args.paths {
-        let root = root.display().to_string();
-        let under = format!("{}/", root.trim_end_matches('/'));
-        let ids: Vec<(i64, String)> = {
-            let mut st = tx
-                .prepare("SELECT id, path FROM cards WHERE indexed_run < ?1")
-                .map_err(db_err)?;
-            let rows = st
-                .query_map(params![run_no], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-                })
-                .map_err(db_err)?;
-            rows.filter_map(Result::ok)
-                .filter(|(_, p)| *p == root || p.starts_with(&under))
-                .collect()
-        };
-        for (id, _) in ids {
-            tx.execute("DELETE FROM cards WHERE id = ?1", params![id])
-                .and_then(|_| tx.execute("DELETE FROM cards_fts WHERE rowid = ?1", params![id]))
-                .map_err(db_err)?;
-            removed += 1;
-        }
-    }
-    tx.commit().map_err(db_err)?;
+    writer.commit().map_err(db_err)?;
+    drop(writer);
+    let removed = remove_gone(&conn, &args.paths, run_no).map_err(db_err)?;
     let summary = format!(
         "{}: {new} new, {changed} changed, {unchanged} unchanged, {removed} removed, {unreadable} unreadable; {}\n",
         super::validate::plural(files, "file", "files"),
@@ -323,6 +278,33 @@ pub fn run(args: &Args) -> CmdResult {
     );
     super::print(&summary)?;
     Ok(if unreadable > 0 { 2 } else { 0 })
+}
+
+/// Deletes the rows of files under `paths` that run `run_no` did not see (they are gone), in
+/// one transaction; returns how many.
+fn remove_gone(conn: &Connection, paths: &[PathBuf], run_no: i64) -> rusqlite::Result<usize> {
+    let tx = conn.unchecked_transaction()?;
+    let mut removed = 0usize;
+    for root in paths {
+        let root = root.display().to_string();
+        let under = format!("{}/", root.trim_end_matches('/'));
+        let ids: Vec<(i64, String)> = {
+            let mut st = tx.prepare("SELECT id, path FROM cards WHERE indexed_run < ?1")?;
+            let rows = st.query_map(params![run_no], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })?;
+            rows.filter_map(Result::ok)
+                .filter(|(_, p)| *p == root || p.starts_with(&under))
+                .collect()
+        };
+        for (id, _) in ids {
+            tx.execute("DELETE FROM cards WHERE id = ?1", params![id])?;
+            tx.execute("DELETE FROM cards_fts WHERE rowid = ?1", params![id])?;
+            removed += 1;
+        }
+    }
+    tx.commit()?;
+    Ok(removed)
 }
 
 /// What the index knew before this run, by path.
@@ -341,25 +323,48 @@ fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
     rows.collect()
 }
 
-/// The size and modification time (nanoseconds since 1970) of `path`.
-fn stat(path: &Path) -> std::io::Result<(i64, i64)> {
-    let m = std::fs::metadata(path)?;
+/// The size and modification time (nanoseconds since 1970) of a file's metadata.
+fn size_and_mtime(m: &std::fs::Metadata) -> (i64, i64) {
     let mtime = m
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Ok((i64::try_from(m.len()).unwrap_or(i64::MAX), mtime))
+    (i64::try_from(m.len()).unwrap_or(i64::MAX), mtime)
 }
 
-/// Reads one file into its row (or finds it unchanged).
+/// The size and modification time of `path`.
+fn stat(path: &Path) -> std::io::Result<(i64, i64)> {
+    std::fs::metadata(path).map(|m| size_and_mtime(&m))
+}
+
+/// The file `path` opened (relative to its `folder`'s handle when the walk has one: no lookup
+/// of the whole path) with its size and modification time read from the open file, so a file
+/// costs one path lookup instead of two (a `stat` of the path, then an `open` of it).
+fn open_with_stat(
+    path: &Path,
+    folder: Option<&crate::walk::Folder>,
+) -> std::io::Result<(std::fs::File, (i64, i64))> {
+    let file = match folder {
+        Some(folder) => folder.open(path)?,
+        None => std::fs::File::open(path)?,
+    };
+    let stat = size_and_mtime(&file.metadata()?);
+    Ok((file, stat))
+}
+
+/// Reads one file into its row (or finds it unchanged). The file is opened first and its size
+/// and time read from the open file; when it cannot be opened, its path is looked at as before
+/// (a file recorded with that size and time stays unchanged; any other is recorded with the
+/// error of reading it).
 fn index_file(
     path: &Path,
+    folder: Option<&crate::walk::Folder>,
     known: &HashMap<String, Known>,
     opts: &ccv3::ReadOptions,
     tok: &dyn Tokenizer,
 ) -> Outcome {
-    let key = path.display().to_string();
+    let key = path.to_string_lossy().into_owned();
     let unreadable = |e: String| {
         Outcome::Row(Box::new(Row {
             path: key.clone(),
@@ -368,9 +373,13 @@ fn index_file(
             ..Row::default()
         }))
     };
-    let (size, mtime_ns) = match stat(path) {
-        Ok(s) => s,
-        Err(e) => return unreadable(e.to_string()),
+    let opened = open_with_stat(path, folder).ok();
+    let (size, mtime_ns) = match &opened {
+        Some((_, s)) => *s,
+        None => match stat(path) {
+            Ok(s) => s,
+            Err(e) => return unreadable(e.to_string()),
+        },
     };
     let before = known.get(&key);
     if let Some(k) = before {
@@ -378,7 +387,11 @@ fn index_file(
             return Outcome::Unchanged(key, k.card_hash.is_none());
         }
     }
-    let doc = match ccv3::read_file_with(path, opts) {
+    let read = match opened {
+        Some((file, _)) => ccv3::read_open_file_with(file, opts),
+        None => ccv3::read_file_with(path, opts),
+    };
+    let doc = match read {
         Ok(d) => d,
         Err(e) => {
             let mut row = Row {
@@ -436,22 +449,18 @@ fn index_file(
                 &d.post_history_instructions,
                 &d.creator_notes,
             ];
-            let mut tokens = serde_json::Map::new();
-            let mut total = 0usize;
+            let mut tokens = TokensJson::default();
             for (name, text) in FIELDS.iter().zip(texts) {
-                let n = count(tok, text);
-                total += n;
-                tokens.insert((*name).to_string(), json!(n));
+                tokens.push(name, count(tok, text));
             }
             if let Some(b) = &d.character_book {
                 row.entries = Some(b.entries.len() as i64);
                 row.enabled_entries = Some(b.entries.iter().filter(|e| e.enabled).count() as i64);
                 let n: usize = b.entries.iter().map(|e| count(tok, &e.content)).sum();
-                total += n;
-                tokens.insert("lorebook".into(), json!(n));
+                tokens.push("lorebook", n);
             }
-            row.tokens = Some(serde_json::Value::Object(tokens).to_string());
-            row.tokens_total = Some(total as i64);
+            row.tokens_total = Some(tokens.total as i64);
+            row.tokens = Some(tokens.finish());
             // The card's data without `assets` (their URIs depend on the container).
             cf.card.data.assets = None;
             row.card_hash = Some(hash_of(|w| cf.card.write_v3_json(w, false)));
@@ -463,9 +472,13 @@ fn index_file(
             row.container = Some("JSON");
             row.entries = Some(bf.book.entries.len() as i64);
             row.enabled_entries = Some(bf.book.entries.iter().filter(|e| e.enabled).count() as i64);
-            let n: usize = bf.book.entries.iter().map(|e| count(tok, &e.content)).sum();
-            row.tokens = Some(json!({ "lorebook": n }).to_string());
-            row.tokens_total = Some(n as i64);
+            let mut tokens = TokensJson::default();
+            tokens.push(
+                "lorebook",
+                bf.book.entries.iter().map(|e| count(tok, &e.content)).sum(),
+            );
+            row.tokens_total = Some(tokens.total as i64);
+            row.tokens = Some(tokens.finish());
             row.card_hash = Some(hash_of(|w| bf.book.write_lorebook_v3(w, false)));
         }
     }
@@ -479,6 +492,33 @@ fn index_file(
         }
     }
     Outcome::Row(Box::new(row))
+}
+
+/// The `tokens` column being written: `{"description":12,...}`, the names in the order pushed
+/// (as `serde_json` writes such an object; the names need no escape), and their total.
+#[derive(Default)]
+struct TokensJson {
+    text: String,
+    total: usize,
+}
+
+impl TokensJson {
+    /// Adds `name`'s count.
+    fn push(&mut self, name: &str, n: usize) {
+        use std::fmt::Write as _;
+        self.text.push(if self.text.is_empty() { '{' } else { ',' });
+        let _ = write!(self.text, "\"{name}\":{n}");
+        self.total += n;
+    }
+
+    /// The JSON object.
+    fn finish(mut self) -> String {
+        if self.text.is_empty() {
+            self.text.push('{');
+        }
+        self.text.push('}');
+        self.text
+    }
 }
 
 thread_local! {
@@ -516,64 +556,31 @@ fn hash_of(write: impl FnOnce(&mut BufWriter<&mut Sha256>) -> std::io::Result<()
     s
 }
 
-/// Inserts or replaces `row` and its full-text row.
-fn write_row(conn: &Connection, row: &Row, run_no: i64, tokenizer: &str) -> rusqlite::Result<()> {
-    let old: Option<i64> = conn
-        .prepare_cached("SELECT id FROM cards WHERE path = ?1")?
-        .query_row(params![row.path], |r| r.get(0))
-        .ok();
-    if let Some(id) = old {
-        conn.prepare_cached("DELETE FROM cards_fts WHERE rowid = ?1")?
-            .execute(params![id])?;
-        conn.prepare_cached("DELETE FROM cards WHERE id = ?1")?
-            .execute(params![id])?;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 16 (the `tokens` column of `ccv3 index`, [`SCHEMA`]): written by hand, it is the
+    /// text `serde_json` wrote for the same object before (keys in the order of [`FIELDS`], then
+    /// `lorebook`; a lorebook file has `lorebook` alone), and its total is the sum.
+    #[test]
+    fn tokens_column_is_the_json_serde_json_writes() {
+        let mut tokens = TokensJson::default();
+        let mut map = serde_json::Map::new();
+        for (i, name) in FIELDS.iter().chain(["lorebook"].iter()).enumerate() {
+            let n = i * 977 + usize::from(i == 3) * 1_000_000;
+            tokens.push(name, n);
+            map.insert((*name).to_string(), serde_json::json!(n));
+        }
+        let total: usize = (0..=FIELDS.len()).map(|i| i * 977).sum::<usize>() + 1_000_000;
+        assert_eq!(tokens.total, total);
+        assert_eq!(tokens.finish(), serde_json::Value::Object(map).to_string());
+        let mut book = TokensJson::default();
+        book.push("lorebook", 0);
+        assert_eq!(
+            book.finish(),
+            serde_json::json!({ "lorebook": 0 }).to_string()
+        );
+        assert_eq!(TokensJson::default().finish(), "{}");
     }
-    conn.prepare_cached(
-        "INSERT INTO cards (id, path, size, mtime_ns, card_hash, kind, name, creator, tags, spec,
-            spec_version, container, greetings, group_greetings, entries, enabled_entries, assets,
-            tokenizer, tokens, tokens_total, errors, warnings, findings, error, indexed_run)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-            ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
-    )?
-    .execute(params![
-        old,
-        row.path,
-        row.size,
-        row.mtime_ns,
-        row.card_hash,
-        row.kind,
-        row.name,
-        row.creator,
-        row.tags,
-        row.spec,
-        row.spec_version,
-        row.container,
-        row.greetings,
-        row.group_greetings,
-        row.entries,
-        row.enabled_entries,
-        row.assets,
-        row.tokens.as_ref().map(|_| tokenizer),
-        row.tokens,
-        row.tokens_total,
-        row.errors,
-        row.warnings,
-        row.findings,
-        row.error,
-        run_no,
-    ])?;
-    let id = conn.last_insert_rowid();
-    if row.kind != "unreadable" {
-        conn.prepare_cached(
-            "INSERT INTO cards_fts (rowid, name, description, tags, creator) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![
-            id,
-            row.name.as_deref().unwrap_or(""),
-            row.description,
-            row.tag_text,
-            row.creator.as_deref().unwrap_or(""),
-        ])?;
-    }
-    Ok(())
 }

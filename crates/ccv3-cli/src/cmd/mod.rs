@@ -8,6 +8,7 @@ mod diff;
 mod export;
 mod extract;
 mod index;
+mod index_writer;
 mod inspect;
 mod lore;
 mod lore_list;
