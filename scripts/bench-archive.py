@@ -5,7 +5,7 @@ cards beside tavern-card looping over the same files in one Python process.
     scripts/bench-archive            # venv + release build + this script (the usual way)
     python3 scripts/bench-archive.py --ccv3 target/release/ccv3 --python VENV/bin/python \
         [--dir target/bench-archive/cards] [--cards 10000] [--big 20] [--rounds 3] \
-        [--baseline OLD/ccv3]
+        [--baseline OLD/ccv3] [--floor target/release/examples/archive_floor]
 
 The folder is generated once (deterministic, seed 16): mostly small V3 cards (a few KB of text, a
 small book), and `--big` cards of about 3 MB with lorebooks of 2,000+ entries; every card carries
@@ -14,7 +14,11 @@ runs ccv3 (whole process, output to /dev/null) and the tavern-card loop (time of
 one warm Python process: listing, reading, `parse_png_card`); medians are printed with the ratio.
 CPU time (user + sys) is printed beside wall time: on a shared machine wall times swing with the
 load, CPU times much less. `--baseline` runs a second ccv3 binary (an older build) in every round
-too, for before/after numbers from one run.
+too, for before/after numbers from one run. `--floor` runs the archive floor example
+(crates/ccv3-cli/examples/archive_floor.rs) once per round on the same folder: the cost of each
+stage of validating and indexing alone (read the `ccv3` chunk, parse, model, validate, token
+counts, FTS5 fill, hash), printed as medians beside the two targets (tavern-card / 10 for
+validate, 2x validate for index).
 """
 import argparse
 import base64
@@ -155,6 +159,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-index", action="store_true")
     ap.add_argument("--baseline", help="an older ccv3 binary, validated in every round too")
+    ap.add_argument("--floor", help="the archive_floor example binary, run in every round too")
     a = ap.parse_args()
     marker = os.path.join(a.dir, ".generated")
     if not os.path.exists(marker) or not open(marker).read().startswith(f"{a.cards} {a.big} "):
@@ -166,6 +171,7 @@ def main():
     )
     print(f"folder: {n} PNG cards ({big} big), {size / 1e6:.0f} MB, {int(b64) / 1e6:.0f} MB of base64 card text")
     ours, index, theirs, base = [], [], [], []
+    floor = {}  # stage -> [(wall, cpu)], in the example's order
 
     def timed(cmd):
         """Runs `cmd` (output dropped): wall time, CPU time (user + sys) and exit code."""
@@ -193,10 +199,10 @@ def main():
             if not a.no_index:
                 if os.path.exists(db):
                     os.remove(db)
-                ix, _, code = timed([a.ccv3, "index", a.dir, "--db", db])
+                ix, ixc, code = timed([a.ccv3, "index", a.dir, "--db", db])
                 if code not in (0, 1):
                     sys.exit(f"ccv3 index exited {code}")
-                line.append(f"ccv3 index {ix:.3f} s")
+                line.append(f"ccv3 index {ix:.3f} s ({ixc:.3f} s CPU)")
             out = subprocess.run([a.python, "-c", LOOP, a.dir], capture_output=True, text=True, check=True)
             tc, ok, bad, tcpu = out.stdout.split()
             line.append(f"tavern-card loop {float(tc):.3f} s ({float(tcpu):.3f} s CPU; {ok} read, {bad} refused)")
@@ -206,7 +212,14 @@ def main():
                 if a.baseline:
                     base.append((bw, bc))
                 if not a.no_index:
-                    index.append(ix)
+                    index.append((ix, ixc))
+            if a.floor and r > 0:
+                out = subprocess.run(
+                    [a.floor, a.dir, "--rounds", "1", "--json"], capture_output=True, text=True, check=True
+                )
+                for row in map(json.loads, out.stdout.splitlines()):
+                    floor.setdefault(row["stage"], []).append((row["wall"], row["user"] + row["sys"]))
+                line.append("floor " + " ".join(f"{k} {v[-1][0]:.3f}" for k, v in floor.items()))
             print(f"round {r}{' (warm-up)' if r == 0 else ''}: " + ", ".join(line), flush=True)
     mo, mt = median([w for w, _ in ours]), median([w for w, _ in theirs])
     co, ct = median([c for _, c in ours]), median([c for _, c in theirs])
@@ -216,8 +229,13 @@ def main():
         mb, cb = median([w for w, _ in base]), median([c for _, c in base])
         print(f"median: baseline validate {mb:.3f} s ({cb:.3f} s CPU): {mt / mb:.1f}x tavern-card")
     if index:
-        mi = median(index)
-        print(f"median: ccv3 index (fresh database) {mi:.3f} s: {mi / mo:.2f}x validate")
+        mi, mic = median([w for w, _ in index]), median([c for _, c in index])
+        print(f"median: ccv3 index (fresh database) {mi:.3f} s ({mic:.3f} s CPU): {mi / mo:.2f}x validate")
+    if floor:
+        print(f"targets: validate 10x tavern-card = {mt / 10:.3f} s wall; index 2x validate = {2 * mo:.3f} s wall")
+        print("floor stages (median wall s, CPU s; see crates/ccv3-cli/examples/archive_floor.rs):")
+        for stage, costs in floor.items():
+            print(f"  {stage:<4} {median([w for w, _ in costs]):.3f} {median([c for _, c in costs]):.3f}")
 
 
 if __name__ == "__main__":
