@@ -8,7 +8,7 @@
 //!
 //! An untimed pre-pass lists the PNG files under `DIR` (sorted, hidden names skipped) and finds
 //! the offset and length of each one's `ccv3` tEXt value ([`ccv3::png::list_chunks`]); it also
-//! reads every card into memory for stages f-h. Then, per round:
+//! reads every card (and keeps its text) into memory for stages f-h0. Then, per round:
 //!
 //! - a: open, one positional read of the `ccv3` value, close, base64 decode, UTF-8 check;
 //! - b: a + `serde_json` into `IgnoredAny` (the parse alone, nothing built);
@@ -20,10 +20,12 @@
 //! - f: the o200k token counts `ccv3 index` stores ([`ccv3_cli::index_card::card_tokens`]);
 //! - g: an FTS5 fill of the index's `cards_fts` (its [`ccv3_cli::index_card::SCHEMA`]), one
 //!   thread, one transaction, in a database under the system's temporary folder;
-//! - h: the card hash ([`ccv3_cli::index_card::card_hash`]).
+//! - h: the card hash ([`ccv3_cli::index_card::card_hash`]);
+//! - h0: SHA-256 alone of each card's JSON text as read (the hash's floor: `h` hashes the card
+//!   written again, about as many bytes).
 //!
-//! Stages a-f and h run on `--threads` threads (default 2, like the CLI on this machine's two
-//! cores) pulling batches of 32 cards; f-h work on text already in memory. CPU is the process's
+//! Stages a-f, h and h0 run on `--threads` threads (default 2, like the CLI on this machine's two
+//! cores) pulling batches of 32 cards; f-h0 work on text already in memory. CPU is the process's
 //! user and system time (`getrusage`) over the stage. Each stage's median over the rounds is
 //! printed; `--json` prints one JSON object per stage and round instead (for
 //! `scripts/bench-archive.py`).
@@ -33,6 +35,7 @@ use ccv3::Card;
 use ccv3_cli::index_card::{card_hash, card_tokens, FTS_AUTOMERGE, SCHEMA};
 use ccv3_tokens::Tokenizer;
 use serde::de::IgnoredAny;
+use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::hint::black_box;
 use std::os::unix::fs::FileExt;
@@ -131,13 +134,11 @@ fn run(o: &Options) -> Result<(), String> {
         .collect();
     let b64: usize = located.iter().map(|l| l.len).sum();
     let mut cards: Vec<Card> = Vec::with_capacity(located.len());
+    let mut texts: Vec<String> = Vec::with_capacity(located.len());
     for l in &located {
-        let mut diags = Vec::new();
         let text = read_value(l).map_err(|e| format!("{}: {e}", l.path.display()))?;
-        cards.push(
-            Card::from_json_text(text.as_bytes(), &mut diags)
-                .map_err(|e| format!("{}: {e}", l.path.display()))?,
-        );
+        cards.push(model_read(&text).map_err(|e| format!("{}: {e}", l.path.display()))?);
+        texts.push(text);
     }
     let kind: ccv3_tokens::TokenizerKind = "o200k".parse().map_err(|e| format!("{e}"))?;
     let tok = ccv3_tokens::load(&kind).map_err(|e| e.to_string())?;
@@ -155,6 +156,7 @@ fn run(o: &Options) -> Result<(), String> {
     let mut ctx = Context {
         located: &located,
         cards,
+        texts,
         threads: o.threads,
         tok: tok.as_ref(),
         db_dir: db_dir.path(),
@@ -193,7 +195,7 @@ fn run(o: &Options) -> Result<(), String> {
 }
 
 /// The stages, in the order they run: id and what is measured.
-const STAGES: [(&str, &str); 9] = [
+const STAGES: [(&str, &str); 10] = [
     ("a", "open + read ccv3 value + close + base64 + UTF-8"),
     ("b", "a + serde_json into IgnoredAny"),
     ("c", "a + serde_json::Value"),
@@ -203,12 +205,14 @@ const STAGES: [(&str, &str); 9] = [
     ("f", "o200k token counts of the index (in memory)"),
     ("g", "FTS5 fill of cards_fts, 1 thread, 1 transaction"),
     ("h", "card hash (in memory)"),
+    ("h0", "SHA-256 of the chunk's JSON text alone (in memory)"),
 ];
 
 /// What the stages work on.
 struct Context<'a> {
     located: &'a [Located],
     cards: Vec<Card>,
+    texts: Vec<String>,
     threads: usize,
     tok: &'a dyn Tokenizer,
     db_dir: &'a Path,
@@ -255,6 +259,9 @@ impl Context<'_> {
             "g" => fts_fill(&self.cards, self.db_dir)?,
             "h" => on_items(self.cards.iter_mut(), t, |c| {
                 black_box(card_hash(c));
+            }),
+            "h0" => on_items(self.texts.iter(), t, |s| {
+                black_box(Sha256::digest(s.as_bytes()));
             }),
             _ => return Err(format!("no stage {id}")),
         })
