@@ -219,7 +219,7 @@ def main():
                 )
                 for row in map(json.loads, out.stdout.splitlines()):
                     floor.setdefault(row["stage"], []).append((row["wall"], row["user"] + row["sys"]))
-                line.append("floor " + " ".join(f"{k} {v[-1][0]:.3f}" for k, v in floor.items()))
+                line.append("floor (wall/CPU s) " + " ".join(f"{k} {v[-1][0]:.3f}/{v[-1][1]:.3f}" for k, v in floor.items()))
             print(f"round {r}{' (warm-up)' if r == 0 else ''}: " + ", ".join(line), flush=True)
     mo, mt = median([w for w, _ in ours]), median([w for w, _ in theirs])
     co, ct = median([c for _, c in ours]), median([c for _, c in theirs])
