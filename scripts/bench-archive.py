@@ -5,7 +5,7 @@ cards beside tavern-card looping over the same files in one Python process.
     scripts/bench-archive            # venv + release build + this script (the usual way)
     python3 scripts/bench-archive.py --ccv3 target/release/ccv3 --python VENV/bin/python \
         [--dir target/bench-archive/cards] [--cards 10000] [--big 20] [--rounds 3] \
-        [--baseline OLD/ccv3]
+        [--baseline OLD/ccv3] [--floor target/release/examples/archive_floor]
 
 The folder is generated once (deterministic, seed 16): mostly small V3 cards (a few KB of text, a
 small book), and `--big` cards of about 3 MB with lorebooks of 2,000+ entries; every card carries
@@ -14,7 +14,11 @@ runs ccv3 (whole process, output to /dev/null) and the tavern-card loop (time of
 one warm Python process: listing, reading, `parse_png_card`); medians are printed with the ratio.
 CPU time (user + sys) is printed beside wall time: on a shared machine wall times swing with the
 load, CPU times much less. `--baseline` runs a second ccv3 binary (an older build) in every round
-too, for before/after numbers from one run (its `validate`, and its `index` unless --no-index).
+too, for before/after numbers from one run (its `validate`, and its `index` unless --no-index). `--floor` runs the archive floor example
+(crates/ccv3-cli/examples/archive_floor.rs) once per round on the same folder: the cost of each
+stage of validating and indexing alone (read the `ccv3` chunk, parse, model, validate, token
+counts, FTS5 fill, hash), printed as medians beside the two targets (tavern-card / 10 for
+validate, 2x validate for index).
 """
 import argparse
 import base64
@@ -155,6 +159,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-index", action="store_true")
     ap.add_argument("--baseline", help="an older ccv3 binary, validated in every round too")
+    ap.add_argument("--floor", help="the archive_floor example binary, run in every round too")
     a = ap.parse_args()
     marker = os.path.join(a.dir, ".generated")
     if not os.path.exists(marker) or not open(marker).read().startswith(f"{a.cards} {a.big} "):
@@ -166,6 +171,7 @@ def main():
     )
     print(f"folder: {n} PNG cards ({big} big), {size / 1e6:.0f} MB, {int(b64) / 1e6:.0f} MB of base64 card text")
     ours, index, theirs, base, base_index = [], [], [], [], []
+    floor = {}  # stage -> [(wall, cpu)], in the example's order
 
     def timed(cmd):
         """Runs `cmd` (output dropped): wall time, CPU time (user + sys) and exit code."""
@@ -216,6 +222,13 @@ def main():
                     index.append((ix, ixc))
                     if a.baseline:
                         base_index.append((bix, bixc))
+            if a.floor and r > 0:
+                out = subprocess.run(
+                    [a.floor, a.dir, "--rounds", "1", "--json"], capture_output=True, text=True, check=True
+                )
+                for row in map(json.loads, out.stdout.splitlines()):
+                    floor.setdefault(row["stage"], []).append((row["wall"], row["user"] + row["sys"]))
+                line.append("floor (wall/CPU s) " + " ".join(f"{k} {v[-1][0]:.3f}/{v[-1][1]:.3f}" for k, v in floor.items()))
             print(f"round {r}{' (warm-up)' if r == 0 else ''}: " + ", ".join(line), flush=True)
     mo, mt = median([w for w, _ in ours]), median([w for w, _ in theirs])
     co, ct = median([c for _, c in ours]), median([c for _, c in theirs])
@@ -230,6 +243,11 @@ def main():
     if base_index:
         mbi, mbic = median([w for w, _ in base_index]), median([c for _, c in base_index])
         print(f"median: baseline index {mbi:.3f} s ({mbic:.3f} s CPU)")
+    if floor:
+        print(f"targets: validate 10x tavern-card = {mt / 10:.3f} s wall; index 2x validate = {2 * mo:.3f} s wall")
+        print("floor stages (median wall s, CPU s; see crates/ccv3-cli/examples/archive_floor.rs):")
+        for stage, costs in floor.items():
+            print(f"  {stage:<4} {median([w for w, _ in costs]):.3f} {median([c for _, c in costs]):.3f}")
 
 
 if __name__ == "__main__":

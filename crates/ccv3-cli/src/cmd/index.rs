@@ -19,47 +19,13 @@ use super::index_writer::{build_settings, Row, Writer};
 use super::{CliError, CmdResult};
 use crate::walk::Item;
 use ccv3::{Document, Severity};
-use ccv3_tokens::{PieceCache, Tokenizer};
+use ccv3_cli::index_card::{book_tokens, card_hash, card_tokens, hash_of, FTS_AUTOMERGE};
+use ccv3_tokens::Tokenizer;
 use rusqlite::{params, Connection, OptionalExtension};
-use sha2::{Digest, Sha256};
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// The tables (created when missing).
-pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS cards (
-    id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    card_hash TEXT,
-    kind TEXT NOT NULL,            -- card | lorebook | unreadable
-    name TEXT,
-    creator TEXT,
-    tags TEXT,                     -- JSON array
-    spec TEXT,                     -- V1 | V2 | V3
-    spec_version TEXT,
-    container TEXT,
-    greetings INTEGER,             -- first_mes (1 when not empty) + alternate greetings
-    group_greetings INTEGER,
-    entries INTEGER,
-    enabled_entries INTEGER,
-    assets INTEGER,
-    tokenizer TEXT,
-    tokens TEXT,                   -- JSON object: field -> tokens, \"lorebook\" -> all entries
-    tokens_total INTEGER,
-    errors INTEGER NOT NULL DEFAULT 0,
-    warnings INTEGER NOT NULL DEFAULT 0,
-    findings TEXT,                 -- JSON array of {severity, code, path, message}
-    error TEXT,                    -- why the file could not be read
-    indexed_run INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS cards_card_hash ON cards(card_hash);
-CREATE VIRTUAL TABLE IF NOT EXISTS cards_fts USING fts5(name, description, tags, creator,
-    content='', contentless_delete=1);
-";
+pub use ccv3_cli::index_card::SCHEMA;
 
 /// How [`SCHEMA`] declares `cards_fts` as contentless: FTS5 keeps its index of the words and
 /// not a second copy of the text (the row's `rowid` is the card's `id` in `cards`), which
@@ -68,11 +34,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS cards_fts USING fts5(name, description, tags,
 /// `creator` read from `cards_fts` are NULL (join `cards` on `cards.id = cards_fts.rowid`).
 const FTS_CONTENTLESS: &str = "content=''";
 
-/// FTS5 merges the word lists each transaction writes once 16 of them pile up at a level (its
-/// default is 4, the range 2-16): fewer merges while an archive is indexed (the same matches;
-/// a query reads a few more lists). Stored in the table's configuration, set on every open.
-const FTS_AUTOMERGE: &str = "INSERT INTO cards_fts (cards_fts, rank) VALUES ('automerge', 16);";
-
 /// How many files are written per transaction. Each commit syncs the journal and the database
 /// (four `fsync`s in SQLite's rollback journal): 2,000 until session 10, 5,000 since, which halves
 /// the syncs of a large archive (tens of milliseconds each on a busy or spinning disk) while a
@@ -80,18 +41,6 @@ const FTS_AUTOMERGE: &str = "INSERT INTO cards_fts (cards_fts, rank) VALUES ('au
 /// within the build's page cache (`index_writer::BUILD_CACHE_KIB`), so no page is written out
 /// before its commit.
 const BATCH: usize = 5_000;
-
-/// The card text fields whose tokens are counted.
-const FIELDS: [&str; 8] = [
-    "description",
-    "personality",
-    "scenario",
-    "first_mes",
-    "mes_example",
-    "system_prompt",
-    "post_history_instructions",
-    "creator_notes",
-];
 
 /// What the index knew of a file before this run.
 #[derive(Clone)]
@@ -439,31 +388,14 @@ fn index_file(
                 Some(i64::from(!d.first_mes.is_empty()) + d.alternate_greetings.len() as i64);
             row.group_greetings = Some(d.group_only_greetings.len() as i64);
             row.assets = Some(d.assets.as_ref().map_or(0, |a| a.len() as i64));
-            let texts = [
-                &d.description,
-                &d.personality,
-                &d.scenario,
-                &d.first_mes,
-                &d.mes_example,
-                &d.system_prompt,
-                &d.post_history_instructions,
-                &d.creator_notes,
-            ];
-            let mut tokens = TokensJson::default();
-            for (name, text) in FIELDS.iter().zip(texts) {
-                tokens.push(name, count(tok, text));
-            }
             if let Some(b) = &d.character_book {
                 row.entries = Some(b.entries.len() as i64);
                 row.enabled_entries = Some(b.entries.iter().filter(|e| e.enabled).count() as i64);
-                let n: usize = b.entries.iter().map(|e| count(tok, &e.content)).sum();
-                tokens.push("lorebook", n);
             }
+            let tokens = card_tokens(tok, d);
+            row.tokens = Some(tokens.json);
             row.tokens_total = Some(tokens.total as i64);
-            row.tokens = Some(tokens.finish());
-            // The card's data without `assets` (their URIs depend on the container).
-            cf.card.data.assets = None;
-            row.card_hash = Some(hash_of(|w| cf.card.write_v3_json(w, false)));
+            row.card_hash = Some(card_hash(&mut cf.card));
         }
         Document::Lorebook(bf) => {
             row.kind = "lorebook";
@@ -472,13 +404,9 @@ fn index_file(
             row.container = Some("JSON");
             row.entries = Some(bf.book.entries.len() as i64);
             row.enabled_entries = Some(bf.book.entries.iter().filter(|e| e.enabled).count() as i64);
-            let mut tokens = TokensJson::default();
-            tokens.push(
-                "lorebook",
-                bf.book.entries.iter().map(|e| count(tok, &e.content)).sum(),
-            );
+            let tokens = book_tokens(tok, &bf.book.entries);
+            row.tokens = Some(tokens.json);
             row.tokens_total = Some(tokens.total as i64);
-            row.tokens = Some(tokens.finish());
             row.card_hash = Some(hash_of(|w| bf.book.write_lorebook_v3(w, false)));
         }
     }
@@ -492,95 +420,4 @@ fn index_file(
         }
     }
     Outcome::Row(Box::new(row))
-}
-
-/// The `tokens` column being written: `{"description":12,...}`, the names in the order pushed
-/// (as `serde_json` writes such an object; the names need no escape), and their total.
-#[derive(Default)]
-struct TokensJson {
-    text: String,
-    total: usize,
-}
-
-impl TokensJson {
-    /// Adds `name`'s count.
-    fn push(&mut self, name: &str, n: usize) {
-        use std::fmt::Write as _;
-        self.text.push(if self.text.is_empty() { '{' } else { ',' });
-        let _ = write!(self.text, "\"{name}\":{n}");
-        self.total += n;
-    }
-
-    /// The JSON object.
-    fn finish(mut self) -> String {
-        if self.text.is_empty() {
-            self.text.push('{');
-        }
-        self.text.push('}');
-        self.text
-    }
-}
-
-thread_local! {
-    /// Each worker's piece -> count table ([`ccv3_tokens::PieceCache`], 256 KiB a thread): card
-    /// texts repeat their words, and a hit skips the vocabulary lookup (issue 16).
-    static PIECES: RefCell<PieceCache> = RefCell::new(PieceCache::new());
-}
-
-/// The tokens of `text`, counted through this thread's piece cache.
-fn count(tok: &dyn Tokenizer, text: &str) -> usize {
-    PIECES.with(|cache| match cache.try_borrow_mut() {
-        Ok(mut cache) => tok.count_cached(text, &mut cache),
-        Err(_) => tok.count(text),
-    })
-}
-
-/// Bytes gathered before each SHA-256 update: the serializer writes a card a few bytes at a
-/// time (a quote, a key, a comma), and each write was a call into the hasher.
-const HASH_BUFFER: usize = 16 * 1024;
-
-/// SHA-256 (hex) of what `write` writes.
-fn hash_of(write: impl FnOnce(&mut BufWriter<&mut Sha256>) -> std::io::Result<()>) -> String {
-    let mut h = Sha256::new();
-    {
-        let mut w = BufWriter::with_capacity(HASH_BUFFER, &mut h);
-        let _ = write(&mut w).and_then(|()| w.flush());
-    }
-    let digest = h.finalize();
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        s.push(char::from(HEX[usize::from(b >> 4)]));
-        s.push(char::from(HEX[usize::from(b & 15)]));
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 16 (the `tokens` column of `ccv3 index`, [`SCHEMA`]): written by hand, it is the
-    /// text `serde_json` wrote for the same object before (keys in the order of [`FIELDS`], then
-    /// `lorebook`; a lorebook file has `lorebook` alone), and its total is the sum.
-    #[test]
-    fn tokens_column_is_the_json_serde_json_writes() {
-        let mut tokens = TokensJson::default();
-        let mut map = serde_json::Map::new();
-        for (i, name) in FIELDS.iter().chain(["lorebook"].iter()).enumerate() {
-            let n = i * 977 + usize::from(i == 3) * 1_000_000;
-            tokens.push(name, n);
-            map.insert((*name).to_string(), serde_json::json!(n));
-        }
-        let total: usize = (0..=FIELDS.len()).map(|i| i * 977).sum::<usize>() + 1_000_000;
-        assert_eq!(tokens.total, total);
-        assert_eq!(tokens.finish(), serde_json::Value::Object(map).to_string());
-        let mut book = TokensJson::default();
-        book.push("lorebook", 0);
-        assert_eq!(
-            book.finish(),
-            serde_json::json!({ "lorebook": 0 }).to_string()
-        );
-        assert_eq!(TokensJson::default().finish(), "{}");
-    }
 }
