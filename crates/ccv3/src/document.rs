@@ -294,6 +294,12 @@ pub struct ReadOptions {
     /// release change it ([`lorebook::risum::RpackTable::from_map_file`] reads a table file);
     /// default `None`: RisuAI's table.
     pub rpack: Option<lorebook::risum::RpackTable>,
+    /// Convert a big lorebook's entries (past the first 64) on a second thread as well as on the
+    /// calling one (default `false`: the library starts no thread unless asked). Needs the
+    /// crate's `parallel` feature; without it this is ignored. The result is the same either
+    /// way. Worth it where one file is read and a core is idle (a command reading one card);
+    /// not where the caller already reads files on every core (issue 16: `ccv3 validate DIR`).
+    pub entry_thread: bool,
 }
 
 impl Default for ReadOptions {
@@ -307,6 +313,7 @@ impl Default for ReadOptions {
             png: png::Limits::default(),
             charx: charx::Limits::default(),
             rpack: None,
+            entry_thread: false,
         }
     }
 }
@@ -321,6 +328,12 @@ impl ReadOptions {
     /// These options with [`ReadOptions::keep_image`] set to `on`.
     pub fn keep_image(mut self, on: bool) -> Self {
         self.keep_image = on;
+        self
+    }
+
+    /// These options with [`ReadOptions::entry_thread`] set to `on`.
+    pub fn entry_thread(mut self, on: bool) -> Self {
+        self.entry_thread = on;
         self
     }
 }

@@ -159,7 +159,7 @@ fn convert_one(
             ));
         }
     }
-    let doc = ccv3::read_file_with(input, &super::read_options().keep_image(true))
+    let doc = ccv3::read_file_with(input, &super::folder_read_options().keep_image(true))
         .map_err(super::with_hint)?;
     let kind = match (args.format, &doc) {
         (Some(OutFormat::Png), _) => OutKind::Png,

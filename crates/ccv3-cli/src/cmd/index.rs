@@ -214,7 +214,7 @@ pub fn run(args: &Args) -> CmdResult {
         .map_err(db_err)?;
     let known = load_known(&conn).map_err(db_err)?;
     let bar = crate::pipeline::spinner("{spinner} {pos} files indexed {elapsed}");
-    let opts = super::read_options();
+    let opts = super::folder_read_options();
     let work = |item: Item| -> Outcome {
         match item {
             Item::File(path) | Item::InFolder(path, _) => {

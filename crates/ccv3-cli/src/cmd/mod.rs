@@ -220,10 +220,12 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
-/// How the command reads files: big ones are mapped (a tool that exits can take the trade);
-/// the size limits are the library's, or all `--max-input-mib` when given.
+/// How a command that reads one file at a time reads it: big ones are mapped (a tool that exits
+/// can take the trade), a big lorebook's entries are converted on a second thread too (the other
+/// core is idle otherwise); the size limits are the library's, or all `--max-input-mib` when
+/// given.
 pub fn read_options() -> ccv3::ReadOptions {
-    let mut opts = ccv3::ReadOptions::default().mmap(true);
+    let mut opts = ccv3::ReadOptions::default().mmap(true).entry_thread(true);
     if let Some(&max) = MAX_INPUT.get() {
         opts.max_file_len = max;
         opts.max_json_len = max;
@@ -236,6 +238,13 @@ pub fn read_options() -> ccv3::ReadOptions {
     }
     opts.rpack = RPACK.get().copied();
     opts
+}
+
+/// How the folder commands (`validate`, `index`, `convert DIR`) read each file: as
+/// [`read_options`], without the second thread for big books (issue 16: their workers already
+/// keep every core busy).
+pub fn folder_read_options() -> ccv3::ReadOptions {
+    read_options().entry_thread(false)
 }
 
 /// `--max-input-mib` in bytes, if it was given.
