@@ -127,13 +127,15 @@ impl Folder {
     }
 
     /// Reads the card or lorebook file `path` names in this folder as
-    /// [`ccv3::read_file_with`] reads the path (the same document, the same errors).
+    /// [`ccv3::read_file_with`] reads the path (the same document, the same errors), through
+    /// the worker's `scratch`.
     pub fn read_document(
         &self,
         path: &Path,
         opts: &ccv3::ReadOptions,
+        scratch: &mut ccv3::ReadScratch,
     ) -> ccv3::Result<ccv3::Document> {
-        ccv3::read_open_file_with(self.open(path)?, opts)
+        ccv3::read_open_file_reusing(self.open(path)?, None, opts, scratch)
     }
 }
 

@@ -215,7 +215,7 @@ pub fn run(args: &Args) -> CmdResult {
     let known = load_known(&conn).map_err(db_err)?;
     let bar = crate::pipeline::spinner("{spinner} {pos} files indexed {elapsed}");
     let opts = super::folder_read_options();
-    let work = |item: Item| -> Outcome {
+    let work = |_: &mut ccv3::ReadScratch, item: Item| -> Outcome {
         match item {
             Item::File(path) | Item::InFolder(path, _) => {
                 index_file(&path, &known, &opts, tokenizer.as_ref())
