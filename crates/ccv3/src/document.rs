@@ -525,7 +525,6 @@ fn read_open_impl(
             }
             other => other?,
         };
-        drop(reader);
         if opts.keep_image {
             if len > opts.max_file_len {
                 return Err(too_big());
@@ -543,7 +542,6 @@ fn read_open_impl(
         };
         return Ok((Document::Card(cf), files));
     }
-    drop(reader);
     // Positional reads move the cursor on some systems (Windows).
     file.seek(SeekFrom::Start(0))?;
     // A zip, or a JPEG with a CHARX behind it: streamed, never read whole (issue 12).
