@@ -16,7 +16,7 @@
 //! thread, in one transaction per 2,000 files.
 
 use super::{CliError, CmdResult};
-use crate::walk::Item;
+use crate::walk::{Item, SizeAndTime};
 use ccv3::{Document, Severity};
 use ccv3_tokens::{PieceCache, Tokenizer};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -215,10 +215,21 @@ pub fn run(args: &Args) -> CmdResult {
     let known = load_known(&conn).map_err(db_err)?;
     let bar = crate::pipeline::spinner("{spinner} {pos} files indexed {elapsed}");
     let opts = super::folder_read_options();
-    let work = |_: &mut ccv3::ReadScratch, item: Item| -> Outcome {
+    let work = |scratch: &mut ccv3::ReadScratch, item: Item| -> Outcome {
         match item {
-            Item::File(path) | Item::InFolder(path, _) => {
-                index_file(&path, &known, &opts, tokenizer.as_ref())
+            Item::File(path) => {
+                let file = Found {
+                    path: &path,
+                    folder: None,
+                };
+                index_file(file, &known, &opts, tokenizer.as_ref(), scratch)
+            }
+            Item::InFolder(path, folder) => {
+                let file = Found {
+                    path: &path,
+                    folder: Some(&folder),
+                };
+                index_file(file, &known, &opts, tokenizer.as_ref(), scratch)
             }
             Item::Error(path, e) => Outcome::Row(Box::new(Row {
                 path: path.display().to_string(),
@@ -341,24 +352,40 @@ fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
     rows.collect()
 }
 
-/// The size and modification time (nanoseconds since 1970) of `path`.
-fn stat(path: &Path) -> std::io::Result<(i64, i64)> {
-    let m = std::fs::metadata(path)?;
-    let mtime = m
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    Ok((i64::try_from(m.len()).unwrap_or(i64::MAX), mtime))
+/// A file the walk found: its path, and its folder's handle when the walk has it.
+struct Found<'a> {
+    path: &'a Path,
+    folder: Option<&'a crate::walk::Folder>,
 }
 
-/// Reads one file into its row (or finds it unchanged).
+impl Found<'_> {
+    /// The file's size and time, looked up relative to its folder when the walk has the handle
+    /// (issue 16, as `validate` opens files), without opening it.
+    fn size_and_time(&self) -> std::io::Result<SizeAndTime> {
+        match self.folder {
+            Some(folder) => folder.size_and_time(self.path),
+            None => SizeAndTime::of_path(self.path),
+        }
+    }
+
+    /// Opens the file for reading, relative to its folder when the walk has the handle.
+    fn open(&self) -> std::io::Result<std::fs::File> {
+        match self.folder {
+            Some(folder) => folder.open(self.path),
+            None => std::fs::File::open(self.path),
+        }
+    }
+}
+
+/// Reads one file into its row (or finds it unchanged, without opening it).
 fn index_file(
-    path: &Path,
+    found: Found<'_>,
     known: &HashMap<String, Known>,
     opts: &ccv3::ReadOptions,
     tok: &dyn Tokenizer,
+    scratch: &mut ccv3::ReadScratch,
 ) -> Outcome {
+    let path = found.path;
     let key = path.display().to_string();
     let unreadable = |e: String| {
         Outcome::Row(Box::new(Row {
@@ -368,8 +395,12 @@ fn index_file(
             ..Row::default()
         }))
     };
-    let (size, mtime_ns) = match stat(path) {
-        Ok(s) => s,
+    let (len, size, mtime_ns) = match found.size_and_time() {
+        Ok(s) => (
+            s.size,
+            i64::try_from(s.size).unwrap_or(i64::MAX),
+            s.mtime_ns,
+        ),
         Err(e) => return unreadable(e.to_string()),
     };
     let before = known.get(&key);
@@ -378,7 +409,12 @@ fn index_file(
             return Outcome::Unchanged(key, k.card_hash.is_none());
         }
     }
-    let doc = match ccv3::read_file_with(path, opts) {
+    // The length just looked up: the file's metadata is not asked for again.
+    let read = found
+        .open()
+        .map_err(ccv3::Error::from)
+        .and_then(|file| ccv3::read_open_file_reusing(file, Some(len), opts, scratch));
+    let doc = match read {
         Ok(d) => d,
         Err(e) => {
             let mut row = Row {
