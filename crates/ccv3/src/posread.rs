@@ -39,7 +39,7 @@ pub(crate) const TAIL: u64 = 16 * 1024;
 /// Memory that reads of many files reuse: one per thread that reads files, handed to
 /// [`crate::read_open_file_reusing`] for each of them (issue 16: `ccv3 validate DIR` keeps one
 /// per worker). The next file's reads then write over memory already zeroed and mapped instead
-/// of a fresh buffer; it holds at most [`TAIL`] bytes (16 KiB) whatever was read.
+/// of a fresh buffer; it holds at most 16 KiB whatever was read.
 ///
 /// ```
 /// let mut scratch = ccv3::ReadScratch::new();
