@@ -455,3 +455,16 @@ pub fn validate_lorebook(book: Source<'_>) -> Result<Value, EmbedError> {
     };
     Ok(diagnostics_value(&diags))
 }
+
+#[cfg(test)]
+mod tests {
+    /// DESIGN.md "Nothing hidden" (no threads unless the caller asks) and issue 16: the reads
+    /// ask for a big book's second thread exactly when this crate's `parallel` feature is on
+    /// (the Python package's choice; the npm package's WebAssembly core has none).
+    #[test]
+    fn a_second_thread_only_with_the_parallel_feature() {
+        let opts = super::library_options();
+        assert_eq!(opts.entry_thread, cfg!(feature = "parallel"));
+        assert_eq!(opts.entry_thread(false), ccv3::ReadOptions::default());
+    }
+}
