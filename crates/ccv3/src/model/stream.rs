@@ -62,7 +62,8 @@ pub(crate) enum Place {
 }
 
 /// Entries parsed and converted one by one before the rest of a big book is cut into batches
-/// that two threads convert (smaller books never start a thread; feature `parallel`).
+/// that two threads convert (smaller books never start a thread; feature `parallel`, when
+/// [`crate::ReadOptions::entry_thread`] asks).
 #[cfg(feature = "parallel")]
 const INLINE_ENTRIES: usize = 64;
 
