@@ -214,7 +214,7 @@ pub fn run(args: &Args) -> CmdResult {
         .map_err(db_err)?;
     let known = load_known(&conn).map_err(db_err)?;
     let bar = crate::pipeline::spinner("{spinner} {pos} files indexed {elapsed}");
-    let opts = super::folder_read_options();
+    let opts = super::walk_read_options(&args.paths);
     let work = |scratch: &mut ccv3::ReadScratch, item: Item| -> Outcome {
         match item {
             Item::File(path) => {

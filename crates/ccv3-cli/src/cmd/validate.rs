@@ -270,7 +270,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let mut out = crate::output::Out::open(args.output.as_deref())?;
     let live = out.is_terminal();
     let mut totals = Totals::default();
-    let opts = super::folder_read_options();
+    let opts = super::walk_read_options(&args.paths);
     let mut first = true;
     if mode == Mode::Json {
         out.write_all(b"[")?;
