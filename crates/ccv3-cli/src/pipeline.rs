@@ -30,10 +30,11 @@ pub fn workers() -> usize {
 /// Walks `paths` ([`crate::walk`]: folders recursively, in path order), runs `work` on every
 /// file found (or path that could not be read) on every core, and `sink` on each result in
 /// walk order on the calling thread: the folder commands' (`validate`, `index`, `convert`) one
-/// way through an archive. Stops early with the sink's error.
+/// way through an archive. Each worker keeps one [`ccv3::ReadScratch`] for the files it reads
+/// (handed to `work`). Stops early with the sink's error.
 pub fn each_file<R, E>(
     paths: &[PathBuf],
-    work: impl Fn(Item) -> R + Sync,
+    work: impl Fn(&mut ccv3::ReadScratch, Item) -> R + Sync,
     sink: impl FnMut(R) -> Result<(), E>,
 ) -> Result<(), E>
 where
@@ -56,17 +57,19 @@ pub fn spinner(template: &str) -> ProgressBar {
 }
 
 /// Runs `work` on every input of `inputs` on `threads` workers, and `sink` on each result in
-/// input order on the calling thread. Stops early (the workers finish the inputs they hold)
-/// when `sink` fails, and returns its error.
-pub fn ordered<I, T, R, E>(
+/// input order on the calling thread. Each worker keeps its own `S` (made with `S::default()`)
+/// from one input to the next and hands it to `work`. Stops early (the workers finish the
+/// inputs they hold) when `sink` fails, and returns its error.
+pub fn ordered<I, T, S, R, E>(
     inputs: I,
     threads: usize,
-    work: impl Fn(T) -> R + Sync,
+    work: impl Fn(&mut S, T) -> R + Sync,
     mut sink: impl FnMut(R) -> Result<(), E>,
 ) -> Result<(), E>
 where
     I: Iterator<Item = T> + Send,
     T: Send,
+    S: Default,
     R: Send,
 {
     let threads = threads.max(1);
@@ -99,18 +102,21 @@ where
         });
         for _ in 0..threads {
             let res_tx = res_tx.clone();
-            scope.spawn(move || loop {
-                let job = match job_rx.lock() {
-                    Ok(rx) => rx.recv(),
-                    Err(_) => return,
-                };
-                let Ok((i, batch)) = job else { return };
-                if stop.load(Ordering::Relaxed) {
-                    continue;
-                }
-                let results: Vec<R> = batch.into_iter().map(work).collect();
-                if res_tx.send((i, results)).is_err() {
-                    return;
+            scope.spawn(move || {
+                let mut state = S::default();
+                loop {
+                    let job = match job_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok((i, batch)) = job else { return };
+                    if stop.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    let results: Vec<R> = batch.into_iter().map(|t| work(&mut state, t)).collect();
+                    if res_tx.send((i, results)).is_err() {
+                        return;
+                    }
                 }
             });
         }
@@ -152,7 +158,7 @@ mod tests {
         let r: Result<(), ()> = ordered(
             0..2_000u32,
             3,
-            |i| {
+            |_: &mut (), i| {
                 if i % 7 == 0 {
                     std::thread::yield_now();
                 }
@@ -167,6 +173,29 @@ mod tests {
         assert_eq!(got, (0..2_000u32).map(|i| i * 2).collect::<Vec<_>>());
     }
 
+    /// Each worker keeps its state from one input to the next: the counts of the inputs each
+    /// worker saw add up to all of them.
+    #[test]
+    fn each_worker_keeps_its_state() {
+        let mut got = Vec::new();
+        let r: Result<(), ()> = ordered(
+            0..500u32,
+            2,
+            |seen: &mut u32, i| {
+                *seen += 1;
+                (i, *seen)
+            },
+            |r| {
+                got.push(r);
+                Ok(())
+            },
+        );
+        assert!(r.is_ok());
+        assert_eq!(got.len(), 500);
+        // A worker's count only grows, so some worker saw at least half the inputs.
+        assert!(got.iter().map(|&(_, n)| n).max().unwrap() >= 250);
+    }
+
     /// A failing sink stops the run early with its error.
     #[test]
     fn a_failing_sink_stops_early() {
@@ -174,7 +203,7 @@ mod tests {
         let r = ordered(
             0..1_000_000u64,
             2,
-            |i| i,
+            |_: &mut (), i| i,
             |_| {
                 seen += 1;
                 if seen == 10 {

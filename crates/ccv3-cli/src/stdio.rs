@@ -113,16 +113,18 @@ pub fn read_document(path: &Path, opts: &ccv3::ReadOptions) -> Result<ccv3::Docu
     ccv3::read_file_with(path, opts).map_err(crate::cmd::with_hint)
 }
 
-/// [`read_document`] of a file a folder walk found: opened relative to its folder when the walk
-/// has the folder's handle ([`crate::walk::Folder`]), else by its path.
+/// [`read_document`] of a file a folder walk found, through the worker's `scratch`: opened
+/// relative to its folder when the walk has the folder's handle ([`crate::walk::Folder`]), else
+/// by its path.
 pub fn read_walked_document(
     path: &Path,
     folder: Option<&crate::walk::Folder>,
     opts: &ccv3::ReadOptions,
+    scratch: &mut ccv3::ReadScratch,
 ) -> Result<ccv3::Document, String> {
     match folder {
         Some(folder) if !is_dash(path) => folder
-            .read_document(path, opts)
+            .read_document(path, opts, scratch)
             .map_err(crate::cmd::with_hint),
         _ => read_document(path, opts),
     }

@@ -126,15 +126,85 @@ impl Folder {
         }
     }
 
+    /// The [`SizeAndTime`] of the file `path` names in this folder (its last component),
+    /// looked up relative to the folder without opening it (issue 16: `ccv3 index` reads no
+    /// unchanged file), following a link as [`std::fs::metadata`] does, with its errors.
+    pub fn size_and_time(&self, path: &Path) -> std::io::Result<SizeAndTime> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            use rustix::fs::{AtFlags, StatxFlags};
+            let Some(name) = path.file_name() else {
+                return SizeAndTime::of_path(path);
+            };
+            let want = StatxFlags::SIZE | StatxFlags::MTIME;
+            let st = rustix::fs::statx(&self.fd.0, name, AtFlags::empty(), want)?;
+            let mtime_ns = if st.stx_mask & StatxFlags::MTIME.bits() != 0 {
+                nanos_since_1970(st.stx_mtime.tv_sec, st.stx_mtime.tv_nsec)
+            } else {
+                0
+            };
+            Ok(SizeAndTime {
+                size: st.stx_size,
+                mtime_ns,
+            })
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            SizeAndTime::of_path(path)
+        }
+    }
+
     /// Reads the card or lorebook file `path` names in this folder as
-    /// [`ccv3::read_file_with`] reads the path (the same document, the same errors).
+    /// [`ccv3::read_file_with`] reads the path (the same document, the same errors), through
+    /// the worker's `scratch`.
     pub fn read_document(
         &self,
         path: &Path,
         opts: &ccv3::ReadOptions,
+        scratch: &mut ccv3::ReadScratch,
     ) -> ccv3::Result<ccv3::Document> {
-        ccv3::read_open_file_with(self.open(path)?, opts)
+        ccv3::read_open_file_reusing(self.open(path)?, None, opts, scratch)
     }
+}
+
+/// A file's size and modification time, as `ccv3 index` records them to tell changed files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeAndTime {
+    /// The length in bytes.
+    pub size: u64,
+    /// Nanoseconds since 1970 (0 when the system has no time, or one before 1970).
+    pub mtime_ns: i64,
+}
+
+impl SizeAndTime {
+    /// The size and time in `m`.
+    pub fn of(m: &std::fs::Metadata) -> Self {
+        let mtime_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        SizeAndTime {
+            size: m.len(),
+            mtime_ns,
+        }
+    }
+
+    /// The size and time of the file at `path` ([`std::fs::metadata`]: links followed).
+    pub fn of_path(path: &Path) -> std::io::Result<Self> {
+        Ok(SizeAndTime::of(&std::fs::metadata(path)?))
+    }
+}
+
+/// `sec` seconds and `nsec` nanoseconds after 1970 in nanoseconds, as [`SizeAndTime::of`]
+/// counts them (0 before 1970, `i64::MAX` past it).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn nanos_since_1970(sec: i64, nsec: u32) -> i64 {
+    if sec < 0 {
+        return 0;
+    }
+    let nanos = i128::from(sec) * 1_000_000_000 + i128::from(nsec);
+    i64::try_from(nanos).unwrap_or(i64::MAX)
 }
 
 impl Walk {
@@ -332,6 +402,33 @@ mod tests {
             let gone = folder.open(&path).unwrap_err().to_string();
             assert_eq!(gone, std::fs::File::open(&path).unwrap_err().to_string());
         }
+    }
+
+    /// Issue 16 (`ccv3 index` looks files up relative to their folder): a file's size and
+    /// time through its folder's handle are its metadata's, and a missing file gives
+    /// `std::fs::metadata`'s error.
+    #[test]
+    fn size_and_time_through_the_folder_match_the_metadata() {
+        let _one_at_a_time = HANDLE_TESTS.lock();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.png");
+        std::fs::write(&path, b"twelve bytes").unwrap();
+        let items: Vec<Item> = Walk::new(&[dir.path().to_path_buf()]).collect();
+        let [item] = &items[..] else {
+            panic!("{items:?}")
+        };
+        let Item::InFolder(found, folder) = item else {
+            // Only Unix walks with folder handles.
+            assert!(matches!(item, Item::File(_)), "{item:?}");
+            return;
+        };
+        let got = folder.size_and_time(found).unwrap();
+        assert_eq!(got, SizeAndTime::of_path(&path).unwrap());
+        assert_eq!(got.size, 12);
+        assert!(got.mtime_ns > 0);
+        std::fs::remove_file(&path).unwrap();
+        let gone = folder.size_and_time(found).unwrap_err().to_string();
+        assert_eq!(gone, std::fs::metadata(&path).unwrap_err().to_string());
     }
 
     /// Folder handles are bounded: a walk over more folders than [`MAX_FOLDER_HANDLES`] whose

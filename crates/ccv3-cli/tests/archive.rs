@@ -420,6 +420,57 @@ fn index_search_export() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), stdout(&o));
 }
 
+/// Issue 16 ("re-running updates only changed files"): `index` takes a file's size and time
+/// from the file it opened (relative to its folder), and a file whose size and time are
+/// unchanged is opened but never read: its row stays as it was even when its bytes changed
+/// behind the same size and time. A new time makes it read again.
+#[test]
+fn index_reads_no_file_whose_size_and_time_are_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("cards");
+    std::fs::create_dir_all(&d).unwrap();
+    let card = d.join("card.json");
+    let text = |name: &str| {
+        format!(r#"{{"spec":"chara_card_v3","spec_version":"3.0","data":{{"name":"{name}"}}}}"#)
+    };
+    std::fs::write(&card, text("A")).unwrap();
+    let db = dir.path().join("cards.sqlite");
+    let names = || {
+        let o = ccv3(&[&"export", &"--db", &db, &"--format", &"jsonl"]);
+        let row: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        (
+            row["name"].as_str().unwrap().to_string(),
+            row["size"].clone(),
+        )
+    };
+    let o = ccv3(&[&"index", &d, &"--db", &db]);
+    assert!(stdout(&o).starts_with("1 file: 1 new"), "{}", stdout(&o));
+    assert_eq!(names(), ("A".into(), json!(text("A").len())));
+    let time = std::fs::metadata(&card).unwrap().modified().unwrap();
+    std::fs::write(&card, text("B")).unwrap();
+    let f = std::fs::File::options().write(true).open(&card).unwrap();
+    f.set_modified(time).unwrap();
+    drop(f);
+    let o = ccv3(&[&"index", &d, &"--db", &db]);
+    assert!(
+        stdout(&o).contains("0 changed, 1 unchanged"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(names().0, "A", "an unchanged file was read");
+    let f = std::fs::File::options().write(true).open(&card).unwrap();
+    f.set_modified(time + std::time::Duration::from_secs(1))
+        .unwrap();
+    drop(f);
+    let o = ccv3(&[&"index", &d, &"--db", &db]);
+    assert!(
+        stdout(&o).contains("1 changed, 0 unchanged"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(names().0, "B");
+}
+
 /// The paths `ccv3 search --db DB QUERY --json` finds, sorted.
 fn found(db: &Path, query: &str) -> Vec<String> {
     let o = ccv3(&[&"search", &"--db", &db, &query, &"--json"]);

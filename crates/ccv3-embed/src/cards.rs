@@ -27,9 +27,16 @@ impl Default for ReadOptions {
 /// The name of the field that holds an entry's decorators in list form.
 const DECORATORS: &str = "decorators";
 
+/// How this crate reads files: `ccv3`'s defaults, and with this crate's `parallel` feature
+/// (the Python package) a big lorebook's entries converted on a second thread too
+/// ([`ccv3::ReadOptions::entry_thread`]).
+pub(crate) fn library_options() -> ccv3::ReadOptions {
+    ccv3::ReadOptions::default().entry_thread(cfg!(feature = "parallel"))
+}
+
 /// Reads any card or lorebook file.
 fn read_document(bytes: &[u8]) -> Result<Document, EmbedError> {
-    ccv3::read_bytes(bytes).map_err(|e| EmbedError::from_read(&e))
+    ccv3::read_bytes_with(bytes, &library_options()).map_err(|e| EmbedError::from_read(&e))
 }
 
 /// Reads a card file.
@@ -94,7 +101,7 @@ pub fn read_card_path_model(
     path: &std::path::Path,
     options: &ReadOptions,
 ) -> Result<ccv3::Card, EmbedError> {
-    let doc = ccv3::read_file(path).map_err(|e| {
+    let doc = ccv3::read_file_with(path, &library_options()).map_err(|e| {
         let e = EmbedError::from_read(&e);
         EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
     })?;
@@ -447,4 +454,17 @@ pub fn validate_lorebook(book: Source<'_>) -> Result<Value, EmbedError> {
         }
     };
     Ok(diagnostics_value(&diags))
+}
+
+#[cfg(test)]
+mod tests {
+    /// DESIGN.md "Nothing hidden" (no threads unless the caller asks) and issue 16: the reads
+    /// ask for a big book's second thread exactly when this crate's `parallel` feature is on
+    /// (the Python package's choice; the npm package's WebAssembly core has none).
+    #[test]
+    fn a_second_thread_only_with_the_parallel_feature() {
+        let opts = super::library_options();
+        assert_eq!(opts.entry_thread, cfg!(feature = "parallel"));
+        assert_eq!(opts.entry_thread(false), ccv3::ReadOptions::default());
+    }
 }

@@ -81,7 +81,8 @@ pub fn read_card_parts<R: Read + Seek>(
         }
     }
     source.seek(SeekFrom::Start(start)).map_err(io)?;
-    let doc = ccv3::read_seekable(source).map_err(|e| EmbedError::from_read(&e))?;
+    let doc = ccv3::read_seekable_with(source, &crate::cards::library_options())
+        .map_err(|e| EmbedError::from_read(&e))?;
     let mut card = card_of(doc)?.card;
     let Some(book) = card.data.character_book.as_mut() else {
         return Ok(CardParts {

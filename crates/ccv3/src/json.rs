@@ -229,14 +229,18 @@ fn with_raw_text<T>(
     with_text(
         text,
         opts,
-        |text, mut diags| match crate::model::stream::parse(text, bare_books) {
+        |text, mut diags| match crate::model::stream::parse(text, bare_books, opts.entry_thread) {
             Ok(raw) => f(raw, diags),
             Err(e) if is_lone_surrogate_error(&e) => {
                 let Some(repair) = repair_lone_surrogates(text.as_bytes()) else {
                     return Err(Error::from_json(&e));
                 };
-                let raw = crate::model::stream::parse(Text::Bytes(&repair.text), bare_books)
-                    .map_err(|e| Error::from_json(&e))?;
+                let raw = crate::model::stream::parse(
+                    Text::Bytes(&repair.text),
+                    bare_books,
+                    opts.entry_thread,
+                )
+                .map_err(|e| Error::from_json(&e))?;
                 diags.push(repair.diagnostic());
                 f(raw, diags)
             }

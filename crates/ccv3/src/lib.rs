@@ -49,8 +49,8 @@ pub use diag::{code_info, has_errors, Code, Diagnostic, Diagnostics, Severity, C
 pub use document::{
     asset_bytes, card_json, charx_layout, charx_layout_deferred, check_document, conversion_notes,
     conversion_notes_deferred, into_charx_layout, media_type, read_bytes, read_bytes_with,
-    read_file, read_file_deferred, read_file_with, read_open_file_with, read_seekable,
-    read_seekable_with, write_card_deferred, write_card_to, write_charx, write_json,
+    read_file, read_file_deferred, read_file_with, read_open_file_reusing, read_open_file_with,
+    read_seekable, read_seekable_with, write_card_deferred, write_card_to, write_charx, write_json,
     write_lorebook_v3, write_png, BookFile, CardFile, CardVersion, Container, DeferredFiles,
     Document, EmbeddedFile, ReadOptions, MAX_FILE_LEN,
 };
@@ -59,5 +59,6 @@ pub use model::{
     Asset, AssetUri, Card, CardData, Entry, Extensions, KeyOrder, Lorebook, Object, SpecVersion,
     V2_BACKFILL_WARNING,
 };
+pub use posread::ReadScratch;
 pub use regex_check::{check_regex_syntax, set_regex_syntax_check, SyntaxCheck};
 pub use validate::{validate_card, validate_lorebook};

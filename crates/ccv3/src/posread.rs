@@ -36,6 +36,47 @@ pub(crate) const REFILL: usize = 512;
 /// past) costs more than the call it saves once there are a few thousand of them.
 pub(crate) const TAIL: u64 = 16 * 1024;
 
+/// Memory that reads of many files reuse: one per thread that reads files, handed to
+/// [`crate::read_open_file_reusing`] for each of them (issue 16: `ccv3 validate DIR` keeps one
+/// per worker). The next file's reads then write over memory already zeroed and mapped instead
+/// of a fresh buffer; it holds at most 16 KiB whatever was read.
+///
+/// ```
+/// let mut scratch = ccv3::ReadScratch::new();
+/// # let _ = &mut scratch;
+/// ```
+#[derive(Debug, Default)]
+pub struct ReadScratch {
+    /// The buffer of the last reader, for the next one.
+    buf: Vec<u8>,
+}
+
+impl ReadScratch {
+    /// Empty scratch memory (nothing is allocated until a file is read).
+    pub fn new() -> Self {
+        ReadScratch::default()
+    }
+}
+
+/// Reads made and bytes read from a file, for tests.
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    /// Reads made so far (system calls).
+    #[cfg_attr(not(test), allow(dead_code))]
+    reads: u32,
+    /// Bytes read from the file so far.
+    #[cfg_attr(not(test), allow(dead_code))]
+    bytes: u64,
+}
+
+impl Tally {
+    /// Counts one read that brought `n` bytes.
+    fn add(&mut self, n: usize) {
+        self.reads = self.reads.saturating_add(1);
+        self.bytes = self.bytes.saturating_add(n as u64);
+    }
+}
+
 /// A [`File`] read at positions (see the module docs). It never moves the file's own cursor
 /// where positional reads exist (Unix, Windows moves it).
 pub(crate) struct PosReader<'f> {
@@ -45,33 +86,28 @@ pub(crate) struct PosReader<'f> {
     /// The position of the next read.
     pos: u64,
     /// Bytes of the file from `buf_at` on: the first `filled` of them. The rest is memory
-    /// already written, kept so a refill need not zero it again.
-    buf: Vec<u8>,
+    /// already written, kept so a refill need not zero it again (the caller's scratch).
+    buf: &'f mut Vec<u8>,
     filled: usize,
     buf_at: u64,
     /// True once the first read was made.
     started: bool,
-    /// Reads made so far (system calls), for tests.
-    #[cfg_attr(not(test), allow(dead_code))]
-    reads: u32,
-    /// Bytes read from the file so far, for tests.
-    #[cfg_attr(not(test), allow(dead_code))]
-    bytes: u64,
+    /// Reads and bytes so far.
+    tally: Tally,
 }
 
 impl<'f> PosReader<'f> {
-    /// A reader of `file`, `len` bytes long, at position 0.
-    pub(crate) fn new(file: &'f File, len: u64) -> Self {
+    /// A reader of `file`, `len` bytes long, at position 0, reading through `scratch`'s memory.
+    pub(crate) fn new(file: &'f File, len: u64, scratch: &'f mut ReadScratch) -> Self {
         PosReader {
             file,
             len,
             pos: 0,
-            buf: SPARE.with(std::cell::Cell::take),
+            buf: &mut scratch.buf,
             filled: 0,
             buf_at: 0,
             started: false,
-            reads: 0,
-            bytes: 0,
+            tally: Tally::default(),
         }
     }
 
@@ -104,9 +140,8 @@ impl<'f> PosReader<'f> {
             self.buf.get_mut(..want).unwrap_or_default(),
             self.pos,
             self.len,
-            &mut self.reads,
+            &mut self.tally,
         )?;
-        self.bytes += n as u64;
         self.filled = n;
         self.buf_at = self.pos;
         Ok(())
@@ -123,17 +158,8 @@ impl<'f> PosReader<'f> {
             if end < self.len {
                 self.ensure_buf(REFILL);
                 self.filled = 0;
-                let got = loop {
-                    self.reads = self.reads.saturating_add(1);
-                    let after = self.buf.get_mut(..REFILL).unwrap_or_default();
-                    let mut parts = [io::IoSliceMut::new(out), io::IoSliceMut::new(after)];
-                    match rustix::io::preadv(self.file, &mut parts, self.pos) {
-                        Ok(n) => break n,
-                        Err(rustix::io::Errno::INTR) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                };
-                self.bytes += got as u64;
+                let after = self.buf.get_mut(..REFILL).unwrap_or_default();
+                let got = read_two_at(self.file, out, after, self.pos, &mut self.tally)?;
                 if let Some(after) = got.checked_sub(out.len()) {
                     self.filled = after;
                     self.buf_at = end;
@@ -142,29 +168,11 @@ impl<'f> PosReader<'f> {
                 // A short read (the file shrank, or a signal): finish `out` with plain reads.
                 let at = self.pos.saturating_add(got as u64);
                 let rest = out.get_mut(got..).unwrap_or_default();
-                let more = read_at(self.file, rest, at, self.len, &mut self.reads)?;
-                self.bytes += more as u64;
+                let more = read_at(self.file, rest, at, self.len, &mut self.tally)?;
                 return Ok(got + more);
             }
         }
-        let n = read_at(self.file, out, self.pos, self.len, &mut self.reads)?;
-        self.bytes += n as u64;
-        Ok(n)
-    }
-}
-
-thread_local! {
-    /// The buffer of the last reader dropped on this thread, for the next one: the next file's
-    /// reads then write over memory already zeroed and mapped (issue 16: zeroing a fresh buffer
-    /// for every file of a folder). At most [`TAIL`] bytes, or [`FIRST_READ`] / [`REFILL`].
-    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-impl Drop for PosReader<'_> {
-    fn drop(&mut self) {
-        let buf = std::mem::take(&mut self.buf);
-        // `try_with`: nothing to keep while the thread's locals are being torn down.
-        let _ = SPARE.try_with(|spare| spare.set(buf));
+        read_at(self.file, out, self.pos, self.len, &mut self.tally)
     }
 }
 
@@ -250,10 +258,17 @@ impl Seek for PosReader<'_> {
     }
 }
 
-/// Reads up to `buf.len()` bytes of `file` at `pos` (fewer only at the end of the file). A
-/// short read that reaches `len` (the file's length when opened) is not retried: that would be
-/// one more system call to learn the end is the end.
-fn read_at(file: &File, buf: &mut [u8], pos: u64, len: u64, reads: &mut u32) -> io::Result<usize> {
+/// Reads up to `buf.len()` bytes of `file` at `pos` (fewer only at the end of the file),
+/// counting each read and its bytes in `tally`. A short read that reaches `len` (the file's
+/// length when opened) is not retried: that would be one more system call to learn the end is
+/// the end.
+fn read_at(
+    file: &File,
+    buf: &mut [u8],
+    pos: u64,
+    len: u64,
+    tally: &mut Tally,
+) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         if filled > 0 && pos.saturating_add(filled as u64) >= len {
@@ -262,15 +277,42 @@ fn read_at(file: &File, buf: &mut [u8], pos: u64, len: u64, reads: &mut u32) -> 
         let Some(rest) = buf.get_mut(filled..) else {
             break;
         };
-        *reads = reads.saturating_add(1);
         match read_at_once(file, rest, pos.saturating_add(filled as u64)) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Ok(0) => {
+                tally.add(0);
+                break;
+            }
+            Ok(n) => {
+                tally.add(n);
+                filled += n;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => tally.add(0),
             Err(e) => return Err(e),
         }
     }
     Ok(filled)
+}
+
+/// One read of `file` at `pos` into `first` and then `second` (`preadv`), counted in `tally`;
+/// the bytes read (fewer than both only at the end of the file, or on a signal).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn read_two_at(
+    file: &File,
+    first: &mut [u8],
+    second: &mut [u8],
+    pos: u64,
+    tally: &mut Tally,
+) -> io::Result<usize> {
+    loop {
+        let mut parts = [io::IoSliceMut::new(first), io::IoSliceMut::new(second)];
+        let got = rustix::io::preadv(file, &mut parts, pos);
+        tally.add(*got.as_ref().unwrap_or(&0));
+        match got {
+            Ok(n) => return Ok(n),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -300,7 +342,8 @@ mod tests {
         let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&data).unwrap();
-        let mut r = PosReader::new(&f, data.len() as u64);
+        let mut scratch = ReadScratch::new();
+        let mut r = PosReader::new(&f, data.len() as u64, &mut scratch);
         let mut got = Vec::new();
         let mut buf = [0u8; 8];
         // Headers, skips (inside and past the buffer), a big read, the end.
@@ -344,8 +387,9 @@ mod tests {
             let data: Vec<u8> = (0..size as u32).map(|i| (i * 31 % 253) as u8).collect();
             let mut f = tempfile::tempfile().unwrap();
             f.write_all(&data).unwrap();
+            let mut scratch = ReadScratch::new();
             for _ in 0..20 {
-                let mut r = PosReader::new(&f, size as u64);
+                let mut r = PosReader::new(&f, size as u64, &mut scratch);
                 for _ in 0..30 {
                     let at = next(size as u64 + 10);
                     let take = match next(4) {
@@ -369,6 +413,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Issue 16 (no hidden library state): the caller's scratch, kept from one file to the
+    /// next, serves only the bytes of the file being read, and stays within [`TAIL`] bytes.
+    #[test]
+    fn a_scratch_reused_for_another_file_serves_only_its_bytes() {
+        let first: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8).collect();
+        let second: Vec<u8> = (0..6_000u32).map(|i| 255 - (i % 241) as u8).collect();
+        let mut scratch = ReadScratch::new();
+        for data in [&first, &second, &first] {
+            let mut f = tempfile::tempfile().unwrap();
+            f.write_all(data).unwrap();
+            let mut r = PosReader::new(&f, data.len() as u64, &mut scratch);
+            for at in [0u64, 700, 5_500, 30_000] {
+                r.seek(SeekFrom::Start(at)).unwrap();
+                let mut got = vec![0u8; 300];
+                let n = r.read(&mut got).unwrap();
+                let from = (at as usize).min(data.len());
+                assert_eq!(&got[..n], &data[from..(from + 300).min(data.len())]);
+            }
+            let mut rest = Vec::new();
+            r.seek(SeekFrom::Start(0)).unwrap();
+            r.read_to_end(&mut rest).unwrap();
+            assert_eq!(&rest, data);
+        }
+        assert!(scratch.buf.len() <= TAIL as usize, "{}", scratch.buf.len());
     }
 
     /// A PNG chunk: length, type, data, CRC.
@@ -409,13 +479,14 @@ mod tests {
     fn read_card(png: &[u8]) -> (crate::png::CardChunks, u32, u64) {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(png).unwrap();
-        let mut r = PosReader::new(&f, png.len() as u64);
+        let mut scratch = ReadScratch::new();
+        let mut r = PosReader::new(&f, png.len() as u64, &mut scratch);
         let limits = crate::png::Limits {
             read_chara: false,
             ..crate::png::Limits::default()
         };
         let chunks = crate::png::read_card_chunks_from(&mut r, &limits).unwrap();
-        (chunks, r.reads, r.bytes)
+        (chunks, r.tally.reads, r.tally.bytes)
     }
 
     /// Issue 16 ("validating a folder of 10,000 PNG cards ... 10x faster"): a small card (a
@@ -430,6 +501,27 @@ mod tests {
         assert_eq!(reads, 3);
         let ccv3_chunk = png.len() - 12 - (8 + 5 + 4 * (json.len() + 2) / 3 + 4);
         assert!(bytes < (FIRST_READ + REFILL) as u64 + (png.len() - ccv3_chunk) as u64 + 8);
+    }
+
+    /// Reads and bytes are counted once each, where the reads are made: a file read whole
+    /// through the reader counts its bytes exactly, whichever way each read went.
+    #[test]
+    fn reads_and_bytes_are_counted_where_they_are_made() {
+        let data: Vec<u8> = (0..50_000u32).map(|i| (i % 199) as u8).collect();
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(&data).unwrap();
+        let mut scratch = ReadScratch::new();
+        let mut r = PosReader::new(&f, data.len() as u64, &mut scratch);
+        let mut head = [0u8; 100];
+        r.read_exact(&mut head).unwrap();
+        r.seek(SeekFrom::Start(FIRST_READ as u64)).unwrap();
+        let mut big = vec![0u8; 20_000];
+        r.read_exact(&mut big).unwrap();
+        let mut rest = Vec::new();
+        r.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, data[FIRST_READ + 20_000..]);
+        assert_eq!(r.tally.bytes, data.len() as u64);
+        assert!(r.tally.reads >= 3, "{} reads", r.tally.reads);
     }
 
     /// Issue 16 ("image data must never be read"): a big picture before the card chunks is

@@ -572,3 +572,41 @@ fn hostile_exif_chunk_lengths_are_bounded() {
     let err = ccv3::read_bytes(&png).unwrap_err().to_string();
     assert!(err.contains("eXIf chunk holds no card"), "{err}");
 }
+
+/// Issue 16: `read_open_file_reusing` takes the length from a caller that has the file's
+/// metadata. A wrong one (the file changed since, or a caller's bug) is hostile input like any
+/// other: no panic, no read past the file, no allocation beyond the limits; the right one reads
+/// exactly as `read_file` does, with one scratch reused for every file.
+#[test]
+fn issue16_a_wrong_length_from_the_caller_is_survived() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("card.png");
+    std::fs::write(
+        &png,
+        png_of(&[text("chara", &b64(CARD)), text("ccv3", &b64(CARD))]),
+    )
+    .unwrap();
+    let json = dir.path().join("card.json");
+    std::fs::write(&json, CARD).unwrap();
+    let mut scratch = ccv3::ReadScratch::new();
+    let opts = ReadOptions::default();
+    for path in [&png, &json] {
+        let real = std::fs::metadata(path).unwrap().len();
+        for len in [0, 1, 16, real - 1, real + 1, real * 2, 1 << 40, u64::MAX] {
+            let file = std::fs::File::open(path).unwrap();
+            // Either a document or an error; never a panic or an abort.
+            let _ = ccv3::read_open_file_reusing(file, Some(len), &opts, &mut scratch);
+        }
+        for len in [None, Some(real)] {
+            let file = std::fs::File::open(path).unwrap();
+            let doc = ccv3::read_open_file_reusing(file, len, &opts, &mut scratch).unwrap();
+            let plain = ccv3::read_file(path).unwrap();
+            assert_eq!(
+                format!("{doc:?}"),
+                format!("{plain:?}"),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}

@@ -72,7 +72,7 @@ pub fn run(args: &Args) -> CmdResult {
         args.input.parent().unwrap_or(Path::new(""))
     };
     let bar = crate::pipeline::spinner("{spinner} {pos} files converted {elapsed}");
-    let work = |item: Item| match item {
+    let work = |_: &mut ccv3::ReadScratch, item: Item| match item {
         Item::File(input) | Item::InFolder(input, _) => {
             let result = convert_one(&input, root, args, picture.clone());
             Done { input, result }
@@ -159,7 +159,7 @@ fn convert_one(
             ));
         }
     }
-    let doc = ccv3::read_file_with(input, &super::read_options().keep_image(true))
+    let doc = ccv3::read_file_with(input, &super::folder_read_options().keep_image(true))
         .map_err(super::with_hint)?;
     let kind = match (args.format, &doc) {
         (Some(OutFormat::Png), _) => OutKind::Png,

@@ -17,7 +17,7 @@
 
 use super::index_writer::{build_settings, Row, Writer};
 use super::{CliError, CmdResult};
-use crate::walk::Item;
+use crate::walk::{Item, SizeAndTime};
 use ccv3::{Document, Severity};
 use ccv3_cli::index_card::{book_tokens, card_hash, card_tokens, hash_of, FTS_AUTOMERGE};
 use ccv3_tokens::Tokenizer;
@@ -157,12 +157,22 @@ pub fn run(args: &Args) -> CmdResult {
         .map_err(db_err)?;
     let known = load_known(&conn).map_err(db_err)?;
     let bar = crate::pipeline::spinner("{spinner} {pos} files indexed {elapsed}");
-    let opts = super::read_options();
-    let work = |item: Item| -> Outcome {
+    let opts = super::walk_read_options(&args.paths);
+    let work = |scratch: &mut ccv3::ReadScratch, item: Item| -> Outcome {
         match item {
-            Item::File(path) => index_file(&path, None, &known, &opts, tokenizer.as_ref()),
+            Item::File(path) => {
+                let file = Found {
+                    path: &path,
+                    folder: None,
+                };
+                index_file(file, &known, &opts, tokenizer.as_ref(), scratch)
+            }
             Item::InFolder(path, folder) => {
-                index_file(&path, Some(&folder), &known, &opts, tokenizer.as_ref())
+                let file = Found {
+                    path: &path,
+                    folder: Some(&folder),
+                };
+                index_file(file, &known, &opts, tokenizer.as_ref(), scratch)
             }
             Item::Error(path, e) => Outcome::Row(Box::new(Row {
                 path: path.display().to_string(),
@@ -272,47 +282,40 @@ fn load_known(conn: &Connection) -> rusqlite::Result<HashMap<String, Known>> {
     rows.collect()
 }
 
-/// The size and modification time (nanoseconds since 1970) of a file's metadata.
-fn size_and_mtime(m: &std::fs::Metadata) -> (i64, i64) {
-    let mtime = m
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-    (i64::try_from(m.len()).unwrap_or(i64::MAX), mtime)
+/// A file the walk found: its path, and its folder's handle when the walk has it.
+struct Found<'a> {
+    path: &'a Path,
+    folder: Option<&'a crate::walk::Folder>,
 }
 
-/// The size and modification time of `path`.
-fn stat(path: &Path) -> std::io::Result<(i64, i64)> {
-    std::fs::metadata(path).map(|m| size_and_mtime(&m))
+impl Found<'_> {
+    /// The file's size and time, looked up relative to its folder when the walk has the handle
+    /// (issue 16, as `validate` opens files), without opening it.
+    fn size_and_time(&self) -> std::io::Result<SizeAndTime> {
+        match self.folder {
+            Some(folder) => folder.size_and_time(self.path),
+            None => SizeAndTime::of_path(self.path),
+        }
+    }
+
+    /// Opens the file for reading, relative to its folder when the walk has the handle.
+    fn open(&self) -> std::io::Result<std::fs::File> {
+        match self.folder {
+            Some(folder) => folder.open(self.path),
+            None => std::fs::File::open(self.path),
+        }
+    }
 }
 
-/// The file `path` opened (relative to its `folder`'s handle when the walk has one: no lookup
-/// of the whole path) with its size and modification time read from the open file, so a file
-/// costs one path lookup instead of two (a `stat` of the path, then an `open` of it).
-fn open_with_stat(
-    path: &Path,
-    folder: Option<&crate::walk::Folder>,
-) -> std::io::Result<(std::fs::File, (i64, i64))> {
-    let file = match folder {
-        Some(folder) => folder.open(path)?,
-        None => std::fs::File::open(path)?,
-    };
-    let stat = size_and_mtime(&file.metadata()?);
-    Ok((file, stat))
-}
-
-/// Reads one file into its row (or finds it unchanged). The file is opened first and its size
-/// and time read from the open file; when it cannot be opened, its path is looked at as before
-/// (a file recorded with that size and time stays unchanged; any other is recorded with the
-/// error of reading it).
+/// Reads one file into its row (or finds it unchanged, without opening it).
 fn index_file(
-    path: &Path,
-    folder: Option<&crate::walk::Folder>,
+    found: Found<'_>,
     known: &HashMap<String, Known>,
     opts: &ccv3::ReadOptions,
     tok: &dyn Tokenizer,
+    scratch: &mut ccv3::ReadScratch,
 ) -> Outcome {
+    let path = found.path;
     let key = path.to_string_lossy().into_owned();
     let unreadable = |e: String| {
         Outcome::Row(Box::new(Row {
@@ -322,13 +325,13 @@ fn index_file(
             ..Row::default()
         }))
     };
-    let opened = open_with_stat(path, folder).ok();
-    let (size, mtime_ns) = match &opened {
-        Some((_, s)) => *s,
-        None => match stat(path) {
-            Ok(s) => s,
-            Err(e) => return unreadable(e.to_string()),
-        },
+    let (len, size, mtime_ns) = match found.size_and_time() {
+        Ok(s) => (
+            s.size,
+            i64::try_from(s.size).unwrap_or(i64::MAX),
+            s.mtime_ns,
+        ),
+        Err(e) => return unreadable(e.to_string()),
     };
     let before = known.get(&key);
     if let Some(k) = before {
@@ -336,10 +339,11 @@ fn index_file(
             return Outcome::Unchanged(key, k.card_hash.is_none());
         }
     }
-    let read = match opened {
-        Some((file, _)) => ccv3::read_open_file_with(file, opts),
-        None => ccv3::read_file_with(path, opts),
-    };
+    // The length just looked up: the file's metadata is not asked for again.
+    let read = found
+        .open()
+        .map_err(ccv3::Error::from)
+        .and_then(|file| ccv3::read_open_file_reusing(file, Some(len), opts, scratch));
     let doc = match read {
         Ok(d) => d,
         Err(e) => {

@@ -221,10 +221,12 @@ pub fn run(cli: Cli) -> CmdResult {
     }
 }
 
-/// How the command reads files: big ones are mapped (a tool that exits can take the trade);
-/// the size limits are the library's, or all `--max-input-mib` when given.
+/// How a command that reads one file at a time reads it: big ones are mapped (a tool that exits
+/// can take the trade), a big lorebook's entries are converted on a second thread too (the other
+/// core is idle otherwise); the size limits are the library's, or all `--max-input-mib` when
+/// given.
 pub fn read_options() -> ccv3::ReadOptions {
-    let mut opts = ccv3::ReadOptions::default().mmap(true);
+    let mut opts = ccv3::ReadOptions::default().mmap(true).entry_thread(true);
     if let Some(&max) = MAX_INPUT.get() {
         opts.max_file_len = max;
         opts.max_json_len = max;
@@ -237,6 +239,24 @@ pub fn read_options() -> ccv3::ReadOptions {
     }
     opts.rpack = RPACK.get().copied();
     opts
+}
+
+/// How the folder commands (`validate`, `index`, `convert DIR`) read each file: as
+/// [`read_options`], without the second thread for big books (issue 16: their workers already
+/// keep every core busy).
+pub fn folder_read_options() -> ccv3::ReadOptions {
+    read_options().entry_thread(false)
+}
+
+/// How `validate` and `index` read the `paths` given: as a one-file command
+/// ([`read_options`]: the second thread for a big book) when they are one file, since one
+/// worker then reads while the other core is idle; as a folder command
+/// ([`folder_read_options`]) otherwise.
+pub fn walk_read_options(paths: &[PathBuf]) -> ccv3::ReadOptions {
+    match paths {
+        [one] if !one.is_dir() => read_options(),
+        _ => folder_read_options(),
+    }
 }
 
 /// `--max-input-mib` in bytes, if it was given.
@@ -322,4 +342,24 @@ pub fn print(text: &str) -> Result<(), CliError> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 16 and DESIGN.md "Nothing hidden": a big book's second thread is asked for where
+    /// one file is read, not where a folder's files are read on every core.
+    #[test]
+    fn the_entry_thread_only_where_one_file_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.json");
+        std::fs::write(&file, "{}").unwrap();
+        assert!(read_options().entry_thread);
+        assert!(!folder_read_options().entry_thread);
+        assert!(walk_read_options(std::slice::from_ref(&file)).entry_thread);
+        assert!(walk_read_options(&[Path::new("-").to_path_buf()]).entry_thread);
+        assert!(!walk_read_options(&[dir.path().to_path_buf()]).entry_thread);
+        assert!(!walk_read_options(&[file.clone(), file]).entry_thread);
+    }
 }

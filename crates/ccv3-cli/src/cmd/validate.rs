@@ -270,23 +270,25 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let mut out = crate::output::Out::open(args.output.as_deref())?;
     let live = out.is_terminal();
     let mut totals = Totals::default();
-    let opts = super::read_options();
+    let opts = super::walk_read_options(&args.paths);
     let mut first = true;
     if mode == Mode::Json {
         out.write_all(b"[")?;
     }
-    let check = |file: PathBuf, folder: Option<&crate::walk::Folder>| {
-        let outcome = crate::stdio::read_walked_document(&file, folder, &opts).map(|doc| {
-            let mut d = ccv3::check_document(&doc);
-            d.retain(|d| filter.keeps(d));
-            d
-        });
-        let file = crate::stdio::in_name(&file).to_path_buf();
-        Report { file, outcome }
-    };
-    let work = |item: Item| match item {
-        Item::File(file) => check(file, None),
-        Item::InFolder(file, folder) => check(file, Some(&folder)),
+    let check =
+        |scratch: &mut ccv3::ReadScratch, file: PathBuf, folder: Option<&crate::walk::Folder>| {
+            let outcome =
+                crate::stdio::read_walked_document(&file, folder, &opts, scratch).map(|doc| {
+                    let mut d = ccv3::check_document(&doc);
+                    d.retain(|d| filter.keeps(d));
+                    d
+                });
+            let file = crate::stdio::in_name(&file).to_path_buf();
+            Report { file, outcome }
+        };
+    let work = |scratch: &mut ccv3::ReadScratch, item: Item| match item {
+        Item::File(file) => check(scratch, file, None),
+        Item::InFolder(file, folder) => check(scratch, file, Some(&folder)),
         Item::Error(file, e) => Report {
             file,
             outcome: Err(e.to_string()),

@@ -5,9 +5,10 @@
 //! the tree afterwards holds every entry's tree in memory at once and does the two steps one after
 //! the other. Here the parse knows where a lorebook's `entries` array can stand, and parses that
 //! array one entry at a time, straight into the entry's `(key, Value)` pairs (no plain tree).
-//! With the `parallel` feature, past the first 64 entries this thread only checks and cuts the
-//! rest of the array into items and hands them over in batches to a second thread that parses and
-//! converts them as they come; once the array is cut, this thread converts batches too. Each converted batch joins
+//! When the reader asks for it ([`crate::ReadOptions::entry_thread`], with the `parallel`
+//! feature), past the first 64 entries this thread only checks and cuts the rest of the array
+//! into items and hands them over in batches to a second thread that parses and converts them as
+//! they come; once the array is cut, this thread converts batches too. Each converted batch joins
 //! the entries in array order as soon as the batches before it are in (into room reserved from
 //! the first batch's size and the text left), so the book is never held twice. The array
 //! becomes [`Raw::Entries`], which the lorebook reader takes as it is.
@@ -61,20 +62,32 @@ pub(crate) enum Place {
 }
 
 /// Entries parsed and converted one by one before the rest of a big book is cut into batches
-/// that two threads convert (smaller books never start a thread; feature `parallel`).
+/// that two threads convert (smaller books never start a thread; feature `parallel`, when
+/// [`crate::ReadOptions::entry_thread`] asks).
 #[cfg(feature = "parallel")]
 const INLINE_ENTRIES: usize = 64;
 
 /// Parses a whole JSON document into a [`Raw`] tree, streaming lorebook entries where the module
-/// docs say. `bare_books` enables the guess for top-level `entries` arrays.
+/// docs say. `bare_books` enables the guess for top-level `entries` arrays; `entry_thread` lets
+/// a big book's entries be converted on a second thread too (feature `parallel`).
 /// A `str` is parsed without checking its UTF-8 again.
-pub(crate) fn parse(text: Text<'_>, bare_books: bool) -> serde_json::Result<Raw<'_>> {
+pub(crate) fn parse(
+    text: Text<'_>,
+    bare_books: bool,
+    entry_thread: bool,
+) -> serde_json::Result<Raw<'_>> {
     match text {
-        Text::Bytes(b) => parse_from(serde_json::Deserializer::from_slice(b), b, bare_books),
+        Text::Bytes(b) => parse_from(
+            serde_json::Deserializer::from_slice(b),
+            b,
+            bare_books,
+            entry_thread,
+        ),
         Text::Str(s) => parse_from(
             serde_json::Deserializer::from_str(s),
             s.as_bytes(),
             bare_books,
+            entry_thread,
         ),
     }
 }
@@ -84,11 +97,28 @@ fn parse_from<'de, R: serde_json::de::Read<'de>>(
     mut de: serde_json::Deserializer<R>,
     text: &'de [u8],
     bare_books: bool,
+    entry_thread: bool,
 ) -> serde_json::Result<Raw<'de>> {
-    let end = text.as_ptr() as usize + text.len();
-    let v = Plan(Ctx::Top { bare_books }, end).deserialize(&mut de)?;
+    let whole = Whole {
+        text_end: text.as_ptr() as usize + text.len(),
+        entry_thread,
+    };
+    let v = Plan(Ctx::Top { bare_books }, whole).deserialize(&mut de)?;
     de.end()?;
     Ok(v)
+}
+
+/// What every level of one document's parse shares.
+#[derive(Clone, Copy)]
+struct Whole {
+    /// The address just past the document's last byte (to tell how much text is left after a
+    /// place).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    text_end: usize,
+    /// True when a big book's entries may be converted on a second thread
+    /// ([`crate::ReadOptions::entry_thread`]).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    entry_thread: bool,
 }
 
 /// True when `raw` is an object with a top-level `entries` array streamed on the bare-book guess.
@@ -126,9 +156,8 @@ enum Spec {
     Other,
 }
 
-/// Where a value stands, and the address just past the document's last byte (to tell how much
-/// text is left after a place).
-struct Plan(Ctx, usize);
+/// Where a value stands, and what the whole parse shares.
+struct Plan(Ctx, Whole);
 
 impl<'de> DeserializeSeed<'de> for Plan {
     type Value = Raw<'de>;
@@ -140,7 +169,7 @@ impl<'de> DeserializeSeed<'de> for Plan {
     }
 }
 
-struct PlanVisitor(Ctx, usize);
+struct PlanVisitor(Ctx, Whole);
 
 impl<'de> Visitor<'de> for PlanVisitor {
     type Value = Raw<'de>;
@@ -252,7 +281,7 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
     path: &'static str,
     must: Severity,
     place: Place,
-    #[cfg_attr(not(feature = "parallel"), allow(unused_variables))] text_end: usize,
+    #[cfg_attr(not(feature = "parallel"), allow(unused_variables))] whole: Whole,
 ) -> Result<Raw<'de>, A::Error> {
     let mut out = StreamedEntries {
         // Room for a small book's entries (the vector would grow from 4 to 8 otherwise, each
@@ -277,11 +306,12 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
             }
         }
     }
-    // Without the `parallel` feature every entry is converted as it is parsed, on this thread.
+    // Unless a second thread was asked for (and the `parallel` feature is on), every entry is
+    // converted as it is parsed, on this thread.
     loop {
         #[cfg(feature = "parallel")]
-        if i == INLINE_ENTRIES {
-            return parallel::convert_rest(seq, path, must, i, out, text_end);
+        if whole.entry_thread && i == INLINE_ENTRIES {
+            return parallel::convert_rest(seq, path, must, i, out, whole.text_end);
         }
         match seq.next_element_seed(ItemSeed(&mut pairs))? {
             None => return Ok(Raw::Entries(Box::new(out))),
@@ -329,6 +359,10 @@ mod parallel {
                 .name("ccv3-entries".into())
                 .spawn_scoped(scope, move || work.convert_batches(path, must))
                 .ok();
+            #[cfg(test)]
+            if worker.is_some() {
+                STARTED.with(|n| n.set(n.get() + 1));
+            }
             let mut batch = Vec::with_capacity(BATCH);
             let mut batch_start = i;
             let mut sized = false;
@@ -374,6 +408,12 @@ mod parallel {
             return Err(serde::de::Error::custom(e));
         }
         Ok(Raw::Entries(Box::new(done.out)))
+    }
+
+    #[cfg(test)]
+    thread_local! {
+        /// Second threads started from this thread (tests: a thread only when asked for).
+        pub(super) static STARTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     /// Items cut from an `entries` array per batch handed to the converting threads.
@@ -777,21 +817,44 @@ mod tests {
 
     #[test]
     fn streamed_card_book_entries_read_exactly_as_the_plain_reader_for_v3_and_v2() {
-        // Below and above the point where a second thread converts entries.
-        // (64 entries are converted inline when the `parallel` feature is on.)
-        for n in [0, 5, 65, 1000] {
-            for spec in ["chara_card_v3", "chara_card_v2"] {
-                let v = json!({"spec": spec, "spec_version": "3.0", "data": {
-                    "name": "A", "character_book": {"name": "B", "entries": entries(n),
-                    "extensions": {}}}});
-                let text = serde_json::to_vec(&v).unwrap();
-                let (card, diags) = card_of(read_bytes(&text).unwrap());
-                let (plain, plain_diags) = plain_card(&v);
-                assert_eq!(card, plain, "{spec} with {n} entries");
-                assert_eq!(diags, plain_diags, "{spec} with {n} entries");
-                assert_eq!(card.to_v3_json(), plain.to_v3_json());
+        // Below and above the point where a second thread converts entries when asked for
+        // (64 entries are converted inline), with and without asking.
+        for entry_thread in [false, true] {
+            let opts = crate::ReadOptions::default().entry_thread(entry_thread);
+            for n in [0, 5, 65, 1000] {
+                for spec in ["chara_card_v3", "chara_card_v2"] {
+                    let v = json!({"spec": spec, "spec_version": "3.0", "data": {
+                        "name": "A", "character_book": {"name": "B", "entries": entries(n),
+                        "extensions": {}}}});
+                    let text = serde_json::to_vec(&v).unwrap();
+                    let (card, diags) = card_of(crate::read_bytes_with(&text, &opts).unwrap());
+                    let (plain, plain_diags) = plain_card(&v);
+                    let what = format!("{spec} with {n} entries, entry_thread {entry_thread}");
+                    assert_eq!(card, plain, "{what}");
+                    assert_eq!(diags, plain_diags, "{what}");
+                    assert_eq!(card.to_v3_json(), plain.to_v3_json());
+                }
             }
         }
+    }
+
+    /// House rules (ARCHITECTURE.md, "Libraries embed anywhere": no threads unless the caller
+    /// asks) and issue 16 (the CLI's folder pipelines already keep both cores busy): a big
+    /// book's second thread starts only when `ReadOptions::entry_thread` asks for it.
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn a_second_thread_only_when_asked_for() {
+        let v = json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+            "name": "A", "character_book": {"name": "B", "entries": entries(1000)}}});
+        let text = serde_json::to_vec(&v).unwrap();
+        let started = || super::parallel::STARTED.with(std::cell::Cell::get);
+        let before = started();
+        let plain = card_of(read_bytes(&text).unwrap());
+        assert_eq!(started(), before, "read_bytes started a thread");
+        let opts = crate::ReadOptions::default().entry_thread(true);
+        let threaded = card_of(crate::read_bytes_with(&text, &opts).unwrap());
+        assert_eq!(started(), before + 1, "entry_thread started no thread");
+        assert_eq!(plain, threaded);
     }
 
     #[cfg(feature = "parallel")]
