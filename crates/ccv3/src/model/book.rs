@@ -394,7 +394,6 @@ impl EntryReader {
                 }
             },
         }
-
     }
 
     /// The entry, once every pair is read: the required fields checked and repaired. With
