@@ -272,12 +272,13 @@ fn keep_numeric_position(ext: &mut Extensions, n: Number) {
     }
 }
 
-/// An entry read one `(key, value)` pair at a time, in the object's order: what
-/// [`Entry::from_pairs`] does with a list of pairs, fed by the streaming reader as each field is
-/// parsed (issue 16: no buffer of pairs, each value moved once). The same entry, repairs and
-/// diagnostics, in the same order, as [`Entry::from_pairs`] of the same pairs.
-pub(crate) struct EntryReader {
-    e: Entry,
+/// An entry read one `(key, value)` pair at a time, in the object's order, into an entry in
+/// place: what [`Entry::from_pairs`] does with a list of pairs, fed by the streaming reader as
+/// each field is parsed (issue 16: no buffer of pairs, each value moved once, the entry built
+/// where it is kept). The same entry, repairs and diagnostics, in the same order, as
+/// [`Entry::from_pairs`] of the same pairs.
+pub(crate) struct EntryReader<'e> {
+    e: &'e mut Entry,
     keys: Option<Field>,
     content: Option<Field>,
     ext: Option<Field>,
@@ -287,14 +288,19 @@ pub(crate) struct EntryReader {
     numeric_position: Option<Number>,
 }
 
-impl EntryReader {
-    /// A reader with room for `n` keys in the entry's key order.
-    pub(crate) fn with_capacity(n: usize) -> Self {
+impl<'e> EntryReader<'e> {
+    /// A new entry with room for `n` keys in its key order, for [`EntryReader::new`].
+    pub(crate) fn blank(n: usize) -> Entry {
+        Entry {
+            order: KeyOrder::with_capacity(n),
+            ..Default::default()
+        }
+    }
+
+    /// A reader that fills `e`, a [`EntryReader::blank`] entry.
+    pub(crate) fn new(e: &'e mut Entry) -> Self {
         EntryReader {
-            e: Entry {
-                order: KeyOrder::with_capacity(n),
-                ..Default::default()
-            },
+            e,
             keys: None,
             content: None,
             ext: None,
@@ -313,7 +319,7 @@ impl EntryReader {
         path: &dyn fmt::Display,
         r: &mut Repairs,
     ) {
-        let e = &mut self.e;
+        let e = &mut *self.e;
         let p = At(path, &k);
         let Some(field) = entry_field(&k) else {
             e.order.note_at(None, &ENTRY_FIELDS);
@@ -403,9 +409,9 @@ impl EntryReader {
         ext_text: Option<Extensions>,
         path: &dyn fmt::Display,
         r: &mut Repairs,
-    ) -> Entry {
+    ) {
         let EntryReader {
-            mut e,
+            e,
             keys,
             content,
             ext,
@@ -448,7 +454,6 @@ impl EntryReader {
             }
             Some(v) => fields::boolean_field(v, &At(path, "use_regex"), r).unwrap_or(false),
         };
-        e
     }
 }
 
@@ -499,11 +504,13 @@ impl Entry {
         path: &dyn fmt::Display,
         r: &mut Repairs,
     ) -> Entry {
-        let mut reader = EntryReader::with_capacity(n);
+        let mut e = EntryReader::blank(n);
+        let mut reader = EntryReader::new(&mut e);
         for (k, v) in pairs {
             reader.add(k, v, path, r);
         }
-        reader.finish(ext_text, path, r)
+        reader.finish(ext_text, path, r);
+        e
     }
 
     /// This entry as a V3 JSON object, keys in their original order.

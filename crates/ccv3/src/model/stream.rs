@@ -574,12 +574,19 @@ impl<'de> Visitor<'de> for ItemSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'de>, A::Error> {
         let at = Idx(&self.path, self.i);
+        let StreamedEntries { entries, diags, .. } = self.out;
         let mut r = Repairs {
-            diags: &mut self.out.diags,
+            diags,
             must: self.must,
         };
-        // Room for the keys an entry usually has (the spec's fifteen and a few more).
-        let mut entry = EntryReader::with_capacity(16);
+        // Built where it is kept (an entry is a few hundred bytes), with room for the keys an
+        // entry usually has (the spec's fifteen and a few more). Should the text turn out to
+        // be broken, the parse fails and these entries are dropped with it.
+        entries.push(EntryReader::blank(16));
+        let Some(slot) = entries.last_mut() else {
+            return Err(A::Error::custom("no room for an entry"));
+        };
+        let mut entry = EntryReader::new(slot);
         let mut ext = None;
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             if k == "extensions" {
@@ -596,8 +603,7 @@ impl<'de> Visitor<'de> for ItemSeed<'_> {
             let v = map.next_value_seed(FieldSeed)?;
             entry.add(k, v, &at, &mut r);
         }
-        let entry = entry.finish(ext, &at, &mut r);
-        self.out.entries.push(entry);
+        entry.finish(ext, &at, &mut r);
         Ok(Item::Object)
     }
 }
