@@ -27,7 +27,7 @@
 
 use super::book::{Entry, EntryReader};
 use super::extensions::Extensions;
-use super::fields::{Field, Idx, Repairs};
+use super::fields::{Field, Idx, KeyOrder, Repairs};
 use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
 use crate::json::Text;
@@ -582,10 +582,11 @@ impl<'de> Visitor<'de> for ItemSeed<'_> {
         // Built where it is kept (an entry is a few hundred bytes), with room for the keys an
         // entry usually has (the spec's fifteen and a few more). Should the text turn out to
         // be broken, the parse fails and these entries are dropped with it.
-        entries.push(EntryReader::blank(16));
+        entries.push(Entry::default());
         let Some(slot) = entries.last_mut() else {
             return Err(A::Error::custom("no room for an entry"));
         };
+        slot.order = KeyOrder::with_capacity(16);
         let mut entry = EntryReader::new(slot);
         let mut ext = None;
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
