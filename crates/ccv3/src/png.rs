@@ -991,7 +991,9 @@ fn decode_text_inner(value: &[u8]) -> std::result::Result<(String, Leniency), St
 /// has AVX2, against the standard library's 16 on ASCII and byte by byte elsewhere; issue 16:
 /// every PNG card's JSON text is checked once, before it is parsed). The same result as
 /// `String::from_utf8` for every input: text `simdutf8` refuses is checked again by the
-/// standard library, which gives the error and its position.
+/// standard library, which gives the error and its position. WebAssembly builds use
+/// `String::from_utf8` itself (their size counts more, issue 11).
+#[cfg(not(target_arch = "wasm32"))]
 fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf8Error> {
     if simdutf8::basic::from_utf8(&bytes).is_err() {
         return String::from_utf8(bytes);
@@ -1000,6 +1002,12 @@ fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf
     // `str::from_utf8`).
     #[allow(unsafe_code)]
     Ok(unsafe { String::from_utf8_unchecked(bytes) })
+}
+
+/// `String::from_utf8` (WebAssembly builds; see the other targets' `utf8_text`).
+#[cfg(target_arch = "wasm32")]
+fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf8Error> {
+    String::from_utf8(bytes)
 }
 
 /// Encodes a JSON text as a card chunk value: base64 (standard alphabet, padded) of its UTF-8.
