@@ -297,7 +297,8 @@ impl<'e> EntryReader<'e> {
         }
     }
 
-    /// A reader that fills `e`, a [`EntryReader::blank`] entry.
+    /// A reader that fills `e`, a blank entry ([`EntryReader::blank`], or `Entry::default()`
+    /// with room in its key order).
     pub(crate) fn new(e: &'e mut Entry) -> Self {
         EntryReader {
             e,
