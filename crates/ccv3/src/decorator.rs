@@ -37,6 +37,13 @@ pub fn split(content: &str) -> Split<'_> {
     let mut header_start = None;
     let mut header_end = 0;
     while pos < content.len() {
+        // A line whose first non-blank characters are not `@@` ends the header: known without
+        // looking for the line's end (issue 16: most contents have no decorators, and finding
+        // and trimming their whole first line was most of `validate_lorebook`'s work).
+        let lead = content[pos..].trim_start_matches(|c: char| c != '\n' && c.is_whitespace());
+        if !(lead.starts_with("@@") || lead.starts_with('\n') || lead.is_empty()) {
+            break;
+        }
         let line_end = content[pos..].find('\n').map_or(content.len(), |i| pos + i);
         let line = content[pos..line_end].trim();
         if line.starts_with("@@") {
@@ -1247,7 +1254,46 @@ mod tests {
             })
     }
 
+    /// [`split`] as it was before its shortcut for lines that cannot be decorators.
+    fn split_line_by_line(content: &str) -> Split<'_> {
+        let mut pos = 0;
+        let mut header_start = None;
+        let mut header_end = 0;
+        while pos < content.len() {
+            let line_end = content[pos..].find('\n').map_or(content.len(), |i| pos + i);
+            let line = content[pos..line_end].trim();
+            if line.starts_with("@@") {
+                header_start.get_or_insert(pos);
+                header_end = line_end;
+            } else if !(line.is_empty() && header_start.is_none()) {
+                break;
+            }
+            pos = line_end + 1;
+        }
+        match header_start {
+            None => Split {
+                header: "",
+                body: content,
+            },
+            Some(start) => Split {
+                header: content[start..header_end].trim_end_matches('\r'),
+                body: content[header_end.min(content.len())..].trim_start_matches(['\n', '\r']),
+            },
+        }
+    }
+
     proptest! {
+        /// Issue 16: the header ends at the first line whose first non-blank characters are not
+        /// `@@` (SPEC_V3.md, "Decorators") without that line being scanned; the same split as
+        /// reading every line whole, for text made of the characters that decide it (blanks of
+        /// every kind, `@`, line breaks).
+        #[test]
+        fn split_stops_at_the_first_other_line_as_reading_whole_lines_does(
+            content in "[@@@ \t\r\n\u{a0}\u{85}\u{3000}\u{2028}xé]{0,40}",
+        ) {
+            prop_assert_eq!(split(&content), split_line_by_line(&content));
+        }
+
         #[test]
         fn parse_list_of_serialize_round_trips(
             d in proptest::collection::vec(decorator_strategy(), 0..6),

@@ -978,13 +978,36 @@ fn decode_text_inner(value: &[u8]) -> std::result::Result<(String, Leniency), St
         return Ok((text, Leniency::RawJson));
     }
     let (bytes, how) = decode_base64(trimmed)?;
-    match String::from_utf8(bytes) {
+    match utf8_text(bytes) {
         Ok(s) => Ok((s, how)),
         Err(e) => Err(format!(
             "base64-decoded value is not UTF-8 (invalid byte at {})",
             e.utf8_error().valid_up_to()
         )),
     }
+}
+
+/// `String::from_utf8`, with the check made by `simdutf8` (32 bytes at a time where the CPU
+/// has AVX2, against the standard library's 16 on ASCII and byte by byte elsewhere; issue 16:
+/// every PNG card's JSON text is checked once, before it is parsed). The same result as
+/// `String::from_utf8` for every input: text `simdutf8` refuses is checked again by the
+/// standard library, which gives the error and its position. WebAssembly builds use
+/// `String::from_utf8` itself (their size counts more, issue 11).
+#[cfg(not(target_arch = "wasm32"))]
+fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf8Error> {
+    if simdutf8::basic::from_utf8(&bytes).is_err() {
+        return String::from_utf8(bytes);
+    }
+    // SAFETY: `simdutf8` has just checked that `bytes` is UTF-8 (RFC 3629, the rules of
+    // `str::from_utf8`).
+    #[allow(unsafe_code)]
+    Ok(unsafe { String::from_utf8_unchecked(bytes) })
+}
+
+/// `String::from_utf8` (WebAssembly builds; see the other targets' `utf8_text`).
+#[cfg(target_arch = "wasm32")]
+fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf8Error> {
+    String::from_utf8(bytes)
 }
 
 /// Encodes a JSON text as a card chunk value: base64 (standard alphabet, padded) of its UTF-8.
@@ -2511,5 +2534,44 @@ mod tests {
                 prop_assert_eq!(back.as_deref(), Some("{}"));
             }
         }
+
+        /// Issue 16: the decoded card text's UTF-8 check (`simdutf8`) accepts and refuses
+        /// exactly what `String::from_utf8` does (RFC 3629), with the same error position:
+        /// card-like ASCII text with a few bytes changed anywhere, past the SIMD blocks' edges.
+        #[test]
+        fn png_card_text_utf8_check_is_the_standard_one(
+            text in "[ -~\\n]{0,200}",
+            repeat in 0usize..4,
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+            tail in "\\PC{0,8}",
+        ) {
+            let mut bytes = text.repeat(repeat + 1).into_bytes();
+            bytes.extend_from_slice(tail.as_bytes());
+            if !bytes.is_empty() {
+                for (at, byte) in edits {
+                    let i = at.index(bytes.len());
+                    bytes[i] = byte;
+                }
+            }
+            let ours = utf8_text(bytes.clone()).map_err(|e| e.utf8_error().valid_up_to());
+            let std = String::from_utf8(bytes).map_err(|e| e.utf8_error().valid_up_to());
+            prop_assert_eq!(ours, std);
+        }
+    }
+
+    /// Issue 16: a card chunk whose base64 decodes to bytes that are not UTF-8 is refused with
+    /// the place of the first bad byte, as before the vectorised check (PNG tEXt card chunks
+    /// hold base64 of UTF-8 JSON: SPEC_V3.md, "Embedding Methods", "PNG/APNG").
+    #[test]
+    fn card_text_not_utf8_names_the_first_bad_byte() {
+        let value = STANDARD.encode_to_string(b"{\"name\":\"a\xffb\"}");
+        let err = decode_text_inner(value.as_bytes()).unwrap_err();
+        assert_eq!(
+            err,
+            "base64-decoded value is not UTF-8 (invalid byte at 10)"
+        );
+        let long = format!("{{\"name\":\"{}\u{e9}\"}}", "x".repeat(100));
+        let (text, _) = decode_text_inner(STANDARD.encode_to_string(&long).as_bytes()).unwrap();
+        assert_eq!(text, long);
     }
 }

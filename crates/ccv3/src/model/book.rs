@@ -272,6 +272,192 @@ fn keep_numeric_position(ext: &mut Extensions, n: Number) {
     }
 }
 
+/// An entry read one `(key, value)` pair at a time, in the object's order, into an entry in
+/// place: what [`Entry::from_pairs`] does with a list of pairs, fed by the streaming reader as
+/// each field is parsed (issue 16: no buffer of pairs, each value moved once, the entry built
+/// where it is kept). The same entry, repairs and diagnostics, in the same order, as
+/// [`Entry::from_pairs`] of the same pairs.
+pub(crate) struct EntryReader<'e> {
+    e: &'e mut Entry,
+    keys: Option<Field>,
+    content: Option<Field>,
+    ext: Option<Field>,
+    enabled: Option<Field>,
+    order: Option<Field>,
+    use_regex: Option<Field>,
+    numeric_position: Option<Number>,
+}
+
+impl<'e> EntryReader<'e> {
+    /// A new entry with room for `n` keys in its key order, for [`EntryReader::new`].
+    pub(crate) fn blank(n: usize) -> Entry {
+        Entry {
+            order: KeyOrder::with_capacity(n),
+            ..Default::default()
+        }
+    }
+
+    /// A reader that fills `e`, a blank entry ([`EntryReader::blank`], or `Entry::default()`
+    /// with room in its key order).
+    pub(crate) fn new(e: &'e mut Entry) -> Self {
+        EntryReader {
+            e,
+            keys: None,
+            content: None,
+            ext: None,
+            enabled: None,
+            order: None,
+            use_regex: None,
+            numeric_position: None,
+        }
+    }
+
+    /// Reads the entry's next pair; `path` is the entry's place (for diagnostics).
+    pub(crate) fn add(
+        &mut self,
+        k: std::borrow::Cow<'_, str>,
+        v: Field,
+        path: &dyn fmt::Display,
+        r: &mut Repairs,
+    ) {
+        let e = &mut *self.e;
+        let p = At(path, &k);
+        let Some(field) = entry_field(&k) else {
+            e.order.note_at(None, &ENTRY_FIELDS);
+            e.extra.insert(k.into_owned(), v.into_value());
+            return;
+        };
+        e.order.note_at(Some(field as usize), &ENTRY_FIELDS);
+        match field {
+            EntryField::Keys => self.keys = Some(v),
+            EntryField::Content => self.content = Some(v),
+            EntryField::Extensions => self.ext = Some(v),
+            EntryField::Enabled => self.enabled = Some(v),
+            EntryField::InsertionOrder => self.order = Some(v),
+            EntryField::UseRegex => self.use_regex = Some(v),
+            EntryField::CaseSensitive => e.case_sensitive = fields::boolean_field(v, &p, r),
+            EntryField::Constant => e.constant = fields::boolean_field(v, &p, r),
+            EntryField::Name => e.name = fields::string_field(v, &p, r),
+            EntryField::Priority => e.priority = fields::number(v.into_value(), &p, r),
+            EntryField::Id => {
+                e.id = match v.into_value() {
+                    Value::Null => None,
+                    v @ (Value::Number(_) | Value::String(_)) => Some(v),
+                    other => {
+                        r.push(
+                            Severity::Error,
+                            "wrong-type",
+                            &p,
+                            format!(
+                                "id must be a number or a string, found {}; kept it",
+                                fields::type_name(&other)
+                            ),
+                        );
+                        Some(other)
+                    }
+                }
+            }
+            EntryField::Comment => e.comment = fields::string_field(v, &p, r),
+            EntryField::Selective => e.selective = fields::boolean_field(v, &p, r),
+            EntryField::SecondaryKeys => {
+                e.secondary_keys = if v.is_null() {
+                    None
+                } else {
+                    Some(fields::string_list_field(v, &p, true, r))
+                }
+            }
+            EntryField::Position => match v.into_value() {
+                Value::String(s) => e.position = Some(s),
+                Value::Null => {}
+                Value::Number(n) => {
+                    // SillyTavern's numbering (0 before the character, 1 after, 2.. other
+                    // places): the spec's value is written, the number kept in extensions.
+                    let spec = position_name(&n);
+                    r.push(
+                        Severity::Warning,
+                        "entry-position-number",
+                        &p,
+                        format!(
+                            "position is the number {n}; read it as {spec:?} and kept {n} in extensions.position"
+                        ),
+                    );
+                    e.position = Some(spec.to_string());
+                    self.numeric_position = Some(n);
+                }
+                other => {
+                    // Not a V3 value (SillyTavern numbers, say): keep it untouched.
+                    r.push(
+                        Severity::Error,
+                        "wrong-type",
+                        &p,
+                        format!(
+                            "position must be a string, found {}; kept it as is",
+                            fields::type_name(&other)
+                        ),
+                    );
+                    // Written back where it stood, through `extra`.
+                    e.order.keep_last_as_extra();
+                    e.extra.insert(k.into_owned(), other);
+                }
+            },
+        }
+    }
+
+    /// The entry, once every pair is read: the required fields checked and repaired. With
+    /// `ext_text`, the last `extensions` pair was kept as text (its pair held a placeholder).
+    pub(crate) fn finish(
+        self,
+        ext_text: Option<Extensions>,
+        path: &dyn fmt::Display,
+        r: &mut Repairs,
+    ) {
+        let EntryReader {
+            e,
+            keys,
+            content,
+            ext,
+            enabled,
+            order,
+            use_regex,
+            numeric_position,
+        } = self;
+        e.keys = fields::req_string_list_field(keys, &At(path, "keys"), true, r);
+        e.content = fields::req_string_field(content, &At(path, "content"), r);
+        e.extensions = match ext_text {
+            Some(text) => text,
+            None => fields::object(ext.map(Field::into_value), &At(path, "extensions"), r).into(),
+        };
+        if let Some(n) = numeric_position {
+            keep_numeric_position(&mut e.extensions, n);
+        }
+        e.enabled = match enabled {
+            None => {
+                r.missing(&At(path, "enabled"), "used true");
+                true
+            }
+            Some(v) => fields::boolean_field(v, &At(path, "enabled"), r).unwrap_or(true),
+        };
+        e.insertion_order = match order {
+            None => {
+                r.missing(&At(path, "insertion_order"), "used 100");
+                Number::from(100)
+            }
+            Some(v) => fields::number(v.into_value(), &At(path, "insertion_order"), r)
+                .unwrap_or_else(|| Number::from(100)),
+        };
+        e.use_regex = match use_regex {
+            // V2 entries have no use_regex: not a repair worth an error, V3 requires it.
+            None => {
+                if r.must == Severity::Error {
+                    r.missing(&At(path, "use_regex"), "used false");
+                }
+                false
+            }
+            Some(v) => fields::boolean_field(v, &At(path, "use_regex"), r).unwrap_or(false),
+        };
+    }
+}
+
 impl Entry {
     /// A new enabled entry with keys and content, insertion order 100.
     pub fn new(keys: &[&str], content: &str) -> Self {
@@ -319,129 +505,12 @@ impl Entry {
         path: &dyn fmt::Display,
         r: &mut Repairs,
     ) -> Entry {
-        let mut e = Entry {
-            order: KeyOrder::with_capacity(n),
-            ..Default::default()
-        };
-        let (mut keys, mut content, mut ext, mut enabled, mut order, mut use_regex) =
-            (None, None, None, None, None, None);
-        let mut numeric_position: Option<Number> = None;
+        let mut e = EntryReader::blank(n);
+        let mut reader = EntryReader::new(&mut e);
         for (k, v) in pairs {
-            let p = At(path, &k);
-            let Some(field) = entry_field(&k) else {
-                e.order.note_at(None, &ENTRY_FIELDS);
-                e.extra.insert(k.into_owned(), v.into_value());
-                continue;
-            };
-            e.order.note_at(Some(field as usize), &ENTRY_FIELDS);
-            match field {
-                EntryField::Keys => keys = Some(v),
-                EntryField::Content => content = Some(v),
-                EntryField::Extensions => ext = Some(v),
-                EntryField::Enabled => enabled = Some(v),
-                EntryField::InsertionOrder => order = Some(v),
-                EntryField::UseRegex => use_regex = Some(v),
-                EntryField::CaseSensitive => e.case_sensitive = fields::boolean_field(v, &p, r),
-                EntryField::Constant => e.constant = fields::boolean_field(v, &p, r),
-                EntryField::Name => e.name = fields::string_field(v, &p, r),
-                EntryField::Priority => e.priority = fields::number(v.into_value(), &p, r),
-                EntryField::Id => {
-                    e.id = match v.into_value() {
-                        Value::Null => None,
-                        v @ (Value::Number(_) | Value::String(_)) => Some(v),
-                        other => {
-                            r.push(
-                                Severity::Error,
-                                "wrong-type",
-                                &p,
-                                format!(
-                                    "id must be a number or a string, found {}; kept it",
-                                    fields::type_name(&other)
-                                ),
-                            );
-                            Some(other)
-                        }
-                    }
-                }
-                EntryField::Comment => e.comment = fields::string_field(v, &p, r),
-                EntryField::Selective => e.selective = fields::boolean_field(v, &p, r),
-                EntryField::SecondaryKeys => {
-                    e.secondary_keys = if v.is_null() {
-                        None
-                    } else {
-                        Some(fields::string_list_field(v, &p, true, r))
-                    }
-                }
-                EntryField::Position => match v.into_value() {
-                    Value::String(s) => e.position = Some(s),
-                    Value::Null => {}
-                    Value::Number(n) => {
-                        // SillyTavern's numbering (0 before the character, 1 after, 2.. other
-                        // places): the spec's value is written, the number kept in extensions.
-                        let spec = position_name(&n);
-                        r.push(
-                            Severity::Warning,
-                            "entry-position-number",
-                            &p,
-                            format!(
-                                "position is the number {n}; read it as {spec:?} and kept {n} in extensions.position"
-                            ),
-                        );
-                        e.position = Some(spec.to_string());
-                        numeric_position = Some(n);
-                    }
-                    other => {
-                        // Not a V3 value (SillyTavern numbers, say): keep it untouched.
-                        r.push(
-                            Severity::Error,
-                            "wrong-type",
-                            &p,
-                            format!(
-                                "position must be a string, found {}; kept it as is",
-                                fields::type_name(&other)
-                            ),
-                        );
-                        // Written back where it stood, through `extra`.
-                        e.order.keep_last_as_extra();
-                        e.extra.insert(k.into_owned(), other);
-                    }
-                },
-            }
+            reader.add(k, v, path, r);
         }
-        e.keys = fields::req_string_list_field(keys, &At(path, "keys"), true, r);
-        e.content = fields::req_string_field(content, &At(path, "content"), r);
-        e.extensions = match ext_text {
-            Some(text) => text,
-            None => fields::object(ext.map(Field::into_value), &At(path, "extensions"), r).into(),
-        };
-        if let Some(n) = numeric_position {
-            keep_numeric_position(&mut e.extensions, n);
-        }
-        e.enabled = match enabled {
-            None => {
-                r.missing(&At(path, "enabled"), "used true");
-                true
-            }
-            Some(v) => fields::boolean_field(v, &At(path, "enabled"), r).unwrap_or(true),
-        };
-        e.insertion_order = match order {
-            None => {
-                r.missing(&At(path, "insertion_order"), "used 100");
-                Number::from(100)
-            }
-            Some(v) => fields::number(v.into_value(), &At(path, "insertion_order"), r)
-                .unwrap_or_else(|| Number::from(100)),
-        };
-        e.use_regex = match use_regex {
-            // V2 entries have no use_regex: not a repair worth an error, V3 requires it.
-            None => {
-                if r.must == Severity::Error {
-                    r.missing(&At(path, "use_regex"), "used false");
-                }
-                false
-            }
-            Some(v) => fields::boolean_field(v, &At(path, "use_regex"), r).unwrap_or(false),
-        };
+        reader.finish(ext_text, path, r);
         e
     }
 

@@ -286,6 +286,7 @@ impl Field {
 }
 
 /// [`string`] of a [`Field`].
+#[inline]
 pub(crate) fn string_field(v: Field, path: &dyn fmt::Display, r: &mut Repairs) -> Option<String> {
     match v {
         Field::Str(s) => Some(s),
@@ -294,6 +295,7 @@ pub(crate) fn string_field(v: Field, path: &dyn fmt::Display, r: &mut Repairs) -
 }
 
 /// [`req_string`] of a [`Field`].
+#[inline]
 pub(crate) fn req_string_field(
     v: Option<Field>,
     path: &dyn fmt::Display,
@@ -306,6 +308,7 @@ pub(crate) fn req_string_field(
 }
 
 /// [`string_list`] of a [`Field`].
+#[inline]
 pub(crate) fn string_list_field(
     v: Field,
     path: &dyn fmt::Display,
@@ -319,6 +322,7 @@ pub(crate) fn string_list_field(
 }
 
 /// [`req_string_list`] of a [`Field`].
+#[inline]
 pub(crate) fn req_string_list_field(
     v: Option<Field>,
     path: &dyn fmt::Display,
@@ -332,6 +336,7 @@ pub(crate) fn req_string_list_field(
 }
 
 /// [`boolean`] of a [`Field`].
+#[inline]
 pub(crate) fn boolean_field(v: Field, path: &dyn fmt::Display, r: &mut Repairs) -> Option<bool> {
     match v {
         Field::Bool(b) => Some(b),

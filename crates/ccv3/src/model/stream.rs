@@ -26,9 +26,9 @@
 //!
 //! Everywhere else the plain tree is built, exactly as [`Raw`]'s own `Deserialize` does.
 
-use super::book::Entry;
+use super::book::{Entry, EntryReader};
 use super::extensions::Extensions;
-use super::fields::{Field, Idx, Repairs};
+use super::fields::{Field, Idx, KeyOrder, Repairs};
 use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
 use crate::json::Text;
@@ -36,7 +36,6 @@ use serde::de::{
     Deserialize, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor,
 };
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::fmt;
 
 /// Entries converted while parsing, with their conversion's diagnostics in entry order.
@@ -291,7 +290,6 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
         place,
     };
     let mut i = 0usize;
-    let mut pairs = Vec::new();
     if place == Place::Bare {
         // Only a character book's entries are streamed: look at the first item before deciding.
         match seq.next_element_seed(PlainSeed)? {
@@ -301,7 +299,7 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
                 if !ours {
                     return Raw::collect_seq(seq, vec![first]);
                 }
-                convert(Item::Other(first), &mut pairs, path, i, must, &mut out);
+                convert(Item::Other(first), path, i, must, &mut out);
                 i += 1;
             }
         }
@@ -313,10 +311,16 @@ fn stream_entries<'de, A: SeqAccess<'de>>(
         if whole.entry_thread && i == INLINE_ENTRIES {
             return parallel::convert_rest(seq, path, must, i, out, whole.text_end);
         }
-        match seq.next_element_seed(ItemSeed(&mut pairs))? {
+        let seed = ItemSeed {
+            path,
+            i,
+            must,
+            out: &mut out,
+        };
+        match seq.next_element_seed(seed)? {
             None => return Ok(Raw::Entries(Box::new(out))),
             Some(item) => {
-                convert(item, &mut pairs, path, i, must, &mut out);
+                convert(item, path, i, must, &mut out);
                 i += 1;
             }
         }
@@ -532,41 +536,51 @@ mod parallel {
         must: Severity,
         out: &mut StreamedEntries,
     ) -> serde_json::Result<()> {
-        let mut pairs = Vec::new();
         for (k, item) in items.iter().enumerate() {
             // The text was checked as JSON by the first pass, so this parse does not fail.
             let mut de = serde_json::Deserializer::from_str(item.get());
-            let parsed = ItemSeed(&mut pairs).deserialize(&mut de)?;
-            convert(parsed, &mut pairs, path, first + k, must, out);
+            let seed = ItemSeed {
+                path,
+                i: first + k,
+                must,
+                out,
+            };
+            let parsed = seed.deserialize(&mut de)?;
+            convert(parsed, path, first + k, must, out);
         }
         Ok(())
     }
 }
 
-/// One item of an `entries` array: an object parsed straight into its pairs (left in the
-/// caller's buffer), or anything else as a plain tree.
+/// One item of an `entries` array: an object read into its entry as it was parsed, or anything
+/// else as a plain tree.
 enum Item<'de> {
-    /// An object; its pairs are in the buffer given to [`ItemSeed`], and its last `extensions`,
-    /// when that was an object kept as text (its pair holds a placeholder).
-    Object(Option<Extensions>),
+    /// An object, already read into the entries (with its diagnostics) by [`ItemSeed`].
+    Object,
     /// Not an object.
     Other(Raw<'de>),
 }
 
-/// Parses an entry object into `(key, Field)` pairs, skipping the plain tree and its second
-/// conversion; keys are borrowed from the text where it has no escapes, and strings, booleans
-/// and arrays of strings are parsed straight into their typed form ([`FieldSeed`]). The pairs go
-/// into a buffer the caller reuses from entry to entry.
-struct ItemSeed<'b, 'de>(&'b mut Vec<(Cow<'de, str>, Field)>);
+/// Parses item `i` of the `entries` array at `path`: an object straight into its [`Entry`]
+/// (added to `out`, with its diagnostics), each field handed to an [`EntryReader`] as it is
+/// parsed (no plain tree, no list of pairs); keys are borrowed from the text where it has no
+/// escapes, and strings, booleans and arrays of strings are parsed straight into their typed
+/// form ([`FieldSeed`]). Anything else comes back as a plain tree for [`convert`].
+struct ItemSeed<'s> {
+    path: &'s str,
+    i: usize,
+    must: Severity,
+    out: &'s mut StreamedEntries,
+}
 
-impl<'de> DeserializeSeed<'de> for ItemSeed<'_, 'de> {
+impl<'de> DeserializeSeed<'de> for ItemSeed<'_> {
     type Value = Item<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Item<'de>, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
+impl<'de> Visitor<'de> for ItemSeed<'_> {
     type Value = Item<'de>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
@@ -599,7 +613,21 @@ impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
         Raw::collect_seq(seq, Vec::new()).map(Item::Other)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'de>, A::Error> {
-        self.0.clear();
+        let at = Idx(&self.path, self.i);
+        let StreamedEntries { entries, diags, .. } = self.out;
+        let mut r = Repairs {
+            diags,
+            must: self.must,
+        };
+        // Built where it is kept (an entry is a few hundred bytes), with room for the keys an
+        // entry usually has (the spec's fifteen and a few more). Should the text turn out to
+        // be broken, the parse fails and these entries are dropped with it.
+        entries.push(Entry::default());
+        let Some(slot) = entries.last_mut() else {
+            return Err(A::Error::custom("no room for an entry"));
+        };
+        slot.order = KeyOrder::with_capacity(16);
+        let mut entry = EntryReader::new(slot);
         let mut ext = None;
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
             if k == "extensions" {
@@ -610,13 +638,14 @@ impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
                     Some(_) => serde_json::Value::Null,
                     None => serde_json::from_str(raw.get()).map_err(A::Error::custom)?,
                 };
-                self.0.push((k, Field::Json(v)));
+                entry.add(k, Field::Json(v), &at, &mut r);
                 continue;
             }
             let v = map.next_value_seed(FieldSeed)?;
-            self.0.push((k, v));
+            entry.add(k, v, &at, &mut r);
         }
-        Ok(Item::Object(ext))
+        entry.finish(ext, &at, &mut r);
+        Ok(Item::Object)
     }
 }
 
@@ -741,28 +770,16 @@ impl<'de> Visitor<'de> for ListItemSeed {
     }
 }
 
-/// Converts one parsed item into an entry (items that are not objects get a diagnostic only).
-fn convert<'de>(
-    item: Item<'de>,
-    pairs: &mut Vec<(Cow<'de, str>, Field)>,
-    path: &str,
-    i: usize,
-    must: Severity,
-    out: &mut StreamedEntries,
-) {
-    let mut r = Repairs {
-        diags: &mut out.diags,
-        must,
-    };
-    let at = Idx(&path, i);
+/// Adds one parsed item to the entries (items that are not objects get a diagnostic only).
+fn convert(item: Item<'_>, path: &str, i: usize, must: Severity, out: &mut StreamedEntries) {
     match item {
-        Item::Object(ext) => {
-            let n = pairs.len();
-            out.entries
-                .push(Entry::from_pairs(n, pairs.drain(..), ext, &at, &mut r));
-        }
+        Item::Object => {}
         Item::Other(raw) => {
-            if let Some(e) = Entry::read(raw, &at, &mut r) {
+            let mut r = Repairs {
+                diags: &mut out.diags,
+                must,
+            };
+            if let Some(e) = Entry::read(raw, &Idx(&path, i), &mut r) {
                 out.entries.push(e);
             }
         }
