@@ -185,6 +185,16 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "cards.sqlite")
+
+        def fresh_index(binary, label):
+            """`binary index DIR` into a new database: wall and CPU time."""
+            if os.path.exists(db):
+                os.remove(db)
+            w, c, code = timed([binary, "index", a.dir, "--db", db])
+            if code not in (0, 1):
+                sys.exit(f"{label} exited {code}")
+            return w, c
+
         for r in range(a.rounds + 1):  # round 0 warms the page cache
             line = []
             if a.baseline:
@@ -198,17 +208,9 @@ def main():
             line.append(f"ccv3 validate {v:.3f} s ({vc:.3f} s CPU)")
             if not a.no_index:
                 if a.baseline:
-                    if os.path.exists(db):
-                        os.remove(db)
-                    bix, bixc, code = timed([a.baseline, "index", a.dir, "--db", db])
-                    if code not in (0, 1):
-                        sys.exit(f"baseline ccv3 index exited {code}")
+                    bix, bixc = fresh_index(a.baseline, "baseline index")
                     line.append(f"baseline index {bix:.3f} s ({bixc:.3f} s CPU)")
-                if os.path.exists(db):
-                    os.remove(db)
-                ix, ixc, code = timed([a.ccv3, "index", a.dir, "--db", db])
-                if code not in (0, 1):
-                    sys.exit(f"ccv3 index exited {code}")
+                ix, ixc = fresh_index(a.ccv3, "ccv3 index")
                 line.append(f"ccv3 index {ix:.3f} s ({ixc:.3f} s CPU)")
             out = subprocess.run([a.python, "-c", LOOP, a.dir], capture_output=True, text=True, check=True)
             tc, ok, bad, tcpu = out.stdout.split()
