@@ -163,6 +163,8 @@ def main():
     a = ap.parse_args()
     marker = os.path.join(a.dir, ".generated")
     if not os.path.exists(marker) or not open(marker).read().startswith(f"{a.cards} {a.big} "):
+        if not os.path.exists(marker) and os.path.isdir(a.dir) and os.listdir(a.dir):
+            sys.exit(f"{a.dir} holds files but was not made by this script (no .generated): give an empty or new folder")
         print(f"generating {a.cards} cards in {a.dir} ...", file=sys.stderr)
         generate(a.dir, a.cards, a.big)
     n, big, b64 = open(marker).read().split()
