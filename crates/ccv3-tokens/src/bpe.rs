@@ -227,22 +227,30 @@ impl<'a> Vocab<'a> {
     /// `end[s]` is where part `s` ends, `prev[s]` where the part before it starts, `rank[s]` its
     /// token and `pair[s]` the rank of it merged with the next part ([`NONE`] if none, or once
     /// part `s` has been absorbed). Heap entries whose rank no longer matches `pair[s]` are stale.
+    /// An entry is one `u64`, the rank above the offset (the order of the pair `(rank, s)` in one
+    /// comparison: the heap is most of the time of very long pieces), so a piece must be shorter
+    /// than 4 GiB (every text ccv3 reads or expands is far below that; a longer one gets `None`).
     pub(crate) fn merge_long(&self, piece: &[u8], out: &mut Vec<u32>) -> Option<()> {
         let n = piece.len();
+        if u32::try_from(n).is_err() {
+            return None;
+        }
+        let key = |r: u32, s: usize| Reverse((u64::from(r) << 32) | s as u64);
         let mut end: Vec<usize> = (1..=n).collect();
         let mut prev: Vec<usize> = (0..n).map(|s| s.wrapping_sub(1)).collect();
         let mut rank: Vec<u32> = piece.iter().map(|&b| self.byte_rank(b)).collect();
         let mut pair: Vec<u32> = vec![NONE; n];
-        let mut heap: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::with_capacity(n);
+        let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(n);
         for s in 0..n.saturating_sub(1) {
             let r = self.merge_rank(piece.get(s..s + 2));
             if r != NONE {
                 *pair.get_mut(s)? = r;
-                heap.push(Reverse((r, s)));
+                heap.push(key(r, s));
             }
         }
         // Every entry pushed is popped at most once and at most 3n are pushed: bounded.
-        while let Some(Reverse((r, s))) = heap.pop() {
+        while let Some(Reverse(k)) = heap.pop() {
+            let (r, s) = ((k >> 32) as u32, (k & u64::from(u32::MAX)) as usize);
             if *pair.get(s)? != r {
                 continue;
             }
@@ -259,7 +267,7 @@ impl<'a> Vocab<'a> {
                 let m = self.merge_rank(piece.get(s..after));
                 if m != NONE {
                     *pair.get_mut(s)? = m;
-                    heap.push(Reverse((m, s)));
+                    heap.push(key(m, s));
                 }
             }
             if s > 0 {
@@ -267,7 +275,7 @@ impl<'a> Vocab<'a> {
                 let m = self.merge_rank(piece.get(p..new_end));
                 *pair.get_mut(p)? = m;
                 if m != NONE {
-                    heap.push(Reverse((m, p)));
+                    heap.push(key(m, p));
                 }
             }
         }
