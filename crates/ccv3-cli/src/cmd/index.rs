@@ -184,7 +184,7 @@ pub fn run(args: &Args) -> CmdResult {
     };
     let (mut files, mut new, mut changed, mut unchanged, mut unreadable) = (0, 0, 0, 0, 0);
     build_settings(&conn).map_err(db_err)?;
-    let mut writer = Writer::new(&conn, run_no, tokenizer.name()).map_err(db_err)?;
+    let mut writer = Writer::new(&conn, run_no, tokenizer.name(), BATCH).map_err(db_err)?;
     let sink = |o: Outcome| -> Result<(), CliError> {
         files += 1;
         bar.inc(1);
@@ -192,7 +192,7 @@ pub fn run(args: &Args) -> CmdResult {
             Outcome::Unchanged(path, was_unreadable) => {
                 unchanged += 1;
                 unreadable += usize::from(was_unreadable);
-                writer.unchanged(&path, BATCH).map_err(db_err)?;
+                writer.unchanged(&path).map_err(db_err)?;
             }
             Outcome::Touched {
                 path,
@@ -200,9 +200,7 @@ pub fn run(args: &Args) -> CmdResult {
                 mtime_ns,
             } => {
                 unchanged += 1;
-                writer
-                    .touched(&path, size, mtime_ns, BATCH)
-                    .map_err(db_err)?;
+                writer.touched(&path, size, mtime_ns).map_err(db_err)?;
             }
             Outcome::Row(row) => {
                 let recorded = known.contains_key(&row.path);
@@ -220,7 +218,7 @@ pub fn run(args: &Args) -> CmdResult {
                     );
                     bar.suspend(|| eprintln!("{line}"));
                 }
-                writer.put(&row, recorded, BATCH).map_err(db_err)?;
+                writer.put(&row, recorded).map_err(db_err)?;
             }
         }
         Ok(())

@@ -27,6 +27,7 @@ pub struct Writer<'c> {
     conn: &'c Connection,
     run_no: i64,
     tokenizer: String,
+    batch: usize,
     in_tx: usize,
     mark_unchanged: Statement<'c>,
     touch: Statement<'c>,
@@ -92,12 +93,19 @@ pub struct Row {
 }
 
 impl<'c> Writer<'c> {
-    /// Prepares the statements of run `run_no` (token counts made with `tokenizer`).
-    pub fn new(conn: &'c Connection, run_no: i64, tokenizer: &str) -> rusqlite::Result<Self> {
+    /// Prepares the statements of run `run_no` (token counts made with `tokenizer`), which
+    /// commits every `batch` files.
+    pub fn new(
+        conn: &'c Connection,
+        run_no: i64,
+        tokenizer: &str,
+        batch: usize,
+    ) -> rusqlite::Result<Self> {
         Ok(Writer {
             conn,
             run_no,
             tokenizer: tokenizer.to_string(),
+            batch,
             in_tx: 0,
             mark_unchanged: conn.prepare("UPDATE cards SET indexed_run = ?1 WHERE path = ?2")?,
             touch: conn.prepare(
@@ -131,9 +139,9 @@ impl<'c> Writer<'c> {
     }
 
     /// Counts a file written and commits every `batch` files.
-    fn written(&mut self, batch: usize) -> rusqlite::Result<()> {
+    fn written(&mut self) -> rusqlite::Result<()> {
         self.in_tx += 1;
-        if self.in_tx >= batch {
+        if self.in_tx >= self.batch {
             self.commit()?;
         }
         Ok(())
@@ -148,32 +156,26 @@ impl<'c> Writer<'c> {
         Ok(())
     }
 
-    /// Records that the file at `path` was seen unchanged in this run (committed every `batch`).
-    pub fn unchanged(&mut self, path: &str, batch: usize) -> rusqlite::Result<()> {
+    /// Records that the file at `path` was seen unchanged in this run.
+    pub fn unchanged(&mut self, path: &str) -> rusqlite::Result<()> {
         self.begin()?;
         self.mark_unchanged.execute(params![self.run_no, path])?;
-        self.written(batch)
+        self.written()
     }
 
     /// Records a file's new size and time (its card as recorded).
-    pub fn touched(
-        &mut self,
-        path: &str,
-        size: i64,
-        mtime_ns: i64,
-        batch: usize,
-    ) -> rusqlite::Result<()> {
+    pub fn touched(&mut self, path: &str, size: i64, mtime_ns: i64) -> rusqlite::Result<()> {
         self.begin()?;
         self.touch
             .execute(params![size, mtime_ns, self.run_no, path])?;
-        self.written(batch)
+        self.written()
     }
 
     /// Inserts or replaces `row` and its full-text row. A path the index did not hold before
     /// this run (`recorded` false) is inserted at once, without looking for its row first; were
     /// it written already in this run (a path given twice), the insert is refused by the
     /// `UNIQUE` path and the row is replaced as a recorded one is.
-    pub fn put(&mut self, row: &Row, recorded: bool, batch: usize) -> rusqlite::Result<()> {
+    pub fn put(&mut self, row: &Row, recorded: bool) -> rusqlite::Result<()> {
         self.begin()?;
         let fresh = !recorded && {
             match self.insert(row, None) {
@@ -194,7 +196,7 @@ impl<'c> Writer<'c> {
             }
             self.insert(row, old)?;
         }
-        self.written(batch)
+        self.written()
     }
 
     /// Inserts `row` (with the `id` of the row it replaces) and its full-text row.
