@@ -29,8 +29,8 @@
 //!   ([`crate::check_regex_syntax`]: `regress`, or JavaScript's own `RegExp` in the npm
 //!   package), as in the applications that run them.
 //! - `ext` is not checked when `uri` is `ccdefault:` (the spec says to ignore it then).
-//! - Decorator lines are checked with a light line parser (`decorator_lines`); the full parser
-//!   in [`crate::decorator`] can replace it without changing the codes.
+//! - Decorator lines are read by [`crate::decorator`]'s line reader (the one reader of the line
+//!   grammar); the checks here give each line its own codes, apart from the parser's rules.
 
 use crate::{AssetUri, Card, Diagnostic, Lorebook, SpecVersion};
 use serde_json::{Number, Value};
@@ -653,39 +653,6 @@ fn check_regex<'a>(
     }
 }
 
-/// One decorator line, as the light line parser sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct DecoratorLine<'a> {
-    /// `@@@name`: a fallback for the decorator before it.
-    fallback: bool,
-    /// The name after the `@`s, up to the first whitespace.
-    name: &'a str,
-    /// The text after the name, trimmed; `None` when empty.
-    value: Option<&'a str>,
-}
-
-/// The decorator lines at the top of `content` (see [`crate::decorator::split`]).
-fn decorator_lines(content: &str) -> impl Iterator<Item = DecoratorLine<'_>> {
-    crate::decorator::split(content)
-        .header
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("@@"))
-        .map(|l| {
-            let at = l.len() - l.trim_start_matches('@').len();
-            let rest = &l[at..];
-            let (name, value) = match rest.find(char::is_whitespace) {
-                Some(i) => (&rest[..i], rest[i..].trim()),
-                None => (rest, ""),
-            };
-            DecoratorLine {
-                fallback: at >= 3,
-                name,
-                value: (!value.is_empty()).then_some(value),
-            }
-        })
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ValueKind {
     None,
@@ -721,7 +688,8 @@ fn decorator_kind(name: &str) -> Option<ValueKind> {
 /// `p` gives the content's path, built only for a finding (most entries have none).
 fn check_decorators(content: &str, p: &dyn Fn() -> String, out: &mut Vec<Diagnostic>) {
     let mut seen: HashSet<&str> = HashSet::new();
-    for (i, d) in decorator_lines(content).enumerate() {
+    for (i, d) in crate::decorator::header_lines(content).0.enumerate() {
+        let value = (!d.value.is_empty()).then_some(d.value);
         let at = if d.fallback { "@@@" } else { "@@" };
         if i == 0 && d.fallback {
             out.push(Diagnostic::warning(
@@ -754,7 +722,7 @@ fn check_decorators(content: &str, p: &dyn Fn() -> String, out: &mut Vec<Diagnos
                 ),
             ));
         }
-        match (kind, d.value) {
+        match (kind, value) {
             (ValueKind::None, Some(v)) => out.push(Diagnostic::warning(
                 "decorator-value-unexpected",
                 p(),
@@ -1282,25 +1250,22 @@ mod tests {
 
     #[test]
     fn spec_v3_decorator_line_parser_reads_name_and_value() {
-        let v: Vec<_> = decorator_lines("@@depth 4\n@@@role  system \n@@activate\nx").collect();
+        use crate::decorator::{header_lines, Line};
+        let v: Vec<_> = header_lines("@@depth 4\n@@@role  system \n@@activate\nx")
+            .0
+            .collect();
+        let line = |no, fallback, name, value| Line {
+            no,
+            fallback,
+            name,
+            value,
+        };
         assert_eq!(
             v,
             [
-                DecoratorLine {
-                    fallback: false,
-                    name: "depth",
-                    value: Some("4")
-                },
-                DecoratorLine {
-                    fallback: true,
-                    name: "role",
-                    value: Some("system")
-                },
-                DecoratorLine {
-                    fallback: false,
-                    name: "activate",
-                    value: None
-                },
+                line(1, false, "depth", "4"),
+                line(2, true, "role", "system"),
+                line(3, false, "activate", ""),
             ]
         );
     }
