@@ -232,88 +232,7 @@ fn check_assets(assets: &[crate::Asset], ctx: &ValidateContext, out: &mut Vec<Di
             "background" if a.name == "main" => main_backgrounds.push(i),
             _ => {}
         }
-        let up = format!("{p}.uri");
-        let uri = a.parsed_uri();
-        match uri {
-            _ if a.uri.is_empty() => out.push(Diagnostic::error(
-                "asset-uri-empty",
-                up,
-                "asset uri is an empty string",
-            )),
-            AssetUri::Default => {}
-            AssetUri::Embedded(path) => {
-                if a.uri.starts_with("embedded://") {
-                    out.push(Diagnostic::warning(
-                        "asset-uri-embedded-misspelled",
-                        up.clone(),
-                        format!(
-                            "uri {:?} uses \"embedded://\"; the spec spells it \"embeded://\"",
-                            a.uri
-                        ),
-                    ));
-                }
-                if let Some(files) = &embedded {
-                    if !files.contains(path) {
-                        out.push(Diagnostic::error(
-                            "asset-embedded-missing",
-                            up,
-                            format!("no file {path:?} in the charx"),
-                        ));
-                    }
-                }
-            }
-            AssetUri::PngChunk(path) => {
-                if let Some(ch) = &chunks {
-                    if !ch.contains(path) {
-                        out.push(Diagnostic::error(
-                            "asset-png-chunk-missing",
-                            up,
-                            format!("no chara-ext-asset_:{path} chunk in the png"),
-                        ));
-                    }
-                } else if let Some(files) = &embedded {
-                    // SillyTavern resolves `__asset:` against the zip's files in a CHARX.
-                    if !files.contains(path) {
-                        out.push(Diagnostic::error(
-                            "asset-embedded-missing",
-                            up,
-                            format!("no file {path:?} in the charx"),
-                        ));
-                    }
-                }
-            }
-            AssetUri::Data { .. } => {}
-            AssetUri::Remote(u) => {
-                if u.starts_with("http://") {
-                    out.push(Diagnostic::info(
-                        "asset-uri-http-insecure",
-                        up,
-                        format!("uri {u:?} is not https; applications may ignore it"),
-                    ));
-                }
-            }
-            AssetUri::Other(u) => {
-                if u.starts_with("data:") {
-                    out.push(Diagnostic::warning(
-                        "asset-uri-data-not-base64",
-                        up,
-                        format!("data url {:?} is not base64", truncate(u, 48)),
-                    ));
-                } else {
-                    out.push(Diagnostic::warning(
-                        "asset-uri-scheme-unknown",
-                        up,
-                        format!(
-                            "uri {:?} is not a kind the spec defines (ccdefault:, embeded://, __asset:, data:, http(s))",
-                            truncate(u, 80)
-                        ),
-                    ));
-                }
-            }
-        }
-        if uri != AssetUri::Default {
-            check_ext(&a.ext, &format!("{p}.ext"), out);
-        }
+        check_asset_uri(a, &p, embedded.as_ref(), chunks.as_ref(), out);
     }
     if icons > 1 && main_icons.is_empty() {
         out.push(Diagnostic::error(
@@ -349,6 +268,100 @@ fn check_assets(assets: &[crate::Asset], ctx: &ValidateContext, out: &mut Vec<Di
                 main_backgrounds
             ),
         ));
+    }
+}
+
+/// The checks of one asset's `uri` at `p` (`data.assets[i]`): a file it names is in the CHARX
+/// (`embedded`) or the PNG's chunks (`chunks`), its scheme is one the spec defines; and of its
+/// `ext` unless the uri is `ccdefault:`.
+fn check_asset_uri(
+    a: &crate::Asset,
+    p: &str,
+    embedded: Option<&HashSet<&str>>,
+    chunks: Option<&HashSet<&str>>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let up = format!("{p}.uri");
+    let uri = a.parsed_uri();
+    match uri {
+        _ if a.uri.is_empty() => out.push(Diagnostic::error(
+            "asset-uri-empty",
+            up,
+            "asset uri is an empty string",
+        )),
+        AssetUri::Default => {}
+        AssetUri::Embedded(path) => {
+            if a.uri.starts_with("embedded://") {
+                out.push(Diagnostic::warning(
+                    "asset-uri-embedded-misspelled",
+                    up.clone(),
+                    format!(
+                        "uri {:?} uses \"embedded://\"; the spec spells it \"embeded://\"",
+                        a.uri
+                    ),
+                ));
+            }
+            if let Some(files) = embedded {
+                if !files.contains(path) {
+                    out.push(Diagnostic::error(
+                        "asset-embedded-missing",
+                        up,
+                        format!("no file {path:?} in the charx"),
+                    ));
+                }
+            }
+        }
+        AssetUri::PngChunk(path) => {
+            if let Some(ch) = chunks {
+                if !ch.contains(path) {
+                    out.push(Diagnostic::error(
+                        "asset-png-chunk-missing",
+                        up,
+                        format!("no chara-ext-asset_:{path} chunk in the png"),
+                    ));
+                }
+            } else if let Some(files) = embedded {
+                // SillyTavern resolves `__asset:` against the zip's files in a CHARX.
+                if !files.contains(path) {
+                    out.push(Diagnostic::error(
+                        "asset-embedded-missing",
+                        up,
+                        format!("no file {path:?} in the charx"),
+                    ));
+                }
+            }
+        }
+        AssetUri::Data { .. } => {}
+        AssetUri::Remote(u) => {
+            if u.starts_with("http://") {
+                out.push(Diagnostic::info(
+                    "asset-uri-http-insecure",
+                    up,
+                    format!("uri {u:?} is not https; applications may ignore it"),
+                ));
+            }
+        }
+        AssetUri::Other(u) => {
+            if u.starts_with("data:") {
+                out.push(Diagnostic::warning(
+                    "asset-uri-data-not-base64",
+                    up,
+                    format!("data url {:?} is not base64", truncate(u, 48)),
+                ));
+            } else {
+                out.push(Diagnostic::warning(
+                    "asset-uri-scheme-unknown",
+                    up,
+                    format!(
+                        "uri {:?} is not a kind the spec defines (ccdefault:, embeded://, __asset:, data:, http(s))",
+                        truncate(u, 80)
+                    ),
+                ));
+            }
+        }
+    }
+    if uri != AssetUri::Default {
+        check_ext(&a.ext, &format!("{p}.ext"), out);
     }
 }
 

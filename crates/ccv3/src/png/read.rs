@@ -95,6 +95,13 @@ pub(crate) fn read_card_chunks_deferred<S: Source>(
     read_card_chunks_impl(r, limits, true)
 }
 
+/// The read behind [`read_card_chunks`] and [`read_card_chunks_deferred`] (`defer`: asset chunks
+/// are placed, not read): walks the chunks and keeps the card keywords' values by the rules of
+/// the module docs (first decodable wins, duplicates and leniency noted, one text budget).
+///
+/// Longer than 150 lines on purpose: one loop over the walked chunks whose branches (card text,
+/// asset, other chunk, end, fault) share the notes, the budget and what was kept so far; the
+/// decisions that do not need that state are already apart (`text.rs`).
 pub(super) fn read_card_chunks_impl<S: Source>(
     r: S,
     limits: &Limits,
