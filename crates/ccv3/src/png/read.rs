@@ -14,14 +14,12 @@ use crate::{Diagnostic, Error, Result};
 /// Reads the card text chunks (`ccv3`, `chara`, `chara-ext-asset_*`) of a PNG/APNG stream.
 ///
 /// Starts at the stream's current position (the PNG signature). Seeks past every non-card chunk;
-
 /// see the module docs for what is accepted and reported.
 ///
 /// # Errors
 ///
 /// [`Error::Png`] when the signature is missing, when the chunk stream is truncated or corrupt
 /// before any `ccv3`/`chara` chunk was read, or when card chunks exist but none decodes;
-
 /// [`Error::Limit`] when a [`Limits`] value is exceeded; [`Error::Io`] on I/O failure.
 pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChunks> {
     read_card_chunks_impl(Plain(r), limits, false).map(|(chunks, _)| chunks)
@@ -344,9 +342,7 @@ pub(super) fn read_card_chunks_impl<S: Source>(
 ///
 /// ```
 /// let err = ccv3::png::read_card_chunks_from_slice(b"not a png").unwrap_err();
-
 /// assert!(err.to_string().contains("signature"));
-
 /// ```
 pub fn read_card_chunks_from_slice(bytes: &[u8]) -> Result<CardChunks> {
     read_card_chunks(Cursor::new(bytes), &Limits::default())

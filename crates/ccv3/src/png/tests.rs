@@ -25,7 +25,6 @@ fn ihdr() -> Vec<u8> {
 }
 
 /// CRCs are checked through buffers sized to the chunk (64 bytes, [`SMALL_CHUNK`], 64 KiB;
-
 /// issue 16: zeroing one 64 KiB buffer per small chunk cost a third of `validate DIR`): a
 /// good and a corrupt chunk of each size, and one longer than the big buffer, are told
 /// apart (PNG spec, 5.3 "Chunk layout": the CRC covers type and data).

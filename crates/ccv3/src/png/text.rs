@@ -215,7 +215,6 @@ pub(super) fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::stri
 ///
 /// ```
 /// assert_eq!(ccv3::png::encode_text_value("{}"), b"e30=".to_vec());
-
 /// ```
 pub fn encode_text_value(json: &str) -> Vec<u8> {
     STANDARD.encode_to_string(json.as_bytes()).into_bytes()
@@ -229,9 +228,7 @@ pub fn encode_text_value(json: &str) -> Vec<u8> {
 ///
 /// ```
 /// let (json, diags) = ccv3::png::decode_text_value(b"e30")?;
-
 /// assert_eq!(json, "{}");
-
 /// assert_eq!(diags.len(), 1); // missing padding repaired
 /// # Ok::<(), ccv3::Error>(())
 /// ```

@@ -106,7 +106,6 @@ pub fn write_card_chunks_to<W: Write>(
 /// # Errors
 ///
 /// [`Error::Png`] when `png` is not a complete PNG with an `IEND` chunk;
-
 /// [`Error::Parameter`] for a keyword that is not 1-79 printable ASCII characters or a value
 /// holding NUL.
 pub fn write_card_chunks(png: &[u8], chunks: &[(&str, &[u8])]) -> Result<Vec<u8>> {
@@ -175,13 +174,9 @@ pub(super) struct Plan {
 ///
 /// ```
 /// let png = ccv3::png::plain_image();
-
 /// assert!(ccv3::png::can_carry_card(&png));
-
 /// assert!(!ccv3::png::can_carry_card(&png[..png.len() - 4]));
-
 /// assert!(!ccv3::png::can_carry_card(b"GIF89a"));
-
 /// ```
 pub fn can_carry_card(png: &[u8]) -> bool {
     plan_chunks(png).is_ok()
@@ -253,11 +248,8 @@ pub(super) fn plan_chunks(png: &[u8]) -> Result<Plan> {
 ///
 /// ```
 /// let png = ccv3::png::plain_image();
-
 /// assert!(ccv3::png::is_png(&png));
-
 /// assert!(png.len() < 1024);
-
 /// ```
 pub fn plain_image() -> Vec<u8> {
     encode_plain(400, 600, [0x4A, 0x55, 0x68]).unwrap_or_else(|_| FALLBACK_1X1.to_vec())
