@@ -29,7 +29,7 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
     notes_with(cf, to, image, &mut |uri| asset_bytes(uri, &cf.files))
 }
 
-/// [`conversion_notes`] for a card read by [`read_file_deferred`], whose files are still in
+/// [`conversion_notes`] for a card read by [`read_file_deferred`](crate::read_file_deferred), whose files are still in
 /// the file it was read from: the main icon is read from there to know what it is (a card read
 /// otherwise, with [`DeferredFiles::none`], is looked at as [`conversion_notes`] does).
 pub fn conversion_notes_deferred(

@@ -286,7 +286,7 @@ pub fn read_open_file_reusing(
 
 /// Where the embedded files of a card read by [`read_file_deferred`] are in the file it was read
 /// from (CHARX entries, PNG asset chunks), so that each can be read again when it is written:
-/// [`write_card_deferred`] and [`charx_layout_deferred`] hold one at a time (issue 12). It keeps
+/// [`write_card_deferred`](crate::write_card_deferred) and [`charx_layout_deferred`](crate::charx_layout_deferred) hold one at a time (issue 12). It keeps
 /// the file open.
 #[derive(Debug)]
 pub struct DeferredFiles {
@@ -343,8 +343,8 @@ impl DeferredFiles {
 /// [`read_file_with`], leaving a card's embedded files (CHARX entries, PNG asset chunks) in the
 /// file: each is read and checked as [`read_file_with`] reads it (the same errors and
 /// diagnostics), then dropped, and the card's [`CardFile::files`] come back with their paths
-/// and empty data. Write the card with [`write_card_deferred`] or lay it out with
-/// [`charx_layout_deferred`], giving them the returned [`DeferredFiles`]: each file is read
+/// and empty data. Write the card with [`write_card_deferred`](crate::write_card_deferred) or lay it out with
+/// [`charx_layout_deferred`](crate::charx_layout_deferred), giving them the returned [`DeferredFiles`]: each file is read
 /// again when it is written, so a card is written with one asset in memory at a time (issue 12:
 /// `ccv3 extract` and `ccv3 convert`). Other containers are read as [`read_file_with`] reads them.
 ///

@@ -521,7 +521,7 @@ pub fn write_card_to<W: Write + Seek>(
     write_card_impl(cf, None, to, version, image, out)
 }
 
-/// [`write_card_to`] for a card read by [`read_file_deferred`]: each embedded file is read
+/// [`write_card_to`] for a card read by [`read_file_deferred`](crate::read_file_deferred): each embedded file is read
 /// from `files` when it is written and dropped once written, so the output is written with
 /// one asset in memory at a time (a JSON output holds its `data:` URLs in the card text).
 ///
@@ -622,7 +622,7 @@ pub fn into_charx_layout(cf: CardFile) -> Result<(Vec<u8>, Vec<CharxFile>)> {
     Ok((card_json, files))
 }
 
-/// [`into_charx_layout`] for a card read by [`read_file_deferred`], handing each file to `each`
+/// [`into_charx_layout`] for a card read by [`read_file_deferred`](crate::read_file_deferred), handing each file to `each`
 /// as soon as it is read (and dropping it after), so only one is held at a time (issue 12:
 /// `ccv3 extract`). Returns `card.json`, whose URIs name the paths the files were given.
 ///

@@ -96,7 +96,7 @@ pub struct ChunkPlace {
     pub offset: u64,
 }
 
-/// One chunk of a PNG, as listed by [`list_chunks`].
+/// One chunk of a PNG, as listed by [`list_chunks`](crate::png::list_chunks).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkInfo {
     /// The chunk type (`IHDR`, `tEXt`, ...); non-ASCII bytes are shown as `?`.

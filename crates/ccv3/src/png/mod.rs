@@ -64,7 +64,7 @@
 //!   type and byte offset; image data (`IDAT`, `fdAT`) and big chunks are seeked past unchecked.
 //! * A stream that is truncated or corrupt *after* a `ccv3` or `chara` chunk was read gives the
 //!   card and a warning (`png-truncated`, naming the chunk type and byte offset); before that it
-//!   is an [`Error::Png`].
+//!   is an [`Error::Png`](crate::Error::Png).
 //! * Bytes after `IEND` are ignored with a warning (`png-data-after-iend`, naming where they
 //!   start).
 //! * A card chunk whose value cannot be decoded (bad base64, broken compression) is an error

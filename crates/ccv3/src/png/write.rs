@@ -100,7 +100,7 @@ pub fn write_card_chunks_to<W: Write>(
 /// `iTXt` form), then inserts `chunks` as `tEXt` chunks `(keyword, value)` right before `IEND`.
 ///
 /// Values are written as given: a card's value must already be base64 (see
-/// [`encode_text_value`]). Every other chunk and any bytes after `IEND` are copied byte for byte
+/// [`encode_text_value`](crate::png::encode_text_value)). Every other chunk and any bytes after `IEND` are copied byte for byte
 /// in their order (APNG `acTL`/`fcTL`/`fdAT` included).
 ///
 /// # Errors
