@@ -1,4 +1,9 @@
 //! The commands, each a function from parsed arguments to an exit code.
+//!
+//! This module only dispatches ([`run`]). A command takes its error from [`crate::error`], its
+//! reads from [`crate::load`] and [`crate::stdio`], its writers from [`crate::output`], never
+//! from here, so nothing imports back from the module that imports it
+//! (`scripts/check-architecture`).
 
 mod cbs;
 mod convert;
