@@ -533,8 +533,7 @@ pub(crate) fn split_macro(offset: usize, nodes: Vec<Node>) -> Macro {
         all.extend(rest_nodes);
         return unknown(all);
     }
-    let name = crate::families::sillytavern::time_utc_name(raw_name)
-        .unwrap_or_else(|| normalize_name(raw_name));
+    let name = time_utc_name(raw_name).unwrap_or_else(|| normalize_name(raw_name));
     let after = first.get(name_end..).unwrap_or_default();
     let special = name == "//" || name == "?";
     let make = |sep: String, style: Style, args: Vec<Vec<Node>>| Macro {
@@ -636,4 +635,26 @@ pub(crate) fn parse(src: &str, limits: &Limits) -> Parsed {
         pending_pure: None,
     }
     .run()
+}
+/// The name of SillyTavern's legacy `{{time_UTC+2}}` / `{{time_UTC-10}}` as written: the
+/// normalised name keeping its sign (`timeutc-10`), since `-` is otherwise dropped from names.
+pub(crate) fn time_utc_name(raw: &str) -> Option<String> {
+    let prefix = raw.get(..8)?;
+    if !prefix.eq_ignore_ascii_case("time_utc") {
+        return None;
+    }
+    let rest = raw.get(8..)?;
+    let digits = rest.strip_prefix(['+', '-'])?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(format!("timeutc{rest}"))
+}
+
+/// `true` for a normalised `timeutc+N` / `timeutc-N` name.
+pub(crate) fn is_time_utc(normalized: &str) -> bool {
+    normalized
+        .strip_prefix("timeutc")
+        .and_then(|r| r.strip_prefix(['+', '-']))
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -5,6 +5,15 @@
 //! [`normalize_name`] on registration and lookup. The block names `#if`, `#ifpure`, `#when`,
 //! `#each` and the `slot` macro are registered by the [`Family::Blocks`] family; without them
 //! blocks stay text.
+//!
+//! An import circle, kept on purpose: a registry of built-in macros and its families. The
+//! registry fills itself from the families (`families::*::register`, by [`Family`]), every
+//! family's handlers are functions of an expansion [`Call`] that register into a [`Registry`],
+//! and the expander (`expand.rs`, `expand/st_engine.rs`) looks its handlers up here; the parser
+//! shares the expander's warnings (`expand::Warning`), and the catalog (`catalog.rs`, what
+//! `ccv3 cbs --list` prints) lists the same names. Cutting the loop would need the families
+//! registered from outside the crate, or handlers that do not see a `Call`. Name parsing
+//! (`parse.rs`, SillyTavern's `time_UTC±N` names included) depends on no family.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -339,7 +348,7 @@ impl Registry {
             Some(e) => Some(&e.handler),
             // SillyTavern's legacy `{{time_UTC+2}}` / `{{time_UTC-10}}`: one handler for
             // every offset (the parser keeps the sign in the name).
-            None if families::sillytavern::is_time_utc(normalized) => {
+            None if crate::parse::is_time_utc(normalized) => {
                 self.map.get("timeutc").map(|e| &e.handler)
             }
             None => None,

@@ -3,7 +3,8 @@
 //! before anything is allocated for it, and a refusal is one line naming the file, the limit and
 //! the option that raises it.
 
-use crate::cmd::CliError;
+use crate::error::CliError;
+use crate::shown::shown_size;
 use ccv3_cbs::BudgetLimits;
 use ccv3_lore::chat::{Chat, ChatLimits};
 use ccv3_lore::ScanState;
@@ -103,7 +104,7 @@ impl InputLimits {
     /// `--max-file-size`, else the global `--max-input-mib` when it is higher than the default.
     fn file(&self) -> u64 {
         self.max_file_size
-            .unwrap_or_else(|| DEFAULT_MAX_FILE.max(crate::cmd::max_input_given().unwrap_or(0)))
+            .unwrap_or_else(|| DEFAULT_MAX_FILE.max(crate::load::max_input_given().unwrap_or(0)))
     }
 
     fn state(&self) -> u64 {
@@ -142,11 +143,11 @@ impl InputLimits {
         }
         let (doc, size) = match check_size(path, limit, "file", "--max-file-size")? {
             // A regular file within the limit: read as usual (mapped, PNG image data skipped).
-            Some(size) => (crate::cmd::load(path, what)?, size),
+            Some(size) => (crate::load::load(path, what)?, size),
             None => {
                 let bytes = read_capped(path, what, limit, "file", "--max-file-size")?;
-                let doc = ccv3::read_bytes_with(&bytes, &crate::cmd::read_options())
-                    .map_err(|e| crate::cmd::read_error(path, e))?;
+                let doc = ccv3::read_bytes_with(&bytes, &crate::load::read_options())
+                    .map_err(|e| crate::load::read_error(path, e))?;
                 (doc, bytes.len() as u64)
             }
         };
@@ -228,7 +229,7 @@ impl InputLimits {
             ));
         }
         if dash {
-            return crate::cmd::emit(None, &format!("{json}\n"));
+            return crate::output::emit(None, &format!("{json}\n"));
         }
         crate::output::write_atomic(path, json.as_bytes()).map_err(|e| CliError::file(path, e))
     }
@@ -264,16 +265,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     };
     n.checked_mul(1 << shift)
         .ok_or_else(|| format!("{s:?} is too large"))
-}
-
-/// A limit for people: `67108864 bytes (64 MiB)`.
-pub fn shown_size(n: u64) -> String {
-    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
-            return format!("{n} bytes ({} {unit})", n >> shift);
-        }
-    }
-    format!("{n} bytes")
 }
 
 fn too_big(path: &Path, what: &str, size: Option<u64>, limit: u64, option: &str) -> CliError {

@@ -8,7 +8,10 @@
 
 mod args;
 mod cmd;
+mod dash;
+mod error;
 mod limits;
+mod load;
 mod now;
 mod output;
 mod pipeline;

@@ -5,11 +5,28 @@
 //! scan`, every `-o FILE` of a command that prints data: [`Out`]) and every folder (`extract`)
 //! goes through here (issue 12 "Files"): a target that is a
 //! symbolic link (dangling or not) is refused, so nothing is ever written through a link; a
-//! written file never carries setuid, setgid or sticky bits.
+//! written file never carries setuid, setgid or sticky bits. Text a command prints goes out
+//! through [`emit`] (`-o FILE` or standard output) or [`print`].
 
+use crate::error::CliError;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Writes `text` to `-o FILE` (atomically), or to standard output without it or for `-`.
+pub fn emit(output: Option<&Path>, text: &str) -> Result<(), CliError> {
+    let mut out = Out::open(output)?;
+    out.write_all(text.as_bytes())?;
+    out.finish()
+}
+
+/// Writes to stdout, mapping a closed pipe to a quiet exit.
+pub fn print(text: &str) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
 
 /// The error for a target that is a symbolic link.
 fn symlink_refused() -> std::io::Error {
@@ -156,11 +173,10 @@ pub enum Out {
 
 impl Out {
     /// The output for `-o` (`None` or `-`: standard output).
-    pub fn open(output: Option<&Path>) -> Result<Out, crate::cmd::CliError> {
+    pub fn open(output: Option<&Path>) -> Result<Out, CliError> {
         match output {
-            Some(path) if !crate::stdio::is_dash(path) => {
-                let staged =
-                    StagedFile::new(path).map_err(|e| crate::cmd::CliError::file(path, e))?;
+            Some(path) if !crate::dash::is_dash(path) => {
+                let staged = StagedFile::new(path).map_err(|e| CliError::file(path, e))?;
                 Ok(Out::File(
                     std::io::BufWriter::with_capacity(1 << 16, staged),
                     path.to_path_buf(),
@@ -180,16 +196,14 @@ impl Out {
     }
 
     /// Flushes the data; a file is renamed into place.
-    pub fn finish(self) -> Result<(), crate::cmd::CliError> {
+    pub fn finish(self) -> Result<(), CliError> {
         match self {
             Out::Stdout(mut w) => Ok(w.flush()?),
             Out::File(w, path) => {
                 let staged = w
                     .into_inner()
-                    .map_err(|e| crate::cmd::CliError::file(&path, e.into_error()))?;
-                staged
-                    .commit(true)
-                    .map_err(|e| crate::cmd::CliError::file(&path, e))
+                    .map_err(|e| CliError::file(&path, e.into_error()))?;
+                staged.commit(true).map_err(|e| CliError::file(&path, e))
             }
         }
     }

@@ -3,7 +3,8 @@
 //! A card is a stranger's file: its name or tags may hold ESC sequences (colours, cursor moves,
 //! OSC 52 clipboard writes), BEL or line breaks that would forge output lines. Every control
 //! character (C0, DEL, C1) is written as an escape instead: `\x1b`, `\x07`, `\n`, `\u{9b}`.
-//! `--json` output is unaffected (JSON escapes control characters itself).
+//! `--json` output is unaffected (JSON escapes control characters itself). Sizes of limits are
+//! shown in bytes and binary units ([`shown_size`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -29,6 +30,16 @@ pub fn shown(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// A limit for people: `67108864 bytes (64 MiB)`.
+pub fn shown_size(n: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{n} bytes ({} {unit})", n >> shift);
+        }
+    }
+    format!("{n} bytes")
 }
 
 #[cfg(test)]

@@ -259,7 +259,7 @@ impl Iterator for Walk {
             }
             let root = self.roots.next()?;
             // `-`: standard input, read as one file (issue 16).
-            if crate::stdio::is_dash(&root) {
+            if crate::dash::is_dash(&root) {
                 return Some(Item::File(root));
             }
             match std::fs::metadata(&root) {

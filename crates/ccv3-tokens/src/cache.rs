@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::Mutex;
 
-use crate::{PieceCache, Tokenizer};
+use crate::piece_cache::PieceCache;
+use crate::tokenizer::Tokenizer;
 
 /// Default number of cached counts.
 pub const DEFAULT_CAPACITY: usize = 65_536;

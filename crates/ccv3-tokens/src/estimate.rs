@@ -6,7 +6,7 @@
 //! two). The division is done in integers, `ceil(units * 100 / 335)`, so results are exact and the
 //! same on every platform. The empty string is 0 tokens.
 
-use crate::Tokenizer;
+use crate::tokenizer::Tokenizer;
 
 /// SillyTavern's guesstimate: `ceil(utf16_units / 3.35)`. No tables, no allocation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -11,7 +11,8 @@
 
 use std::path::Path;
 
-use crate::{Error, Tokenizer};
+use crate::tokenizer::Tokenizer;
+use crate::Error;
 
 /// Largest `tokenizer.json` accepted, in bytes (the largest common ones are about 35 MB).
 pub const MAX_FILE_SIZE: u64 = 128 * 1024 * 1024;

@@ -4,7 +4,12 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use crate::{Encoding, Error, Estimate, HfTokenizer, Tiktoken, Tokenizer};
+use crate::encoding::Encoding;
+use crate::estimate::Estimate;
+use crate::hf::HfTokenizer;
+use crate::tiktoken::Tiktoken;
+use crate::tokenizer::Tokenizer;
+use crate::Error;
 
 /// Which tokenizer to use. Parse one from a command-line or config string with [`FromStr`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]

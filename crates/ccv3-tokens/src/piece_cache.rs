@@ -18,7 +18,7 @@
 //! so there is no lock on the path. A cache remembers which encoding filled it and starts empty
 //! when another encoding uses it, so counts of two encodings never mix.
 
-use crate::tiktoken::Encoding;
+use crate::encoding::Encoding;
 
 /// The longest piece (in bytes) the cache holds; longer pieces are counted every time.
 pub const MAX_PIECE: usize = 30;

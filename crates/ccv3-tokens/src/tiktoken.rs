@@ -47,8 +47,10 @@
 use std::sync::OnceLock;
 
 use crate::bpe::{Vocab, SHORT_PIECE};
+use crate::encoding::Encoding;
 use crate::piece_cache::{Key, PieceCache};
-use crate::{Error, Tokenizer};
+use crate::tokenizer::Tokenizer;
+use crate::Error;
 use std::collections::HashMap;
 
 /// Longest run of whitespace characters counted in one piece; longer runs are cut.
@@ -98,15 +100,6 @@ const CL100K_LINEAR: &str = concat!(
     r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+",
 );
 
-/// A bundled tiktoken encoding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Encoding {
-    /// `o200k_base`: GPT-4o, GPT-4.1, o-series, GPT-5. The default.
-    O200k,
-    /// `cl100k_base`: GPT-3.5-turbo, GPT-4.
-    Cl100k,
-}
-
 /// One built encoding: its vocabulary and its compiled split pattern.
 pub(crate) struct Core {
     vocab: Vocab<'static>,
@@ -131,14 +124,6 @@ static O200K: OnceLock<Result<Core, String>> = OnceLock::new();
 static CL100K: OnceLock<Result<Core, String>> = OnceLock::new();
 
 impl Encoding {
-    /// Returns the encoding's tiktoken name, e.g. `o200k_base`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Encoding::O200k => "o200k_base",
-            Encoding::Cl100k => "cl100k_base",
-        }
-    }
-
     /// The cell holding the shared encoder.
     fn cell(self) -> &'static OnceLock<Result<Core, String>> {
         match self {

@@ -134,6 +134,10 @@ fn text(v: &Value, key: &str) -> String {
 /// Reads the card of a BYAF archive from its files (see the module docs). The archive's files
 /// are kept; the character's images become the card's `embeded://` icons.
 ///
+/// Longer than 150 lines on purpose: one Backyard AI field after another, each to its card
+/// field in the card's order, with what has no card field kept beside them; split, each part
+/// would take the same maps and lists.
+///
 /// # Errors
 ///
 /// [`Error::Charx`] naming the file when `manifest.json` or the character file is missing or

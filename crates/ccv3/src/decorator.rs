@@ -300,20 +300,22 @@ pub fn parse(content: &str) -> Parsed<'_> {
 }
 
 /// One decorator line of a header: `@@name value` or, for a fallback, `@@@name value`.
-struct Line<'a> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Line<'a> {
     /// 1-based line number in the content.
-    no: usize,
+    pub(crate) no: usize,
     /// True for a `@@@` line.
-    fallback: bool,
+    pub(crate) fallback: bool,
     /// The name, without the `@`s.
-    name: &'a str,
+    pub(crate) name: &'a str,
     /// The value after the name, trimmed (empty when none).
-    value: &'a str,
+    pub(crate) value: &'a str,
 }
 
 /// The decorator lines at the top of `content` and the body after them: the one place that
-/// reads the line grammar (module docs), for [`parse`] and [`parse_list`] alike.
-fn header_lines(content: &str) -> (impl Iterator<Item = Line<'_>>, &str) {
+/// reads the line grammar (module docs), for [`parse`], [`parse_list`] and the validator's
+/// checks (`crate::validate`) alike.
+pub(crate) fn header_lines(content: &str) -> (impl Iterator<Item = Line<'_>>, &str) {
     let s = split(content);
     let first_line = if s.header.is_empty() {
         1

@@ -13,6 +13,7 @@
 
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
+use crate::model::stream::Text;
 use crate::model::Raw;
 use serde::Serialize;
 use serde_json::Value;
@@ -247,26 +248,6 @@ fn with_raw_text<T>(
             Err(e) => Err(Error::from_json(&e)),
         },
     )
-}
-
-/// JSON text as the parser gets it: bytes (checked as UTF-8 while they are parsed), or a `str`
-/// already checked (parsed without checking again).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Text<'t> {
-    /// Bytes not yet known to be UTF-8.
-    Bytes(&'t [u8]),
-    /// Checked UTF-8.
-    Str(&'t str),
-}
-
-impl<'t> Text<'t> {
-    /// The text's bytes.
-    pub(crate) fn as_bytes(self) -> &'t [u8] {
-        match self {
-            Text::Bytes(b) => b,
-            Text::Str(s) => s.as_bytes(),
-        }
-    }
 }
 
 /// The error for JSON text over `max_len` bytes.

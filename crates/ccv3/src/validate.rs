@@ -29,8 +29,8 @@
 //!   ([`crate::check_regex_syntax`]: `regress`, or JavaScript's own `RegExp` in the npm
 //!   package), as in the applications that run them.
 //! - `ext` is not checked when `uri` is `ccdefault:` (the spec says to ignore it then).
-//! - Decorator lines are checked with a light line parser (`decorator_lines`); the full parser
-//!   in [`crate::decorator`] can replace it without changing the codes.
+//! - Decorator lines are read by [`crate::decorator`]'s line reader (the one reader of the line
+//!   grammar); the checks here give each line its own codes, apart from the parser's rules.
 
 use crate::{AssetUri, Card, Diagnostic, Lorebook, SpecVersion};
 use serde_json::{Number, Value};
@@ -232,88 +232,7 @@ fn check_assets(assets: &[crate::Asset], ctx: &ValidateContext, out: &mut Vec<Di
             "background" if a.name == "main" => main_backgrounds.push(i),
             _ => {}
         }
-        let up = format!("{p}.uri");
-        let uri = a.parsed_uri();
-        match uri {
-            _ if a.uri.is_empty() => out.push(Diagnostic::error(
-                "asset-uri-empty",
-                up,
-                "asset uri is an empty string",
-            )),
-            AssetUri::Default => {}
-            AssetUri::Embedded(path) => {
-                if a.uri.starts_with("embedded://") {
-                    out.push(Diagnostic::warning(
-                        "asset-uri-embedded-misspelled",
-                        up.clone(),
-                        format!(
-                            "uri {:?} uses \"embedded://\"; the spec spells it \"embeded://\"",
-                            a.uri
-                        ),
-                    ));
-                }
-                if let Some(files) = &embedded {
-                    if !files.contains(path) {
-                        out.push(Diagnostic::error(
-                            "asset-embedded-missing",
-                            up,
-                            format!("no file {path:?} in the charx"),
-                        ));
-                    }
-                }
-            }
-            AssetUri::PngChunk(path) => {
-                if let Some(ch) = &chunks {
-                    if !ch.contains(path) {
-                        out.push(Diagnostic::error(
-                            "asset-png-chunk-missing",
-                            up,
-                            format!("no chara-ext-asset_:{path} chunk in the png"),
-                        ));
-                    }
-                } else if let Some(files) = &embedded {
-                    // SillyTavern resolves `__asset:` against the zip's files in a CHARX.
-                    if !files.contains(path) {
-                        out.push(Diagnostic::error(
-                            "asset-embedded-missing",
-                            up,
-                            format!("no file {path:?} in the charx"),
-                        ));
-                    }
-                }
-            }
-            AssetUri::Data { .. } => {}
-            AssetUri::Remote(u) => {
-                if u.starts_with("http://") {
-                    out.push(Diagnostic::info(
-                        "asset-uri-http-insecure",
-                        up,
-                        format!("uri {u:?} is not https; applications may ignore it"),
-                    ));
-                }
-            }
-            AssetUri::Other(u) => {
-                if u.starts_with("data:") {
-                    out.push(Diagnostic::warning(
-                        "asset-uri-data-not-base64",
-                        up,
-                        format!("data url {:?} is not base64", truncate(u, 48)),
-                    ));
-                } else {
-                    out.push(Diagnostic::warning(
-                        "asset-uri-scheme-unknown",
-                        up,
-                        format!(
-                            "uri {:?} is not a kind the spec defines (ccdefault:, embeded://, __asset:, data:, http(s))",
-                            truncate(u, 80)
-                        ),
-                    ));
-                }
-            }
-        }
-        if uri != AssetUri::Default {
-            check_ext(&a.ext, &format!("{p}.ext"), out);
-        }
+        check_asset_uri(a, &p, embedded.as_ref(), chunks.as_ref(), out);
     }
     if icons > 1 && main_icons.is_empty() {
         out.push(Diagnostic::error(
@@ -349,6 +268,100 @@ fn check_assets(assets: &[crate::Asset], ctx: &ValidateContext, out: &mut Vec<Di
                 main_backgrounds
             ),
         ));
+    }
+}
+
+/// The checks of one asset's `uri` at `p` (`data.assets[i]`): a file it names is in the CHARX
+/// (`embedded`) or the PNG's chunks (`chunks`), its scheme is one the spec defines; and of its
+/// `ext` unless the uri is `ccdefault:`.
+fn check_asset_uri(
+    a: &crate::Asset,
+    p: &str,
+    embedded: Option<&HashSet<&str>>,
+    chunks: Option<&HashSet<&str>>,
+    out: &mut Vec<Diagnostic>,
+) {
+    let up = format!("{p}.uri");
+    let uri = a.parsed_uri();
+    match uri {
+        _ if a.uri.is_empty() => out.push(Diagnostic::error(
+            "asset-uri-empty",
+            up,
+            "asset uri is an empty string",
+        )),
+        AssetUri::Default => {}
+        AssetUri::Embedded(path) => {
+            if a.uri.starts_with("embedded://") {
+                out.push(Diagnostic::warning(
+                    "asset-uri-embedded-misspelled",
+                    up.clone(),
+                    format!(
+                        "uri {:?} uses \"embedded://\"; the spec spells it \"embeded://\"",
+                        a.uri
+                    ),
+                ));
+            }
+            if let Some(files) = embedded {
+                if !files.contains(path) {
+                    out.push(Diagnostic::error(
+                        "asset-embedded-missing",
+                        up,
+                        format!("no file {path:?} in the charx"),
+                    ));
+                }
+            }
+        }
+        AssetUri::PngChunk(path) => {
+            if let Some(ch) = chunks {
+                if !ch.contains(path) {
+                    out.push(Diagnostic::error(
+                        "asset-png-chunk-missing",
+                        up,
+                        format!("no chara-ext-asset_:{path} chunk in the png"),
+                    ));
+                }
+            } else if let Some(files) = embedded {
+                // SillyTavern resolves `__asset:` against the zip's files in a CHARX.
+                if !files.contains(path) {
+                    out.push(Diagnostic::error(
+                        "asset-embedded-missing",
+                        up,
+                        format!("no file {path:?} in the charx"),
+                    ));
+                }
+            }
+        }
+        AssetUri::Data { .. } => {}
+        AssetUri::Remote(u) => {
+            if u.starts_with("http://") {
+                out.push(Diagnostic::info(
+                    "asset-uri-http-insecure",
+                    up,
+                    format!("uri {u:?} is not https; applications may ignore it"),
+                ));
+            }
+        }
+        AssetUri::Other(u) => {
+            if u.starts_with("data:") {
+                out.push(Diagnostic::warning(
+                    "asset-uri-data-not-base64",
+                    up,
+                    format!("data url {:?} is not base64", truncate(u, 48)),
+                ));
+            } else {
+                out.push(Diagnostic::warning(
+                    "asset-uri-scheme-unknown",
+                    up,
+                    format!(
+                        "uri {:?} is not a kind the spec defines (ccdefault:, embeded://, __asset:, data:, http(s))",
+                        truncate(u, 80)
+                    ),
+                ));
+            }
+        }
+    }
+    if uri != AssetUri::Default {
+        check_ext(&a.ext, &format!("{p}.ext"), out);
     }
 }
 
@@ -653,39 +666,6 @@ fn check_regex<'a>(
     }
 }
 
-/// One decorator line, as the light line parser sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct DecoratorLine<'a> {
-    /// `@@@name`: a fallback for the decorator before it.
-    fallback: bool,
-    /// The name after the `@`s, up to the first whitespace.
-    name: &'a str,
-    /// The text after the name, trimmed; `None` when empty.
-    value: Option<&'a str>,
-}
-
-/// The decorator lines at the top of `content` (see [`crate::decorator::split`]).
-fn decorator_lines(content: &str) -> impl Iterator<Item = DecoratorLine<'_>> {
-    crate::decorator::split(content)
-        .header
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("@@"))
-        .map(|l| {
-            let at = l.len() - l.trim_start_matches('@').len();
-            let rest = &l[at..];
-            let (name, value) = match rest.find(char::is_whitespace) {
-                Some(i) => (&rest[..i], rest[i..].trim()),
-                None => (rest, ""),
-            };
-            DecoratorLine {
-                fallback: at >= 3,
-                name,
-                value: (!value.is_empty()).then_some(value),
-            }
-        })
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ValueKind {
     None,
@@ -721,7 +701,8 @@ fn decorator_kind(name: &str) -> Option<ValueKind> {
 /// `p` gives the content's path, built only for a finding (most entries have none).
 fn check_decorators(content: &str, p: &dyn Fn() -> String, out: &mut Vec<Diagnostic>) {
     let mut seen: HashSet<&str> = HashSet::new();
-    for (i, d) in decorator_lines(content).enumerate() {
+    for (i, d) in crate::decorator::header_lines(content).0.enumerate() {
+        let value = (!d.value.is_empty()).then_some(d.value);
         let at = if d.fallback { "@@@" } else { "@@" };
         if i == 0 && d.fallback {
             out.push(Diagnostic::warning(
@@ -754,7 +735,7 @@ fn check_decorators(content: &str, p: &dyn Fn() -> String, out: &mut Vec<Diagnos
                 ),
             ));
         }
-        match (kind, d.value) {
+        match (kind, value) {
             (ValueKind::None, Some(v)) => out.push(Diagnostic::warning(
                 "decorator-value-unexpected",
                 p(),
@@ -1282,25 +1263,22 @@ mod tests {
 
     #[test]
     fn spec_v3_decorator_line_parser_reads_name_and_value() {
-        let v: Vec<_> = decorator_lines("@@depth 4\n@@@role  system \n@@activate\nx").collect();
+        use crate::decorator::{header_lines, Line};
+        let v: Vec<_> = header_lines("@@depth 4\n@@@role  system \n@@activate\nx")
+            .0
+            .collect();
+        let line = |no, fallback, name, value| Line {
+            no,
+            fallback,
+            name,
+            value,
+        };
         assert_eq!(
             v,
             [
-                DecoratorLine {
-                    fallback: false,
-                    name: "depth",
-                    value: Some("4")
-                },
-                DecoratorLine {
-                    fallback: true,
-                    name: "role",
-                    value: Some("system")
-                },
-                DecoratorLine {
-                    fallback: false,
-                    name: "activate",
-                    value: None
-                },
+                line(1, false, "depth", "4"),
+                line(2, true, "role", "system"),
+                line(3, false, "activate", ""),
             ]
         );
     }

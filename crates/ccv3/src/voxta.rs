@@ -246,6 +246,10 @@ fn book_entries(
 /// Reads the card of a Voxta package from its files (see the module docs); the character's
 /// thumbnail becomes the card's `embeded://` main icon.
 ///
+/// Longer than 150 lines on purpose: one Voxta field after another, each to its card field in
+/// the card's order, with what has no card field kept beside them; split, each part would take
+/// the same dozen maps and lists.
+///
 /// # Errors
 ///
 /// [`Error::Charx`] naming the file when the character file is missing, not JSON or not an

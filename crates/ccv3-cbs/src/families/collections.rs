@@ -113,6 +113,8 @@ fn assign(c: &mut Call<'_, '_>, items: &mut Vec<Value>, index: usize, value: Val
 }
 
 /// Adds RisuAI's array and dictionary functions.
+///
+/// Longer than 150 lines on purpose: a table, one registration (name and handler) per macro.
 pub fn register(r: &mut Registry) {
     let f = Family::Collections;
     r.register_all(f, &["makearray", "array", "a"], |c| {

@@ -108,29 +108,6 @@ pub(crate) fn arg_count(c: &Call<'_, '_>) -> usize {
     }
 }
 
-/// The name of SillyTavern's legacy `{{time_UTC+2}}` / `{{time_UTC-10}}` as written: the
-/// normalised name keeping its sign (`timeutc-10`), since `-` is otherwise dropped from names.
-pub(crate) fn time_utc_name(raw: &str) -> Option<String> {
-    let prefix = raw.get(..8)?;
-    if !prefix.eq_ignore_ascii_case("time_utc") {
-        return None;
-    }
-    let rest = raw.get(8..)?;
-    let digits = rest.strip_prefix(['+', '-'])?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some(format!("timeutc{rest}"))
-}
-
-/// `true` for a normalised `timeutc+N` / `timeutc-N` name.
-pub(crate) fn is_time_utc(normalized: &str) -> bool {
-    normalized
-        .strip_prefix("timeutc")
-        .and_then(|r| r.strip_prefix(['+', '-']))
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// An integer as SillyTavern's argument types accept it (`/^-?\d+$/` after trimming): no
 /// `+`, no fraction.
 pub(crate) fn integer(s: &str) -> Option<i64> {
@@ -474,6 +451,7 @@ fn relative(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::{is_time_utc, time_utc_name};
 
     #[test]
     fn legacy_time_names_keep_their_sign() {

@@ -2,7 +2,8 @@
 //! [--display] [--dialect D]`, and `ccv3 cbs --list [--dialect D] [--json]` (the macros of a
 //! dialect, from the library's catalog: `ccv3_cbs::Registry::macros`).
 
-use super::{emit, CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
+use crate::output::emit;
 use ccv3_cbs::{Mode, Variables};
 use ccv3_lore::chat::Chat;
 use ccv3_prompt::{Session, SessionOptions};

@@ -1,7 +1,8 @@
 //! `ccv3 convert IN OUT [--to v3|v2|lorebook_v3|worldinfo] [--image PNG]`.
 
-use super::{load_deferred, CliError, CmdResult};
 use crate::args::{OutFormat, Target};
+use crate::error::{CliError, CmdResult};
+use crate::load::load_deferred;
 use crate::output::write_atomic_mode;
 use ccv3::{CardFile, CardVersion, Container, Document, Lorebook};
 use std::io::Write;
@@ -88,8 +89,12 @@ pub fn run(
 pub fn read_picture(image: Option<&Path>) -> Result<Option<Vec<u8>>, CliError> {
     match image {
         Some(p) => {
-            let bytes =
-                crate::stdio::read_input(p, "--image", super::max_input(), super::RAISE_HINT)?;
+            let bytes = crate::stdio::read_input(
+                p,
+                "--image",
+                crate::load::max_input(),
+                crate::load::RAISE_HINT,
+            )?;
             if !ccv3::png::is_png(&bytes) {
                 return Err(CliError::file(p, "--image must be a PNG file"));
             }

@@ -11,8 +11,8 @@
 //! [`LISTED`], then a count). Exit 0 when every file was converted, 2 otherwise.
 
 use super::convert::{convert_doc, read_picture, OutKind};
-use super::{CliError, CmdResult};
 use crate::args::{OutFormat, Target};
+use crate::error::{CliError, CmdResult};
 use crate::shown::shown;
 use crate::walk::Item;
 use std::io::Write;
@@ -159,8 +159,8 @@ fn convert_one(
             ));
         }
     }
-    let doc = ccv3::read_file_with(input, &super::folder_read_options().keep_image(true))
-        .map_err(super::with_hint)?;
+    let doc = ccv3::read_file_with(input, &crate::load::folder_read_options().keep_image(true))
+        .map_err(crate::load::with_hint)?;
     let kind = match (args.format, &doc) {
         (Some(OutFormat::Png), _) => OutKind::Png,
         (Some(OutFormat::Charx), _) => OutKind::Charx,

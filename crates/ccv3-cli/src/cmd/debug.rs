@@ -1,11 +1,17 @@
 //! `ccv3 debug chunks FILE`: the chunks of a PNG file.
 
-use super::{emit, CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
+use crate::output::emit;
 use std::path::Path;
 
 /// Lists a PNG's chunks: type, offset, length, CRC check (to `-o FILE` when given).
 pub fn chunks(path: &Path, output: Option<&Path>) -> CmdResult {
-    let bytes = crate::stdio::read_input(path, "FILE", super::max_input(), super::RAISE_HINT)?;
+    let bytes = crate::stdio::read_input(
+        path,
+        "FILE",
+        crate::load::max_input(),
+        crate::load::RAISE_HINT,
+    )?;
     let list = ccv3::png::list_chunks(&bytes).map_err(|e| CliError::file(path, e))?;
     let mut out = String::from("offset      length  type  crc\n");
     for c in list {

@@ -7,7 +7,9 @@
 //! `data.character_book.entries.3.content`, `data.extensions.fav`; a path that does not start
 //! with `spec`, `spec_version` or `data` is taken inside `data` (`name` is `data.name`).
 
-use super::{emit, load, load_whole, CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
+use crate::load::{load, load_whole};
+use crate::output::emit;
 use crate::shown::shown;
 use ccv3::Document;
 use serde_json::{json, Value};

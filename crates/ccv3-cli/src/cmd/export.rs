@@ -13,8 +13,8 @@
 //! Memory stays flat: JSON lines are streamed, Parquet holds one row group at a time.
 
 use super::search::open_existing;
-use super::{CliError, CmdResult};
 use crate::args::ExportFormat;
+use crate::error::{CliError, CmdResult};
 use crate::output::Out;
 use parquet::basic::{LogicalType, Repetition, Type as Physical};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};

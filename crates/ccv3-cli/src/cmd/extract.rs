@@ -2,7 +2,8 @@
 //! files (the CHARX layout), and back.
 
 use super::convert::{write_card, OutKind};
-use super::{load_deferred, CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
+use crate::load::load_deferred;
 use crate::output::{read_bounded, StagedDir};
 use ccv3::{CardFile, CardVersion, Container, Document, EmbeddedFile};
 use std::io::Read;
@@ -71,11 +72,11 @@ fn write_new(path: &Path, data: &[u8]) -> std::io::Result<()> {
 /// standard output) as `kind`.
 pub fn pack(dir: &Path, output: &Path, kind: OutKind) -> CmdResult {
     let card_path = dir.join("card.json");
-    let opts = super::read_options();
-    let bytes = read_bounded(&card_path, opts.max_json_len, super::RAISE_HINT)
+    let opts = crate::load::read_options();
+    let bytes = read_bounded(&card_path, opts.max_json_len, crate::load::RAISE_HINT)
         .map_err(|e| CliError::file(&card_path, e))?;
-    let (value, mut diagnostics) =
-        ccv3::json::parse_with(&bytes, &opts).map_err(|e| super::read_error(&card_path, e))?;
+    let (value, mut diagnostics) = ccv3::json::parse_with(&bytes, &opts)
+        .map_err(|e| crate::load::read_error(&card_path, e))?;
     drop(bytes);
     let card = ccv3::Card::from_json(value, &mut diagnostics)
         .map_err(|e| CliError::file(&card_path, e))?;
@@ -148,7 +149,7 @@ fn walk(
                     format!(
                         "the folder's files hold more than {max} bytes (the CHARX limit, \
                          charx::Limits::max_total_size): not packed {}",
-                        super::RAISE_HINT
+                        crate::load::RAISE_HINT
                     ),
                 ));
             }

@@ -16,7 +16,7 @@
 //! thread, in one transaction per 5,000 files.
 
 use super::index_writer::{build_settings, Row, Writer};
-use super::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
 use crate::walk::{Item, SizeAndTime};
 use ccv3::{Document, Severity};
 use ccv3_cli::index_card::{book_tokens, card_hash, card_tokens, hash_of, FTS_AUTOMERGE};
@@ -157,7 +157,7 @@ pub fn run(args: &Args) -> CmdResult {
         .map_err(db_err)?;
     let known = load_known(&conn).map_err(db_err)?;
     let bar = crate::pipeline::spinner("{spinner} {pos} files indexed {elapsed}");
-    let opts = super::walk_read_options(&args.paths);
+    let opts = crate::load::walk_read_options(&args.paths);
     let work = |scratch: &mut ccv3::ReadScratch, item: Item| -> Outcome {
         match item {
             Item::File(path) => {
@@ -233,7 +233,7 @@ pub fn run(args: &Args) -> CmdResult {
         super::validate::plural(files, "file", "files"),
         crate::shown::shown(&args.db.display().to_string())
     );
-    super::print(&summary)?;
+    crate::output::print(&summary)?;
     Ok(if unreadable > 0 { 2 } else { 0 })
 }
 
@@ -350,7 +350,7 @@ fn index_file(
                 mtime_ns,
                 ..Row::default()
             };
-            if let Outcome::Row(r) = unreadable(super::with_hint(e)) {
+            if let Outcome::Row(r) = unreadable(crate::load::with_hint(e)) {
                 row.path = r.path;
                 row.kind = r.kind;
                 row.error = r.error;

@@ -1,7 +1,8 @@
 //! `ccv3 inspect FILE [--json]`.
 
 use super::validate::plural;
-use super::{load, CmdResult};
+use crate::error::CmdResult;
+use crate::load::load;
 use crate::shown::shown;
 use ccv3::{Document, Severity};
 use std::fmt::Write as _;

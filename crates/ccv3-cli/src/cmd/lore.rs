@@ -10,7 +10,7 @@
 //! Everything but `timing` is [`ccv3_lore::ScanReport`] (see its docs for the fields).
 
 use super::validate::plural;
-use super::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
 use crate::limits::InputLimits;
 use ccv3::{Document, Lorebook};
 use ccv3_lore::{BookKind, Strategy};

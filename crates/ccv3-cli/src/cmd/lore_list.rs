@@ -5,7 +5,9 @@
 //! `{"index","name","keys","secondary_keys","position","order","enabled","constant","decorators"}`
 //! (`decorators` as [`ccv3::decorator::Decorator`] serialises).
 
-use super::{emit, load, CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
+use crate::load::load;
+use crate::output::emit;
 use crate::shown::shown;
 use ccv3::{Document, Lorebook};
 use serde_json::{json, Value};

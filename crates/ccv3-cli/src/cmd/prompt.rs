@@ -7,7 +7,8 @@
 //! Exit codes: 0, or 1 when the prompt is still over `--max-context` after every cut (the prompt
 //! is printed all the same, with a warning on stderr); 2 when it cannot be built.
 
-use super::{emit, CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
+use crate::output::emit;
 use ccv3::{Document, Lorebook};
 use ccv3_lore::BookKind;
 use ccv3_prompt::{

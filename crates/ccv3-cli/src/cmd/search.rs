@@ -6,7 +6,7 @@
 //! matches first: one line per card (`path  name  by creator  [tags]`), or with `--json` one JSON
 //! array of `{"path","name","creator","tags","spec","container","rank"}`.
 
-use super::{CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
 use crate::shown::shown;
 use rusqlite::{params, Connection, OpenFlags};
 use serde_json::{json, Value};
@@ -105,6 +105,6 @@ pub fn search(
             super::validate::plural(found.len(), "match", "matches")
         ));
     }
-    super::emit(output, &out)?;
+    crate::output::emit(output, &out)?;
     Ok(if found.is_empty() { 1 } else { 0 })
 }

@@ -2,7 +2,9 @@
 //! and of each lorebook entry (its content after the decorator lines, macros unexpanded), with
 //! the tokenizer named.
 
-use super::{emit, load, CliError, CmdResult};
+use crate::error::{CliError, CmdResult};
+use crate::load::load;
+use crate::output::emit;
 use crate::shown::shown;
 use ccv3::Document;
 use serde_json::{json, Map, Value};

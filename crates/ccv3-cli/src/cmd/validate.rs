@@ -22,8 +22,8 @@
 //! them, files without such findings are not listed. A progress line is drawn on stderr when it
 //! is a terminal. Card text and file names are shown escaped ([`crate::shown`]).
 
-use super::{CliError, CmdResult};
 use crate::args::{MinSeverity, ValidateArgs};
+use crate::error::{CliError, CmdResult};
 use crate::shown::shown;
 use crate::walk::Item;
 use ccv3::{Diagnostic, Severity};
@@ -270,22 +270,22 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     let mut out = crate::output::Out::open(args.output.as_deref())?;
     let live = out.is_terminal();
     let mut totals = Totals::default();
-    let opts = super::walk_read_options(&args.paths);
+    let opts = crate::load::walk_read_options(&args.paths);
     let mut first = true;
     if mode == Mode::Json {
         out.write_all(b"[")?;
     }
-    let check =
-        |scratch: &mut ccv3::ReadScratch, file: PathBuf, folder: Option<&crate::walk::Folder>| {
-            let outcome =
-                crate::stdio::read_walked_document(&file, folder, &opts, scratch).map(|doc| {
-                    let mut d = ccv3::check_document(&doc);
-                    d.retain(|d| filter.keeps(d));
-                    d
-                });
-            let file = crate::stdio::in_name(&file).to_path_buf();
-            Report { file, outcome }
-        };
+    let check = |scratch: &mut ccv3::ReadScratch,
+                 file: PathBuf,
+                 folder: Option<&crate::walk::Folder>| {
+        let outcome = crate::load::read_walked_document(&file, folder, &opts, scratch).map(|doc| {
+            let mut d = ccv3::check_document(&doc);
+            d.retain(|d| filter.keeps(d));
+            d
+        });
+        let file = crate::stdio::in_name(&file).to_path_buf();
+        Report { file, outcome }
+    };
     let work = |scratch: &mut ccv3::ReadScratch, item: Item| match item {
         Item::File(file) => check(scratch, file, None),
         Item::InFolder(file, folder) => check(scratch, file, Some(&folder)),

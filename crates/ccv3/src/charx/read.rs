@@ -21,8 +21,8 @@
 use std::collections::HashSet;
 use std::io::{BufReader, Cursor, Read, Seek, SeekFrom};
 
+use super::archive::{CharxArchive, CharxFile, Limits, CARD_JSON};
 use super::paths::{path_problem, MAX_PATH_LEN};
-use super::{CharxArchive, CharxFile, Limits, CARD_JSON};
 use crate::{Diagnostic, Error, Result};
 
 const EOCD_SIG: [u8; 4] = *b"PK\x05\x06";

@@ -6,8 +6,8 @@ use std::io::{Cursor, Seek, Write};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
+use super::archive::{CharxFile, CARD_JSON};
 use super::paths::path_problem;
-use super::{CharxFile, CARD_JSON};
 use crate::{Error, Result};
 
 /// Extensions of formats that are already compressed: stored, not deflated again.

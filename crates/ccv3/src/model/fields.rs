@@ -5,6 +5,11 @@
 //! key goes to the level's `extra` map. The original key order is remembered in a [`KeyOrder`], so
 //! writing puts every key back where it was; fields that were absent in the input follow in the
 //! spec's order.
+//!
+//! An import circle with `book`, `asset` and `extensions`, kept on purpose: the writer half
+//! (`Out`, `Arranged`) names the levels it writes nested (a book, its entries, assets, an
+//! extensions object) and each level reads and writes its own fields through this module: the
+//! recursion of the card's tree, written once. The reading half names no level.
 
 use super::asset::Asset;
 use super::book::{Entry, Lorebook};

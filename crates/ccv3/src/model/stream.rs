@@ -31,7 +31,6 @@ use super::extensions::Extensions;
 use super::fields::{Field, Idx, KeyOrder, Repairs};
 use super::raw::{Key, Raw};
 use crate::diag::{Diagnostic, Severity};
-use crate::json::Text;
 use serde::de::{
     Deserialize, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor,
 };
@@ -782,6 +781,26 @@ fn convert(item: Item<'_>, path: &str, i: usize, must: Severity, out: &mut Strea
             if let Some(e) = Entry::read(raw, &Idx(&path, i), &mut r) {
                 out.entries.push(e);
             }
+        }
+    }
+}
+
+/// JSON text as the parser gets it: bytes (checked as UTF-8 while they are parsed), or a `str`
+/// already checked (parsed without checking again).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Text<'t> {
+    /// Bytes not yet known to be UTF-8.
+    Bytes(&'t [u8]),
+    /// Checked UTF-8.
+    Str(&'t str),
+}
+
+impl<'t> Text<'t> {
+    /// The text's bytes.
+    pub(crate) fn as_bytes(self) -> &'t [u8] {
+        match self {
+            Text::Bytes(b) => b,
+            Text::Str(s) => s.as_bytes(),
         }
     }
 }
