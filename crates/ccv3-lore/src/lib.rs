@@ -140,12 +140,17 @@
 
 pub mod chat;
 mod compile;
+mod error;
 mod grams;
 mod hash;
 pub mod jsregex;
 mod par;
+mod position;
 mod report;
 pub mod scan;
+mod selective_logic;
+mod source;
+mod st_regex;
 mod state;
 mod text;
 
@@ -153,60 +158,16 @@ mod text;
 mod tests;
 
 pub use compile::{
-    BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Position, SelectiveLogic,
-    Strategy, MAX_ENTRIES,
+    BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Strategy, MAX_ENTRIES,
 };
+pub use error::LoreError;
+pub use position::Position;
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, Compat, ExplainSink, Explanation, MatchSources, NoSink,
     RejectReason, Rejected, ScanOptions, ScanResult, Source, Trigger, VecSink, REGEX_KEY_STEPS,
     REGEX_SCAN_STEPS,
 };
+pub use selective_logic::SelectiveLogic;
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;
-
-/// Errors of the lorebook engine.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LoreError {
-    /// A chat could not be read.
-    #[error("chat{}: {problem}", place(.at))]
-    Chat {
-        /// Where: `[3]`, `messages[2]`, `line 4`.
-        at: String,
-        /// What is wrong.
-        problem: String,
-    },
-    /// A state file could not be read.
-    #[error("state: {0}")]
-    State(String),
-    /// A book could not be read.
-    #[error("book {name}: {problem}")]
-    Book {
-        /// The book's display name.
-        name: String,
-        /// What is wrong.
-        problem: String,
-    },
-    /// An input is larger than allowed.
-    #[error("limit: {0}")]
-    Limit(String),
-}
-
-/// ` at` for a non-empty place, else nothing.
-fn place(at: &str) -> String {
-    if at.is_empty() {
-        String::new()
-    } else {
-        format!(" {at}")
-    }
-}
-
-impl LoreError {
-    pub(crate) fn chat(at: &str, problem: impl Into<String>) -> Self {
-        LoreError::Chat {
-            at: at.to_string(),
-            problem: problem.into(),
-        }
-    }
-}

@@ -20,8 +20,8 @@
 //! The items borrow from the scan result and the book names: building a report copies no text,
 //! and `serde_json::to_writer` streams it.
 
+use crate::position::Position;
 use crate::scan::{ActivationReason, RejectReason, ScanResult};
-use crate::Position;
 use ccv3::decorator::DecoratorRole;
 use serde::{Serialize, Serializer};
 use std::fmt::Display;

@@ -90,7 +90,10 @@ impl LorebookCompiler {
         chunks.reverse();
         for (b2, mut part, depth) in chunks {
             max_depth = max_depth.max(depth);
-            b.absorb(b2, &mut part);
+            let key_base = b.absorb(b2);
+            for e in &mut part {
+                e.shift_keys(key_base);
+            }
             entries.extend(part);
         }
         (b, entries, max_depth)

@@ -15,8 +15,10 @@
 use super::Activation;
 use super::{ActivationReason, ExplainSink, RejectReason, Rejected, ScanOptions, ScanResult};
 use crate::chat::{Chat, Role};
-use crate::compile::{CEntry, CompiledBooks, DepthSpec, Position};
-use crate::jsregex::{self, Engine};
+use crate::compile::{CEntry, CompiledBooks, DepthSpec};
+use crate::jsregex;
+use crate::position::Position;
+use crate::st_regex::{StRegex, StRegexCache};
 use crate::state::{key as state_key, ScanState, TimedRecord};
 use ccv3::decorator::DecoratorRole;
 use ccv3_tokens::Tokenizer;
@@ -43,18 +45,6 @@ impl Compat {
             _ => None,
         }
     }
-}
-
-/// Regex keys as `Compat::SillyTavern` reads them (`None`: not a usable pattern, so plain
-/// text), compiled once per set of compiled books.
-pub(crate) type StRegexCache = std::sync::Mutex<HashMap<String, Option<Arc<StRegex>>>>;
-
-/// A compiled regex key and the literals of which every match holds one.
-#[derive(Debug)]
-pub(crate) struct StRegex {
-    engine: Engine,
-    lits: Vec<String>,
-    icase: bool,
 }
 
 /// The most scan steps (SillyTavern loops until nothing is left; the levels, recursion and min
@@ -707,7 +697,7 @@ pub(super) fn scan<'a>(
             } else {
                 reasons.insert(
                     i,
-                    RejectReason::SecondaryLogic(crate::SelectiveLogic::AndAny),
+                    RejectReason::SecondaryLogic(crate::selective_logic::SelectiveLogic::AndAny),
                 );
             }
         }

@@ -1,7 +1,8 @@
 //! Rejections and their reasons (step 6 of the scan order), with the reasons of entries the
 //! budget cut without checking them when every entry is explained.
 
-use super::rules::{RegexMemo, Verdict};
+use super::memo::RegexMemo;
+use super::rules::Verdict;
 use super::{ExplainSink, RejectReason, Rejected, Scan, ST_ACTIVE, ST_UNCHECKED};
 
 /// Budget-cut entries are explained on two threads from this many (with the `parallel`

@@ -55,6 +55,7 @@ mod budget;
 mod compat;
 mod explain;
 mod groups;
+mod memo;
 mod passes;
 mod report;
 mod result;
@@ -63,22 +64,23 @@ mod search;
 mod sources;
 mod timed;
 
+pub use crate::source::Source;
 pub use compat::Compat;
-pub(crate) use compat::StRegexCache;
 #[cfg(test)]
 pub(crate) use explain::EXPLAIN_SPLIT;
 pub use result::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
     ScanResult, VecSink,
 };
-pub use sources::{MatchSources, Source};
+pub use sources::MatchSources;
 
 use crate::chat::Chat;
 use crate::compile::{Automata, CompiledBooks, Seen};
 use crate::hash::{FxMap, FxSet};
 use crate::state::ScanState;
 use ccv3_tokens::Tokenizer;
-use rules::{Hit, RegexMemo};
+use memo::RegexMemo;
+use rules::Hit;
 use search::PatHit;
 
 /// The most passes a scan runs, whatever the options say.

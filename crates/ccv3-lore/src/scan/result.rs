@@ -1,6 +1,8 @@
 //! What a scan returns and reports: activations, rejections with their reasons, sinks.
 
-use crate::compile::{EntryRef, Position, SelectiveLogic};
+use crate::compile::EntryRef;
+use crate::position::Position;
+use crate::selective_logic::SelectiveLogic;
 use crate::state::ScanState;
 use ccv3::decorator::DecoratorRole;
 use ccv3::Diagnostic;
