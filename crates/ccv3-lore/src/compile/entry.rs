@@ -9,13 +9,21 @@ use ccv3::decorator::{self, DecoratorRole, Decorators};
 use ccv3::{Diagnostic, Entry};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 static NO_DECORATORS: LazyLock<Decorators> = LazyLock::new(Decorators::default);
 
 /// An entry's decorators; `None` (most entries) stands for none at all, without an allocation.
+/// Shared with the scan's activations ([`Dec::shared`]).
 #[derive(Debug)]
-pub(crate) struct Dec(Option<Box<Decorators>>);
+pub(crate) struct Dec(Option<Arc<Decorators>>);
+
+impl Dec {
+    /// The decorators for an [`Activation`](crate::Activation) (`None`: none at all).
+    pub(crate) fn shared(&self) -> Option<Arc<Decorators>> {
+        self.0.clone()
+    }
+}
 
 impl std::ops::Deref for Dec {
     type Target = Decorators;
@@ -490,7 +498,7 @@ impl LorebookCompiler {
         // No decorator header: the body is the whole content and the decorators are none.
         let has_dec = parsed.body.len() != e.content.len();
         let dec = Dec(if has_dec {
-            Some(Box::new(parsed.decorators))
+            Some(Arc::new(parsed.decorators))
         } else {
             None
         });

@@ -137,6 +137,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 tokens: tok,
                 reason,
                 pass,
+                decorators: e.dec.shared(),
             });
         }
         result

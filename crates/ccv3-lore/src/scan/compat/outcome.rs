@@ -59,6 +59,7 @@ pub(super) fn result<'a>(
             tokens: t,
             reason: done.why[i].clone().unwrap_or(ActivationReason::Constant),
             pass: done.pass_of[i],
+            decorators: e.dec.shared(),
         };
         sink.on_activated(&a);
         out.push(a);
