@@ -5,7 +5,8 @@
 //! - [`LorebookCompiler`] compiles books ([`BookInput`]: a `ccv3::Lorebook`, its kind and a
 //!   name) into [`CompiledBooks`]: decorators parsed, key macros resolved, every plain key in one
 //!   Aho-Corasick automaton per case mode, regex keys compiled once ([`jsregex`]). With the
-//!   `parallel` feature, books of thousands of entries are compiled on two threads. Compiled with
+//!   `parallel` feature and [`LorebookCompiler::threads`], books of thousands of entries are
+//!   compiled on two threads. Compiled with
 //!   [`LorebookCompiler::for_single_scan`] (the CLI), no automata are built at compile time: a
 //!   scan that cannot recurse builds small ones from the keys that can occur in its text.
 //! - [`CompiledBooks::scan`] is a pure function of (books, [`chat::Chat`], [`ScanState`],
@@ -18,12 +19,13 @@
 //! - [`chat`] is ccv3's one chat reader and message type.
 //!
 //! # Features
-//! - `parallel` (off by default): threads when the caller asks for them. Books of thousands of
-//!   entries are compiled on two threads (the automata built on one while the regex keys are
-//!   parsed and the entries ordered on the other), and with [`ScanOptions::explain_all`] the
-//!   entries a budget cut unchecked are explained on two. Without it the library starts no
-//!   thread: the same work runs on the calling thread, with the same results. The `ccv3` CLI
-//!   turns it on.
+//! - `parallel` (off by default): threads when the caller asks for them
+//!   ([`LorebookCompiler::threads`], [`ScanOptions::threads`], both off by default). Books of
+//!   thousands of entries are compiled on two threads (the automata built on one while the regex
+//!   keys are parsed and the entries ordered on the other), and with [`ScanOptions::explain_all`]
+//!   the entries a budget cut unchecked are explained on two. Without it, or without the
+//!   options, the library starts no thread: the same work runs on the calling thread, with the
+//!   same results. The `ccv3` CLI turns it on and asks for threads; so does the Python package.
 //!
 //! # Choices
 //! Where SPEC_V3 decides, the engine follows it; where it leaves a choice, SillyTavern's

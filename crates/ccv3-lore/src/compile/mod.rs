@@ -139,6 +139,10 @@ pub struct LorebookCompiler {
     /// The macros of keys and decorator keys ([`ccv3_cbs::Dialect`]; `auto`: every built-in
     /// macro). Issue 17.
     pub dialect: ccv3_cbs::Dialect,
+    /// Whether a big book may be compiled on a second thread (default `false`: the calling
+    /// thread does everything). Threads start only with the `parallel` feature; the compiled
+    /// books are the same either way.
+    pub threads: bool,
 }
 
 /// The default of [`LorebookCompiler::max_entries`]: four times the biggest books seen in use
@@ -155,6 +159,7 @@ impl Default for LorebookCompiler {
             single_scan: false,
             max_entries: MAX_ENTRIES,
             dialect: ccv3_cbs::Dialect::Auto,
+            threads: false,
         }
     }
 }
@@ -265,6 +270,12 @@ impl LorebookCompiler {
         self
     }
 
+    /// Lets a big book be compiled on a second thread ([`LorebookCompiler::threads`]).
+    pub fn threads(mut self, yes: bool) -> Self {
+        self.threads = yes;
+        self
+    }
+
     /// Sets the most entries the books may have ([`LorebookCompiler::max_entries`]).
     pub fn max_entries(mut self, n: usize) -> Self {
         self.max_entries = n;
@@ -312,7 +323,7 @@ impl LorebookCompiler {
         let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
         self.compile_with(
             books,
-            cfg!(feature = "parallel") && total >= parallel::PARALLEL_COMPILE,
+            cfg!(feature = "parallel") && self.threads && total >= parallel::PARALLEL_COMPILE,
         )
     }
 
@@ -388,6 +399,7 @@ impl LorebookCompiler {
         let (mine, theirs) = regexes.split_at_mut(half);
         let (my_src, their_src) = pending.split_at(half.min(pending.len()));
         let ((levels, meta), (their_engines, automata)) = crate::par::both(
+            self.threads,
             "ccv3-lore-compile",
             || {
                 Builder::parse_regexes(mine, my_src);

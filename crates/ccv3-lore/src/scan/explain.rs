@@ -17,13 +17,14 @@ thread_local! {
 }
 
 /// Whether `n` budget-cut entries are explained in two halves, each with its own memo: many of
-/// them with the `parallel` feature, or as a test asks.
-fn split_explanations(n: usize) -> bool {
+/// them with the `parallel` feature when the scan may start a thread
+/// ([`ScanOptions::threads`](super::ScanOptions::threads)), or as a test asks.
+fn split_explanations(n: usize, threads: bool) -> bool {
     #[cfg(test)]
     if let Some(split) = EXPLAIN_SPLIT.with(|c| c.get()) {
         return split;
     }
-    cfg!(feature = "parallel") && n >= PARALLEL_EXPLAIN
+    cfg!(feature = "parallel") && threads && n >= PARALLEL_EXPLAIN
 }
 
 impl<'s, 'a> Scan<'s, 'a> {
@@ -47,7 +48,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             Verdict::Reject(r) => r,
         };
         let mut mine = std::mem::take(&mut self.memo);
-        let half = if split_explanations(todo.len()) {
+        let half = if split_explanations(todo.len(), self.opts.threads) {
             todo.len() / 2
         } else {
             todo.len()
@@ -68,6 +69,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let given = mine.steps / 2;
             mine.steps -= given;
             crate::par::both(
+                self.opts.threads,
                 "ccv3-lore-explain",
                 || check(head, &mut mine),
                 || {

@@ -154,6 +154,10 @@ pub struct ScanOptions {
     /// Whose results to reproduce: the spec and SillyTavern's documentation (the default), or
     /// SillyTavern 1.15's code ([`Compat::SillyTavern`]; see `docs/sillytavern-compat.md`).
     pub compat: Compat,
+    /// Whether the scan may explain many budget-cut entries on a second thread (default
+    /// `false`: everything on the calling thread). Threads start only with the `parallel`
+    /// feature.
+    pub threads: bool,
 }
 
 /// The generation type a scan is for (SillyTavern's World Info doc, "Triggers"): an entry whose
@@ -242,6 +246,7 @@ impl Default for ScanOptions {
             regex_key_steps: REGEX_KEY_STEPS,
             regex_scan_steps: REGEX_SCAN_STEPS,
             compat: Compat::Spec,
+            threads: false,
         }
     }
 }
