@@ -17,6 +17,8 @@ pub(super) struct StEntry<'a> {
     pub(super) logic: Option<i64>,
     pub(super) constant: bool,
     pub(super) disabled: bool,
+    /// False when its `triggers` (a non-empty array) leave out the scan's generation type.
+    pub(super) triggered: bool,
     pub(super) order: f64,
     pub(super) use_probability: bool,
     pub(super) probability: f64,
@@ -169,6 +171,7 @@ impl<'a> StEntry<'a> {
             logic: v_f64(get("selectiveLogic")).map(|f| f as i64),
             constant: e.entry.constant.unwrap_or(false),
             disabled: !e.enabled,
+            triggered: triggered(get("triggers"), opts.trigger.as_str()),
             order: e.entry.insertion_order_f64(),
             use_probability: v_bool(get("useProbability")).unwrap_or(false),
             probability: v_f64(get("probability")).unwrap_or(100.0),
@@ -221,5 +224,15 @@ pub(super) fn split_groups(g: &str) -> Vec<&str> {
                 return out;
             }
         }
+    }
+}
+
+/// SillyTavern's generation type filter (`world-info.js` of 1.16.0, lines 4607-4614): an entry
+/// whose `triggers` is a non-empty array runs only for a generation type in it, compared
+/// exactly; any other `triggers` value filters nothing.
+fn triggered(triggers: Option<&Value>, trigger: &str) -> bool {
+    match triggers {
+        Some(Value::Array(a)) if !a.is_empty() => a.iter().any(|t| t.as_str() == Some(trigger)),
+        _ => true,
     }
 }

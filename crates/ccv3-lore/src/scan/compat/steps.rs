@@ -169,6 +169,9 @@ fn check(
     if e.disabled {
         return Err(RejectReason::Disabled);
     }
+    if !e.triggered {
+        return Err(RejectReason::Trigger);
+    }
     let sticky = timed.sticky_on[i];
     if timed.delay_on[i] {
         return Err(RejectReason::Delay);
