@@ -62,3 +62,37 @@ fn triggers_filter_the_generation_type() {
     assert_eq!(st, ["before_char:0", "before_char:1"]);
     assert_eq!(scan(entries, "apple", &cont).0, st);
 }
+
+#[test]
+fn ignore_budget_entries_pass_a_spent_budget() {
+    // world-info.js 1.16.0, line 4855: the budget check is skipped for `ignoreBudget` entries;
+    // lines 4811-4821: after an overflow the walk `continue`s past the other entries while an
+    // `ignoreBudget` one is left, then `break`s. The entries it passed over or stopped before
+    // are cut by the budget (not "no key matched").
+    let big = "K".repeat(40);
+    let opts = ScanOptions {
+        token_budget: Some(4),
+        ..Default::default()
+    };
+    // Activation order: order highest first. 0 overflows; 1 (ignoreBudget) is still added;
+    // 2 is cut.
+    let entries = json!({
+        "0": {"uid": 0, "key": ["apple"], "content": big, "order": 300, "position": 0},
+        "1": {"uid": 1, "key": ["apple"], "content": "B", "order": 200, "position": 0,
+              "ignoreBudget": true},
+        "2": {"uid": 2, "key": ["apple"], "content": "C", "order": 100, "position": 0}});
+    let (st, st_rejected) = scan(entries.clone(), "apple", &compat(opts.clone()));
+    assert_eq!(st, ["before_char:1"]);
+    assert_eq!(st_rejected, ["0: budget (12 tokens)", "2: budget"]);
+    assert_eq!(scan(entries, "apple", &opts).0, st);
+    // 1 comes after the overflow and before an `ignoreBudget` entry: passed over, cut.
+    let entries = json!({
+        "0": {"uid": 0, "key": ["apple"], "content": big, "order": 300, "position": 0},
+        "1": {"uid": 1, "key": ["apple"], "content": "C", "order": 200, "position": 0},
+        "2": {"uid": 2, "key": ["apple"], "content": "B", "order": 100, "position": 0,
+              "ignoreBudget": true}});
+    let (st, st_rejected) = scan(entries.clone(), "apple", &compat(opts.clone()));
+    assert_eq!(st, ["before_char:2"]);
+    assert_eq!(st_rejected, ["0: budget (12 tokens)", "1: budget"]);
+    assert_eq!(scan(entries, "apple", &opts).0, st);
+}

@@ -35,6 +35,8 @@ pub(super) struct StEntry<'a> {
     pub(super) delay_level: Option<u64>,
     pub(super) exclude_recursion: bool,
     pub(super) prevent_recursion: bool,
+    /// `ignoreBudget` (`extensions.ignore_budget`): added even when the budget is spent.
+    pub(super) ignore_budget: bool,
     pub(super) activate: bool,
     pub(super) dont_activate: bool,
     pub(super) content: &'a str,
@@ -194,6 +196,7 @@ impl<'a> StEntry<'a> {
             delay_level,
             exclude_recursion: v_bool(get("exclude_recursion")).unwrap_or(false),
             prevent_recursion: v_bool(get("prevent_recursion")).unwrap_or(false),
+            ignore_budget: v_bool(get("ignore_budget")).unwrap_or(false),
             activate,
             dont_activate,
             content,

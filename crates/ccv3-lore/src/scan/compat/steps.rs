@@ -243,6 +243,9 @@ fn check(
 
 /// The budget walk of one step: the entries found (`now`, after the groups) are added in order
 /// until the budget overflows; a failed probability roll drops an entry for the whole scan.
+/// `ignoreBudget` entries are added whatever the budget, and after an overflow the walk goes on
+/// past the others while such entries are left (`world-info.js` of 1.16.0, lines 4811-4821 and
+/// 4855); every entry the walk passes over or stops before is cut `budget`.
 #[allow(clippy::too_many_arguments)]
 fn add_in_budget(
     st: &St<'_, '_>,
@@ -257,14 +260,23 @@ fn add_in_budget(
 ) {
     let opts = st.opts;
     let mut new_content = String::new();
-    for &i in now {
+    let mut ignoring = now.iter().filter(|&&i| st.entries[i].ignore_budget).count();
+    for (k, &i) in now.iter().enumerate() {
+        let e = &st.entries[i];
+        ignoring -= usize::from(e.ignore_budget);
         // SillyTavern 1.14 and 1.16: once the budget has overflowed, no later entry is
-        // added, in this step or a later one (the 2024 code tried each later step again).
-        if w.overflowed {
+        // added, in this step or a later one (the 2024 code tried each later step again),
+        // but `ignoreBudget` ones.
+        if w.overflowed && !e.ignore_budget {
             out.reasons.insert(i, RejectReason::Budget { tokens: None });
+            if ignoring > 0 {
+                continue;
+            }
+            for &j in &now[k + 1..] {
+                out.reasons.insert(j, RejectReason::Budget { tokens: None });
+            }
             break;
         }
-        let e = &st.entries[i];
         if e.use_probability && e.probability != 100.0 && !timed.sticky_on[i] {
             let r = roll(opts.seed, e.id, len, 0x5052_4f42) * 100.0;
             if r > e.probability {
@@ -281,7 +293,10 @@ fn add_in_budget(
         }
         new_content.push_str(e.content);
         new_content.push('\n');
-        if counted && text_tokens.saturating_add(tok.count(&new_content)) >= w.budget {
+        if !e.ignore_budget
+            && counted
+            && text_tokens.saturating_add(tok.count(&new_content)) >= w.budget
+        {
             w.overflowed = true;
             out.reasons.insert(
                 i,
@@ -289,7 +304,7 @@ fn add_in_budget(
                     tokens: Some(tok.count(e.content)),
                 },
             );
-            break;
+            continue;
         }
         out.is_active[i] = true;
         out.reasons.remove(&i);
