@@ -54,7 +54,10 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
 /// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, `dialect`, `compat`,
 /// and the engine settings of [`engine_settings`]).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
-    let mut o = SessionOptions::default();
+    let mut o = SessionOptions {
+        threads: cfg!(feature = "parallel"),
+        ..SessionOptions::default()
+    };
     if let Some(u) = opts::string(req, "user")? {
         o.user_name = u.to_string();
     }

@@ -18,7 +18,7 @@
 //! [`LoreError::Chat`] naming the shapes read. Inputs are capped at [`MAX_CHAT_BYTES`] and
 //! [`MAX_MESSAGES`] ([`LoreError::Limit`]).
 
-use crate::LoreError;
+use crate::error::LoreError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -617,7 +617,7 @@ mod capped {
         over: &'c Cell<bool>,
     }
     impl<'de> Visitor<'de> for ArraySeed<'_> {
-        type Value = Result<Vec<Message>, crate::LoreError>;
+        type Value = Result<Vec<Message>, crate::error::LoreError>;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("an array of messages")
         }

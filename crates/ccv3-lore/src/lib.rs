@@ -5,7 +5,8 @@
 //! - [`LorebookCompiler`] compiles books ([`BookInput`]: a `ccv3::Lorebook`, its kind and a
 //!   name) into [`CompiledBooks`]: decorators parsed, key macros resolved, every plain key in one
 //!   Aho-Corasick automaton per case mode, regex keys compiled once ([`jsregex`]). With the
-//!   `parallel` feature, books of thousands of entries are compiled on two threads. Compiled with
+//!   `parallel` feature and [`LorebookCompiler::threads`], books of thousands of entries are
+//!   compiled on two threads. Compiled with
 //!   [`LorebookCompiler::for_single_scan`] (the CLI), no automata are built at compile time: a
 //!   scan that cannot recurse builds small ones from the keys that can occur in its text.
 //! - [`CompiledBooks::scan`] is a pure function of (books, [`chat::Chat`], [`ScanState`],
@@ -18,12 +19,13 @@
 //! - [`chat`] is ccv3's one chat reader and message type.
 //!
 //! # Features
-//! - `parallel` (off by default): threads when the caller asks for them. Books of thousands of
-//!   entries are compiled on two threads (the automata built on one while the regex keys are
-//!   parsed and the entries ordered on the other), and with [`ScanOptions::explain_all`] the
-//!   entries a budget cut unchecked are explained on two. Without it the library starts no
-//!   thread: the same work runs on the calling thread, with the same results. The `ccv3` CLI
-//!   turns it on.
+//! - `parallel` (off by default): threads when the caller asks for them
+//!   ([`LorebookCompiler::threads`], [`ScanOptions::threads`], both off by default). Books of
+//!   thousands of entries are compiled on two threads (the automata built on one while the regex
+//!   keys are parsed and the entries ordered on the other), and with [`ScanOptions::explain_all`]
+//!   the entries a budget cut unchecked are explained on two. Without it, or without the
+//!   options, the library starts no thread: the same work runs on the calling thread, with the
+//!   same results. The `ccv3` CLI turns it on and asks for threads; so does the Python package.
 //!
 //! # Choices
 //! Where SPEC_V3 decides, the engine follows it; where it leaves a choice, SillyTavern's
@@ -140,12 +142,17 @@
 
 pub mod chat;
 mod compile;
+mod error;
 mod grams;
 mod hash;
 pub mod jsregex;
 mod par;
+mod position;
 mod report;
 pub mod scan;
+mod selective_logic;
+mod source;
+mod st_regex;
 mod state;
 mod text;
 
@@ -153,60 +160,16 @@ mod text;
 mod tests;
 
 pub use compile::{
-    BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Position, SelectiveLogic,
-    Strategy, MAX_ENTRIES,
+    BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Strategy, MAX_ENTRIES,
 };
+pub use error::LoreError;
+pub use position::Position;
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, Compat, ExplainSink, Explanation, MatchSources, NoSink,
     RejectReason, Rejected, ScanOptions, ScanResult, Source, Trigger, VecSink, REGEX_KEY_STEPS,
     REGEX_SCAN_STEPS,
 };
+pub use selective_logic::SelectiveLogic;
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;
-
-/// Errors of the lorebook engine.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LoreError {
-    /// A chat could not be read.
-    #[error("chat{}: {problem}", place(.at))]
-    Chat {
-        /// Where: `[3]`, `messages[2]`, `line 4`.
-        at: String,
-        /// What is wrong.
-        problem: String,
-    },
-    /// A state file could not be read.
-    #[error("state: {0}")]
-    State(String),
-    /// A book could not be read.
-    #[error("book {name}: {problem}")]
-    Book {
-        /// The book's display name.
-        name: String,
-        /// What is wrong.
-        problem: String,
-    },
-    /// An input is larger than allowed.
-    #[error("limit: {0}")]
-    Limit(String),
-}
-
-/// ` at` for a non-empty place, else nothing.
-fn place(at: &str) -> String {
-    if at.is_empty() {
-        String::new()
-    } else {
-        format!(" {at}")
-    }
-}
-
-impl LoreError {
-    pub(crate) fn chat(at: &str, problem: impl Into<String>) -> Self {
-        LoreError::Chat {
-            at: at.to_string(),
-            problem: problem.into(),
-        }
-    }
-}

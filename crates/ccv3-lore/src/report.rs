@@ -20,8 +20,8 @@
 //! The items borrow from the scan result and the book names: building a report copies no text,
 //! and `serde_json::to_writer` streams it.
 
+use crate::position::Position;
 use crate::scan::{ActivationReason, RejectReason, ScanResult};
-use crate::Position;
 use ccv3::decorator::DecoratorRole;
 use serde::{Serialize, Serializer};
 use std::fmt::Display;
@@ -107,17 +107,46 @@ fn role_str<S: Serializer>(r: &Option<DecoratorRole>, s: S) -> Result<S::Ok, S::
 
 fn words<S: Serializer, T: Display>(r: &&T, s: S) -> Result<S::Ok, S::Error> {
     use std::fmt::Write;
-    // Written into one reused buffer, then escaped as one string: a reason is made of several
-    // pieces, and escaping each piece on its own is slower (50,000 reasons in a big scan).
-    thread_local!(static WORDS: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) });
-    WORDS.with(|buf| match buf.try_borrow_mut() {
-        Ok(mut buf) => {
-            buf.clear();
-            let _ = write!(buf, "{r}");
-            s.serialize_str(&buf)
-        }
+    // Written into a buffer on the stack, then escaped as one string: a reason is made of
+    // several pieces, and escaping each piece on its own is slower (50,000 reasons in a big
+    // scan). A reason too long for the buffer (a long key) is escaped piece by piece.
+    let mut buf = StackText::default();
+    match write!(buf, "{r}") {
+        Ok(()) => s.serialize_str(buf.as_str()),
         Err(_) => s.collect_str(*r),
-    })
+    }
+}
+
+/// A short text written on the stack (no allocation, no state kept between calls).
+struct StackText {
+    bytes: [u8; 256],
+    len: usize,
+}
+
+impl Default for StackText {
+    fn default() -> Self {
+        StackText {
+            bytes: [0; 256],
+            len: 0,
+        }
+    }
+}
+
+impl StackText {
+    fn as_str(&self) -> &str {
+        // Only whole `str`s are ever copied in, so the bytes are UTF-8.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
 }
 
 impl<'r> ScanReport<'r> {

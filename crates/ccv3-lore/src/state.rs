@@ -63,11 +63,11 @@ impl ScanState {
     /// U+FFFD instead of failing the read (issue 12; see [`ccv3::json::from_slice_repaired`]).
     ///
     /// # Errors
-    /// [`crate::LoreError::State`] when the text is not a state object.
-    pub fn from_json(text: &str) -> Result<ScanState, crate::LoreError> {
+    /// [`crate::error::LoreError::State`] when the text is not a state object.
+    pub fn from_json(text: &str) -> Result<ScanState, crate::error::LoreError> {
         ccv3::json::from_slice_repaired(text.as_bytes())
             .map(|(state, _)| state)
-            .map_err(|e| crate::LoreError::State(e.to_string()))
+            .map_err(|e| crate::error::LoreError::State(e.to_string()))
     }
 
     /// The state as pretty JSON.

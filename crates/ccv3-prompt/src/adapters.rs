@@ -2,8 +2,8 @@
 //!
 //! - [`CbsExpander`]: an [`Expander`](crate::Expander) over the full CBS engine of `ccv3-cbs`,
 //!   with its variables kept across the prompt's texts.
-//! - [`insert_from_decorators`] and [`decorator_facts`]: the pieces of a lorebook activation that
-//!   prompt assembly needs, from decorator values or straight from an entry's content.
+//! - [`decorator_facts`]: the pieces of a lorebook activation that prompt assembly needs, from
+//!   an entry's content.
 //!
 //! - [`inserts_from_activations`]: a lorebook scan's activations as [`LoreInsert`]s.
 
@@ -38,7 +38,11 @@ pub struct DecoratorFacts {
 /// assert_eq!(f.priority, Some(7.0));
 /// ```
 pub fn decorator_facts(content: &str) -> DecoratorFacts {
-    let d = ccv3::decorator::parse(content).decorators;
+    facts_of(&ccv3::decorator::parse(content).decorators)
+}
+
+/// The facts of parsed decorators.
+fn facts_of(d: &ccv3::decorator::Decorators) -> DecoratorFacts {
     DecoratorFacts {
         priority: d.priority.filter(|p| p.is_finite()),
         ignore_on_max_context: d.ignore_on_max_context,
@@ -46,60 +50,14 @@ pub fn decorator_facts(content: &str) -> DecoratorFacts {
     }
 }
 
-/// Converts the decorator facts of one lorebook entry into a [`LoreInsert`], following SPEC_V3:
-/// `@@position` (when recognised) wins over `@@depth`, which wins over `@@reverse_depth`, which wins
-/// over the V2 `position` field (`before_char`; anything else is `after_char`). A negative depth
-/// counts as 0 ("after the most recent message"). `role` defaults to system.
-///
-/// ```
-/// use ccv3_prompt::{adapters::insert_from_decorators, InsertPosition, Role};
-/// let i = insert_from_decorators("lore", "text", None, Some(-2), None, Some("assistant"), None, 10.0);
-/// assert_eq!(i.position, InsertPosition::Depth { depth: 0, role: Role::Assistant });
-/// let i = insert_from_decorators("lore", "text", Some("after_desc"), Some(3), None, None, None, 10.0);
-/// assert_eq!(i.position, InsertPosition::AfterDesc);
-/// ```
-#[allow(clippy::too_many_arguments)]
-pub fn insert_from_decorators(
-    label: &str,
-    content: &str,
-    position_decorator: Option<&str>,
-    depth: Option<i64>,
-    reverse_depth: Option<i64>,
-    role: Option<&str>,
-    v2_position: Option<&str>,
-    order: f64,
-) -> LoreInsert {
-    let role = role.and_then(Role::parse).unwrap_or(Role::System);
-    let clamp = |d: i64| u32::try_from(d.max(0)).unwrap_or(u32::MAX);
-    let position = match (
-        position_decorator.and_then(InsertPosition::from_position_value),
-        depth,
-        reverse_depth,
-    ) {
-        (Some(p), _, _) => p,
-        (None, Some(d), _) => InsertPosition::Depth {
-            depth: clamp(d),
-            role,
-        },
-        (None, None, Some(d)) => InsertPosition::ReverseDepth {
-            depth: clamp(d),
-            role,
-        },
-        (None, None, None) => match v2_position.map(str::trim) {
-            Some("before_char") => InsertPosition::BeforeChar,
-            _ => InsertPosition::AfterChar,
-        },
-    };
-    LoreInsert::new(label, content, position).with_order(order)
-}
-
 /// Turns the activations of a lorebook scan into prompt inserts, in the scan's prompt order.
 ///
 /// `books` are the books the scan was compiled from (in the same order). Positions map one to
 /// one; an entry at a depth keeps its depth and role (system when it has none); `@@position`
 /// values without a slot here (`pt_*`) and SillyTavern outlets go after the character. Priority,
-/// `@@ignore_on_max_context` and `@@disable_ui_prompt` come from the entry's decorators (with
-/// fallbacks), `@@priority` over the entry's `priority`.
+/// `@@ignore_on_max_context` and `@@disable_ui_prompt` come from the entry's decorators as
+/// compiled ([`ccv3_lore::Activation::decorators`], fallbacks applied), `@@priority` over the
+/// entry's `priority`.
 pub fn inserts_from_activations(
     result: &ccv3_lore::ScanResult<'_>,
     books: &[ccv3_lore::BookInput<'_>],
@@ -111,9 +69,7 @@ pub fn inserts_from_activations(
         .map(|a| {
             let book = books.get(a.entry.book);
             let entry = book.and_then(|b| b.book.entries.get(a.entry.index));
-            let facts = entry
-                .map(|e| decorator_facts(&e.content))
-                .unwrap_or_default();
+            let facts = a.decorators.as_deref().map(facts_of).unwrap_or_default();
             let role = match a.role {
                 Some(ccv3::decorator::DecoratorRole::User) => Role::User,
                 Some(ccv3::decorator::DecoratorRole::Assistant) => Role::Assistant,

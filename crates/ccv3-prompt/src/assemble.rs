@@ -418,14 +418,7 @@ pub fn assemble(
     let user_name = opts.user_name.as_str();
 
     let greeting = choose_greeting(card, opts)?;
-
-    let mut disabled: Vec<UiPrompt> = lore
-        .iter()
-        .flat_map(|l| l.disable_ui_prompt.iter().copied())
-        .collect();
-    disabled.sort();
-    disabled.dedup();
-
+    let disabled = disabled_prompts(lore);
     let mut b = Builder {
         units: Vec::new(),
         cut: Vec::new(),
@@ -436,54 +429,10 @@ pub fn assemble(
         expand_lore: opts.expand_lore,
         overhead: opts.part_overhead,
     };
-    let overhead = opts.part_overhead;
-
-    // Lorebook entries by slot, each list sorted by ascending order (stable).
-    let prefill_on = opts.prefill;
-    let mut by_slot: Vec<(Slot, Vec<usize>)> = Slot::ALL.iter().map(|s| (*s, Vec::new())).collect();
-    let mut sorted: Vec<usize> = (0..lore.len()).collect();
-    sorted.sort_by(|a, b| cmp_f64(lore[*a].order, lore[*b].order).then(a.cmp(b)));
-    for &i in &sorted {
-        // SPEC_V3 `@@position`: without a personality (scenario) section the decorator is
-        // ignored, so the entry goes where entries without a position go: after the character.
-        let position = match &lore[i].position {
-            InsertPosition::Personality if card.personality.trim().is_empty() => {
-                &InsertPosition::AfterChar
-            }
-            InsertPosition::Scenario if card.scenario.trim().is_empty() => {
-                &InsertPosition::AfterChar
-            }
-            p => p,
-        };
-        let slot = slot_of(position, prefill_on);
-        if let Some((_, list)) = by_slot.iter_mut().find(|(s, _)| *s == slot) {
-            list.push(i);
-        }
-    }
-    let entries_for = |slot: Slot| -> Vec<usize> {
-        by_slot
-            .iter()
-            .find(|(s, _)| *s == slot)
-            .map(|(_, l)| l.clone())
-            .unwrap_or_default()
-    };
-
-    for slot in Slot::ALL {
-        if !opts.template.contains(slot) {
-            for i in entries_for(slot) {
-                let tokens = counter.count(&lore[i].content);
-                b.cut.push(Cut {
-                    kind: CutKind::Lore,
-                    label: lore[i].label.clone(),
-                    tokens,
-                    reason: CutReason::NotInTemplate,
-                });
-            }
-        }
-    }
-
+    let by_slot = lore_by_slot(card, lore, opts.prefill);
+    b.cut_outside_template(lore, &by_slot, opts);
     for &slot in opts.template.slots() {
-        let entries = entries_for(slot);
+        let entries = by_slot.entries_for(slot);
         match slot {
             Slot::System => {
                 if !disabled.contains(&UiPrompt::SystemPrompt) {
@@ -512,189 +461,89 @@ pub fn assemble(
                     b.lore(slot, lore, i);
                 }
             }
-            Slot::Description => {
-                let (before, after): (Vec<usize>, Vec<usize>) = entries
-                    .into_iter()
-                    .partition(|i| lore[*i].position == InsertPosition::BeforeDesc);
-                for i in before {
-                    b.lore(slot, lore, i);
-                }
-                let text = b.expand(&card.description, None, slot);
-                b.fixed(slot, PartKind::Description, "description", text);
-                for i in after {
-                    b.lore(slot, lore, i);
-                }
-            }
-            Slot::Personality | Slot::Scenario => {
-                let (field, format, kind, name) = if slot == Slot::Personality {
-                    (
-                        &card.personality,
-                        &opts.personality_format,
-                        PartKind::Personality,
-                        "{{personality}}",
-                    )
-                } else {
-                    (
-                        &card.scenario,
-                        &opts.scenario_format,
-                        PartKind::Scenario,
-                        "{{scenario}}",
-                    )
-                };
-                // Entries for an empty section were routed after the character above.
-                if !field.trim().is_empty() {
-                    let line = format.replace(name, field);
-                    let text = b.expand(&line, None, slot);
-                    b.fixed(slot, kind, slot.as_str(), text);
-                    for i in entries {
-                        b.lore(slot, lore, i);
-                    }
-                }
-            }
-            Slot::Examples => {
-                let (top, bottom): (Vec<usize>, Vec<usize>) = entries
-                    .into_iter()
-                    .partition(|i| lore[*i].position == InsertPosition::ExamplesTop);
-                for i in top {
-                    b.lore(slot, lore, i);
-                }
-                let expanded = b.expand(&card.mes_example, None, slot);
-                for (block, text) in split_examples(&expanded).into_iter().enumerate() {
-                    let content = if opts.example_header.is_empty() {
-                        text.to_string()
-                    } else {
-                        format!("{}\n{}", opts.example_header, text)
-                    };
-                    let tokens = counter.count(&content).saturating_add(overhead);
-                    b.units.push(Unit::new(
-                        Part {
-                            slot,
-                            kind: PartKind::Example { block },
-                            role: Role::System,
-                            name: None,
-                            label: format!("example {block}"),
-                            content,
-                            tokens,
-                        },
-                        Cuttable::Example,
-                    ));
-                }
-                for i in bottom {
-                    b.lore(slot, lore, i);
-                }
-            }
+            Slot::Description => b.description(card, lore, entries),
+            Slot::Personality | Slot::Scenario => b.section(slot, card, lore, entries, opts),
+            Slot::Examples => b.examples(card, lore, entries, opts),
             Slot::History => {
-                let starts_with_assistant = chat.first().is_some_and(|m| m.role == Role::Assistant);
-                let mut index = 0usize;
-                if opts.insert_greeting && !starts_with_assistant {
-                    if let Some(g) = greeting {
-                        let text = trimmed(b.expand(g, None, slot));
-                        if !text.is_empty() {
-                            let tokens = counter.count(&text).saturating_add(overhead);
-                            let mut u = Unit::new(
-                                Part {
-                                    slot,
-                                    kind: PartKind::Greeting {
-                                        index: opts.greeting,
-                                    },
-                                    role: Role::Assistant,
-                                    name: Some(char_name.clone()),
-                                    label: "greeting".into(),
-                                    content: text,
-                                    tokens,
-                                },
-                                Cuttable::History,
-                            );
-                            u.place = Some(Place::Message(index));
-                            b.units.push(u);
-                            index += 1;
-                        }
-                    }
-                }
-                for (i, m) in chat.iter().enumerate() {
-                    // Text, name and label are filled in only for kept or cut messages.
-                    let tokens = counter.count(&m.content).saturating_add(overhead);
-                    let mut u = Unit::new(
-                        Part {
-                            slot,
-                            kind: PartKind::Message { index: i },
-                            role: m.role,
-                            name: None,
-                            label: String::new(),
-                            content: String::new(),
-                            tokens,
-                        },
-                        Cuttable::History,
-                    );
-                    u.chat_index = Some(i);
-                    u.place = Some(Place::Message(index));
-                    b.units.push(u);
-                    index += 1;
-                }
-                // The author's note block.
-                let an_depth = opts.authors_note_depth;
-                for i in entries
-                    .iter()
-                    .copied()
-                    .filter(|i| lore[*i].position == InsertPosition::AuthorsNoteTop)
-                {
-                    if let Some(u) = b.lore(slot, lore, i) {
-                        u.place = Some(Place::Depth(an_depth));
-                        u.rank = 0;
-                    }
-                }
-                if let Some(note) = opts.authors_note.as_deref() {
-                    let text = b.expand(note, None, slot);
-                    if let Some(u) = b.fixed(slot, PartKind::AuthorsNote, "authors_note", text) {
-                        u.place = Some(Place::Depth(an_depth));
-                        u.rank = 0;
-                    }
-                }
-                for i in entries
-                    .iter()
-                    .copied()
-                    .filter(|i| lore[*i].position == InsertPosition::AuthorsNoteBottom)
-                {
-                    if let Some(u) = b.lore(slot, lore, i) {
-                        u.place = Some(Place::Depth(an_depth));
-                        u.rank = 0;
-                    }
-                }
-                for i in entries {
-                    let (place, role) = match lore[i].position {
-                        InsertPosition::Depth { depth, role } => (Place::Depth(depth), role),
-                        InsertPosition::ReverseDepth { depth, role } => {
-                            (Place::Reverse(depth), role)
-                        }
-                        _ => continue,
-                    };
-                    if let Some(u) = b.lore(slot, lore, i) {
-                        u.place = Some(place);
-                        u.part.role = role;
-                        u.rank = match role {
-                            Role::System => 1,
-                            Role::User => 2,
-                            Role::Assistant => 3,
-                        };
-                    }
-                }
+                b.history(chat, greeting, &char_name, opts);
+                b.history_lore(lore, entries, opts);
             }
         }
     }
-
     let Builder {
         mut units, mut cut, ..
     } = b;
     let overflow = fit(&mut units, &mut cut, opts);
     let parts_order = layout(&units, opts.template.slots());
-
-    let mut out = Assembled {
+    let out = Assembled {
         max_context: opts.max_context,
         overflow,
         disabled,
         cut,
         ..Default::default()
     };
+    Ok(finish(out, units, parts_order, chat, lore))
+}
+
+/// The UI prompts that active entries drop (`@@disable_ui_prompt`), sorted, once each.
+fn disabled_prompts(lore: &[LoreInsert]) -> Vec<UiPrompt> {
+    let mut disabled: Vec<UiPrompt> = lore
+        .iter()
+        .flat_map(|l| l.disable_ui_prompt.iter().copied())
+        .collect();
+    disabled.sort();
+    disabled.dedup();
+    disabled
+}
+
+/// Lorebook entries by slot, each list sorted by ascending order (stable).
+struct BySlot(Vec<(Slot, Vec<usize>)>);
+
+impl BySlot {
+    /// The entries (indices into the lore) of `slot`, in order.
+    fn entries_for(&self, slot: Slot) -> Vec<usize> {
+        self.0
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, l)| l.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Sorts the entries into their slots (see [`BySlot`]).
+fn lore_by_slot(card: &CardData, lore: &[LoreInsert], prefill_on: bool) -> BySlot {
+    let mut by_slot: Vec<(Slot, Vec<usize>)> = Slot::ALL.iter().map(|s| (*s, Vec::new())).collect();
+    let mut sorted: Vec<usize> = (0..lore.len()).collect();
+    sorted.sort_by(|a, b| cmp_f64(lore[*a].order, lore[*b].order).then(a.cmp(b)));
+    for &i in &sorted {
+        // SPEC_V3 `@@position`: without a personality (scenario) section the decorator is
+        // ignored, so the entry goes where entries without a position go: after the character.
+        let position = match &lore[i].position {
+            InsertPosition::Personality if card.personality.trim().is_empty() => {
+                &InsertPosition::AfterChar
+            }
+            InsertPosition::Scenario if card.scenario.trim().is_empty() => {
+                &InsertPosition::AfterChar
+            }
+            p => p,
+        };
+        let slot = slot_of(position, prefill_on);
+        if let Some((_, list)) = by_slot.iter_mut().find(|(s, _)| *s == slot) {
+            list.push(i);
+        }
+    }
+    BySlot(by_slot)
+}
+
+/// The prompt's parts in `parts_order` (chat messages filled in now), their tokens and the
+/// entries used, into `out`.
+fn finish(
+    mut out: Assembled,
+    units: Vec<Unit>,
+    parts_order: Vec<usize>,
+    chat: &[ChatMessage],
+    lore: &[LoreInsert],
+) -> Assembled {
     let mut units: Vec<Option<Unit>> = units.into_iter().map(Some).collect();
     for idx in parts_order {
         let Some(mut u) = units.get_mut(idx).and_then(Option::take) else {
@@ -719,7 +568,7 @@ pub fn assemble(
         }
         out.parts.push(u.part);
     }
-    Ok(out)
+    out
 }
 
 /// The greeting text for the options, or `None` when greetings are off.
@@ -836,6 +685,231 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// The entries of slots the template leaves out, cut as `NotInTemplate`.
+    fn cut_outside_template(
+        &mut self,
+        lore: &[LoreInsert],
+        by_slot: &BySlot,
+        opts: &PromptOptions,
+    ) {
+        for slot in Slot::ALL {
+            if !opts.template.contains(slot) {
+                for i in by_slot.entries_for(slot) {
+                    let tokens = self.counter.count(&lore[i].content);
+                    self.cut.push(Cut {
+                        kind: CutKind::Lore,
+                        label: lore[i].label.clone(),
+                        tokens,
+                        reason: CutReason::NotInTemplate,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The description slot: `before_desc` entries, the description, the other entries.
+    fn description(&mut self, card: &CardData, lore: &[LoreInsert], entries: Vec<usize>) {
+        let slot = Slot::Description;
+        let (before, after): (Vec<usize>, Vec<usize>) = entries
+            .into_iter()
+            .partition(|i| lore[*i].position == InsertPosition::BeforeDesc);
+        for i in before {
+            self.lore(slot, lore, i);
+        }
+        let text = self.expand(&card.description, None, slot);
+        self.fixed(slot, PartKind::Description, "description", text);
+        for i in after {
+            self.lore(slot, lore, i);
+        }
+    }
+
+    /// The personality or scenario slot: the section in its format, then its entries.
+    fn section(
+        &mut self,
+        slot: Slot,
+        card: &CardData,
+        lore: &[LoreInsert],
+        entries: Vec<usize>,
+        opts: &PromptOptions,
+    ) {
+        let (field, format, kind, name) = if slot == Slot::Personality {
+            (
+                &card.personality,
+                &opts.personality_format,
+                PartKind::Personality,
+                "{{personality}}",
+            )
+        } else {
+            (
+                &card.scenario,
+                &opts.scenario_format,
+                PartKind::Scenario,
+                "{{scenario}}",
+            )
+        };
+        // Entries for an empty section were routed after the character (`lore_by_slot`).
+        if !field.trim().is_empty() {
+            let line = format.replace(name, field);
+            let text = self.expand(&line, None, slot);
+            self.fixed(slot, kind, slot.as_str(), text);
+            for i in entries {
+                self.lore(slot, lore, i);
+            }
+        }
+    }
+
+    /// The examples slot: `examples_top` entries, one part per example block, the others.
+    fn examples(
+        &mut self,
+        card: &CardData,
+        lore: &[LoreInsert],
+        entries: Vec<usize>,
+        opts: &PromptOptions,
+    ) {
+        let slot = Slot::Examples;
+        let overhead = self.overhead;
+        let (top, bottom): (Vec<usize>, Vec<usize>) = entries
+            .into_iter()
+            .partition(|i| lore[*i].position == InsertPosition::ExamplesTop);
+        for i in top {
+            self.lore(slot, lore, i);
+        }
+        let expanded = self.expand(&card.mes_example, None, slot);
+        for (block, text) in split_examples(&expanded).into_iter().enumerate() {
+            let content = if opts.example_header.is_empty() {
+                text.to_string()
+            } else {
+                format!("{}\n{}", opts.example_header, text)
+            };
+            let tokens = self.counter.count(&content).saturating_add(overhead);
+            self.units.push(Unit::new(
+                Part {
+                    slot,
+                    kind: PartKind::Example { block },
+                    role: Role::System,
+                    name: None,
+                    label: format!("example {block}"),
+                    content,
+                    tokens,
+                },
+                Cuttable::Example,
+            ));
+        }
+        for i in bottom {
+            self.lore(slot, lore, i);
+        }
+    }
+
+    /// The history: the greeting (when the chat does not start with the assistant) and the
+    /// chat's messages, oldest first.
+    fn history(
+        &mut self,
+        chat: &[ChatMessage],
+        greeting: Option<&str>,
+        char_name: &str,
+        opts: &PromptOptions,
+    ) {
+        let slot = Slot::History;
+        let overhead = self.overhead;
+        let starts_with_assistant = chat.first().is_some_and(|m| m.role == Role::Assistant);
+        let mut index = 0usize;
+        if opts.insert_greeting && !starts_with_assistant {
+            if let Some(g) = greeting {
+                let text = trimmed(self.expand(g, None, slot));
+                if !text.is_empty() {
+                    let tokens = self.counter.count(&text).saturating_add(overhead);
+                    let mut u = Unit::new(
+                        Part {
+                            slot,
+                            kind: PartKind::Greeting {
+                                index: opts.greeting,
+                            },
+                            role: Role::Assistant,
+                            name: Some(char_name.to_string()),
+                            label: "greeting".into(),
+                            content: text,
+                            tokens,
+                        },
+                        Cuttable::History,
+                    );
+                    u.place = Some(Place::Message(index));
+                    self.units.push(u);
+                    index += 1;
+                }
+            }
+        }
+        for (i, m) in chat.iter().enumerate() {
+            // Text, name and label are filled in only for kept or cut messages.
+            let tokens = self.counter.count(&m.content).saturating_add(overhead);
+            let mut u = Unit::new(
+                Part {
+                    slot,
+                    kind: PartKind::Message { index: i },
+                    role: m.role,
+                    name: None,
+                    label: String::new(),
+                    content: String::new(),
+                    tokens,
+                },
+                Cuttable::History,
+            );
+            u.chat_index = Some(i);
+            u.place = Some(Place::Message(index));
+            self.units.push(u);
+            index += 1;
+        }
+    }
+
+    /// The history's insertions: the author's note block (top entries, the note, bottom
+    /// entries) at its depth, then the depth entries with their roles.
+    fn history_lore(&mut self, lore: &[LoreInsert], entries: Vec<usize>, opts: &PromptOptions) {
+        let slot = Slot::History;
+        let an_depth = opts.authors_note_depth;
+        for i in entries
+            .iter()
+            .copied()
+            .filter(|i| lore[*i].position == InsertPosition::AuthorsNoteTop)
+        {
+            if let Some(u) = self.lore(slot, lore, i) {
+                u.place = Some(Place::Depth(an_depth));
+                u.rank = 0;
+            }
+        }
+        if let Some(note) = opts.authors_note.as_deref() {
+            let text = self.expand(note, None, slot);
+            if let Some(u) = self.fixed(slot, PartKind::AuthorsNote, "authors_note", text) {
+                u.place = Some(Place::Depth(an_depth));
+                u.rank = 0;
+            }
+        }
+        for i in entries
+            .iter()
+            .copied()
+            .filter(|i| lore[*i].position == InsertPosition::AuthorsNoteBottom)
+        {
+            if let Some(u) = self.lore(slot, lore, i) {
+                u.place = Some(Place::Depth(an_depth));
+                u.rank = 0;
+            }
+        }
+        for i in entries {
+            let (place, role) = match lore[i].position {
+                InsertPosition::Depth { depth, role } => (Place::Depth(depth), role),
+                InsertPosition::ReverseDepth { depth, role } => (Place::Reverse(depth), role),
+                _ => continue,
+            };
+            if let Some(u) = self.lore(slot, lore, i) {
+                u.place = Some(place);
+                u.part.role = role;
+                u.rank = match role {
+                    Role::System => 1,
+                    Role::User => 2,
+                    Role::Assistant => 3,
+                };
+            }
+        }
+    }
+
     fn expand(&mut self, text: &str, original: Option<&str>, slot: Slot) -> String {
         if text.is_empty() {
             return String::new();

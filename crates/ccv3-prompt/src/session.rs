@@ -102,6 +102,10 @@ pub struct SessionOptions {
     /// Whose results the scan reproduces ([`ScanOptions::compat`]): the spec (default) or
     /// SillyTavern 1.15's code.
     pub compat: ccv3_lore::Compat,
+    /// Whether compiling a big book and explaining many budget-cut entries may use a second
+    /// thread (default `false`; [`LorebookCompiler::threads`], [`ScanOptions::threads`]).
+    /// Threads start only with `ccv3-lore`'s `parallel` feature.
+    pub threads: bool,
     /// Whose macros the texts are written in (issue 17): `auto` (the default) takes `risu` for
     /// a card with RisuAI extensions, else `sillytavern`; without a card, every built-in macro.
     /// Card fields, lorebook entries, keys and decorator keys all use it.
@@ -190,6 +194,7 @@ impl Default for SessionOptions {
             example_format: ccv3_cbs::ExampleFormat::default(),
             engine: EngineSettings::default(),
             compat: ccv3_lore::Compat::Spec,
+            threads: false,
         }
     }
 }
@@ -454,6 +459,7 @@ impl<'a> Session<'a> {
             .for_single_scan(self.options.single_scan)
             .max_entries(self.options.max_entries)
             .case_sensitive(self.options.engine.case_sensitive)
+            .threads(self.options.threads)
     }
 
     /// Checks the books against the compiler's limits ([`SessionOptions::max_entries`]) before
@@ -481,6 +487,7 @@ impl<'a> Session<'a> {
             regex_key_steps: self.options.regex_key_steps,
             regex_scan_steps: self.options.regex_scan_steps,
             compat: self.options.compat,
+            threads: self.options.threads,
             ..Default::default()
         };
         if let Some(d) = self.options.scan_depth {

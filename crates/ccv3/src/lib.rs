@@ -33,6 +33,7 @@ pub mod backfill;
 pub mod byaf;
 pub mod charx;
 pub mod decorator;
+pub mod entries_span;
 pub mod faraday;
 pub mod json;
 pub mod legacy;

@@ -116,6 +116,8 @@ pub fn run(args: Args) -> CmdResult {
             d => d,
         },
         compat: args.compat.unwrap_or_default(),
+        // A big book compiled, and many cut entries explained, on two threads.
+        threads: true,
         ..SessionOptions::default()
     };
     // The first card's book is the character book; every other book is global.

@@ -99,6 +99,8 @@ pub fn run(args: Args) -> CmdResult {
         engine: args.engine.settings(),
         dialect: args.dialect,
         compat: args.compat.unwrap_or_default(),
+        // A big book compiled, and many cut entries explained, on two threads.
+        threads: true,
         example_format: instruct
             .as_ref()
             .map(InstructTemplate::example_format)

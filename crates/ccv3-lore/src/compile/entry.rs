@@ -1,46 +1,29 @@
 //! One entry's compiled facts: its keys (ranges in the key table), decorators, the SillyTavern
 //! knobs of its `extensions`, its position, depth, role, probability and the rarely set rest.
 
-use super::keys::{Builder, DiagSlot};
-use super::{EntryRef, LorebookCompiler, Position, SelectiveLogic};
+use super::keys::{Builder, DiagSlot, KeyRange};
+use super::{EntryRef, LorebookCompiler};
+use crate::position::Position;
+use crate::selective_logic::SelectiveLogic;
 use ccv3::decorator::{self, DecoratorRole, Decorators};
 use ccv3::{Diagnostic, Entry};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::sync::LazyLock;
-
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum KeyKind {
-    /// Index into the pattern table; `multiword` keys are never whole-word matched.
-    Plain {
-        pat: u32,
-        multiword: bool,
-    },
-    Regex(u32),
-    Invalid,
-}
-
-/// A key as resolved (macros expanded, trimmed); borrowed from the book when unchanged.
-pub(crate) type KeyText<'a> = Cow<'a, str>;
-
-/// A run of keys in [`CompiledBooks::keys`](super::CompiledBooks).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct KeyRange {
-    pub start: u32,
-    pub len: u32,
-}
-
-impl KeyRange {
-    pub(crate) fn is_empty(self) -> bool {
-        self.len == 0
-    }
-}
+use std::sync::{Arc, LazyLock};
 
 static NO_DECORATORS: LazyLock<Decorators> = LazyLock::new(Decorators::default);
 
 /// An entry's decorators; `None` (most entries) stands for none at all, without an allocation.
+/// Shared with the scan's activations ([`Dec::shared`]).
 #[derive(Debug)]
-pub(crate) struct Dec(Option<Box<Decorators>>);
+pub(crate) struct Dec(Option<Arc<Decorators>>);
+
+impl Dec {
+    /// The decorators for an [`Activation`](crate::Activation) (`None`: none at all).
+    pub(crate) fn shared(&self) -> Option<Arc<Decorators>> {
+        self.0.clone()
+    }
+}
 
 impl std::ops::Deref for Dec {
     type Target = Decorators;
@@ -110,7 +93,7 @@ pub(crate) struct Rare {
     /// SillyTavern's character filter (`characterFilter`).
     pub char_filter: Option<Box<CharFilter>>,
     /// The extra texts its keys are matched against (SillyTavern's `match_*` flags): a set of
-    /// [`crate::scan::Source`] bits.
+    /// [`crate::source::Source`] bits.
     pub sources: u8,
 }
 
@@ -175,6 +158,23 @@ impl Rare {
 static NO_RARE: Rare = Rare::NONE;
 
 impl<'a> CEntry<'a> {
+    /// Moves the entry's key ranges `by` keys (its keys were compiled into a table that another
+    /// took in: [`Builder::absorb`]). Empty ranges point nowhere; the unset ones (0, 0) are left
+    /// as they are.
+    pub(super) fn shift_keys(&mut self, by: u32) {
+        let shift = |r: &mut KeyRange| {
+            if r.start > 0 || r.len > 0 {
+                r.start += by;
+            }
+        };
+        shift(&mut self.primary);
+        shift(&mut self.secondary);
+        shift(&mut self.exclude);
+        if let Some(r) = &mut self.rare {
+            r.additional.iter_mut().for_each(shift);
+        }
+    }
+
     /// The entry's rarely set parts (the defaults when it has none).
     pub(crate) fn rare(&self) -> &Rare {
         self.rare.as_deref().unwrap_or(&NO_RARE)
@@ -451,9 +451,9 @@ fn char_filter_of(e: &Entry, kn: &Knobs<'_>) -> Option<Box<CharFilter>> {
         })
 }
 
-/// An entry's `match_*` flags as a set of [`crate::scan::Source`] bits.
+/// An entry's `match_*` flags as a set of [`crate::source::Source`] bits.
 fn sources_of(kn: &Knobs<'_>) -> u8 {
-    use crate::scan::Source;
+    use crate::source::Source;
     [
         (Knob::MatchPersonaDescription, Source::PersonaDescription),
         (
@@ -498,7 +498,7 @@ impl LorebookCompiler {
         // No decorator header: the body is the whole content and the decorators are none.
         let has_dec = parsed.body.len() != e.content.len();
         let dec = Dec(if has_dec {
-            Some(Box::new(parsed.decorators))
+            Some(Arc::new(parsed.decorators))
         } else {
             None
         });

@@ -2,8 +2,8 @@
 //! literals), pattern ids in one numbering, and the fan-out from each pattern to the entries
 //! whose primary keys it can trigger.
 
-use super::entry::{CEntry, KeyKind};
-use super::keys::RegexKey;
+use super::entry::CEntry;
+use super::keys::{KeyKind, RegexKey};
 use super::CompiledBooks;
 use aho_corasick::automaton::Automaton;
 use aho_corasick::{dfa, nfa, Anchored, MatchKind};

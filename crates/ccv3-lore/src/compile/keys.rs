@@ -3,12 +3,38 @@
 //! met, in book order. A table can take in another that compiled the entries after its own
 //! ([`Builder::absorb`]), as if it had gone on alone.
 
-use super::entry::{CEntry, KeyKind, KeyRange, KeyText};
 use crate::hash::{FxBuildHasher, FxMap};
 use crate::jsregex::{self, Engine};
 use ccv3::Diagnostic;
 use serde_json::Value;
 use std::borrow::Cow;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum KeyKind {
+    /// Index into the pattern table; `multiword` keys are never whole-word matched.
+    Plain {
+        pat: u32,
+        multiword: bool,
+    },
+    Regex(u32),
+    Invalid,
+}
+
+/// A key as resolved (macros expanded, trimmed); borrowed from the book when unchanged.
+pub(crate) type KeyText<'a> = Cow<'a, str>;
+
+/// A run of keys in [`CompiledBooks::keys`](super::CompiledBooks).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct KeyRange {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl KeyRange {
+    pub(crate) fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
 
 /// A regex key: its engine (once parsed) and its prefilter literals.
 #[derive(Debug)]
@@ -108,11 +134,12 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Takes in the builder `other` that compiled the entries right after this one's, and
-    /// `entries`, the entries it compiled: its patterns and regexes get this builder's ids
-    /// (new ones in the order `other` met them, as if this builder had gone on alone), its keys
-    /// and diagnostics follow this builder's, and the entries' key ranges are moved to match.
-    pub(super) fn absorb(&mut self, other: Builder<'a>, entries: &mut [CEntry<'a>]) {
+    /// Takes in the builder `other` that compiled the entries right after this one's: its
+    /// patterns and regexes get this builder's ids (new ones in the order `other` met them, as
+    /// if this builder had gone on alone), its keys and diagnostics follow this builder's.
+    /// Returns where its keys start now: the entries it compiled move their key ranges by that
+    /// much ([`CEntry::shift_keys`](super::CEntry::shift_keys)).
+    pub(super) fn absorb(&mut self, other: Builder<'a>) -> u32 {
         let key_base = self.keys.len() as u32;
         // Each of `other`'s patterns, in its id order, gets this builder's id.
         let remap = |from: PatternTable<'a>, into: &mut PatternTable<'a>, base: u32| -> Vec<u32> {
@@ -171,20 +198,7 @@ impl<'a> Builder<'a> {
             KeyKind::Invalid => KeyKind::Invalid,
         }));
         self.texts.extend(other.texts);
-        // Empty ranges point nowhere; the unset ones (0, 0) are left as they are.
-        let shift = |r: &mut KeyRange| {
-            if r.start > 0 || r.len > 0 {
-                r.start += key_base;
-            }
-        };
-        for e in entries {
-            shift(&mut e.primary);
-            shift(&mut e.secondary);
-            shift(&mut e.exclude);
-            if let Some(r) = &mut e.rare {
-                r.additional.iter_mut().for_each(shift);
-            }
-        }
+        key_base
     }
 
     fn pattern(&mut self, ci: bool, text: Cow<'a, str>) -> u32 {

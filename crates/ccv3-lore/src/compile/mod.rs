@@ -27,9 +27,9 @@ mod parallel;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use entry::{CEntry, DepthSpec, KeyKind, KeyRange, KeyText};
+pub(crate) use entry::{CEntry, DepthSpec};
 pub(crate) use index::{Automata, Patterns, Seen};
-pub(crate) use keys::RegexKey;
+pub(crate) use keys::{KeyKind, KeyRange, KeyText, RegexKey};
 pub(crate) use order::{total_key, Meta, META_GROUP, META_IGNORE_BUDGET};
 
 use crate::hash::FxMap;
@@ -92,92 +92,6 @@ pub struct EntryRef {
     pub index: usize,
 }
 
-/// Where an activated entry's content goes in the prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Position {
-    /// Before the character definitions (spec `before_char`; SillyTavern 0).
-    BeforeChar,
-    /// After the character definitions (spec `after_char`; SillyTavern 1).
-    AfterChar,
-    /// Top of the Author's Note (SillyTavern 2).
-    AuthorsNoteTop,
-    /// Bottom of the Author's Note (SillyTavern 3).
-    AuthorsNoteBottom,
-    /// In the chat at a depth (SillyTavern 4, `@@depth`, `@@reverse_depth`).
-    AtDepth,
-    /// Before the example messages (SillyTavern 5).
-    ExamplesTop,
-    /// After the example messages (SillyTavern 6).
-    ExamplesBottom,
-    /// A named outlet (SillyTavern 7), consumed by `{{outlet::name}}`.
-    Outlet(String),
-    /// A `@@position` value: `after_desc`, `before_desc`, `personality`, `scenario`, `pt_<name>`.
-    Named(String),
-}
-
-impl Position {
-    /// The name used in output: `before_char`, `after_char`, `an_top`, `an_bottom`, `at_depth`,
-    /// `examples_top`, `examples_bottom`, `outlet`, or the `@@position` value.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Position::BeforeChar => "before_char",
-            Position::AfterChar => "after_char",
-            Position::AuthorsNoteTop => "an_top",
-            Position::AuthorsNoteBottom => "an_bottom",
-            Position::AtDepth => "at_depth",
-            Position::ExamplesTop => "examples_top",
-            Position::ExamplesBottom => "examples_bottom",
-            Position::Outlet(_) => "outlet",
-            Position::Named(s) => s,
-        }
-    }
-
-    /// The rank of the position in prompt order (lower is earlier in the prompt).
-    pub(crate) fn prompt_rank(&self) -> u8 {
-        match self {
-            Position::Named(s) if s == "before_desc" => 0,
-            Position::BeforeChar => 1,
-            Position::Named(s) if s == "after_desc" => 2,
-            Position::Named(s) if s == "personality" => 3,
-            Position::Named(s) if s == "scenario" => 4,
-            Position::AfterChar => 5,
-            Position::ExamplesTop => 6,
-            Position::ExamplesBottom => 7,
-            Position::Named(_) => 8,
-            Position::AuthorsNoteTop => 9,
-            Position::AuthorsNoteBottom => 10,
-            Position::AtDepth => 11,
-            Position::Outlet(_) => 12,
-        }
-    }
-}
-
-/// SillyTavern's selective logic for secondary keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum SelectiveLogic {
-    /// 0: any secondary key must match.
-    #[default]
-    AndAny,
-    /// 1: not all secondary keys may match.
-    NotAll,
-    /// 2: no secondary key may match.
-    NotAny,
-    /// 3: all secondary keys must match.
-    AndAll,
-}
-
-impl SelectiveLogic {
-    /// `AND_ANY`, `NOT_ALL`, `NOT_ANY` or `AND_ALL`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SelectiveLogic::AndAny => "AND_ANY",
-            SelectiveLogic::NotAll => "NOT_ALL",
-            SelectiveLogic::NotAny => "NOT_ANY",
-            SelectiveLogic::AndAll => "AND_ALL",
-        }
-    }
-}
-
 /// What a scan needs of a book.
 #[derive(Debug)]
 pub(crate) struct BookInfo {
@@ -219,12 +133,16 @@ pub struct LorebookCompiler {
     pub single_scan: bool,
     /// The most entries all books together may have (default [`MAX_ENTRIES`]): more is refused
     /// before anything is allocated ([`LorebookCompiler::try_compile`] returns
-    /// [`LoreError::Limit`](crate::LoreError::Limit); [`LorebookCompiler::compile`] compiles no
+    /// [`LoreError::Limit`](crate::error::LoreError::Limit); [`LorebookCompiler::compile`] compiles no
     /// entry and reports the error as a diagnostic). Issue 12: a 1,000,000-entry book.
     pub max_entries: usize,
     /// The macros of keys and decorator keys ([`ccv3_cbs::Dialect`]; `auto`: every built-in
     /// macro). Issue 17.
     pub dialect: ccv3_cbs::Dialect,
+    /// Whether a big book may be compiled on a second thread (default `false`: the calling
+    /// thread does everything). Threads start only with the `parallel` feature; the compiled
+    /// books are the same either way.
+    pub threads: bool,
 }
 
 /// The default of [`LorebookCompiler::max_entries`]: four times the biggest books seen in use
@@ -241,6 +159,7 @@ impl Default for LorebookCompiler {
             single_scan: false,
             max_entries: MAX_ENTRIES,
             dialect: ccv3_cbs::Dialect::Auto,
+            threads: false,
         }
     }
 }
@@ -271,7 +190,7 @@ pub struct CompiledBooks<'a> {
     /// Duplicate counts for identities, made on first use (`identity::count_duplicates`).
     pub(crate) dups: OnceLock<FxMap<u64, u64>>,
     /// `Compat::SillyTavern`'s regex keys, compiled on first use and kept for later scans.
-    pub(crate) st_regex: crate::scan::StRegexCache,
+    pub(crate) st_regex: crate::st_regex::StRegexCache,
     /// The compiler's case sensitivity for entries that do not say ([`LorebookCompiler::case_sensitive`]).
     pub(crate) case_sensitive: bool,
     pub(crate) max_depth: u64,
@@ -351,6 +270,12 @@ impl LorebookCompiler {
         self
     }
 
+    /// Lets a big book be compiled on a second thread ([`LorebookCompiler::threads`]).
+    pub fn threads(mut self, yes: bool) -> Self {
+        self.threads = yes;
+        self
+    }
+
     /// Sets the most entries the books may have ([`LorebookCompiler::max_entries`]).
     pub fn max_entries(mut self, n: usize) -> Self {
         self.max_entries = n;
@@ -359,10 +284,10 @@ impl LorebookCompiler {
 
     /// Checks that `books` are within the compiler's limits ([`LorebookCompiler::max_entries`]):
     /// the error names the limit and the option that raises it.
-    pub fn check(&self, books: &[BookInput<'_>]) -> Result<(), crate::LoreError> {
+    pub fn check(&self, books: &[BookInput<'_>]) -> Result<(), crate::error::LoreError> {
         let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
         if total > self.max_entries {
-            return Err(crate::LoreError::Limit(format!(
+            return Err(crate::error::LoreError::Limit(format!(
                 "the books have {total} entries, more than the limit of {} \
                  (LorebookCompiler::max_entries; default {MAX_ENTRIES})",
                 self.max_entries
@@ -376,7 +301,7 @@ impl LorebookCompiler {
     pub fn try_compile<'a>(
         &self,
         books: &[BookInput<'a>],
-    ) -> Result<CompiledBooks<'a>, crate::LoreError> {
+    ) -> Result<CompiledBooks<'a>, crate::error::LoreError> {
         self.check(books)?;
         Ok(self.compile(books))
     }
@@ -398,7 +323,7 @@ impl LorebookCompiler {
         let total: usize = books.iter().map(|b| b.book.entries.len()).sum();
         self.compile_with(
             books,
-            cfg!(feature = "parallel") && total >= parallel::PARALLEL_COMPILE,
+            cfg!(feature = "parallel") && self.threads && total >= parallel::PARALLEL_COMPILE,
         )
     }
 
@@ -474,6 +399,7 @@ impl LorebookCompiler {
         let (mine, theirs) = regexes.split_at_mut(half);
         let (my_src, their_src) = pending.split_at(half.min(pending.len()));
         let ((levels, meta), (their_engines, automata)) = crate::par::both(
+            self.threads,
             "ccv3-lore-compile",
             || {
                 Builder::parse_regexes(mine, my_src);

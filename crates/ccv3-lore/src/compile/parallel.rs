@@ -14,7 +14,7 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 /// Books with at least this many entries are compiled on two threads (with the `parallel`
-/// feature).
+/// feature, when the compiler may start threads: [`LorebookCompiler::threads`]).
 pub(super) const PARALLEL_COMPILE: usize = 2048;
 
 /// Entries the first compiling thread claims at a time (the other claims a quarter of what is
@@ -78,6 +78,7 @@ impl LorebookCompiler {
             chunks
         };
         let ((), mut chunks) = crate::par::both(
+            self.threads,
             "ccv3-lore-compile",
             || {
                 while let Some(range) = claim(false) {
@@ -90,7 +91,10 @@ impl LorebookCompiler {
         chunks.reverse();
         for (b2, mut part, depth) in chunks {
             max_depth = max_depth.max(depth);
-            b.absorb(b2, &mut part);
+            let key_base = b.absorb(b2);
+            for e in &mut part {
+                e.shift_keys(key_base);
+            }
             entries.extend(part);
         }
         (b, entries, max_depth)

@@ -954,6 +954,9 @@ impl Vm<'_, '_> {
 
     /// Runs the program from `pc` at `pos` until `Match` (or `LookEnd`, at `target` when given):
     /// the end position, or `None` when every path failed. Frames it pushed are gone on return.
+    ///
+    /// Longer than 150 lines on purpose: it is the machine's dispatch loop, one `match` arm per
+    /// instruction sharing the position, the program counter and the backtrack stack.
     fn run(
         &mut self,
         mut pc: u32,

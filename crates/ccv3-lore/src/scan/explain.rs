@@ -1,7 +1,8 @@
 //! Rejections and their reasons (step 6 of the scan order), with the reasons of entries the
 //! budget cut without checking them when every entry is explained.
 
-use super::rules::{RegexMemo, Verdict};
+use super::memo::RegexMemo;
+use super::rules::Verdict;
 use super::{ExplainSink, RejectReason, Rejected, Scan, ST_ACTIVE, ST_UNCHECKED};
 
 /// Budget-cut entries are explained on two threads from this many (with the `parallel`
@@ -16,13 +17,14 @@ thread_local! {
 }
 
 /// Whether `n` budget-cut entries are explained in two halves, each with its own memo: many of
-/// them with the `parallel` feature, or as a test asks.
-fn split_explanations(n: usize) -> bool {
+/// them with the `parallel` feature when the scan may start a thread
+/// ([`ScanOptions::threads`](super::ScanOptions::threads)), or as a test asks.
+fn split_explanations(n: usize, threads: bool) -> bool {
     #[cfg(test)]
     if let Some(split) = EXPLAIN_SPLIT.with(|c| c.get()) {
         return split;
     }
-    cfg!(feature = "parallel") && n >= PARALLEL_EXPLAIN
+    cfg!(feature = "parallel") && threads && n >= PARALLEL_EXPLAIN
 }
 
 impl<'s, 'a> Scan<'s, 'a> {
@@ -46,7 +48,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             Verdict::Reject(r) => r,
         };
         let mut mine = std::mem::take(&mut self.memo);
-        let half = if split_explanations(todo.len()) {
+        let half = if split_explanations(todo.len(), self.opts.threads) {
             todo.len() / 2
         } else {
             todo.len()
@@ -67,6 +69,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             let given = mine.steps / 2;
             mine.steps -= given;
             crate::par::both(
+                self.opts.threads,
                 "ccv3-lore-explain",
                 || check(head, &mut mine),
                 || {

@@ -55,6 +55,7 @@ mod budget;
 mod compat;
 mod explain;
 mod groups;
+mod memo;
 mod passes;
 mod report;
 mod result;
@@ -63,22 +64,23 @@ mod search;
 mod sources;
 mod timed;
 
+pub use crate::source::Source;
 pub use compat::Compat;
-pub(crate) use compat::StRegexCache;
 #[cfg(test)]
 pub(crate) use explain::EXPLAIN_SPLIT;
 pub use result::{
     Activation, ActivationReason, ExplainSink, Explanation, NoSink, RejectReason, Rejected,
     ScanResult, VecSink,
 };
-pub use sources::{MatchSources, Source};
+pub use sources::MatchSources;
 
 use crate::chat::Chat;
 use crate::compile::{Automata, CompiledBooks, Seen};
 use crate::hash::{FxMap, FxSet};
 use crate::state::ScanState;
 use ccv3_tokens::Tokenizer;
-use rules::{Hit, RegexMemo};
+use memo::RegexMemo;
+use rules::Hit;
 use search::PatHit;
 
 /// The most passes a scan runs, whatever the options say.
@@ -152,6 +154,10 @@ pub struct ScanOptions {
     /// Whose results to reproduce: the spec and SillyTavern's documentation (the default), or
     /// SillyTavern 1.15's code ([`Compat::SillyTavern`]; see `docs/sillytavern-compat.md`).
     pub compat: Compat,
+    /// Whether the scan may explain many budget-cut entries on a second thread (default
+    /// `false`: everything on the calling thread). Threads start only with the `parallel`
+    /// feature.
+    pub threads: bool,
 }
 
 /// The generation type a scan is for (SillyTavern's World Info doc, "Triggers"): an entry whose
@@ -240,6 +246,7 @@ impl Default for ScanOptions {
             regex_key_steps: REGEX_KEY_STEPS,
             regex_scan_steps: REGEX_SCAN_STEPS,
             compat: Compat::Spec,
+            threads: false,
         }
     }
 }

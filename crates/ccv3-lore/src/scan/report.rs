@@ -3,7 +3,8 @@
 
 use super::rules::Hit;
 use super::{Act, Activation, ActivationReason, ExplainSink, Scan, ScanResult};
-use crate::compile::{total_key, CEntry, DepthSpec, Position};
+use crate::compile::{total_key, CEntry, DepthSpec};
+use crate::position::Position;
 use ccv3::decorator::DecoratorRole;
 use std::sync::Arc;
 
@@ -136,6 +137,7 @@ impl<'s, 'a> Scan<'s, 'a> {
                 tokens: tok,
                 reason,
                 pass,
+                decorators: e.dec.shared(),
             });
         }
         result

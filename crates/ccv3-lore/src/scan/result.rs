@@ -1,8 +1,10 @@
 //! What a scan returns and reports: activations, rejections with their reasons, sinks.
 
-use crate::compile::{EntryRef, Position, SelectiveLogic};
+use crate::compile::EntryRef;
+use crate::position::Position;
+use crate::selective_logic::SelectiveLogic;
 use crate::state::ScanState;
-use ccv3::decorator::DecoratorRole;
+use ccv3::decorator::{DecoratorRole, Decorators};
 use ccv3::Diagnostic;
 use std::fmt;
 use std::sync::Arc;
@@ -187,6 +189,9 @@ pub struct Activation<'a> {
     pub reason: ActivationReason,
     /// The pass that activated it (0: the first).
     pub pass: usize,
+    /// The entry's decorators as the books were compiled with them (`None`: it has none), so
+    /// that users of an activation need not parse its content again.
+    pub decorators: Option<Arc<Decorators>>,
 }
 
 /// An entry that was not activated.

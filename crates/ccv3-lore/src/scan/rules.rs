@@ -2,11 +2,13 @@
 //! recursion, constant and sticky entries, then its keys in its scan window or in recursion
 //! text; and the probability roll.
 
+use super::memo::RegexMemo;
 use super::search::get;
-use super::sources::{character_passes, Source};
+use super::sources::character_passes;
 use super::{NewAct, Pass, RejectReason, Scan, NONE, ST_FAILED};
-use crate::compile::{CEntry, KeyKind, KeyRange, SelectiveLogic};
-use crate::hash::FxMap;
+use crate::compile::{CEntry, KeyKind, KeyRange};
+use crate::selective_logic::SelectiveLogic;
+use crate::source::Source;
 use crate::text;
 use ccv3::Diagnostic;
 
@@ -41,31 +43,6 @@ pub(super) enum Hit {
 pub(super) enum Verdict {
     Activate(Hit, u32),
     Reject(RejectReason),
-}
-
-/// Where regex keys matched (each is run once per window and once per new recursion text),
-/// and the one diagnostic their runs can give. Kept apart from the scan so that entries can be
-/// checked on two threads, each with its own memo.
-#[derive(Default)]
-pub(super) struct RegexMemo {
-    chat: FxMap<(u32, u32), u32>,
-    rec: FxMap<u32, (usize, u32)>,
-    pub(super) capped_warned: bool,
-    pub(super) diags: Vec<Diagnostic>,
-    /// Steps left for the rest of the scan ([`super::ScanOptions::regex_scan_steps`]).
-    pub(super) steps: u64,
-    /// How many searches ran out of steps.
-    pub(super) out_of_steps: usize,
-}
-
-impl RegexMemo {
-    /// A memo with `steps` for the whole scan.
-    pub(super) fn with_steps(steps: u64) -> Self {
-        RegexMemo {
-            steps,
-            ..Default::default()
-        }
-    }
 }
 
 impl<'s, 'a> Scan<'s, 'a> {

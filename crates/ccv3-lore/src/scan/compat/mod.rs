@@ -1,0 +1,115 @@
+//! `Compat::SillyTavern`: the scan as SillyTavern 1.15's `checkWorldInfo` runs it, including
+//! where its code departs from its documentation (issue 14). The default scan follows the spec
+//! and the documentation; every difference is listed in `docs/sillytavern-compat.md`.
+//!
+//! This is its own small loop over the compiled entries (in the same activation order): one
+//! pass over every entry per scan step, SillyTavern's key matching (`/regex/flags` keys, an
+//! invalid pattern falling back to plain text, ASCII `\W` word boundaries), its timed-effect
+//! records (`start`, `end = start + N`, active while the chat length is below `end`), its
+//! inclusion groups (groups split on commas, "already activated" compared with the whole group
+//! text, a member of two groups removed twice), its budget walk (contents joined with a newline
+//! each, counted with the recursion text, stopping at `>=`), and its prompt order (order lowest
+//! first, equal orders in reverse activation order). Rolls (probability, group weights) come from
+//! the seed, the entry and the chat length instead of `Math.random`.
+//!
+//! The scan's passes, one module each, in the order [`scan`] runs them:
+//! 1. `entry`: every entry read as SillyTavern reads it.
+//! 2. `timed`: timed effects carried over from the state (`checkTimedEffects`).
+//! 3. `steps`: the scan steps, each a check of every entry (`matching`), the inclusion groups
+//!    (`groups`) and the budget walk, until no recursion, min activations or delay level asks
+//!    for another.
+//! 4. `timed`: the next state's records (`setTimedEffects`).
+//! 5. `outcome`: activations in prompt order, and the rejections.
+
+mod entry;
+mod groups;
+mod matching;
+mod outcome;
+mod steps;
+mod timed;
+
+use super::{ExplainSink, ScanOptions, ScanResult};
+use crate::chat::Chat;
+use crate::compile::CompiledBooks;
+use crate::state::ScanState;
+use ccv3_tokens::Tokenizer;
+use entry::StEntry;
+use matching::{Buffer, St};
+
+/// Which engine's results a scan reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Compat {
+    /// The spec and SillyTavern's documentation (the default).
+    #[default]
+    Spec,
+    /// SillyTavern 1.15's code, where it departs from its documentation.
+    SillyTavern,
+}
+
+impl Compat {
+    /// Reads `sillytavern` (or `spec`/`default`/`none`); `None` for anything else.
+    pub fn parse(s: &str) -> Option<Compat> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sillytavern" | "st" => Some(Compat::SillyTavern),
+            "spec" | "default" | "none" | "" => Some(Compat::Spec),
+            _ => None,
+        }
+    }
+}
+
+/// The most scan steps (SillyTavern loops until nothing is left; the levels, recursion and min
+/// activations all end, but a bound keeps any input finite).
+const MAX_STEPS: usize = 1000;
+
+/// SillyTavern's deepest scan depth.
+const MAX_SCAN_DEPTH: usize = 1000;
+
+/// `scan_state` of SillyTavern's loop.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Initial,
+    Recursion,
+    MinActivations,
+}
+
+/// A roll in `[0, 1)` from the seed, an entry and the chat length.
+fn roll(seed: u64, id: u64, len: usize, salt: u64) -> f64 {
+    let mut x = seed ^ id.rotate_left(17) ^ (len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// Runs SillyTavern's `checkWorldInfo` on compiled books (see the module docs).
+pub(super) fn scan<'a>(
+    cb: &CompiledBooks<'a>,
+    chat: &Chat,
+    prev: &ScanState,
+    opts: &ScanOptions,
+    tok: &dyn Tokenizer,
+    sink: &mut dyn ExplainSink,
+) -> ScanResult<'a> {
+    let len = chat.messages.len();
+    let n = cb.entries.len();
+    let entries: Vec<StEntry<'a>> = (0..n as u32)
+        .map(|r| StEntry::new(cb, r, opts, len))
+        .collect();
+    let mut st = St {
+        opts,
+        regex: &cb.st_regex,
+        entries,
+        global_case: cb.case_sensitive,
+        lower: (String::new(), String::new()),
+        regex_left: opts.regex_scan_steps,
+    };
+    let mut buf = Buffer {
+        depth: Buffer::messages(chat, opts),
+        recurse: Vec::new(),
+        skew: 0,
+    };
+    let mut timed = timed::Timed::check(&st.entries, prev, len);
+    let out = steps::run(cb, &mut st, &mut buf, &timed, opts, tok, len);
+    timed.set(cb, &st.entries, &out.activated, len);
+    outcome::result(cb, &st.entries, out, timed.state, opts, tok, sink)
+}
