@@ -176,9 +176,13 @@ pub enum Command {
         a: PathBuf,
         /// The second (`-`: standard input; only one of them can be `-`).
         b: PathBuf,
-        /// Print one JSON array of {path, a, b}.
+        /// Print one JSON array of {path, a, b} (texts add "changes": [{op, text}], lists of
+        /// texts "items": [{op, value, ...}]).
         #[arg(long)]
         json: bool,
+        /// Color inserted and deleted text (auto: on a terminal, unless NO_COLOR is set).
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
         /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
         /// all; `-`: standard output).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -618,7 +622,8 @@ pub struct ValidateArgs {
     /// Print one JSON object {file, severity, code, path, message} per line, as files are read.
     #[arg(long)]
     pub jsonl: bool,
-    /// Print every finding instead of one line per card.
+    /// Print every finding instead of one line per card (the default for up to 10 files and
+    /// no folder).
     #[arg(long, short = 'v', conflicts_with_all = ["json", "jsonl", "summary"])]
     pub verbose: bool,
     /// Print only the totals: findings per code and severity, and the worst files (a JSON
@@ -635,6 +640,17 @@ pub struct ValidateArgs {
     /// all; `-`: standard output).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// When `ccv3 diff` colors its output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Examples of `ccv3 convert`.

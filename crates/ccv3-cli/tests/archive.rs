@@ -652,7 +652,12 @@ fn diff_and_set() {
     assert_eq!(
         fields,
         [
-            json!({"path": "data.name", "a": "Ember Vale", "b": "Ember Two"}),
+            // Issue 31: texts add their word diff.
+            json!({"path": "data.name", "a": "Ember Vale", "b": "Ember Two", "changes": [
+                {"op": "equal", "text": "Ember "},
+                {"op": "delete", "text": "Vale"},
+                {"op": "insert", "text": "Two"},
+            ]}),
             json!({"path": "data.character_book.entries.1.insertion_order", "a": 20, "b": 7})
         ]
     );

@@ -82,7 +82,13 @@ pub fn run(cli: Cli) -> CmdResult {
             json,
             output,
         } => tokens::run(&file, &tokenizer, json, output.as_deref()),
-        Command::Diff { a, b, json, output } => diff::diff(&a, &b, json, output.as_deref()),
+        Command::Diff {
+            a,
+            b,
+            json,
+            color,
+            output,
+        } => diff::diff(&a, &b, json, color, output.as_deref()),
         Command::Set {
             file,
             field,

@@ -8,6 +8,8 @@
 //! # Output
 //! - default: one line per file (`FILE: ok`, `FILE: 2 errors, 1 warning (code, code)`,
 //!   `FILE: unreadable: why`), then a totals line;
+//! - one file, or up to [`DETAILED`] files and no folder: every finding, as `--verbose` prints
+//!   them (`FILE: ok` for a file without any), then the totals line (issue 31);
 //! - `--verbose`: every finding (`FILE: severity code at path: message`), repeated codes of one
 //!   file counted after 20, then the totals line;
 //! - `--json`: one JSON array of `{"file","severity","code","path","message"}`, written as files
@@ -31,6 +33,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
+
+/// Up to this many files (and no folder) are validated with every finding shown.
+const DETAILED: usize = 10;
 
 /// How many of the worst files `--summary` lists.
 const WORST: usize = 10;
@@ -248,6 +253,8 @@ impl Filter {
 enum Mode {
     Lines,
     Verbose,
+    /// Every finding, and `FILE: ok` for a clean file: the default for a few files.
+    Detailed,
     Json,
     Jsonl,
     Summary,
@@ -263,6 +270,9 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
         (_, true, ..) => Mode::Json,
         (_, _, true, _) => Mode::Jsonl,
         (.., true) => Mode::Verbose,
+        _ if args.paths.len() <= DETAILED && !args.paths.iter().any(|p| p.is_dir()) => {
+            Mode::Detailed
+        }
         _ => Mode::Lines,
     };
     let filter = Filter::new(args);
@@ -330,7 +340,7 @@ pub fn run(args: &ValidateArgs) -> CmdResult {
     bar.finish_and_clear();
     match mode {
         Mode::Json => out.write_all(b"]\n")?,
-        Mode::Lines | Mode::Verbose => out.write_all(totals.line().as_bytes())?,
+        Mode::Lines | Mode::Verbose | Mode::Detailed => out.write_all(totals.line().as_bytes())?,
         Mode::Summary => out.write_all(totals.summary_text().as_bytes())?,
         Mode::SummaryJson => {
             serde_json::to_writer(&mut out, &totals.summary_json())
@@ -387,7 +397,12 @@ fn render(r: &Report, mode: Mode, filter: &Filter, first: &mut bool) -> String {
                 }),
             }
         }
-        Mode::Verbose => match &r.outcome {
+        Mode::Detailed if r.outcome.as_ref().is_ok_and(Vec::is_empty) => {
+            if !filter.active() {
+                s.push_str(&format!("{}: ok\n", shown(&file)));
+            }
+        }
+        Mode::Verbose | Mode::Detailed => match &r.outcome {
             Ok(diags) => {
                 // Repeated findings of one code are counted, not printed a million times
                 // (issue 12); `--json` still lists every one.

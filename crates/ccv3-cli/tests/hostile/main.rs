@@ -135,6 +135,11 @@ const CASES: &[Case] = &[
         build: key_prefixes,
     },
     Case {
+        name: "key-nested-substrings",
+        class: "plain keys",
+        build: key_nested_substrings,
+    },
+    Case {
         name: "key-macros",
         class: "plain keys",
         build: key_macros,
@@ -389,6 +394,21 @@ fn key_prefixes(dir: &Path, s: Scale) -> Vec<Run> {
         .map(|i| entry(i, vec!["x".repeat(i)], "prefix"))
         .collect();
     chat_of(dir, &"x".repeat(s.pick(64 * 1024, 1024 * 1024)));
+    scan_and_prompt(dir, entries)
+}
+
+fn key_nested_substrings(dir: &Path, s: Scale) -> Vec<Run> {
+    // Issue 31: x, xx, xxx, ... with whole words off, over a run of x: every key occurs at
+    // every place, and every entry activates (11-20 s before; one match per entry is needed).
+    let n = s.pick(300, 3000);
+    let entries = (1..=n)
+        .map(|i| {
+            let mut e = entry(i, vec!["x".repeat(i)], "nested");
+            e["extensions"] = json!({"match_whole_words": false});
+            e
+        })
+        .collect();
+    chat_of(dir, &"x".repeat(s.pick(30_000, 300_000)));
     scan_and_prompt(dir, entries)
 }
 

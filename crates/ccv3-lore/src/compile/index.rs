@@ -5,8 +5,8 @@
 use super::entry::CEntry;
 use super::keys::{KeyKind, RegexKey};
 use super::CompiledBooks;
-use aho_corasick::automaton::Automaton;
-use aho_corasick::{dfa, nfa, Anchored, MatchKind};
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::{dfa, nfa, Anchored, MatchKind, PatternID};
 use std::borrow::Cow;
 
 /// The patterns of the automata: lowercased keys (and regex literals) matched against the
@@ -52,6 +52,9 @@ pub(crate) struct Seen {
     /// (state, followed by a word boundary) → the longest pattern of the state, for states met
     /// followed by a boundary; `u32::MAX` for the others.
     states: crate::hash::FxMap<usize, (u32, usize)>,
+    /// For a noncontiguous NFA: pattern → the pattern after it in every state's list (the
+    /// longest pattern that is a proper suffix of it, or its duplicate), as learned so far.
+    next: crate::hash::FxMap<u32, PatternID>,
 }
 
 impl Ac {
@@ -90,15 +93,64 @@ impl Ac {
     /// each other (`x`, `xx`, `xxx`...) no longer report every occurrence of every one (issue 12).
     pub(crate) fn walk(&self, text: &str, seen: &mut Seen, f: impl FnMut(u32, usize, usize)) {
         match self {
-            Ac::Dfa(a) => walk(a, text, seen, f),
-            Ac::Contiguous(a) => walk(a, text, seen, f),
-            Ac::Noncontiguous(a) => walk(a, text, seen, f),
+            Ac::Dfa(a) => walk(a, text, seen, false, f),
+            Ac::Contiguous(a) => walk(a, text, seen, false, f),
+            Ac::Noncontiguous(a) => walk(a, text, seen, true, f),
         }
         seen.states.clear();
+        seen.next.clear();
     }
 }
 
-fn walk<A: Automaton>(a: &A, text: &str, seen: &mut Seen, mut f: impl FnMut(u32, usize, usize)) {
+/// Calls `each` with the patterns of state `sid`, in the automaton's order.
+///
+/// `chained` (a noncontiguous NFA): the automaton reaches a state's i-th pattern in i steps, so
+/// listing a state of k patterns one index at a time costs k^2/2 (3,000 keys nested in one
+/// another, `x`, `xx`, ..., took 20 s over a run of `x`: issue 31). A state's list is its own
+/// patterns followed by the list of its failure state, so the pattern after `p` in any list is
+/// the same everywhere (the longest pattern that is a proper suffix of `p`, or `p`'s duplicate):
+/// once learned (`next`), the rest of a list is followed pattern to pattern, and the automaton
+/// is asked only for the patterns after ones never listed before.
+fn each_pattern<A: Automaton>(
+    a: &A,
+    sid: StateID,
+    chained: bool,
+    next: &mut crate::hash::FxMap<u32, PatternID>,
+    mut each: impl FnMut(PatternID),
+) {
+    let n = a.match_len(sid);
+    if !chained {
+        for k in 0..n {
+            each(a.match_pattern(sid, k));
+        }
+        return;
+    }
+    if n == 0 {
+        return;
+    }
+    let mut pid = a.match_pattern(sid, 0);
+    for k in 1..n {
+        each(pid);
+        let after = match next.get(&pid.as_u32()) {
+            Some(&q) => q,
+            None => {
+                let q = a.match_pattern(sid, k);
+                next.insert(pid.as_u32(), q);
+                q
+            }
+        };
+        pid = after;
+    }
+    each(pid);
+}
+
+fn walk<A: Automaton>(
+    a: &A,
+    text: &str,
+    seen: &mut Seen,
+    chained: bool,
+    mut f: impl FnMut(u32, usize, usize),
+) {
     let Ok(mut sid) = a.start_state(Anchored::No) else {
         return;
     };
@@ -117,14 +169,13 @@ fn walk<A: Automaton>(a: &A, text: &str, seen: &mut Seen, mut f: impl FnMut(u32,
         match seen.states.get(&key) {
             None => {
                 let mut longest = (0usize, u32::MAX);
-                for k in 0..a.match_len(sid) {
-                    let pid = a.match_pattern(sid, k);
+                each_pattern(a, sid, chained, &mut seen.next, |pid| {
                     let len = a.pattern_len(pid);
                     if len >= longest.0 {
                         longest = (len, pid.as_u32());
                     }
                     f(pid.as_u32(), end.saturating_sub(len), end);
-                }
+                });
                 let value = if boundary {
                     (longest.1, longest.0)
                 } else {
@@ -337,7 +388,11 @@ mod tests {
     use crate::text::whole_word_at;
 
     /// Per pattern: the end of its first occurrence and of its first whole-word one.
-    fn firsts(pats: &[&str], text: &str, via_walk: bool) -> Vec<(Option<usize>, Option<usize>)> {
+    fn firsts(
+        pats: &[&str],
+        text: &str,
+        via_walk: Option<bool>,
+    ) -> Vec<(Option<usize>, Option<usize>)> {
         let mut out = vec![(None, None); pats.len()];
         let mut note = |p: usize, start: usize, end: usize| {
             let o: &mut (Option<usize>, Option<usize>) = &mut out[p];
@@ -346,9 +401,18 @@ mod tests {
                 o.1.get_or_insert(end);
             }
         };
-        if via_walk {
+        if let Some(noncontiguous) = via_walk {
             let list: Vec<&[u8]> = pats.iter().map(|p| p.as_bytes()).collect();
-            let ac = Ac::build(&list).unwrap();
+            let ac = if noncontiguous {
+                Ac::Noncontiguous(
+                    nfa::noncontiguous::Builder::new()
+                        .match_kind(MatchKind::Standard)
+                        .build(&list)
+                        .unwrap(),
+                )
+            } else {
+                Ac::build(&list).unwrap()
+            };
             ac.walk(text, &mut Seen::default(), |p, s, e| note(p as usize, s, e));
         } else {
             for end in 0..=text.len() {
@@ -372,8 +436,33 @@ mod tests {
             text in "[ab é]{0,40}",
         ) {
             let pats: Vec<&str> = pats.iter().map(String::as_str).collect();
-            proptest::prop_assert_eq!(firsts(&pats, &text, true), firsts(&pats, &text, false));
+            let every = firsts(&pats, &text, None);
+            proptest::prop_assert_eq!(firsts(&pats, &text, Some(false)), every.clone());
+            // Issue 31: the noncontiguous NFA's lists are followed pattern to pattern.
+            proptest::prop_assert_eq!(firsts(&pats, &text, Some(true)), every);
         }
+    }
+
+    #[test]
+    fn nested_keys_list_each_state_in_linear_steps() {
+        // Issue 31: 3,000 keys x, xx, ... (4.5 MB: a noncontiguous NFA) over a run of x took
+        // 20 s, listing each state's patterns one index at a time. Every state's patterns are
+        // still reported once.
+        let keys: Vec<String> = (1..=3000).map(|n| "x".repeat(n)).collect();
+        let list: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+        let ac = Ac::build(&list).unwrap();
+        assert!(matches!(ac, Ac::Noncontiguous(_)));
+        let text = "x".repeat(3500);
+        let mut first_end = vec![usize::MAX; keys.len()];
+        let mut reported = 0usize;
+        ac.walk(&text, &mut Seen::default(), |p, _, e| {
+            reported += 1;
+            first_end[p as usize] = first_end[p as usize].min(e);
+        });
+        // Each state once followed by an `x`, and the deepest once more at the text's end
+        // (followed by a boundary).
+        assert_eq!(reported, 3000 * 3001 / 2 + 3000);
+        assert!(first_end.iter().enumerate().all(|(i, &e)| e == i + 1));
     }
 
     #[test]
