@@ -98,12 +98,9 @@ pub fn run(args: Args) -> CmdResult {
         engine: args.engine.settings(),
         dialect: args.dialect,
         compat: args.compat.unwrap_or_default(),
-        example_format: instruct
-            .as_ref()
-            .map(InstructTemplate::example_format)
-            .unwrap_or_default(),
         ..SessionOptions::default()
-    };
+    }
+    .with_instruct(instruct.as_ref());
     // The card's book is the character book, --book files are global.
     let mut session = Session::new(options, tokenizer).with_card(&card, display_name(&args.card));
     for (name, b) in &globals {
