@@ -234,8 +234,9 @@ fn scan_doc_with<T: Out>(
 /// first such book is the character book, the others are global, as in `ccv3 lore scan`).
 /// `request` keys (`snake_case` or `camelCase`, all optional): `chat` (messages
 /// `[{role, name, content}]`, `{messages: [...]}` or a chat file's text), `state`, `seed`
-/// (default: from the chat), `user`, `char` (default: the first card's name), `greeting`
-/// (default 0, `first_mes`, for `@@is_greeting`), `scan_depth`, `recursive`, `strategy`, `max_context`, `tokenizer` (`o200k`, `cl100k`,
+/// (default: from the chat), `user`, `char` (default: the first card's nickname, else its
+/// name, else `Character`), `greeting` (default 0, `first_mes`, for `@@is_greeting`),
+/// `scan_depth`, `recursive`, `strategy`, `max_context`, `tokenizer` (`o200k`, `cl100k`,
 /// `estimate`), `rejected` (default true; false leaves `rejected` empty, for a big book scanned
 /// as someone types), and the engine settings (as the `ccv3 lore scan` flags):
 /// `min_activations`, `min_activations_depth_max`, `max_recursion_steps`, `budget`,

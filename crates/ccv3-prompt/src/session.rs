@@ -923,6 +923,33 @@ mod tests {
         assert_eq!(bare.char_name(), "Character");
     }
 
+    /// Issue 26: the greeting is 0 unless told, for the scan's `@@is_greeting` too (SPEC_V3
+    /// "`@@is_greeting`", 0 being `first_mes`); `None` ignores the decorator ("If the
+    /// application does not support greetings ... SHOULD ignore this decorator").
+    #[test]
+    fn greeting_defaults_to_0_and_none_ignores_is_greeting() {
+        let b = book(json!([
+            entry(&["tea"], "@@is_greeting 0
+first"),
+            entry(&["tea"], "@@is_greeting 1
+second")
+        ]));
+        let chat = Chat::from(vec![Message::user("tea?")]);
+        let active = |greeting: Option<usize>| -> Vec<usize> {
+            let opts = SessionOptions {
+                greeting,
+                ..SessionOptions::default()
+            };
+            let s = Session::new(opts, estimate()).with_book(&b, BookKind::Global, "w");
+            let out = s.scan(&chat, &ScanState::default());
+            out.result.activated.iter().map(|a| a.entry.index).collect()
+        };
+        assert_eq!(SessionOptions::default().greeting, Some(0));
+        assert_eq!(active(SessionOptions::default().greeting), [0]);
+        assert_eq!(active(Some(1)), [1]);
+        assert_eq!(active(None), [0, 1]);
+    }
+
     /// Issue 16: `prompt --max-context` lists every cut item, lore the scan's budget cut too
     /// (`budget`, with its tokens), and a prompt that still does not fit has `over_limit`.
     #[test]
