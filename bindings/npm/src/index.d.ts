@@ -175,8 +175,12 @@ export interface ScanOptions {
   scanDepth?: number;
   recursive?: boolean;
   tokenizer?: 'o200k' | 'cl100k' | 'estimate' | (string & {});
-  charName?: string;
-  userName?: string;
+  /** `{{char}}` (default: the first card's nickname, else its name, else `Character`). */
+  char?: string;
+  /** `{{user}}` and the name of unnamed user messages (default `User`). */
+  user?: string;
+  /** The active greeting, for `@@is_greeting` (0 = `first_mes`, 1 = the first alternate greeting, ...; default 0, as in `ccv3 lore scan` and `ccv3 prompt`). */
+  greeting?: number;
   /** Scan deeper (one message more each pass) until this many entries are active (0: off). */
   minActivations?: number;
   /** The deepest min activations may scan (0: the whole chat). */

@@ -316,7 +316,7 @@ pub struct CbsArgs {
     pub json: bool,
     /// Whose macros: auto (the card's application: RisuAI extensions mean risu, else
     /// sillytavern; without a card, every built-in macro), risu, sillytavern or spec.
-    #[arg(long, default_value = "auto", value_parser = parse_dialect)]
+    #[arg(long, default_value = ccv3_prompt::defaults::DIALECT, value_parser = parse_dialect)]
     pub dialect: ccv3_cbs::Dialect,
     /// A card whose name and fields the macros use (`-`: standard input).
     #[arg(long)]
@@ -325,7 +325,7 @@ pub struct CbsArgs {
     #[arg(long = "char")]
     pub char_name: Option<String>,
     /// The user's name.
-    #[arg(long, default_value = "User")]
+    #[arg(long, default_value = ccv3_prompt::defaults::USER_NAME)]
     pub user: String,
     /// A chat (JSON array of {role,name,content}, or a SillyTavern .jsonl) for the chat macros
     /// (`-`: standard input).
@@ -368,10 +368,10 @@ pub struct PromptArgs {
     #[arg(long = "book")]
     pub books: Vec<PathBuf>,
     /// The user's name.
-    #[arg(long, default_value = "User")]
+    #[arg(long, default_value = ccv3_prompt::defaults::USER_NAME)]
     pub user: String,
     /// The active greeting (0 = first_mes, then the alternate greetings).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = ccv3_prompt::defaults::GREETING)]
     pub greeting: usize,
     /// Seed for lorebook probability, {{random}}, {{pick}} and {{roll}} (default: derived from the
     /// chat, so the same chat gives the same prompt).
@@ -393,7 +393,7 @@ pub struct PromptArgs {
     #[arg(long = "max-context")]
     pub max_context: Option<usize>,
     /// Tokenizer: o200k, cl100k, or a HuggingFace tokenizer.json path (feature `hf`).
-    #[arg(long, default_value = "o200k")]
+    #[arg(long, default_value = ccv3_prompt::defaults::TOKENIZER)]
     pub tokenizer: String,
     /// A prompt template: a JSON list of slot names (`-`: standard input).
     #[arg(long)]
@@ -416,7 +416,7 @@ pub struct PromptArgs {
     pub output: Option<PathBuf>,
     /// Whose macros the card's texts use: auto (RisuAI extensions mean risu, else
     /// sillytavern), risu, sillytavern or spec.
-    #[arg(long, default_value = "auto", value_parser = parse_dialect)]
+    #[arg(long, default_value = ccv3_prompt::defaults::DIALECT, value_parser = parse_dialect)]
     pub dialect: ccv3_cbs::Dialect,
     /// Input limits.
     #[command(flatten)]
@@ -459,11 +459,11 @@ pub struct LoreScanArgs {
     #[arg(long = "char")]
     pub char_name: Option<String>,
     /// The user name for macros.
-    #[arg(long, default_value = "User")]
+    #[arg(long, default_value = ccv3_prompt::defaults::USER_NAME)]
     pub user: String,
     /// Whose macros the keys use: auto (the first card's application: RisuAI extensions mean
     /// risu, else sillytavern), risu, sillytavern or spec.
-    #[arg(long, default_value = "auto", value_parser = parse_dialect)]
+    #[arg(long, default_value = ccv3_prompt::defaults::DIALECT, value_parser = parse_dialect)]
     pub dialect: ccv3_cbs::Dialect,
     /// Turn recursion on for books that do not say.
     #[arg(long)]
@@ -472,10 +472,10 @@ pub struct LoreScanArgs {
     #[arg(long)]
     pub scan_depth: Option<u64>,
     /// How character and global books are merged: evenly, character-first or global-first.
-    #[arg(long, default_value = "character-first")]
+    #[arg(long, default_value = ccv3_prompt::defaults::STRATEGY)]
     pub strategy: String,
     /// Tokenizer for budgets: o200k or cl100k.
-    #[arg(long, default_value = "o200k")]
+    #[arg(long, default_value = ccv3_prompt::defaults::TOKENIZER)]
     pub tokenizer: String,
     /// Add load, compile and scan times to the output.
     #[arg(long)]
@@ -532,7 +532,7 @@ pub struct EngineArgs {
     #[arg(long = "group-scoring", value_name = "true|false")]
     pub group_scoring: Option<bool>,
     /// The generation type, for entries with `triggers`.
-    #[arg(long = "trigger", default_value = "normal", value_parser = parse_trigger,
+    #[arg(long = "trigger", default_value = ccv3_prompt::defaults::TRIGGER, value_parser = parse_trigger,
           value_name = "normal|continue|impersonate|swipe|regenerate|quiet")]
     pub trigger: ccv3_lore::Trigger,
     /// The user's persona description, scanned for entries with `match_persona_description`.

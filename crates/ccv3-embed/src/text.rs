@@ -142,7 +142,7 @@ pub fn expand_macros(text: &str, context: &Value) -> Result<String, EmbedError> 
 pub(crate) fn tokenizer(
     encoding: Option<&str>,
 ) -> Result<std::sync::Arc<dyn Tokenizer>, EmbedError> {
-    let name = encoding.unwrap_or("o200k");
+    let name = encoding.unwrap_or(ccv3_prompt::defaults::TOKENIZER);
     let kind: TokenizerKind = name.parse().map_err(|_| {
         EmbedError::bad_input(format!(
             "unknown encoding {name:?}: use o200k, cl100k or estimate"

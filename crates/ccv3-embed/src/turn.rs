@@ -8,16 +8,14 @@ use crate::{EmbedError, Source};
 use ccv3::{CardData, Lorebook};
 use ccv3_lore::chat::Chat;
 use ccv3_lore::{BookKind, ScanState, Strategy, Trigger};
-use ccv3_prompt::{EngineSettings, InstructTemplate, Session, SessionOptions, Template};
+use ccv3_prompt::{EngineSettings, InstructTemplate, ReadBook, Session, SessionOptions, Template};
 use serde::Serialize;
 use serde_json::Value;
 
-/// A book of a request, read, with how the session takes it.
+/// A book of a request, read.
 struct Book {
     book: Lorebook,
     name: String,
-    /// Read from a card's bytes: the card's name, for `{{char}}`.
-    card_name: Option<String>,
     /// Read from a card's bytes: the card without its book (its names, tags and texts serve
     /// entries' character filters and `match_*` flags).
     card: Option<CardData>,
@@ -33,26 +31,21 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
             Source::Bytes(bytes) => read_book_and_card(bytes).map_err(at)?,
             Source::Json(v) => (book_from_value(v).map_err(at)?.0, None),
         };
-        let card_name = card.as_ref().map(|c| c.char_name().to_string());
         let name = book
             .name
             .as_deref()
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .map_or_else(|| format!("books[{i}]"), str::to_string);
-        out.push(Book {
-            book,
-            name,
-            card_name,
-            card,
-        });
+        out.push(Book { book, name, card });
     }
     Ok(out)
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
 /// `strategy`, `max_context`, `system_prompt`, `template`, `seed`, `now`, `dialect`, `compat`,
-/// and the engine settings of [`engine_settings`]).
+/// and the engine settings of [`engine_settings`]); what the request does not give is
+/// [`SessionOptions::default`], as in `ccv3 lore scan` and `ccv3 prompt` (issue 26).
 fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
     let mut o = SessionOptions {
         threads: cfg!(feature = "parallel"),
@@ -62,7 +55,9 @@ fn session_options(req: Option<&Value>) -> Result<SessionOptions, EmbedError> {
         o.user_name = u.to_string();
     }
     o.char_name = opts::string(req, "char")?.map(str::to_string);
-    o.greeting = opts::count(req, "greeting")?.map(|g| usize::try_from(g).unwrap_or(usize::MAX));
+    if let Some(g) = opts::count(req, "greeting")? {
+        o.greeting = Some(usize::try_from(g).unwrap_or(usize::MAX));
+    }
     o.scan_depth = opts::count(req, "scan_depth")?;
     o.recursive = opts::boolean(req, "recursive")?.unwrap_or(false);
     if let Some(s) = opts::string(req, "strategy")? {
@@ -242,7 +237,8 @@ fn scan_doc_with<T: Out>(
 /// first such book is the character book, the others are global, as in `ccv3 lore scan`).
 /// `request` keys (`snake_case` or `camelCase`, all optional): `chat` (messages
 /// `[{role, name, content}]`, `{messages: [...]}` or a chat file's text), `state`, `seed`
-/// (default: from the chat), `user`, `char` (default: the first card's name), `greeting`,
+/// (default: from the chat), `user`, `char` (default: the first card's nickname, else its
+/// name, else `Character`), `greeting` (default 0, `first_mes`, for `@@is_greeting`),
 /// `scan_depth`, `recursive`, `strategy`, `max_context`, `tokenizer` (`o200k`, `cl100k`,
 /// `estimate`), `rejected` (default true; false leaves `rejected` empty, for a big book scanned
 /// as someone types), and the engine settings (as the `ccv3 lore scan` flags):
@@ -267,37 +263,16 @@ pub fn scan_lorebook_json(books: &[Source<'_>], request: &Value) -> Result<Strin
     scan_with(books, request)
 }
 
-/// Session options of a scan request, with the policy of `ccv3 lore scan` for `{{char}}`: the
-/// request's `char`, else the first card's name, else `Character`.
-fn scan_options(req: Option<&Value>, books: &[Book]) -> Result<SessionOptions, EmbedError> {
-    let mut options = session_options(req)?;
-    if options.char_name.is_none() {
-        options.char_name = Some(
-            books
-                .iter()
-                .find_map(|b| b.card_name.clone())
-                .unwrap_or_else(|| "Character".to_string()),
-        );
-    }
-    Ok(options)
-}
-
-/// Adds `books` to `session`: the first book read from a card is the character book, the
-/// others are global (as in `ccv3 lore scan`; [`Session::with_book`] keeps only the first
-/// character book).
-fn add_books<'a>(mut session: Session<'a>, books: &'a [Book]) -> Session<'a> {
-    if let Some(card) = books.iter().find_map(|b| b.card.as_ref()) {
-        session = session.with_character(card, card.name.clone());
-    }
-    for b in books {
-        let kind = if b.card_name.is_some() {
-            BookKind::Character
-        } else {
-            BookKind::Global
-        };
-        session = session.with_book(&b.book, kind, b.name.clone());
-    }
-    session
+/// Adds `books` to `session` by the library's policy ([`Session::with_read_books`]: the first
+/// book read from a card is the character book, as in `ccv3 lore scan`). Book sources have no
+/// file name.
+fn add_books<'a>(session: Session<'a>, books: &'a [Book]) -> Session<'a> {
+    session.with_read_books(books.iter().map(|b| ReadBook {
+        book: &b.book,
+        card: b.card.as_ref(),
+        name: b.name.clone(),
+        file: None,
+    }))
 }
 
 fn scan_with<T: Out>(books: &[Source<'_>], request: &Value) -> Result<T, EmbedError> {
@@ -305,7 +280,7 @@ fn scan_with<T: Out>(books: &[Source<'_>], request: &Value) -> Result<T, EmbedEr
     let books = read_books(books)?;
     let chat = request_chat(req)?;
     let state = request_state(req)?;
-    let mut options = scan_options(req, &books)?;
+    let mut options = session_options(req)?;
     options.single_scan = true;
     let tok = tokenizer(opts::string(req, "tokenizer")?)?;
     let rejected = opts::boolean(req, "rejected")?.unwrap_or(true);
@@ -359,8 +334,7 @@ fn prompt_with<T: Out>(
     let books = read_books(books)?;
     let chat = request_chat(req)?;
     let state = request_state(req)?;
-    let mut options = session_options(req)?;
-    options.greeting = Some(options.greeting.unwrap_or(0));
+    let options = session_options(req)?;
     let instruct = match get(req, "instruct") {
         None => None,
         Some(Value::String(name)) => Some(InstructTemplate::builtin(name).ok_or_else(|| {
@@ -375,9 +349,7 @@ fn prompt_with<T: Out>(
         ),
         Some(other) => return Err(opts::wrong("instruct", "a template name or object", other)),
     };
-    if let Some(t) = &instruct {
-        options.example_format = t.example_format();
-    }
+    let options = options.with_instruct(instruct.as_ref());
     let tok = tokenizer(opts::string(req, "tokenizer")?)?;
     let mut session = Session::new(options, tok).with_card(&card, "card");
     for b in &books {
@@ -438,7 +410,7 @@ impl CompiledBooks {
     pub fn new(books: &[Source<'_>], request: &Value) -> Result<CompiledBooks, EmbedError> {
         let req = opts::object(request, "the options")?;
         let books = read_books(books)?;
-        let options = scan_options(req, &books)?;
+        let options = session_options(req)?;
         let tok = tokenizer(opts::string(req, "tokenizer")?)?;
         let compiled = Compiled::new(books, |books| add_books(Session::new(options, tok), books));
         // Compile now, so the first scan costs what the others do.

@@ -240,3 +240,20 @@ fn issue14_a_card_book_brings_its_character() {
     got.sort_unstable();
     assert_eq!(got, [0, 2]);
 }
+
+#[test]
+fn issue26_greeting_defaults_to_0_for_is_greeting() {
+    // SPEC_V3 "`@@is_greeting`": the active greeting's index, 0 being `first_mes`; with no
+    // `greeting` the scan takes greeting 0, as `ccv3 lore scan` and `build_prompt` do (issue 26
+    // section 1: the scan ignored the decorator when no greeting was given).
+    let b = book(vec![
+        entry(&["tea"], "@@is_greeting 0\nFIRST", json!({})),
+        entry(&["tea"], "@@is_greeting 1\nSECOND", json!({})),
+    ]);
+    assert_eq!(act(&b, &["tea?"], json!({})), [0]);
+    assert_eq!(act(&b, &["tea?"], json!({"greeting": 1})), [1]);
+    let mut compiled = ccv3_embed::CompiledBooks::new(&[Source::Json(&b)], &json!({})).unwrap();
+    let out = compiled.scan(&json!({"chat": msgs(&["tea?"])})).unwrap();
+    assert_eq!(out["activated"][0]["index"], 0);
+    assert_eq!(out["activated"].as_array().map(Vec::len), Some(1));
+}

@@ -54,6 +54,7 @@
 pub mod adapters;
 pub mod assemble;
 mod chat;
+pub mod defaults;
 mod error;
 mod expand;
 pub mod instruct;
@@ -75,7 +76,9 @@ pub use expand::{ExpandContext, Expander, SimpleExpander};
 pub use instruct::{InstructTemplate, Wrap};
 pub use lore::{InsertPosition, LoreInsert, UiPrompt};
 pub use render::{to_text, Message, PromptReport, ReportCut, ReportLore, ReportMessage};
-pub use session::{EngineSettings, Expanded, ScanOutcome, Session, SessionOptions, TurnOutcome};
+pub use session::{
+    EngineSettings, Expanded, ReadBook, ScanOutcome, Session, SessionOptions, TurnOutcome,
+};
 pub use template::{Slot, Template};
 pub use tokens::TokenCounter;
 

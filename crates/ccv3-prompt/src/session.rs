@@ -4,14 +4,21 @@
 //! what `ccv3 prompt` prints).
 //!
 //! # The policy
+//! Every default of a turn is decided here and in [`crate::defaults`], once for the CLI and the
+//! bindings: they only translate their arguments into [`SessionOptions`] and books.
 //! - **Books**: [`Session::with_card`] adds the card's `character_book` as the character book
 //!   (the first book added from a card, only); [`Session::with_book`] adds books in order.
+//!   A scan of books read from files ([`Session::with_read_books`]: `ccv3 lore scan --book`,
+//!   the bindings' `books`) takes the first book read from a card as the character book and
+//!   that card as the character; every other book is global.
 //!   Entries are named `BOOK/NAME` in prompts and by book name in scan reports.
 //! - **Seed**: [`SessionOptions::seed`], else the chat's own seed ([`Chat::seed`]: FNV-1a over the
 //!   message contents), so the same chat gives the same rolls, the same entries and the same
 //!   `{{random}}`/`{{pick}}` choices in both calls.
-//! - **Names**: `{{user}}` is [`SessionOptions::user_name`]; `{{char}}` is
+//! - **Names**: `{{user}}` is [`SessionOptions::user_name`] (default `User`); `{{char}}` is
 //!   [`SessionOptions::char_name`], else the card's nickname or name, else `Character`.
+//! - **Greeting**: [`SessionOptions::greeting`], default 0 (`first_mes`), for the scan's
+//!   `@@is_greeting` and the prompt's greeting alike ([`crate::defaults::GREETING`]).
 //! - **Scan**: both calls scan with the same options (greeting, scan depth, recursion, strategy,
 //!   maximum context), so they activate the same entries; [`Session::scan`] explains every entry
 //!   ([`ScanOptions::explain_all`]), [`Session::prompt`] only those that had a chance.
@@ -53,15 +60,22 @@ use ccv3_lore::{
 use ccv3_tokens::Tokenizer;
 use std::sync::{Arc, OnceLock};
 
-/// The options of a [`Session`]; `Default` is what `ccv3 prompt` uses without flags.
+/// The options of a [`Session`]; `Default` is what `ccv3 prompt`, `ccv3 lore scan` and the
+/// bindings use for what they are not told ([`crate::defaults`]).
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
-    /// `{{user}}` and the name of unnamed user messages (default `User`).
+    /// `{{user}}` and the name of unnamed user messages (default
+    /// [`crate::defaults::USER_NAME`], `User`).
     pub user_name: String,
-    /// `{{char}}`; `None` uses the card's nickname, else its name, else `Character`.
+    /// `{{char}}`; `None` (the default) uses the card's nickname, else its name, else
+    /// [`crate::defaults::CHAR_NAME`] (`Character`).
     pub char_name: Option<String>,
-    /// The active greeting (0 = `first_mes`). The scan ignores `@@is_greeting` when `None`;
-    /// the prompt then uses greeting 0.
+    /// The active greeting (0 = `first_mes`, then the alternate greetings), for the scan's
+    /// `@@is_greeting` and the prompt's greeting. Default `Some(0)`
+    /// ([`crate::defaults::GREETING`]: a chat shows `first_mes` unless the user picked
+    /// another). `None` says the application has no active greeting: the scan then ignores
+    /// `@@is_greeting` (SPEC_V3 "`@@is_greeting`": "If the application does not support
+    /// greetings ... SHOULD ignore this decorator") and the prompt uses greeting 0.
     pub greeting: Option<usize>,
     /// The scan depth for books that do not say (`None`: the engine's default, 2).
     pub scan_depth: Option<u64>,
@@ -173,9 +187,9 @@ impl Default for EngineSettings {
 impl Default for SessionOptions {
     fn default() -> Self {
         SessionOptions {
-            user_name: "User".into(),
+            user_name: crate::defaults::USER_NAME.into(),
             char_name: None,
-            greeting: None,
+            greeting: Some(crate::defaults::GREETING),
             scan_depth: None,
             recursive: false,
             strategy: Strategy::default(),
@@ -196,6 +210,16 @@ impl Default for SessionOptions {
             compat: ccv3_lore::Compat::Spec,
             threads: false,
         }
+    }
+}
+
+impl SessionOptions {
+    /// These options with `{{mesExamples}}` shaped for the instruct template the prompt will be
+    /// rendered with ([`crate::InstructTemplate::example_format`]); `None` keeps the chat
+    /// completion shape. `ccv3 prompt --instruct` and the bindings' `instruct`.
+    pub fn with_instruct(mut self, instruct: Option<&crate::InstructTemplate>) -> Self {
+        self.example_format = instruct.map_or_else(Default::default, |t| t.example_format());
+        self
     }
 }
 
@@ -224,6 +248,23 @@ impl std::fmt::Debug for Session<'_> {
             .field("tokenizer", &self.tokenizer.name())
             .finish()
     }
+}
+
+/// A book a caller read for a scan ([`Session::with_read_books`]): a standalone lorebook, or a
+/// card's `character_book` with the card it came from.
+#[derive(Debug, Clone)]
+pub struct ReadBook<'a> {
+    /// The lorebook.
+    pub book: &'a Lorebook,
+    /// The card the book is the `character_book` of (read without its book: its names, tags
+    /// and texts serve entries' character filters and `match_*` flags); `None` for a
+    /// standalone lorebook.
+    pub card: Option<&'a CardData>,
+    /// The book's display name (`book` of scan reports, `BOOK/` of prompt labels).
+    pub name: String,
+    /// The card's file name, when it was read from a file: its stem is one of the
+    /// character's names for character filters.
+    pub file: Option<String>,
 }
 
 /// What [`Session::scan`] returns: the scan and the seed it used.
@@ -353,6 +394,41 @@ impl<'a> Session<'a> {
         self
     }
 
+    /// Adds the books a caller read for a scan, in order (`ccv3 lore scan --book`, the
+    /// bindings' `books`): the first book read from a card is the character book and its card
+    /// the chat's character ([`Session::with_character`], named by its file when it has one);
+    /// every other book, from a card or not, is global.
+    ///
+    /// ```
+    /// use ccv3_prompt::{session::ReadBook, Session, SessionOptions};
+    /// let book = ccv3::Lorebook::default();
+    /// let card = ccv3::Card::new("Aqua").data;
+    /// let s = Session::new(SessionOptions::default(), std::sync::Arc::new(ccv3_tokens::Estimate))
+    ///     .with_read_books([
+    ///         ReadBook { book: &book, card: None, name: "world".into(), file: None },
+    ///         ReadBook { book: &book, card: Some(&card), name: "aqua".into(), file: None },
+    ///         ReadBook { book: &book, card: Some(&card), name: "other".into(), file: None },
+    ///     ]);
+    /// let kinds: Vec<_> = s.books().iter().map(|b| b.kind).collect();
+    /// use ccv3_lore::BookKind::{Character, Global};
+    /// assert_eq!(kinds, [Global, Character, Global]);
+    /// assert_eq!(s.char_name(), "Aqua");
+    /// ```
+    pub fn with_read_books(mut self, books: impl IntoIterator<Item = ReadBook<'a>>) -> Self {
+        for b in books {
+            let kind = match b.card {
+                Some(card) if !self.has_character => {
+                    self.card = Some(card);
+                    self.card_file = b.file;
+                    BookKind::Character
+                }
+                _ => BookKind::Global,
+            };
+            self = self.with_book(b.book, kind, b.name);
+        }
+        self
+    }
+
     /// The character's names, tags and texts for the scan (entries' character filters and
     /// `match_*` flags; World Info doc, "Character Filter" and "Additional matching sources"),
     /// and the persona description.
@@ -432,7 +508,7 @@ impl<'a> Session<'a> {
         match (&self.options.char_name, self.card) {
             (Some(n), _) => n,
             (None, Some(card)) => card.char_name(),
-            (None, None) => "Character",
+            (None, None) => crate::defaults::CHAR_NAME,
         }
     }
 
@@ -852,6 +928,33 @@ mod tests {
         assert_eq!(s.char_name(), "Aq");
         let bare = Session::new(SessionOptions::default(), estimate());
         assert_eq!(bare.char_name(), "Character");
+    }
+
+    /// Issue 26: the greeting is 0 unless told, for the scan's `@@is_greeting` too (SPEC_V3
+    /// "`@@is_greeting`", 0 being `first_mes`); `None` ignores the decorator ("If the
+    /// application does not support greetings ... SHOULD ignore this decorator").
+    #[test]
+    fn greeting_defaults_to_0_and_none_ignores_is_greeting() {
+        let b = book(json!([
+            entry(&["tea"], "@@is_greeting 0
+first"),
+            entry(&["tea"], "@@is_greeting 1
+second")
+        ]));
+        let chat = Chat::from(vec![Message::user("tea?")]);
+        let active = |greeting: Option<usize>| -> Vec<usize> {
+            let opts = SessionOptions {
+                greeting,
+                ..SessionOptions::default()
+            };
+            let s = Session::new(opts, estimate()).with_book(&b, BookKind::Global, "w");
+            let out = s.scan(&chat, &ScanState::default());
+            out.result.activated.iter().map(|a| a.entry.index).collect()
+        };
+        assert_eq!(SessionOptions::default().greeting, Some(0));
+        assert_eq!(active(SessionOptions::default().greeting), [0]);
+        assert_eq!(active(Some(1)), [1]);
+        assert_eq!(active(None), [0, 1]);
     }
 
     /// Issue 16: `prompt --max-context` lists every cut item, lore the scan's budget cut too

@@ -13,8 +13,8 @@ use super::validate::plural;
 use crate::error::{CliError, CmdResult};
 use crate::limits::InputLimits;
 use ccv3::{Document, Lorebook};
-use ccv3_lore::{BookKind, Strategy};
-use ccv3_prompt::{ScanOutcome, Session, SessionOptions};
+use ccv3_lore::Strategy;
+use ccv3_prompt::{ReadBook, ScanOutcome, Session, SessionOptions};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::io::Write;
@@ -23,16 +23,12 @@ use std::time::Instant;
 
 pub use crate::args::LoreScanArgs as Args;
 
-/// A loaded `--book`: its lorebook, whether it came from a card, and the card's name.
+/// A loaded `--book`: its lorebook, the card it came from, and its file name.
 struct Loaded {
     book: Lorebook,
     /// The card the book came from, without its book (its names, tags and texts serve
     /// entries' character filters and `match_*` flags).
     card: Option<ccv3::CardData>,
-    from_card: bool,
-    card_char_name: Option<String>,
-    /// The dialect `auto` means for the card (issue 17).
-    card_dialect: Option<ccv3_cbs::Dialect>,
     name: String,
 }
 
@@ -85,20 +81,17 @@ pub fn run(args: Args) -> CmdResult {
         loaded.push(load_book(&args.limits, path)?);
     }
     let state = args.limits.load_state(args.state.as_deref())?;
-    let char_name = args
-        .char_name
-        .clone()
-        .or_else(|| loaded.iter().find_map(|l| l.card_char_name.clone()))
-        .unwrap_or_else(|| "Character".to_string());
     let tokenizer = tokenizer_thread
         .join()
         .map_err(|_| CliError::file(Path::new("--tokenizer"), "the tokenizer failed to load"))?
         .map_err(|e| CliError::file(Path::new("--tokenizer"), e))?;
+    // What is not given is the library's default (issue 26: the bindings' scan is the same):
+    // `{{char}}` the first card's name, greeting 0, `auto` the first card's dialect.
+    let defaults = SessionOptions::default();
     let options = SessionOptions {
         user_name: args.user.clone(),
-        char_name: Some(char_name),
-        // Greeting 0 unless told, as `ccv3 prompt` (issue 16: both pick the same entries).
-        greeting: Some(args.greeting.unwrap_or(0)),
+        char_name: args.char_name.clone(),
+        greeting: args.greeting.or(defaults.greeting),
         scan_depth: args.scan_depth,
         recursive: args.recursive,
         strategy,
@@ -107,34 +100,20 @@ pub fn run(args: Args) -> CmdResult {
         // occur in the chat.
         single_scan: true,
         engine: args.engine.settings(),
-        // `auto`: the first card's application; books alone: every built-in macro.
-        dialect: match args.dialect {
-            ccv3_cbs::Dialect::Auto => loaded
-                .iter()
-                .find_map(|l| l.card_dialect)
-                .unwrap_or(ccv3_cbs::Dialect::Auto),
-            d => d,
-        },
+        dialect: args.dialect,
         compat: args.compat.unwrap_or_default(),
         // A big book compiled, and many cut entries explained, on two threads.
         threads: true,
-        ..SessionOptions::default()
+        ..defaults
     };
     // The first card's book is the character book; every other book is global.
-    let mut session = Session::new(options, tokenizer);
-    if let Some(l) = loaded.iter().find(|l| l.card.is_some()) {
-        if let Some(card) = &l.card {
-            session = session.with_character(card, l.name.clone());
-        }
-    }
-    for l in &loaded {
-        let kind = if l.from_card {
-            BookKind::Character
-        } else {
-            BookKind::Global
-        };
-        session = session.with_book(&l.book, kind, l.name.clone());
-    }
+    let session =
+        Session::new(options, tokenizer).with_read_books(loaded.iter().map(|l| ReadBook {
+            book: &l.book,
+            card: l.card.as_ref(),
+            name: l.name.clone(),
+            file: l.card.as_ref().map(|_| l.name.clone()),
+        }));
     let load_ms = ms(t0);
     session
         .check_books()
@@ -325,8 +304,6 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
     match limits.load(path, "--book")? {
         Document::Card(cf) => {
             let mut card = cf.card.data;
-            let char_name = card.char_name().to_string();
-            let dialect = ccv3_prompt::adapters::card_dialect(&card, ccv3_cbs::Dialect::Auto);
             let book = card
                 .character_book
                 .take()
@@ -334,18 +311,12 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
             Ok(Loaded {
                 book,
                 card: Some(card),
-                from_card: true,
-                card_char_name: Some(char_name),
-                card_dialect: Some(dialect),
                 name,
             })
         }
         Document::Lorebook(bf) => Ok(Loaded {
             book: bf.book,
             card: None,
-            from_card: false,
-            card_char_name: None,
-            card_dialect: None,
             name,
         }),
     }
@@ -355,6 +326,7 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
 mod tests {
     use super::*;
     use ccv3_lore::chat::{Chat, Message};
+    use ccv3_lore::BookKind;
     use serde_json::json;
 
     fn book(entries: Value) -> Lorebook {

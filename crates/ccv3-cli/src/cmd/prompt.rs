@@ -101,12 +101,9 @@ pub fn run(args: Args) -> CmdResult {
         compat: args.compat.unwrap_or_default(),
         // A big book compiled, and many cut entries explained, on two threads.
         threads: true,
-        example_format: instruct
-            .as_ref()
-            .map(InstructTemplate::example_format)
-            .unwrap_or_default(),
         ..SessionOptions::default()
-    };
+    }
+    .with_instruct(instruct.as_ref());
     // The card's book is the character book, --book files are global.
     let mut session = Session::new(options, tokenizer).with_card(&card, display_name(&args.card));
     for (name, b) in &globals {
