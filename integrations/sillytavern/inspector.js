@@ -1,0 +1,211 @@
+// The World Info inspector: after every generation, every entry of every book SillyTavern scanned,
+// with its fate as ccv3's engine explains it in SillyTavern compat mode, computed from the
+// inputs SillyTavern's own scan used; a mark where ccv3's activated set differs from
+// SillyTavern's (WORLD_INFO_ACTIVATED).
+import { getWorldInfoSettings, getMaxPromptTokens } from './st-imports.js';
+import { stScanInputs, scanInputs, cliScenario } from './scan-inputs.js';
+
+/** Fate of a rejected entry: the first words of ccv3's reason, as a short code. */
+export function fateOf(reason) {
+    const head = String(reason).split(/[("0-9@]/)[0].trim().toLowerCase();
+    const words = head.split(/\s+/).filter(Boolean);
+    if (words[0] === 'decorator') return 'decorator';
+    if (words[0] === 'secondary') return 'secondary-logic';
+    if (words[0] === 'probability') return 'probability';
+    if (words[0] === 'scan') return 'scan-depth';
+    return words.join('-') || 'unknown';
+}
+
+function el(tag, attrs = {}, text) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+        if (v !== undefined && v !== null) e.setAttribute(k, String(v));
+    }
+    if (text !== undefined) e.textContent = text;
+    return e;
+}
+
+export function createInspector(st, panel, ready) {
+    const ev = st.eventSource;
+    const T = st.eventTypes;
+    let pending = null; // the generation in progress
+    const states = new Map(); // chat id -> ccv3's state after the last inspected scan
+    let last = null; // {inputs, result, stActivated}
+
+    panel.append(
+        el('div', { class: 'ccv3-wi-head' }, 'World Info inspector (ccv3)'),
+    );
+    const controls = el('div', { class: 'ccv3-wi-controls' });
+    const filter = el('select', { 'data-testid': 'ccv3-wi-filter' });
+    for (const [v, label] of [['all', 'All entries'], ['fired', 'Fired only'], ['not-fired', 'Not fired only']]) {
+        filter.append(el('option', { value: v }, label));
+    }
+    const search = el('input', { type: 'search', placeholder: 'Search key or name', 'data-testid': 'ccv3-wi-search', class: 'text_pole' });
+    const dry = el('button', { class: 'menu_button', 'data-testid': 'ccv3-wi-dry-run', type: 'button' }, 'Dry run');
+    const copy = el('button', { class: 'menu_button', 'data-testid': 'ccv3-wi-copy-case', type: 'button' }, 'Copy as test case');
+    controls.append(filter, search, dry, copy);
+    const summary = el('div', { class: 'ccv3-wi-summary', 'data-testid': 'ccv3-wi-summary' }, 'No generation inspected yet.');
+    const bar = el('progress', { class: 'ccv3-wi-budget', 'data-testid': 'ccv3-wi-budget', max: 1, value: 0 });
+    const list = el('div', { class: 'ccv3-wi-list', 'data-testid': 'ccv3-wi-list' });
+    panel.append(controls, summary, bar, list);
+
+    const applyFilter = () => {
+        const f = filter.value;
+        const q = search.value.trim().toLowerCase();
+        for (const row of list.children) {
+            const fired = row.dataset.fate === 'activated';
+            let show = f === 'all' || (f === 'fired' ? fired : !fired);
+            if (show && q) show = row.dataset.search.includes(q);
+            row.hidden = !show;
+        }
+    };
+    filter.addEventListener('change', applyFilter);
+    search.addEventListener('input', applyFilter);
+
+    copy.addEventListener('click', async () => {
+        if (!last) return;
+        const text = JSON.stringify(cliScenario(last.inputs, last.request, last.result, last.stActivated, last.names), null, 2);
+        panel.dataset.lastCase = text;
+        try {
+            await navigator.clipboard.writeText(text);
+            toastr.success('Copied the scenario (replay: scripts/sillytavern-replay FILE)');
+        } catch (_) {
+            // No clipboard permission (headless, http): the scenario stays in data-last-case.
+        }
+    });
+
+    // Captures what SillyTavern's scan reads, when it reads it: the event is emitted inside
+    // checkWorldInfo after the entries are loaded and before timed effects are applied.
+    ev.on(T.GENERATION_STARTED, (type, _params, dryRun) => {
+        pending = { type, dryRun: !!dryRun, inputs: null, stActivated: [] };
+    });
+    ev.on(T.WORLDINFO_ENTRIES_LOADED, (lore) => {
+        if (!pending || pending.dryRun || pending.inputs) return;
+        pending.inputs = stScanInputs(st, lore, {
+            settings: getWorldInfoSettings(),
+            maxContext: getMaxPromptTokens(),
+            trigger: pending.type,
+        });
+    });
+    ev.on(T.WORLD_INFO_ACTIVATED, (entries) => {
+        if (pending) pending.stActivated = entries.map((e) => `${e.world}.${e.uid}`);
+    });
+    const finish = async () => {
+        const g = pending;
+        pending = null;
+        if (!g || g.dryRun || !g.inputs) return;
+        await inspect(g.inputs, g.stActivated, true);
+    };
+    ev.on(T.GENERATION_ENDED, finish);
+    ev.on(T.GENERATION_STOPPED, finish);
+
+    // The dry run: the next generation's scan, from what SillyTavern holds now.
+    dry.addEventListener('click', async () => {
+        const lore = await loadLoreForDryRun(st);
+        if (!lore) return;
+        const inputs = stScanInputs(st, lore, {
+            settings: getWorldInfoSettings(),
+            maxContext: getMaxPromptTokens(),
+            trigger: 'normal',
+        });
+        await inspect(inputs, null, false);
+    });
+
+    // The whole inspection on given inputs (the test's benchmark times it in the page).
+    panel.ccv3Inspect = (inputs, stActivated, keepState) => inspect(inputs, stActivated, keepState);
+
+    async function inspect(inputs, stActivated, keepState) {
+        let ccv3;
+        try {
+            ccv3 = await ready;
+        } catch (_) {
+            summary.textContent = 'ccv3 could not load its WebAssembly core.';
+            return;
+        }
+        const t0 = performance.now();
+        const prev = states.get(inputs.chatId) ?? null;
+        const { request, rows, names } = scanInputs(ccv3, inputs, stActivated, prev);
+        const result = ccv3.scanLorebook(request);
+        const ms = performance.now() - t0;
+        if (keepState) states.set(inputs.chatId, result.state);
+        last = { inputs, request, result, stActivated, names };
+        render(ccv3, inputs, request, result, rows, stActivated, ms);
+    }
+
+    function render(ccv3, inputs, request, result, rows, stActivated, ms) {
+        const stSet = stActivated ? new Set(stActivated) : null;
+        const items = [];
+        for (const a of result.activated) items.push({ item: a, fired: true });
+        for (const r of result.rejected) items.push({ item: r, fired: false });
+        const byKey = new Map();
+        for (const { item, fired } of items) {
+            const at = rows.locate(item.book, item.index);
+            if (at) byKey.set(`${at.world}.${at.uid}`, { item, fired, at });
+        }
+        list.replaceChildren();
+        let mismatches = 0;
+        for (const at of rows.all) {
+            const key = `${at.world}.${at.uid}`;
+            const found = byKey.get(key);
+            const fired = !!found?.fired;
+            const reason = found ? found.item.reason : 'not reported by the scan';
+            const fate = fired ? 'activated' : found ? fateOf(reason) : 'missing';
+            const tokens = ccv3.countTokens(at.entry.content || '', request.tokenizer === 'o200k' ? 'o200k' : 'cl100k');
+            const row = el('div', {
+                class: `ccv3-wi-entry ccv3-fate-${fate}`,
+                'data-testid': 'ccv3-wi-entry',
+                'data-book': at.world,
+                'data-uid': at.uid,
+                'data-fate': fate,
+            });
+            row.dataset.search = [at.entry.comment, ...(at.entry.key || []), ...(at.entry.keysecondary || [])]
+                .join('\n').toLowerCase();
+            row.dataset.reason = reason;
+            const name = at.entry.comment || (at.entry.key || []).join(', ') || `#${at.uid}`;
+            row.append(
+                el('span', { class: 'ccv3-wi-name' }, `${at.world} / ${name}`),
+                el('span', { class: 'ccv3-wi-fate' }, fired ? `activated: ${reason} (${found.item.position}${found.item.depth != null ? ` at depth ${found.item.depth}` : ''})` : reason),
+                el('span', { class: 'ccv3-wi-tokens' }, `${tokens} tokens`),
+            );
+            if (stSet && stSet.has(key) !== fired) {
+                mismatches++;
+                row.append(el('span', {
+                    class: 'ccv3-wi-mismatch',
+                    'data-testid': 'ccv3-wi-mismatch',
+                    title: stSet.has(key) ? 'SillyTavern activated it, ccv3 did not' : 'ccv3 activated it, SillyTavern did not',
+                }, 'mismatch'));
+            }
+            list.append(row);
+        }
+        const budget = request.budget || 0;
+        bar.max = Math.max(budget, 1);
+        bar.value = Math.min(result.tokens, bar.max);
+        bar.title = `${result.tokens} of ${budget} tokens`;
+        summary.textContent = `${result.activated.length} of ${rows.all.length} entries activated; ` +
+            `budget ${result.tokens} / ${budget} tokens; ${stSet ? `${mismatches} mismatch(es) with SillyTavern` : 'dry run'}; ` +
+            `scan ${ms.toFixed(1)} ms`;
+        panel.dataset.scanMs = String(ms);
+        panel.dataset.mismatches = String(mismatches);
+        panel.dataset.turns = String(Number(panel.dataset.turns || 0) + (stSet ? 1 : 0));
+        applyFilter();
+    }
+}
+
+/** The books SillyTavern would scan now, through the same event its scan emits. */
+async function loadLoreForDryRun(st) {
+    // getSortedEntries is not in the context; a dry-run prompt build emits the event with
+    // the books the next generation will scan.
+    let lore = null;
+    const grab = (l) => { lore = l; };
+    st.eventSource.on(st.eventTypes.WORLDINFO_ENTRIES_LOADED, grab);
+    try {
+        await st.getWorldInfoPrompt(
+            st.chat.filter((m) => !m.is_system).map((m) => `${m.name}: ${m.mes}`).reverse(),
+            getMaxPromptTokens(),
+            true,
+        );
+    } finally {
+        st.eventSource.removeListener(st.eventTypes.WORLDINFO_ENTRIES_LOADED, grab);
+    }
+    return lore;
+}
