@@ -23,7 +23,7 @@ function editorField(path) {
     return null;
 }
 
-export function createCardCheck(st, box, ready) {
+export function createCardCheck(context, box, ready) {
     const button = document.createElement('button');
     button.type = 'button';
     button.className = 'menu_button';
@@ -37,27 +37,14 @@ export function createCardCheck(st, box, ready) {
     button.addEventListener('click', async () => {
         list.replaceChildren();
         list.dataset.state = 'running';
-        const ccv3 = await ready;
-        const ch = st.characters[st.characterId];
-        if (!ch) {
-            list.dataset.state = 'no-character';
-            const li = document.createElement('li');
-            li.textContent = 'No character is open.';
-            list.append(li);
-            return;
-        }
-        // The card file as SillyTavern stores it (its avatar PNG).
-        const response = await fetch(`/characters/${encodeURIComponent(ch.avatar)}`, { cache: 'no-store' });
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        let findings = [];
         try {
-            findings = ccv3.validateCard(bytes).map((d) => ({ ...d, source: 'validate' }));
-            if (typeof ccv3.lintCard === 'function') {
-                findings.push(...ccv3.lintCard(bytes).map((d) => ({ ...d, source: 'lint' })));
-            }
+            show(await findingsOfOpenCard(context(), await ready));
         } catch (e) {
-            findings = [{ severity: 'error', code: e.code || 'read-failed', path: '', message: e.message, source: 'read' }];
+            show([{ severity: 'error', code: e.code || 'check-failed', path: '', message: e.message }]);
         }
+    });
+
+    function show(findings) {
         for (const f of findings) {
             const li = document.createElement('li');
             li.setAttribute('data-testid', 'ccv3-card-finding');
@@ -87,5 +74,23 @@ export function createCardCheck(st, box, ready) {
         }
         list.dataset.state = 'done';
         list.dataset.count = String(findings.length);
-    });
+    }
+}
+
+/** The open character's card file (its avatar PNG as SillyTavern stores it), checked. */
+async function findingsOfOpenCard(st, ccv3) {
+    const ch = st.characters[st.characterId];
+    if (!ch) {
+        const e = new Error('No character is open.');
+        e.code = 'no-character';
+        throw e;
+    }
+    const response = await fetch(`/characters/${encodeURIComponent(ch.avatar)}`, { cache: 'no-store' });
+    if (!response.ok) throw new Error(`could not read ${ch.avatar} (HTTP ${response.status})`);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const findings = ccv3.validateCard(bytes).map((d) => ({ ...d, source: 'validate' }));
+    if (typeof ccv3.lintCard === 'function') {
+        findings.push(...ccv3.lintCard(bytes).map((d) => ({ ...d, source: 'lint' })));
+    }
+    return findings;
 }

@@ -61,7 +61,7 @@ function handTo(selector, files) {
     input.dispatchEvent(new Event('change', { bubbles: true }));
 }
 
-export function createImporter(st, ready) {
+export function createImporter(context, ready) {
     const host = document.getElementById('rm_characters_block');
     if (!host) return;
     const label = document.createElement('label');
@@ -109,6 +109,7 @@ export function createImporter(st, ready) {
             ul.append(li);
         }
         box.append(head, ul);
+        const st = context();
         const ok = await st.callGenericPopup(box, st.POPUP_TYPE.CONFIRM, '', { okButton: 'Import', cancelButton: 'Cancel' });
         if (ok !== st.POPUP_RESULT.AFFIRMATIVE) return;
         const cards = converted.filter((c) => c.kind === 'card').map((c) => c.file);

@@ -32,7 +32,9 @@ function mount() {
 }
 
 function start() {
-    const st = SillyTavern.getContext();
+    // getContext() is a snapshot (characterId, chatMetadata, names are values of that moment):
+    // each part calls it again when it needs them.
+    const st = () => SillyTavern.getContext();
     const places = mount();
     const ready = loadCcv3();
     ready.catch((e) => console.warn('[ccv3] the WebAssembly core did not load:', e));

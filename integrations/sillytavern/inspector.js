@@ -25,9 +25,9 @@ function el(tag, attrs = {}, text) {
     return e;
 }
 
-export function createInspector(st, panel, ready) {
-    const ev = st.eventSource;
-    const T = st.eventTypes;
+export function createInspector(context, panel, ready) {
+    const ev = context().eventSource;
+    const T = context().eventTypes;
     let pending = null; // the generation in progress
     const states = new Map(); // chat id -> ccv3's state after the last inspected scan
     let last = null; // {inputs, result, stActivated}
@@ -79,12 +79,22 @@ export function createInspector(st, panel, ready) {
     ev.on(T.GENERATION_STARTED, (type, _params, dryRun) => {
         pending = { type, dryRun: !!dryRun, inputs: null, stActivated: [] };
     });
+    // SillyTavern's generation interceptor (manifest `generate_interceptor`) is handed the chat
+    // the generation uses (hidden messages left out, a swiped reply removed) and the context
+    // size it gives the World Info scan; it runs before the scan, and only for real generations.
+    globalThis.ccv3GenerateInterceptor = (chat, contextSize) => {
+        if (pending && !pending.dryRun) {
+            pending.chat = chat;
+            pending.maxContext = contextSize;
+        }
+    };
     ev.on(T.WORLDINFO_ENTRIES_LOADED, (lore) => {
         if (!pending || pending.dryRun || pending.inputs) return;
-        pending.inputs = stScanInputs(st, lore, {
+        pending.inputs = stScanInputs(context(), lore, {
             settings: getWorldInfoSettings(),
-            maxContext: getMaxPromptTokens(),
+            maxContext: pending.maxContext ?? getMaxPromptTokens(),
             trigger: pending.type,
+            chat: pending.chat,
         });
     });
     ev.on(T.WORLD_INFO_ACTIVATED, (entries) => {
@@ -101,9 +111,9 @@ export function createInspector(st, panel, ready) {
 
     // The dry run: the next generation's scan, from what SillyTavern holds now.
     dry.addEventListener('click', async () => {
-        const lore = await loadLoreForDryRun(st);
+        const lore = await loadLoreForDryRun(context());
         if (!lore) return;
-        const inputs = stScanInputs(st, lore, {
+        const inputs = stScanInputs(context(), lore, {
             settings: getWorldInfoSettings(),
             maxContext: getMaxPromptTokens(),
             trigger: 'normal',

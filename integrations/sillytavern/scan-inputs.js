@@ -4,14 +4,15 @@
 
 /**
  * A snapshot of what SillyTavern's scan reads, taken while it runs (WORLDINFO_ENTRIES_LOADED).
- * `lore`: the event's {globalLore, characterLore, chatLore, personaLore}.
+ * `lore`: the event's {globalLore, characterLore, chatLore, personaLore}; `chat`: the messages
+ * the generation scans (its interceptor's), else the whole chat.
  */
-export function stScanInputs(st, lore, { settings, maxContext, trigger }) {
+export function stScanInputs(st, lore, { settings, maxContext, trigger, chat }) {
     const { world_info: _books, ...wiSettings } = settings || {};
     return {
         chatId: st.getCurrentChatId?.() ?? null,
         lore: structuredClone(lore),
-        chat: structuredClone(st.chat),
+        chat: structuredClone(chat ?? st.chat),
         settings: structuredClone(wiSettings),
         maxContext,
         trigger: trigger || 'normal',

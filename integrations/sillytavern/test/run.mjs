@@ -240,6 +240,12 @@ function expectedImport(file) {
 async function importFixtures(page) {
     for (const file of FIXTURES) {
         const want = expectedImport(file);
+        const count = (w) => page.evaluate((x) => {
+            const ctx = SillyTavern.getContext();
+            if (x.kind === 'card') return ctx.characters.filter((c) => c.name === x.name).length;
+            return ctx.getWorldInfoNames().filter((n) => n === x.name).length;
+        }, w);
+        const before = await count(want);
         await page.setInputFiles('[data-testid="ccv3-import"]', file);
         await page.waitForSelector('[data-testid="ccv3-import-notes"]', { timeout: 30_000 });
         await page.click('.popup:has([data-testid="ccv3-import-notes"]) .popup-button-ok');
@@ -249,11 +255,8 @@ async function importFixtures(page) {
             // SillyTavern may ask about a card's embedded lorebook: decline, the card stays.
             const extra = page.locator('.popup:not(:has([data-testid="ccv3-import-notes"])) .popup-button-cancel:visible');
             if (await extra.count()) await extra.first().click().catch(() => {});
-            ok = await page.evaluate(async (w) => {
-                const ctx = SillyTavern.getContext();
-                if (w.kind === 'card') return ctx.characters.some((c) => c.name === w.name);
-                return ctx.getWorldInfoNames().some((n) => n === w.name || n.startsWith(w.name.slice(0, 40)));
-            }, want);
+            if (want.kind === 'book') await page.evaluate(() => SillyTavern.getContext().updateWorldInfoList());
+            ok = (await count(want)) > before || (want.kind === 'book' && before === 0 && (await count(want)) > 0);
             if (!ok) await page.waitForTimeout(300);
         }
         check(ok, `import ${path.relative(process.cwd(), file)}: ${want.kind} "${want.name}" is in SillyTavern's ${want.kind === 'card' ? 'character' : 'World Info'} list`);
