@@ -74,27 +74,34 @@ export function createInspector(context, panel, ready) {
         }
     });
 
-    // Captures what SillyTavern's scan reads, when it reads it: the event is emitted inside
-    // checkWorldInfo after the entries are loaded and before timed effects are applied.
+    // Captures what SillyTavern's scan reads, when it reads it. Dry runs (SillyTavern builds
+    // prompts to count tokens, even while a generation is in flight) are left alone.
     ev.on(T.GENERATION_STARTED, (type, _params, dryRun) => {
-        pending = { type, dryRun: !!dryRun, inputs: null, stActivated: [] };
+        if (dryRun) return;
+        pending = { type, inputs: null, stActivated: [], ready: false };
     });
-    // SillyTavern's generation interceptor (manifest `generate_interceptor`) is handed the chat
-    // the generation uses (hidden messages left out, a swiped reply removed) and the context
-    // size it gives the World Info scan; it runs before the scan, and only for real generations.
+    // SillyTavern's generation interceptor (manifest `generate_interceptor`) runs only for real
+    // generations, just before their World Info scan, and is handed the chat the generation
+    // uses (hidden messages left out, a swiped reply removed) and the context size it gives
+    // the scan. The scan changes the timed-effect state: it is read here, before.
     globalThis.ccv3GenerateInterceptor = (chat, contextSize) => {
-        if (pending && !pending.dryRun) {
-            pending.chat = chat;
-            pending.maxContext = contextSize;
-        }
+        if (!pending) return;
+        pending.chat = structuredClone(chat);
+        pending.maxContext = contextSize;
+        pending.settings = getWorldInfoSettings();
+        pending.timed = structuredClone(context().chatMetadata?.timedWorldInfo ?? {});
+        pending.ready = true;
     };
+    // The books: the entries SillyTavern loads for its scan (the same for a dry run's scan
+    // at that moment), at the first load after the interceptor.
     ev.on(T.WORLDINFO_ENTRIES_LOADED, (lore) => {
-        if (!pending || pending.dryRun || pending.inputs) return;
+        if (!pending || !pending.ready || pending.inputs) return;
         pending.inputs = stScanInputs(context(), lore, {
-            settings: getWorldInfoSettings(),
-            maxContext: pending.maxContext ?? getMaxPromptTokens(),
+            settings: pending.settings,
+            maxContext: pending.maxContext,
             trigger: pending.type,
             chat: pending.chat,
+            timedWorldInfo: pending.timed,
         });
     });
     ev.on(T.WORLD_INFO_ACTIVATED, (entries) => {
@@ -103,8 +110,15 @@ export function createInspector(context, panel, ready) {
     const finish = async () => {
         const g = pending;
         pending = null;
-        if (!g || g.dryRun || !g.inputs) return;
-        await inspect(g.inputs, g.stActivated, true);
+        if (!g || !g.inputs) return;
+        try {
+            await inspect(g.inputs, g.stActivated, true);
+        } catch (e) {
+            // Never break SillyTavern's generation: say it in the panel.
+            summary.textContent = `The inspector failed: ${e && e.message}`;
+            panel.dataset.error = String(e && (e.stack || e.message));
+            console.warn('[ccv3] the inspector failed', e);
+        }
     };
     ev.on(T.GENERATION_ENDED, finish);
     ev.on(T.GENERATION_STOPPED, finish);
@@ -134,12 +148,40 @@ export function createInspector(context, panel, ready) {
         }
         const t0 = performance.now();
         const prev = states.get(inputs.chatId) ?? null;
-        const { request, rows, names } = scanInputs(ccv3, inputs, stActivated, prev);
-        const result = ccv3.scanLorebook(request);
-        const ms = performance.now() - t0;
+        const { request, rows, names, texts } = scanInputs(ccv3, inputs, stActivated, prev);
+        const t1 = performance.now();
+        const result = ccv3.scanLorebook({ ...request, books: compiled(ccv3, request, texts), rejected: true });
+        const t2 = performance.now();
         if (keepState) states.set(inputs.chatId, result.state);
         last = { inputs, request, result, stActivated, names };
-        render(ccv3, inputs, request, result, rows, stActivated, ms);
+        render(ccv3, inputs, request, result, rows, stActivated, t2 - t0);
+        const t3 = performance.now();
+        panel.dataset.timing = JSON.stringify({ inputs: t1 - t0, scan: t2 - t1, render: t3 - t2 });
+    }
+
+    // The books compiled once and reused while SillyTavern's books and settings stay the same.
+    let cache = { key: null, books: null };
+    function compiled(ccv3, request, texts) {
+        const { books: _b, chat: _c, state: _s, ...options } = request;
+        const key = `${JSON.stringify(options)}\u0000${texts.join('\u0000')}`;
+        if (cache.key !== key) {
+            cache.books?.free();
+            cache = { key, books: ccv3.compileLorebooks(request.books, options) };
+        }
+        return cache.books;
+    }
+
+    // Token counts of entry contents, kept across generations.
+    const tokenCounts = new Map();
+    function tokensOf(ccv3, text, encoding) {
+        const k = `${encoding}\u0000${text}`;
+        let n = tokenCounts.get(k);
+        if (n === undefined) {
+            if (tokenCounts.size > 50_000) tokenCounts.clear();
+            n = ccv3.countTokens(text, encoding);
+            tokenCounts.set(k, n);
+        }
+        return n;
     }
 
     function render(ccv3, inputs, request, result, rows, stActivated, ms) {
@@ -152,7 +194,7 @@ export function createInspector(context, panel, ready) {
             const at = rows.locate(item.book, item.index);
             if (at) byKey.set(`${at.world}.${at.uid}`, { item, fired, at });
         }
-        list.replaceChildren();
+        const frag = document.createDocumentFragment();
         let mismatches = 0;
         for (const at of rows.all) {
             const key = `${at.world}.${at.uid}`;
@@ -160,7 +202,7 @@ export function createInspector(context, panel, ready) {
             const fired = !!found?.fired;
             const reason = found ? found.item.reason : 'not reported by the scan';
             const fate = fired ? 'activated' : found ? fateOf(reason) : 'missing';
-            const tokens = ccv3.countTokens(at.entry.content || '', request.tokenizer === 'o200k' ? 'o200k' : 'cl100k');
+            const tokens = tokensOf(ccv3, at.entry.content || '', request.tokenizer === 'o200k' ? 'o200k' : 'cl100k');
             const row = el('div', {
                 class: `ccv3-wi-entry ccv3-fate-${fate}`,
                 'data-testid': 'ccv3-wi-entry',
@@ -185,8 +227,9 @@ export function createInspector(context, panel, ready) {
                     title: stSet.has(key) ? 'SillyTavern activated it, ccv3 did not' : 'ccv3 activated it, SillyTavern did not',
                 }, 'mismatch'));
             }
-            list.append(row);
+            frag.append(row);
         }
+        list.replaceChildren(frag);
         const budget = request.budget || 0;
         bar.max = Math.max(budget, 1);
         bar.value = Math.min(result.tokens, bar.max);

@@ -7,7 +7,7 @@
  * `lore`: the event's {globalLore, characterLore, chatLore, personaLore}; `chat`: the messages
  * the generation scans (its interceptor's), else the whole chat.
  */
-export function stScanInputs(st, lore, { settings, maxContext, trigger, chat }) {
+export function stScanInputs(st, lore, { settings, maxContext, trigger, chat, timedWorldInfo }) {
     const { world_info: _books, ...wiSettings } = settings || {};
     return {
         chatId: st.getCurrentChatId?.() ?? null,
@@ -17,7 +17,7 @@ export function stScanInputs(st, lore, { settings, maxContext, trigger, chat }) 
         maxContext,
         trigger: trigger || 'normal',
         tokenizerModel: typeof st.getTokenizerModel === 'function' ? st.getTokenizerModel() : '',
-        timedWorldInfo: structuredClone(st.chatMetadata?.timedWorldInfo ?? {}),
+        timedWorldInfo: structuredClone(timedWorldInfo ?? st.chatMetadata?.timedWorldInfo ?? {}),
         user: st.name1,
         char: st.name2,
     };
@@ -59,7 +59,8 @@ export function scanInputs(ccv3, inputs, stActivated, prevState) {
     }
     const names = [...files.keys()];
     const encoder = new TextEncoder();
-    const books = names.map((w) => encoder.encode(JSON.stringify(files.get(w))));
+    const texts = names.map((w) => JSON.stringify(files.get(w)));
+    const books = texts.map((t) => encoder.encode(t));
     const all = [];
     const byBook = new Map();
     names.forEach((w, i) => {
@@ -81,6 +82,7 @@ export function scanInputs(ccv3, inputs, stActivated, prevState) {
         request,
         rows: { all, locate: (book, index) => byBook.get(book)?.[index] ?? null },
         names,
+        texts,
     };
 }
 
