@@ -56,7 +56,7 @@ export function createInspector(context, panel, ready) {
             const fired = row.dataset.fate === 'activated';
             let show = f === 'all' || (f === 'fired' ? fired : !fired);
             if (show && q) show = row.dataset.search.includes(q);
-            row.hidden = !show;
+            if (row.hidden !== !show) row.hidden = !show;
         }
     };
     filter.addEventListener('change', applyFilter);
@@ -184,6 +184,34 @@ export function createInspector(context, panel, ready) {
         return n;
     }
 
+    const rowCache = new Map(); // world.uid -> {row, parts, values}
+    function updateRow(key, at, v) {
+        let r = rowCache.get(key);
+        if (!r) {
+            const row = el('div', { 'data-testid': 'ccv3-wi-entry', 'data-book': at.world, 'data-uid': at.uid });
+            const parts = { name: el('span', { class: 'ccv3-wi-name' }), fate: el('span', { class: 'ccv3-wi-fate' }), tokens: el('span', { class: 'ccv3-wi-tokens' }) };
+            row.append(parts.name, parts.fate, parts.tokens);
+            r = { row, parts, values: {} };
+            rowCache.set(key, r);
+        }
+        const old = r.values;
+        if (old.fate !== v.fate) {
+            r.row.className = `ccv3-wi-entry ccv3-fate-${v.fate}`;
+            r.row.dataset.fate = v.fate;
+        }
+        if (old.reason !== v.reason) r.row.dataset.reason = v.reason;
+        if (old.search !== v.search) r.row.dataset.search = v.search;
+        if (old.name !== v.name) r.parts.name.textContent = v.name;
+        if (old.fateText !== v.fateText) r.parts.fate.textContent = v.fateText;
+        if (old.tokens !== v.tokens) r.parts.tokens.textContent = v.tokens;
+        if (old.mismatch !== v.mismatch) {
+            r.row.querySelector('.ccv3-wi-mismatch')?.remove();
+            if (v.mismatch) r.row.append(el('span', { class: 'ccv3-wi-mismatch', 'data-testid': 'ccv3-wi-mismatch', title: v.mismatch }, 'mismatch'));
+        }
+        r.values = v;
+        return r.row;
+    }
+
     function render(ccv3, inputs, request, result, rows, stActivated, ms) {
         const stSet = stActivated ? new Set(stActivated) : null;
         const items = [];
@@ -194,8 +222,10 @@ export function createInspector(context, panel, ready) {
             const at = rows.locate(item.book, item.index);
             if (at) byKey.set(`${at.world}.${at.uid}`, { item, fired, at });
         }
-        const frag = document.createDocumentFragment();
+        // Rows are kept across generations and only what changed is written: SillyTavern's
+        // mutation observers (translations, accessibility) see every DOM change.
         let mismatches = 0;
+        const order = [];
         for (const at of rows.all) {
             const key = `${at.world}.${at.uid}`;
             const found = byKey.get(key);
@@ -203,33 +233,21 @@ export function createInspector(context, panel, ready) {
             const reason = found ? found.item.reason : 'not reported by the scan';
             const fate = fired ? 'activated' : found ? fateOf(reason) : 'missing';
             const tokens = tokensOf(ccv3, at.entry.content || '', request.tokenizer === 'o200k' ? 'o200k' : 'cl100k');
-            const row = el('div', {
-                class: `ccv3-wi-entry ccv3-fate-${fate}`,
-                'data-testid': 'ccv3-wi-entry',
-                'data-book': at.world,
-                'data-uid': at.uid,
-                'data-fate': fate,
-            });
-            row.dataset.search = [at.entry.comment, ...(at.entry.key || []), ...(at.entry.keysecondary || [])]
-                .join('\n').toLowerCase();
-            row.dataset.reason = reason;
             const name = at.entry.comment || (at.entry.key || []).join(', ') || `#${at.uid}`;
-            row.append(
-                el('span', { class: 'ccv3-wi-name' }, `${at.world} / ${name}`),
-                el('span', { class: 'ccv3-wi-fate' }, fired ? `activated: ${reason} (${found.item.position}${found.item.depth != null ? ` at depth ${found.item.depth}` : ''})` : reason),
-                el('span', { class: 'ccv3-wi-tokens' }, `${tokens} tokens`),
-            );
+            const search = [at.entry.comment, ...(at.entry.key || []), ...(at.entry.keysecondary || [])].join('\n').toLowerCase();
+            const fateText = fired ? `activated: ${reason} (${found.item.position}${found.item.depth != null ? ` at depth ${found.item.depth}` : ''})` : reason;
+            let mismatch = null;
             if (stSet && stSet.has(key) !== fired) {
                 mismatches++;
-                row.append(el('span', {
-                    class: 'ccv3-wi-mismatch',
-                    'data-testid': 'ccv3-wi-mismatch',
-                    title: stSet.has(key) ? 'SillyTavern activated it, ccv3 did not' : 'ccv3 activated it, SillyTavern did not',
-                }, 'mismatch'));
+                mismatch = stSet.has(key) ? 'SillyTavern activated it, ccv3 did not' : 'ccv3 activated it, SillyTavern did not';
             }
-            frag.append(row);
+            order.push(updateRow(key, at, { fate, reason, name: `${at.world} / ${name}`, search, fateText, tokens: `${tokens} tokens`, mismatch }));
         }
-        list.replaceChildren(frag);
+        const current = list.children;
+        let same = current.length === order.length;
+        for (let i = 0; same && i < order.length; i++) same = current[i] === order[i];
+        if (!same) list.replaceChildren(...order);
+        for (const [key, r] of rowCache) if (!r.row.isConnected) rowCache.delete(key);
         const budget = request.budget || 0;
         bar.max = Math.max(budget, 1);
         bar.value = Math.min(result.tokens, bar.max);
