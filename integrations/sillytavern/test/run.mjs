@@ -6,7 +6,8 @@
 // Environment: CCV3_ST_DIR (the sillytavern package), CCV3_EXT (target/sillytavern/ccv3),
 // CCV3_NPM (target/bindings/npm), CCV3_PW (a folder with playwright-core installed),
 // CCV3_RUN_ROOT (where throw-away data folders go), CCV3_FIXTURES (files to import, one a line),
-// CCV3_BENCH_OUT (optional: where to write the inspector's timing as JSON), CCV3_WEBPACK_CACHE
+// CCV3_BENCH_OUT (optional: where to write the inspector's timing as JSON), CCV3_CASE_OUT
+// (optional: where to write the last turn's "copy as test case" scenario), CCV3_WEBPACK_CACHE
 // (optional: a folder kept across runs for SillyTavern's compiled frontend libraries).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -218,6 +219,7 @@ async function panelVisible(page) {
     await page.click('[data-testid="ccv3-wi-copy-case"]');
     const scenario = JSON.parse(await page.$eval('[data-testid="ccv3-wi-panel"]', (p) => p.dataset.lastCase || 'null'));
     check(scenario && scenario.args.includes('--compat') && scenario.books.length >= 1, 'copy as test case gives a scenario');
+    if (scenario && process.env.CCV3_CASE_OUT) fs.writeFileSync(process.env.CCV3_CASE_OUT, JSON.stringify(scenario, null, 2));
     return scenario;
 }
 
@@ -265,6 +267,8 @@ async function importFixtures(page, errors) {
             ok = (await count(want)) > before || (want.kind === 'book' && before === 0 && (await count(want)) > 0);
             if (!ok) await page.waitForTimeout(300);
         }
+        // SillyTavern's import handler clears its input when it is done: wait for that.
+        await page.waitForFunction(() => !document.querySelector('#character_import_file')?.value && !document.querySelector('#world_import_file')?.value, null, { timeout: 30_000 }).catch(() => {});
         for (const e of errors.slice(errorsBefore)) log(`  (during this import) page ${e.kind} error: ${e.text.slice(0, 200)}`);
         check(ok, `import ${path.relative(process.cwd(), file)}: ${want.kind} "${want.name}" is in SillyTavern's ${want.kind === 'card' ? 'character' : 'World Info'} list`);
     }
