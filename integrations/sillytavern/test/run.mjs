@@ -215,11 +215,16 @@ async function panelVisible(page) {
     const found = await page.$$eval('[data-testid="ccv3-wi-entry"]', (rs) => rs.filter((r) => !r.hidden).map((r) => r.dataset.uid));
     await page.fill('[data-testid="ccv3-wi-search"]', '');
     check(firedShown && found.length === 1 && found[0] === '5', `filters: fired only, and search by key (${found.join(',')})`);
-    // Copy as test case.
+    // Copy as test case (the last real generation's).
     await page.click('[data-testid="ccv3-wi-copy-case"]');
     const scenario = JSON.parse(await page.$eval('[data-testid="ccv3-wi-panel"]', (p) => p.dataset.lastCase || 'null'));
     check(scenario && scenario.args.includes('--compat') && scenario.books.length >= 1, 'copy as test case gives a scenario');
     if (scenario && process.env.CCV3_CASE_OUT) fs.writeFileSync(process.env.CCV3_CASE_OUT, JSON.stringify(scenario, null, 2));
+    // The dry run of the next generation.
+    await page.click('[data-testid="ccv3-wi-dry-run"]');
+    const dry = await page.waitForFunction(() => /dry run/.test(document.querySelector('[data-testid="ccv3-wi-summary"]').textContent), null, { timeout: 30_000 }).then(() => true, () => false);
+    const dryRows = (await panelRows(page)).filter((r) => r.book === BOOK_NAME).length;
+    check(dry && dryRows === Object.keys(BOOK.entries).length, `dry run: the panel shows the next generation's scan (${dryRows} rows)`);
     return scenario;
 }
 
@@ -229,6 +234,25 @@ async function cardCheck(page) {
     const findings = await page.$$eval('[data-testid="ccv3-card-finding"]', (li) => li.map((x) => ({ path: x.dataset.path, code: x.dataset.code })));
     const count = await page.$eval('[data-testid="ccv3-card-findings"]', (l) => Number(l.dataset.count));
     check(count === findings.length && findings.every((f) => typeof f.path === 'string'), `card check: ${count} finding(s), each with a JSON path (${findings.map((f) => `${f.code}@${f.path}`).join(', ') || 'none'})`);
+}
+
+/** A damaged PNG card: examples/ember.png with its first text chunk's CRC broken (SillyTavern's own
+ * reader refuses it; ccv3 reads it). Written into the run folder; returns its path or null. */
+function damagedPng(run) {
+    const src = FIXTURES.find((f) => f.endsWith('/examples/ember.png'));
+    if (!src) return null;
+    const b = Buffer.from(fs.readFileSync(src));
+    for (let at = 8; at + 12 <= b.length;) {
+        const len = b.readUInt32BE(at);
+        if (b.toString('latin1', at + 4, at + 8) === 'tEXt') {
+            b[at + 8 + len + 3] ^= 0xff;
+            const out = path.join(run, 'ember-bad-crc.png');
+            fs.writeFileSync(out, b);
+            return out;
+        }
+        at += 12 + len;
+    }
+    return null;
 }
 
 /** What a fixture should become in SillyTavern: a character or a World Info file, and its name. */
@@ -357,6 +381,8 @@ async function main() {
         await chatTurns(page);
         await panelVisible(page);
         await cardCheck(page);
+        const damaged = damagedPng(run);
+        if (damaged) FIXTURES.push(damaged);
         await importFixtures(page, errors);
         const bench = await benchmark(page);
         log(`inspector on 2,000 entries x 100 messages (${bench.activated} activated): first ${bench.first.toFixed(1)} ms ${JSON.stringify(bench.firstPhases)}, then median ${bench.median.toFixed(1)} ms ${JSON.stringify(bench.lastPhases)} (runs ${bench.times.map((t) => t.toFixed(1)).join(', ')}); snapshot ${bench.snapshot.toFixed(1)} ms; scan alone ${JSON.stringify(bench.scanOnly)}`);
