@@ -381,6 +381,12 @@ function makeApi(host) {
     return fromJson(withTokens(enc, (raw) => raw.scan_lorebook(packed.json, packed.blob, packed.lens, json)));
   }
 
+  function sillyTavernScanOptions(request) {
+    if (!isPlainObject(request)) throw badInput(`the request must be an object, got ${describe(request)}`);
+    const json = toJson(request, 'the request');
+    return fromJson(guard((raw) => raw.sillytavern_scan_options(json)));
+  }
+
   function buildPrompt(request) {
     const rest = requestOf(request, 'the request', ['card', 'books']);
     const card = request.card;
@@ -428,6 +434,7 @@ function makeApi(host) {
     scanLorebook,
     compileLorebooks,
     CompiledLorebooks,
+    sillyTavernScanOptions,
     buildPrompt,
     expandMacros,
     countTokens,

@@ -344,6 +344,13 @@ export declare function validateLorebook(bytesOrLorebook: Uint8Array | Lorebook 
 export declare function compileLorebooks(books: BookInput | BookInput[]): CompiledLorebooks;
 /** Runs the lorebook engine over a chat: one turn. Pass `state` back in on the next turn. */
 export declare function scanLorebook(request: ScanRequest): ScanResult;
+/** SillyTavern's World Info settings (`getWorldInfoSettings()`), context size and tokenizer model as scan options (`compat: 'sillytavern'`, `budget`, ...). */
+export declare function sillyTavernScanOptions(request: {
+  settings: { [key: string]: Json };
+  maxContext: number;
+  tokenizerModel?: string;
+  trigger?: string;
+}): ScanOptions;
 /** Builds a prompt (scan, then assemble within the context budget): one turn. */
 export declare function buildPrompt(request: BuildPromptRequest): PromptResult;
 /** Expands CBS macros (`{{char}}`, `{{user}}`, `{{random::a::b}}`, ...) in a text. */

@@ -14,6 +14,7 @@ export const {
   scanLorebook,
   compileLorebooks,
   CompiledLorebooks,
+  sillyTavernScanOptions,
   buildPrompt,
   expandMacros,
   countTokens,

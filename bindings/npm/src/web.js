@@ -108,6 +108,7 @@ export const {
   scanLorebook,
   compileLorebooks,
   CompiledLorebooks,
+  sillyTavernScanOptions,
   buildPrompt,
   expandMacros,
   countTokens,

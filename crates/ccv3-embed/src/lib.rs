@@ -48,6 +48,7 @@ mod decorators;
 mod error;
 mod opts;
 mod parts;
+mod sillytavern;
 mod text;
 mod turn;
 
@@ -64,6 +65,7 @@ pub use ccv3::{set_regex_syntax_check, SyntaxCheck};
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
 pub use parts::{card_entries_json, read_card_parts, CardParts, PartEntries};
+pub use sillytavern::sillytavern_scan_options;
 pub use text::{count_tokens, expand_macros};
 pub use turn::{build_prompt, build_prompt_json, scan_lorebook, scan_lorebook_json, CompiledBooks};
 

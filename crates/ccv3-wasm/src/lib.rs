@@ -363,6 +363,14 @@ pub fn scan_lorebook(
     ccv3_embed::scan_lorebook_json(&sources, &request).map_err(to_js)
 }
 
+/// SillyTavern's World Info settings as scan options (`sillyTavernScanOptions` in JavaScript).
+#[wasm_bindgen]
+pub fn sillytavern_scan_options(request_json: &str) -> Result<String, JsValue> {
+    let request = parse(request_json, "the request")?;
+    let out = ccv3_embed::sillytavern_scan_options(&request).map_err(to_js)?;
+    Ok(out.to_string())
+}
+
 /// Lorebooks compiled once and scanned turn after turn (`compileLorebooks` in JavaScript).
 #[wasm_bindgen]
 pub struct CompiledBooks {

@@ -1,0 +1,128 @@
+// Moves the values SillyTavern's scan used into a ccv3 scan request (no rules of its own: the
+// settings are translated by the package's sillyTavernScanOptions, the World Info files and
+// SillyTavern chat messages are read by the package's readers).
+
+/**
+ * A snapshot of what SillyTavern's scan reads, taken while it runs (WORLDINFO_ENTRIES_LOADED).
+ * `lore`: the event's {globalLore, characterLore, chatLore, personaLore}; `chat`: the messages
+ * the generation scans (its interceptor's), else the whole chat.
+ */
+export function stScanInputs(st, lore, { settings, maxContext, trigger, chat, timedWorldInfo }) {
+    const { world_info: _books, ...wiSettings } = settings || {};
+    return {
+        chatId: st.getCurrentChatId?.() ?? null,
+        lore: structuredClone(lore),
+        chat: structuredClone(chat ?? st.chat),
+        settings: structuredClone(wiSettings),
+        maxContext,
+        trigger: trigger || 'normal',
+        tokenizerModel: typeof st.getTokenizerModel === 'function' ? st.getTokenizerModel() : '',
+        timedWorldInfo: structuredClone(timedWorldInfo ?? st.chatMetadata?.timedWorldInfo ?? {}),
+        user: st.name1,
+        char: st.name2,
+    };
+}
+
+// SillyTavern's entry order (getSortedEntries): chat lore, persona lore, then the character and
+// global lore in the strategy's order; each file becomes one book, in that order.
+function sources(lore, strategy) {
+    const cg = strategy === 'global-first'
+        ? [lore.globalLore, lore.characterLore]
+        : [lore.characterLore, lore.globalLore];
+    return [lore.chatLore, lore.personaLore, ...cg].flatMap((l) => l || []);
+}
+
+/**
+ * The scan request for `inputs`, and `rows`: every entry scanned ({world, uid, entry}) with
+ * `locate(book, index)` from a result item back to it.
+ * `stActivated` (the `world.uid` SillyTavern activated) settles SillyTavern's own random
+ * draws: an entry with a probability below 100 takes SillyTavern's outcome (100 when it
+ * activated, else 0), so ccv3 replays the roll instead of drawing its own.
+ */
+export function scanInputs(ccv3, inputs, stActivated, prevState) {
+    const options = ccv3.sillyTavernScanOptions({
+        settings: inputs.settings,
+        maxContext: inputs.maxContext,
+        tokenizerModel: inputs.tokenizerModel,
+        trigger: inputs.trigger,
+    });
+    const activated = stActivated ? new Set(stActivated) : null;
+    const files = new Map(); // world -> {entries: {uid: entry}}
+    for (const e of sources(inputs.lore, options.strategy)) {
+        if (!files.has(e.world)) files.set(e.world, { entries: {} });
+        const entry = { ...e };
+        delete entry.world;
+        if (activated && entry.useProbability && Number(entry.probability) < 100) {
+            entry.probability = activated.has(`${e.world}.${e.uid}`) ? 100 : 0;
+        }
+        files.get(e.world).entries[String(e.uid)] = entry;
+    }
+    const names = [...files.keys()];
+    const encoder = new TextEncoder();
+    const texts = names.map((w) => JSON.stringify(files.get(w)));
+    const books = texts.map((t) => encoder.encode(t));
+    const all = [];
+    const byBook = new Map();
+    names.forEach((w, i) => {
+        // The reader takes a World Info file's entries in its key order (JSON's).
+        const list = Object.entries(files.get(w).entries).map(([uid, entry]) => ({ world: w, uid, entry }));
+        all.push(...list);
+        byBook.set(w, list);
+        byBook.set(`books[${i}]`, list);
+    });
+    const request = {
+        ...options,
+        books,
+        chat: { messages: inputs.chat },
+        state: prevState ?? null,
+        user: inputs.user,
+        char: inputs.char,
+    };
+    return {
+        request,
+        rows: { all, locate: (book, index) => byBook.get(book)?.[index] ?? null },
+        names,
+        texts,
+    };
+}
+
+const FLAGS = [
+    ['scanDepth', '--scan-depth'],
+    ['budget', '--budget'],
+    ['minActivations', '--min-activations'],
+    ['minActivationsDepthMax', '--min-activations-depth-max'],
+    ['maxRecursionSteps', '--max-recursion-steps'],
+    ['includeNames', '--include-names'],
+    ['wholeWords', '--whole-words'],
+    ['caseSensitive', '--case-sensitive'],
+    ['groupScoring', '--group-scoring'],
+    ['strategy', '--strategy'],
+    ['tokenizer', '--tokenizer'],
+    ['trigger', '--trigger'],
+    ['user', '--user'],
+    ['char', '--char'],
+];
+
+/**
+ * A scenario `scripts/sillytavern-replay` turns into `ccv3 lore scan --compat sillytavern`
+ * (books as World Info files, the chat, the state, the flags) with both activated sets.
+ */
+export function cliScenario(inputs, request, result, stActivated, names) {
+    const decoder = new TextDecoder();
+    const args = ['--compat', 'sillytavern', '--json'];
+    if (request.recursive) args.push('--recursive');
+    for (const [k, flag] of FLAGS) {
+        const v = request[k];
+        if (v === undefined || v === null || v === '') continue;
+        args.push(flag, String(v));
+    }
+    return {
+        ccv3_sillytavern_case: 1,
+        books: request.books.map((b, i) => ({ file: `book${i}.json`, name: names?.[i] ?? null, world: JSON.parse(decoder.decode(b)) })),
+        chat: inputs.chat,
+        state: request.state,
+        args,
+        sillytavern: { settings: inputs.settings, maxContext: inputs.maxContext, timedWorldInfo: inputs.timedWorldInfo, activated: stActivated },
+        ccv3_activated: result.activated.map((a) => `${a.book}#${a.index}`),
+    };
+}
