@@ -10,9 +10,9 @@
 //
 // Scenario files: {about, books: [{file, data}], options?, turns: [[message...]...],
 // expect: [[activated content...] per turn]}. `options` are the bindings' request keys
-// (snake_case); the CLI gets them as flags (`scan_depth` -> `--scan-depth`). Books carry no
-// `name`, so the packages call them `books[i]` where the CLI says the file name: the CLI's
-// names are mapped to `books[i]` before comparing.
+// (snake_case); the CLI gets them as flags (`scan_depth` -> `--scan-depth`). Each book's `name`
+// is its `file`: the CLI calls a book by its file name and the packages by its `name`, and the
+// state's keys hold that name, so all three outputs can be compared byte for byte.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -43,18 +43,9 @@ function flags(options) {
   return out;
 }
 
-/** The comparable part of a scan: `book` as `books[i]`, the state as JSON. */
-function comparable(out, state, bookNames) {
-  const book = (b) => {
-    const i = bookNames.indexOf(b);
-    return i < 0 ? b : `books[${i}]`;
-  };
-  return {
-    activated: out.activated.map((a) => ({ ...a, book: book(a.book) })),
-    rejected: out.rejected.map((r) => ({ ...r, book: book(r.book) })),
-    tokens: out.tokens,
-    state,
-  };
+/** A scan's result and the state it leaves. */
+function comparable(out, state) {
+  return { activated: out.activated, rejected: out.rejected, tokens: out.tokens, state };
 }
 
 function viaCli(dir, s, files) {
@@ -69,7 +60,7 @@ function viaCli(dir, s, files) {
     const r = spawnSync(BIN, args, { encoding: 'utf8' });
     assert.equal(r.status, 0, `ccv3 ${args.join(' ')}: ${r.stderr}`);
     const state = JSON.parse(fs.readFileSync(statePath, 'utf8'));
-    results.push(comparable(JSON.parse(r.stdout), state, s.books.map((b) => b.file)));
+    results.push(comparable(JSON.parse(r.stdout), state));
   });
   return results;
 }
@@ -80,7 +71,7 @@ function viaNpm(s, files) {
   return s.turns.map((chat) => {
     const out = ccv3.scanLorebook({ ...(s.options || {}), books, chat, state });
     state = out.state;
-    return comparable(out, out.state, []);
+    return comparable(out, out.state);
   });
 }
 
@@ -89,7 +80,7 @@ function viaPython(dir, s, files) {
   fs.writeFileSync(job, JSON.stringify({ books: files, turns: s.turns, options: s.options || {} }));
   const r = spawnSync(PYTHON, [path.join(HERE, 'scan.py'), job], { encoding: 'utf8' });
   assert.equal(r.status, 0, `python scan.py: ${r.stderr}`);
-  return JSON.parse(r.stdout).map((out) => comparable(out, out.state, []));
+  return JSON.parse(r.stdout).map((out) => comparable(out, out.state));
 }
 
 test('the scenarios are there', () => {
@@ -105,7 +96,7 @@ for (const name of names) {
     try {
       const files = s.books.map((b) => {
         const book = b.data.data.character_book ?? b.data.data;
-        assert.equal(book.name, undefined, `${b.file}: the books carry no name (see the header)`);
+        assert.equal(book.name, b.file, `${b.file}: a book's name is its file (see the header)`);
         const f = path.join(dir, b.file);
         fs.writeFileSync(f, JSON.stringify(b.data));
         return f;

@@ -200,8 +200,9 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
     ``{"activated", "rejected", "tokens", "state"}``.
 
     ``books`` are Lorebook dicts, or file bytes or paths (a card file means its character
-    book). Pass the returned ``state`` to the next turn. Options as in the npm package:
-    ``user``, ``char``, ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``,
+    book). Pass the returned ``state`` to the next turn. Options as in the npm package and
+    ``ccv3 lore scan``, with the same defaults: ``user``, ``char`` (default: the first card's
+    name), ``greeting`` (default 0, ``first_mes``, for ``@@is_greeting``), ``scan_depth``, ``recursive``, ``max_context``, ``tokenizer``,
     ``compat="sillytavern"`` (SillyTavern 1.15's results), ...;
     the engine settings (as the ``ccv3 lore scan`` flags): ``min_activations``,
     ``min_activations_depth_max``, ``max_recursion_steps``, ``budget``, ``budget_cap``,
