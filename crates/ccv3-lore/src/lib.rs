@@ -141,6 +141,7 @@
 pub mod chat;
 mod compile;
 mod grams;
+pub mod graph;
 mod hash;
 pub mod jsregex;
 mod par;
@@ -156,6 +157,7 @@ pub use compile::{
     BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Position, SelectiveLogic,
     Strategy, MAX_ENTRIES,
 };
+pub use graph::{EntryFacts, KeyFacts, RecursionEdge};
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, Compat, ExplainSink, Explanation, MatchSources, NoSink,
