@@ -34,6 +34,7 @@ use ccv3_lore::{
 };
 use ccv3_tokens::Tokenizer;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 /// One lint finding: `{file, severity, code, path, entry, message}` (and `budget` on
@@ -265,7 +266,8 @@ fn lint_book(
         kind: BookKind::Character,
         name: String::new(),
     }];
-    let compiler = LorebookCompiler::new();
+    // Compiled for one use: the key automata are built only if the recursion graph needs them.
+    let compiler = LorebookCompiler::new().for_single_scan(true);
     let Ok(compiled) = compiler.try_compile(&input) else {
         // Over the engine's entry limit: `validate` and `lore scan` say so; nothing to lint.
         return;
@@ -465,8 +467,8 @@ fn key_checks(
     ep: &dyn Fn(usize) -> String,
     out: &mut Vec<Finding>,
 ) {
-    let mut seen: HashMap<String, Vec<usize>> = HashMap::new();
-    let mut places: Vec<(usize, usize, String)> = Vec::new();
+    let mut seen: HashMap<Cow<'_, str>, Vec<usize>> = HashMap::new();
+    let mut places: Vec<(usize, usize, Cow<'_, str>)> = Vec::new();
     for f in facts.iter().filter(|f| f.enabled) {
         let i = f.at.index;
         let raw_keys = book.entries.get(i).map(|e| &e.keys[..]).unwrap_or_default();
@@ -501,10 +503,12 @@ fn key_checks(
                     ));
                 }
             }
-            let norm = if key.case_sensitive {
-                key.text.to_string()
+            let norm: Cow<'_, str> = if key.case_sensitive
+                || !key.text.chars().any(|c| c.is_uppercase())
+            {
+                Cow::Borrowed(key.text)
             } else {
-                key.text.to_lowercase()
+                Cow::Owned(key.text.to_lowercase())
             };
             let list = seen.entry(norm.clone()).or_default();
             if list.last() != Some(&i) {
@@ -598,8 +602,14 @@ fn budget(
         total: 0,
         entries: Vec::new(),
     };
+    // Counts of repeated pieces (words) come from one cache: the same counts, faster.
+    let mut cache = ccv3_tokens::PieceCache::new();
     for f in facts.iter().filter(|f| f.enabled) {
-        let tokens = if f.body_empty { 0 } else { tok.count(f.body) };
+        let tokens = if f.body_empty {
+            0
+        } else {
+            tok.count_cached(f.body, &mut cache)
+        };
         if f.constant {
             plan.constant = plan.constant.saturating_add(tokens);
         } else {

@@ -43,6 +43,10 @@ pub enum Command {
     /// Check files or folders (recursively) against the spec.
     #[command(after_help = VALIDATE_EXAMPLES)]
     Validate(ValidateArgs),
+    /// Find what a card's lorebook, macros and decorators do that their writer may not expect.
+    Lint(crate::cmd::lint::LintArgs),
+    /// Say what SillyTavern, RisuAI, Agnai and V2 readers do with a card.
+    Portability(crate::cmd::portability::PortabilityArgs),
     /// Convert a card or lorebook; the output container comes from OUT's extension. A folder
     /// converts every card in it into `--out DIR` (`--format` picks the container).
     #[command(after_help = CONVERT_EXAMPLES)]
@@ -259,6 +263,8 @@ pub enum LoreCommand {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Which entry triggers which in a recursion step (JSON, Graphviz DOT or Mermaid).
+    Graph(crate::cmd::lore_graph::LoreGraphArgs),
 }
 
 /// `ccv3 debug` subcommands.

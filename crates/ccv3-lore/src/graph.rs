@@ -4,7 +4,7 @@
 //!
 //! An edge A -> B exists when A and B are distinct, A is enabled, A's content (without
 //! decorators, cleaned as recursion text is) is not blank and A has no `prevent_recursion`, B is
-//! enabled, has neither `exclude_recursion` nor `@@dont_activate`, B's book recurses
+//! enabled, its content is not blank, it has neither `exclude_recursion` nor `@@dont_activate`, B's book recurses
 //! ([`ScanOptions::recursive`] for books that do not say) and one of B's primary keys matches A's
 //! content as a recursion step matches it: plain keys with B's case and whole-word rules, regex
 //! keys run on the content with [`ScanOptions::regex_key_steps`] (a search that runs out of steps
@@ -276,6 +276,7 @@ impl<'a> CompiledBooks<'a> {
         opts: &ScanOptions,
     ) -> Option<String> {
         if !dst.enabled
+            || dst.body_empty
             || dst.exclude_recursion
             || dst.dec.dont_activate
             || !self.recurses(dst.at.book, opts)
