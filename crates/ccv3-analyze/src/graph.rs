@@ -36,6 +36,10 @@ pub struct Graph {
     pub nodes: Vec<GraphNode>,
     /// Every edge, by `from` then `to`.
     pub edges: Vec<GraphEdge>,
+    /// Present and true when the engine's limits ([`ccv3_lore::GraphLimits`]) cut the search:
+    /// some edges may be missing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// The recursion graph of `book`. Books that do not set `recursive_scanning` are taken as
@@ -61,25 +65,32 @@ pub fn lore_graph(book: &Lorebook) -> Graph {
         kind: BookKind::Character,
         name: String::new(),
     }];
-    let edges = match LorebookCompiler::new().try_compile(&input) {
+    let (edges, truncated) = match LorebookCompiler::new().try_compile(&input) {
         Ok(compiled) => {
             let opts = ScanOptions {
                 recursive: true,
                 ..ScanOptions::default()
             };
-            compiled
-                .recursion_edges(&opts)
+            let g = compiled.recursion_edges(&opts);
+            let edges = g
+                .edges
                 .into_iter()
                 .map(|e| GraphEdge {
                     from: e.from.index,
                     to: e.to.index,
                     key: e.key,
                 })
-                .collect()
+                .collect();
+            (edges, !g.complete)
         }
-        Err(_) => Vec::new(),
+        // Over the engine's entry limit (`lore scan` refuses it too): no edges, said so.
+        Err(_) => (Vec::new(), !book.entries.is_empty()),
     };
-    Graph { nodes, edges }
+    Graph {
+        nodes,
+        edges,
+        truncated,
+    }
 }
 
 /// The most cycles [`Graph::cycles`] lists.

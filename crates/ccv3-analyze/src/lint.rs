@@ -1,6 +1,7 @@
 //! `ccv3 lint`: static analysis of a card's lorebook, macros and decorators, beyond validity.
 //!
-//! Every finding has a stable `code` (issue 27; `docs/lint.md` lists them with their sources):
+//! Every finding has a stable `code` (issue 27; `tests/codes.rs` builds a book for each and names
+//! the source of its rule):
 //!
 //! | code | severity | what |
 //! |---|---|---|
@@ -329,12 +330,22 @@ fn lint_book(
         let _ = entry;
     }
     if !delayed.is_empty() {
-        let edges = compiled.recursion_edges(&scan_opts);
+        let mut wanted = vec![false; book.entries.len()];
+        for &i in &delayed {
+            wanted[i] = true;
+        }
+        let g = compiled.recursion_graph(&scan_opts, &Default::default(), &|at| {
+            wanted.get(at.index).copied().unwrap_or(false)
+        });
         let mut reached = vec![false; book.entries.len()];
-        for e in &edges {
+        for e in &g.edges {
             if let Some(r) = reached.get_mut(e.to.index) {
                 *r = true;
             }
+        }
+        if !g.complete {
+            // The search was cut: an entry without an edge found may still be reachable.
+            delayed.clear();
         }
         for i in delayed {
             if reached[i] {
@@ -503,13 +514,12 @@ fn key_checks(
                     ));
                 }
             }
-            let norm: Cow<'_, str> = if key.case_sensitive
-                || !key.text.chars().any(|c| c.is_uppercase())
-            {
-                Cow::Borrowed(key.text)
-            } else {
-                Cow::Owned(key.text.to_lowercase())
-            };
+            let norm: Cow<'_, str> =
+                if key.case_sensitive || !key.text.chars().any(|c| c.is_uppercase()) {
+                    Cow::Borrowed(key.text)
+                } else {
+                    Cow::Owned(key.text.to_lowercase())
+                };
             let list = seen.entry(norm.clone()).or_default();
             if list.last() != Some(&i) {
                 list.push(i);
@@ -731,8 +741,13 @@ fn check_macros(text: &str, path: &str, entry: Option<usize>, app: App, out: &mu
         }
     }
     let mut reported: Vec<String> = Vec::new();
+    let mut more = 0usize;
     for (offset, name) in t.macro_names() {
         if not_a_call(&name) || knows(app, &name) || reported.contains(&name) {
+            continue;
+        }
+        if reported.len() >= MAX_PER_TEXT {
+            more += 1;
             continue;
         }
         reported.push(name.clone());
@@ -761,7 +776,22 @@ fn check_macros(text: &str, path: &str, entry: Option<usize>, app: App, out: &mu
             )),
         }
     }
+    if more > 0 {
+        out.push(finding(
+            Severity::Warning,
+            "cbs-unknown-macro",
+            path.to_string(),
+            entry,
+            format!(
+                "{more} more macros {} does not know are not listed",
+                app.label()
+            ),
+        ));
+    }
 }
+
+/// The most macro or decorator findings one text gives (a hostile text may hold thousands).
+const MAX_PER_TEXT: usize = 20;
 
 /// True when some dialect defines the decorator `name`: the spec's (ccv3's parser) or RisuAI's
 /// own (its `loadLoreBookV3Prompt`; other-systems.md 3.2).
@@ -827,7 +857,21 @@ fn check_decorators(content: &str, path: &str, entry: usize, app: App, out: &mut
         return;
     }
     let (list, _) = decorator::parse_list(content);
+    let before = out.len();
     for d in &list {
+        if out.len() - before >= MAX_PER_TEXT {
+            out.push(finding(
+                Severity::Info,
+                "decorator-ignored-by-app",
+                path.to_string(),
+                Some(entry),
+                format!(
+                    "{} decorators in all; the findings after the first {MAX_PER_TEXT} are not listed",
+                    list.len()
+                ),
+            ));
+            break;
+        }
         let name = d.kind.name();
         let fallback = d
             .fallbacks

@@ -59,11 +59,11 @@ pub const RULES: &[Rule] = &[
     Rule { id: "v2-use-regex", app: App::V2, code: "lore-field-dropped", fact: "V2 entries have no `use_regex`: regex entries become plain-key entries", source: "SPEC_V3.md, \"use_regex\" (new in V3); Character Card V2 spec, character_book entries" },
     Rule { id: "v2-decorators", app: App::V2, code: "decorator-ignored", fact: "decorators are V3: a V2 reader sends decorator lines to the model as text (backfills should remove them)", source: "SPEC_V3.md, \"Decorators\" (\"On backfilling V2, the application SHOULD remove all decorators\")" },
     Rule { id: "v2-containers", app: App::V2, code: "container-unsupported", fact: "V2 cards are PNG (`chara` chunk) or JSON; CHARX is V3", source: "SPEC_V3.md, \"Embedding Methods\"; Character Card V2 spec" },
-    Rule { id: "st-decorators", app: App::SillyTavern, code: "decorator-ignored", fact: "SillyTavern honours only @@activate and @@dont_activate (other leading @@ lines are stripped and ignored; a @@@ fallback naming one of the two is used)", source: "SillyTavern public/scripts/world-info.js parseDecorators; other-systems.md 1 (Decorators, @@@ rows)" },
+    Rule { id: "st-decorators", app: App::SillyTavern, code: "decorator-ignored", fact: "SillyTavern honours only @@activate and @@dont_activate (other leading @@ lines are stripped and ignored; a @@@ fallback naming one of the two is used)", source: "SillyTavern 1.19.0 public/scripts/world-info.js, KNOWN_DECORATORS (line 100) and parseDecorators; other-systems.md 1 (Decorators, @@@ rows)" },
     Rule { id: "st-macros", app: App::SillyTavern, code: "macro-not-expanded", fact: "macros outside SillyTavern's macro set stay as written", source: "SillyTavern public/scripts/macros/definitions/*.js (MacroRegistry); ccv3-cbs catalog, dialect sillytavern" },
-    Rule { id: "st-book-settings", app: App::SillyTavern, code: "lore-field-dropped", fact: "a character book's scan_depth, token_budget and recursive_scanning are dropped when SillyTavern rebuilds the book from its World Info (its global settings apply)", source: "SillyTavern src/endpoints/characters.js convertWorldInfoToCharacterBook; other-systems.md 1 (Lossless unknown fields)" },
-    Rule { id: "st-containers", app: App::SillyTavern, code: "container-unsupported", fact: "SillyTavern reads no JPEG or WebP card metadata, and does not import a standalone lorebook_v3 file (its World Info import needs top-level `entries`)", source: "other-systems.md 1 (JPEG/WebP metadata; Standalone lorebook_v3 import): src/character-card-parser.js, src/endpoints/worldinfo.js /import" },
-    Rule { id: "st-assets", app: App::SillyTavern, code: "asset-ignored", fact: "from a CHARX SillyTavern imports the icon, emotion/expression sprites, backgrounds and other images; non-image assets are ignored and user_icon is skipped", source: "SillyTavern src/charx.js CharXParser; other-systems.md 2.1" },
+    Rule { id: "st-book-settings", app: App::SillyTavern, code: "lore-field-dropped", fact: "a character book's scan_depth, token_budget and recursive_scanning are dropped when SillyTavern rebuilds the book from its World Info (its global settings apply)", source: "SillyTavern 1.19.0 src/endpoints/characters.js convertWorldInfoToCharacterBook (its result is {entries, name}); other-systems.md 1 (Lossless unknown fields)" },
+    Rule { id: "st-containers", app: App::SillyTavern, code: "container-unsupported", fact: "SillyTavern reads no JPEG or WebP card metadata, and does not import a standalone lorebook_v3 file (its World Info import needs top-level `entries`)", source: "SillyTavern 1.19.0 src/character-card-parser.js (PNG text chunks only); other-systems.md 1 (JPEG/WebP metadata; Standalone lorebook_v3 import: src/endpoints/worldinfo.js /import)" },
+    Rule { id: "st-assets", app: App::SillyTavern, code: "asset-ignored", fact: "from a CHARX SillyTavern imports image assets only (CHARX_IMAGE_EXTENSIONS) and skips icon and user_icon assets beside the main icon", source: "SillyTavern 1.19.0 src/charx.js CharXParser (lines 203, 247-251); other-systems.md 2.1" },
     Rule { id: "risu-decorators", app: App::Risu, code: "decorator-ignored", fact: "RisuAI's lorebook code handles its own decorator list; instruct_depth, reverse_instruct_depth, instruct_scan_depth and is_user_icon always fall through to their fallback, disable_ui_prompt has no effect", source: "RisuAI src/ts/process/lorebook.svelte.ts loadLoreBookV3Prompt; other-systems.md 3.2" },
     Rule { id: "risu-macros", app: App::Risu, code: "macro-not-expanded", fact: "macros outside RisuAI's CBS stay as written", source: "RisuAI src/ts/cbs.ts (registry); other-systems.md 4; ccv3-cbs catalog, dialect risu" },
     Rule { id: "risu-groups", app: App::Risu, code: "lore-field-dropped", fact: "RisuAI has no inclusion groups, no timed effects (sticky, cooldown) and no min activations", source: "other-systems.md 1 (Inclusion groups, Timed effects rows): RisuAI lorebook.svelte.ts" },
@@ -214,8 +214,10 @@ fn card(app: App, card: &Card, out: &mut Out<'_>) {
     }
     if app == App::SillyTavern {
         for (i, a) in d.assets.iter().flatten().enumerate() {
-            let image = ["png", "jpg", "jpeg", "webp", "gif", "avif", "bmp"]
-                .contains(&a.ext.to_ascii_lowercase().as_str());
+            let image = [
+                "png", "jpg", "jpeg", "webp", "gif", "apng", "avif", "bmp", "jfif",
+            ]
+            .contains(&a.ext.to_ascii_lowercase().as_str());
             if a.kind == "user_icon" || !image {
                 out.add(
                     "st-assets",
@@ -280,6 +282,9 @@ fn macros(app: App, text: &str, path: String, entry: Option<usize>, out: &mut Ou
     for (_, name) in Template::parse(text).macro_names() {
         if name.is_empty() || name.starts_with(['/', ':', '<']) || seen.contains(&name) {
             continue;
+        }
+        if seen.len() >= 20 {
+            break;
         }
         if app_knows(app, &name) == Some(false) {
             out.add(
@@ -439,7 +444,11 @@ fn decorators(app: App, content: &str, path: &str, i: usize, out: &mut Out<'_>) 
         App::Spec => return,
     };
     let (list, _) = ccv3::decorator::parse_list(content);
+    let before = out.list.len();
     for d in &list {
+        if out.list.len() - before >= 20 {
+            break;
+        }
         let name = d.kind.name();
         if app_honours(app, name)
             || (app == App::Risu && !spec_decorator(name) && !crate::lint::decorator_known(name))

@@ -66,8 +66,16 @@ fn zero_probability() {
     // SillyTavern World Info doc, "Inclusion probability": with useProbability the roll must be
     // below the probability; 0 never passes. `useProbability: false` turns it off.
     let b = book(vec![
-        ext(ext(entry(&["a"], "x"), "probability", json!(0)), "useProbability", json!(true)),
-        ext(ext(entry(&["b"], "y"), "probability", json!(0)), "useProbability", json!(false)),
+        ext(
+            ext(entry(&["a"], "x"), "probability", json!(0)),
+            "useProbability",
+            json!(true),
+        ),
+        ext(
+            ext(entry(&["b"], "y"), "probability", json!(0)),
+            "useProbability",
+            json!(false),
+        ),
         entry(&["c"], "@@probability 0\nz"),
     ]);
     assert_eq!(
@@ -81,8 +89,20 @@ fn recursion_dead_and_unreachable() {
     // SillyTavern World Info doc, "Delay until recursion" (fires only in recursion steps) and
     // "Non-recursable" (exclude_recursion: recursion steps may not activate it).
     let b = book(vec![
-        ext(ext(entry(&["dragon"], "a"), "delay_until_recursion", json!(true)), "exclude_recursion", json!(true)),
-        ext(entry(&["castle"], "b"), "delay_until_recursion", json!(true)),
+        ext(
+            ext(
+                entry(&["dragon"], "a"),
+                "delay_until_recursion",
+                json!(true),
+            ),
+            "exclude_recursion",
+            json!(true),
+        ),
+        ext(
+            entry(&["castle"], "b"),
+            "delay_until_recursion",
+            json!(true),
+        ),
         ext(entry(&["moat"], "c"), "delay_until_recursion", json!(true)),
         entry(&["knight"], "The knight rides to the castle."),
     ]);
@@ -95,7 +115,11 @@ fn recursion_dead_and_unreachable() {
 #[test]
 fn unreachable_when_the_book_turns_recursion_off() {
     let mut b = book(vec![
-        ext(entry(&["castle"], "b"), "delay_until_recursion", json!(true)),
+        ext(
+            entry(&["castle"], "b"),
+            "delay_until_recursion",
+            json!(true),
+        ),
         entry(&["knight"], "The knight rides to the castle."),
     ]);
     assert!(with(&lint(&b), "lore-entry-unreachable").is_empty());
@@ -108,15 +132,24 @@ fn unreachable_when_the_book_turns_recursion_off() {
 #[test]
 fn disabled_by_decorator() {
     // SPEC_V3 `@@dont_activate`: the entry is not activated "in any case".
-    let b = book(vec![entry(&["k"], "@@dont_activate\nnever"), entry(&["j"], "fine")]);
-    assert_eq!(with(&lint(&b), "lore-entry-disabled-by-decorator"), [(Some(0), W)]);
+    let b = book(vec![
+        entry(&["k"], "@@dont_activate\nnever"),
+        entry(&["j"], "fine"),
+    ]);
+    assert_eq!(
+        with(&lint(&b), "lore-entry-disabled-by-decorator"),
+        [(Some(0), W)]
+    );
     // A book triggered by @@activate only: said once, as info.
     let b = book(vec![
         entry(&["k"], "@@dont_activate\nnever"),
         entry(&["j"], "@@dont_activate\nnever"),
         entry(&[], "@@activate\nalways"),
     ]);
-    assert_eq!(with(&lint(&b), "lore-entry-disabled-by-decorator"), [(Some(0), I)]);
+    assert_eq!(
+        with(&lint(&b), "lore-entry-disabled-by-decorator"),
+        [(Some(0), I)]
+    );
 }
 
 #[test]
@@ -147,10 +180,20 @@ fn key_duplicate() {
     cs.case_sensitive = Some(true);
     let mut off = entry(&["dragon"], "d");
     off.enabled = false;
-    let b = book(vec![entry(&["dragon"], "a"), entry(&["DRAGON"], "b"), cs, off]);
+    let b = book(vec![
+        entry(&["dragon"], "a"),
+        entry(&["DRAGON"], "b"),
+        cs,
+        off,
+    ]);
     let fs = lint(&b);
-    assert_eq!(with(&fs, "lore-key-duplicate"), [(Some(0), I), (Some(1), I)]);
-    assert!(fs.iter().any(|f| f.code == "lore-key-duplicate" && f.message.contains("#1")));
+    assert_eq!(
+        with(&fs, "lore-key-duplicate"),
+        [(Some(0), I), (Some(1), I)]
+    );
+    assert!(fs
+        .iter()
+        .any(|f| f.code == "lore-key-duplicate" && f.message.contains("#1")));
 }
 
 #[test]
@@ -160,7 +203,13 @@ fn regex_invalid() {
     let b = book(vec![entry(&["/dra(gon/i", "/ok/"], "a")]);
     let fs = lint(&b);
     assert_eq!(with(&fs, "lore-regex-invalid"), [(Some(0), W)]);
-    assert_eq!(fs.iter().find(|f| f.code == "lore-regex-invalid").unwrap().path, "data.entries[0].keys[0]");
+    assert_eq!(
+        fs.iter()
+            .find(|f| f.code == "lore-regex-invalid")
+            .unwrap()
+            .path,
+        "data.entries[0].keys[0]"
+    );
 }
 
 #[test]
@@ -173,8 +222,15 @@ fn secondary_unused() {
     let mut used = entry(&["a"], "y");
     used.secondary_keys = Some(vec!["b".into()]);
     used.selective = Some(true);
-    let b = book(vec![ext(entry(&["c"], "z"), "selectiveLogic", json!(3)), unused, used]);
-    assert_eq!(with(&lint(&b), "lore-secondary-unused"), [(Some(0), I), (Some(1), I)]);
+    let b = book(vec![
+        ext(entry(&["c"], "z"), "selectiveLogic", json!(3)),
+        unused,
+        used,
+    ]);
+    assert_eq!(
+        with(&lint(&b), "lore-secondary-unused"),
+        [(Some(0), I), (Some(1), I)]
+    );
 }
 
 #[test]
@@ -190,7 +246,10 @@ fn group_single() {
         ext(entry(&["d"], "w"), "group", json!("two")),
         ext(entry(&["e"], "v"), "group", json!("two")),
     ]);
-    assert_eq!(with(&lint(&b), "lore-group-single"), [(Some(0), I), (Some(1), I)]);
+    assert_eq!(
+        with(&lint(&b), "lore-group-single"),
+        [(Some(0), I), (Some(1), I)]
+    );
 }
 
 #[test]
@@ -219,12 +278,23 @@ fn budget_plan_and_constants_over_budget() {
     let plan = fs.iter().find(|f| f.code == "lore-budget-plan").unwrap();
     let p = plan.budget.as_ref().unwrap();
     assert_eq!(p.limit, 100);
-    assert_eq!(p.constant, p.entries[0].tokens + p.entries[1].tokens + p.entries[2].tokens);
+    assert_eq!(
+        p.constant,
+        p.entries[0].tokens + p.entries[1].tokens + p.entries[2].tokens
+    );
     assert_eq!(p.triggered_max, p.entries[3].tokens);
     assert_eq!(p.total, p.constant + p.triggered_max);
-    let over = fs.iter().find(|f| f.code == "lore-constant-over-budget").unwrap();
+    let over = fs
+        .iter()
+        .find(|f| f.code == "lore-constant-over-budget")
+        .unwrap();
     // Priority 3 (#1) fits; #2 (priority 2) ends the budget, #0 after it.
-    assert!(over.message.ends_with("2 dropped on every turn, in this order: #2, #0"), "{}", over.message);
+    assert!(
+        over.message
+            .ends_with("2 dropped on every turn, in this order: #2, #0"),
+        "{}",
+        over.message
+    );
     // The default limit: 25% of the max context, capped.
     let opts = LintOptions {
         max_context: 400,
@@ -233,7 +303,16 @@ fn budget_plan_and_constants_over_budget() {
     };
     assert_eq!(LintOptions::default().limit(&b), 2048);
     let fs = lint_with(&b, &opts);
-    assert_eq!(fs.iter().find(|f| f.code == "lore-budget-plan").unwrap().budget.as_ref().unwrap().limit, 90);
+    assert_eq!(
+        fs.iter()
+            .find(|f| f.code == "lore-budget-plan")
+            .unwrap()
+            .budget
+            .as_ref()
+            .unwrap()
+            .limit,
+        90
+    );
     // The JSON shape of issue 27.
     let v = serde_json::to_value(plan).unwrap();
     assert_eq!(
@@ -256,21 +335,39 @@ fn card_with(first_mes: &str, ext_key: Option<&str>) -> Card {
 }
 
 fn lint_app(c: &Card, app: Option<App>) -> Vec<Finding> {
-    lint_card(c, &LintOptions { app, ..Default::default() }, &*tok())
+    lint_card(
+        c,
+        &LintOptions {
+            app,
+            ..Default::default()
+        },
+        &*tok(),
+    )
 }
 
 #[test]
 fn macros_per_dialect() {
     // RisuAI src/ts/cbs.ts defines `arraylength` and `#when`; SillyTavern's macro definitions
     // define `noop` and its `if` (which also reads `{{#if}}`); ccv3-cbs catalog.
-    let c = card_with("{{#when x}}a{{/when}} {{arraylength::[]}} {{noop}} {{#if 1}}b{{/if}} {{nosuchmacro}}", None);
+    let c = card_with(
+        "{{#when x}}a{{/when}} {{arraylength::[]}} {{noop}} {{#if 1}}b{{/if}} {{nosuchmacro}}",
+        None,
+    );
     let st = lint_app(&c, Some(App::SillyTavern));
-    let other: Vec<&str> = st.iter().filter(|f| f.code == "cbs-other-dialect").map(|f| f.message.as_str()).collect();
+    let other: Vec<&str> = st
+        .iter()
+        .filter(|f| f.code == "cbs-other-dialect")
+        .map(|f| f.message.as_str())
+        .collect();
     assert_eq!(other.len(), 2, "{other:?}");
     assert!(other.iter().all(|m| m.contains("RisuAI")));
     assert_eq!(with(&st, "cbs-unknown-macro").len(), 1);
     let risu = lint_app(&c, Some(App::Risu));
-    let other: Vec<&str> = risu.iter().filter(|f| f.code == "cbs-other-dialect").map(|f| f.message.as_str()).collect();
+    let other: Vec<&str> = risu
+        .iter()
+        .filter(|f| f.code == "cbs-other-dialect")
+        .map(|f| f.message.as_str())
+        .collect();
     assert_eq!(other.len(), 1, "{other:?}");
     assert!(other[0].contains("{{noop}}") && other[0].contains("SillyTavern"));
     // The card's own application: RisuAI's extension.
@@ -301,19 +398,44 @@ fn decorators() {
     let spec = lint(&b);
     assert_eq!(with(&spec, "decorator-unknown"), [(Some(0), W)]);
     assert!(with(&spec, "decorator-ignored-by-app").is_empty());
-    let st = lint_with(&b, &LintOptions { app: Some(App::SillyTavern), ..Default::default() });
-    let ignored: Vec<&Finding> = st.iter().filter(|f| f.code == "decorator-ignored-by-app").collect();
-    assert_eq!(ignored.iter().map(|f| f.entry).collect::<Vec<_>>(), [Some(1), Some(2), Some(3)]);
+    let st = lint_with(
+        &b,
+        &LintOptions {
+            app: Some(App::SillyTavern),
+            ..Default::default()
+        },
+    );
+    let ignored: Vec<&Finding> = st
+        .iter()
+        .filter(|f| f.code == "decorator-ignored-by-app")
+        .collect();
+    assert_eq!(
+        ignored.iter().map(|f| f.entry).collect::<Vec<_>>(),
+        [Some(1), Some(2), Some(3)]
+    );
     assert!(ignored[0].message.contains("fallback @@@activate"));
     assert!(ignored[1].message.contains("no fallback"));
-    let risu = lint_with(&b, &LintOptions { app: Some(App::Risu), ..Default::default() });
-    assert_eq!(with(&risu, "decorator-ignored-by-app").len(), 1, "only @@no_such_thing with its fallback");
+    let risu = lint_with(
+        &b,
+        &LintOptions {
+            app: Some(App::Risu),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        with(&risu, "decorator-ignored-by-app").len(),
+        1,
+        "only @@no_such_thing with its fallback"
+    );
 }
 
 #[test]
 fn findings_serialise_as_issue_27_says() {
     let b = book(vec![entry(&[], "lonely")]);
-    let f = lint(&b).into_iter().find(|f| f.code == "lore-entry-no-keys").unwrap();
+    let f = lint(&b)
+        .into_iter()
+        .find(|f| f.code == "lore-entry-no-keys")
+        .unwrap();
     let mut f = f;
     f.file = Some("book.json".into());
     let v = serde_json::to_value(&f).unwrap();

@@ -10,10 +10,26 @@ use serde_json::json;
 
 /// Keys: plain, multi-word, cased, regex (valid and not); contents are made of the same words,
 /// glued to others or not (whole-word rules), with a cleaned-away `{{// ...}}` comment.
-const KEYS: &[&str] = &["ash", "Ash", "oak", "oak tree", "elm", "/o+k/i", "/a(/", "fir", "é"];
+const KEYS: &[&str] = &[
+    "ash", "Ash", "oak", "oak tree", "elm", "/o+k/i", "/a(/", "fir", "é",
+];
 const WORDS: &[&str] = &[
-    "ash", "ASH", "oak", "oaken", "oak tree", "elm", "elms", "ooook", "fir", "café", "é", "stone",
-    "{{// oak}}", "(a", "Ash", "tree",
+    "ash",
+    "ASH",
+    "oak",
+    "oaken",
+    "oak tree",
+    "elm",
+    "elms",
+    "ooook",
+    "fir",
+    "café",
+    "é",
+    "stone",
+    "{{// oak}}",
+    "(a",
+    "Ash",
+    "tree",
 ];
 
 #[derive(Debug, Clone)]
@@ -39,16 +55,18 @@ fn spec() -> impl Strategy<Value = Spec> {
         prop::bool::weighted(0.15),
         prop::bool::weighted(0.15),
     )
-        .prop_map(|(keys, words, glue, enabled, case_sensitive, whole, exclude, prevent)| Spec {
-            keys,
-            words,
-            glue,
-            enabled,
-            case_sensitive,
-            whole,
-            exclude,
-            prevent,
-        })
+        .prop_map(
+            |(keys, words, glue, enabled, case_sensitive, whole, exclude, prevent)| Spec {
+                keys,
+                words,
+                glue,
+                enabled,
+                case_sensitive,
+                whole,
+                exclude,
+                prevent,
+            },
+        )
 }
 
 fn build(specs: &[Spec], recursive: Option<bool>) -> Lorebook {

@@ -89,6 +89,46 @@ pub struct RecursionEdge {
     pub key: String,
 }
 
+/// A recursion graph: its edges, and whether it is complete.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RecursionGraph {
+    /// The edges found, by `from` then `to`.
+    pub edges: Vec<RecursionEdge>,
+    /// False when [`GraphLimits`] stopped the search (then some edges may be missing) or a
+    /// regex key ran out of steps.
+    pub complete: bool,
+}
+
+/// Bounds of one recursion graph (hostile books: a key in every entry and every content makes
+/// entries squared edges).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphLimits {
+    /// The most edges (default 1,000,000).
+    pub max_edges: usize,
+    /// The most work: bytes of content searched plus candidate entries checked (default
+    /// 200,000,000, about a second).
+    pub max_work: u64,
+    /// The steps all regex searches may take together (default [`crate::REGEX_SCAN_STEPS`]).
+    pub regex_steps: u64,
+}
+
+impl Default for GraphLimits {
+    fn default() -> Self {
+        GraphLimits {
+            max_edges: 1_000_000,
+            max_work: 200_000_000,
+            regex_steps: crate::REGEX_SCAN_STEPS,
+        }
+    }
+}
+
+/// Whether a recursion step reaches an entry.
+enum Reach {
+    Key(String),
+    No,
+    OutOfSteps,
+}
+
 impl<'a> CompiledBooks<'a> {
     /// Every entry as the engine reads it, in book order (book, then index); `opts` decides
     /// the recursion of books that do not say.
@@ -175,17 +215,38 @@ impl<'a> CompiledBooks<'a> {
 
     /// The recursion graph: every edge A -> B (see the [module docs](self)), ordered by `from`
     /// then `to` (book order), one edge per pair with the first of B's keys that matches.
-    /// Linear in the contents plus the entries each content reaches.
-    pub fn recursion_edges(&self, opts: &ScanOptions) -> Vec<RecursionEdge> {
+    /// Linear in the contents plus the entries each content reaches, within
+    /// [`GraphLimits::default`] ([`RecursionGraph::complete`] says whether they cut it).
+    pub fn recursion_edges(&self, opts: &ScanOptions) -> RecursionGraph {
+        self.recursion_graph(opts, &GraphLimits::default(), &|_| true)
+    }
+
+    /// [`CompiledBooks::recursion_edges`] within `limits`, keeping only the edges into the
+    /// entries `into` accepts (the others cost one check each).
+    pub fn recursion_graph(
+        &self,
+        opts: &ScanOptions,
+        limits: &GraphLimits,
+        into: &dyn Fn(EntryRef) -> bool,
+    ) -> RecursionGraph {
+        let mut graph = RecursionGraph {
+            edges: Vec::new(),
+            complete: true,
+        };
+        if self.entries.is_empty() {
+            return graph;
+        }
         let aut = self.automata();
         let mut seen = Seen::default();
-        let mut edges = Vec::new();
         let mut hits: FxMap<u32, (bool, bool)> = FxMap::default();
         let mut cands: Vec<u32> = Vec::new();
         let mut flag = vec![false; self.entries.len()];
+        let wanted: Vec<bool> = self.entries.iter().map(|e| into(e.at)).collect();
         let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
         order.sort_by_key(|&r| self.entries[r as usize].at);
-        for &a in &order {
+        let mut work: u64 = 0;
+        let mut steps = limits.regex_steps;
+        'sources: for &a in &order {
             let src = &self.entries[a as usize];
             if !src.enabled || src.prevent_recursion || src.body_empty {
                 continue;
@@ -193,44 +254,60 @@ impl<'a> CompiledBooks<'a> {
             let text = clean_scan_text(src.body, true);
             let text = text.as_deref().unwrap_or(src.body);
             let lower = text.to_lowercase();
+            work = work.saturating_add(text.len() as u64);
             hits.clear();
             self.pattern_hits(aut, &lower, text, &mut seen, &mut hits);
             cands.clear();
             for &p in hits.keys() {
                 let lo = self.fan_off.get(p as usize).copied().unwrap_or(0) as usize;
                 let hi = self.fan_off.get(p as usize + 1).copied().unwrap_or(0) as usize;
-                for &r in self.fan.get(lo..hi).unwrap_or_default() {
-                    if !flag[r as usize] {
+                let fan = self.fan.get(lo..hi).unwrap_or_default();
+                work = work.saturating_add(fan.len() as u64);
+                for &r in fan {
+                    if wanted[r as usize] && !flag[r as usize] {
                         flag[r as usize] = true;
                         cands.push(r);
                     }
                 }
             }
             for &r in &self.always {
-                if !flag[r as usize] {
+                if wanted[r as usize] && !flag[r as usize] {
                     flag[r as usize] = true;
                     cands.push(r);
                 }
             }
+            work = work.saturating_add(self.always.len() as u64);
             let mut out: Vec<RecursionEdge> = Vec::new();
             for &b in &cands {
                 flag[b as usize] = false;
+            }
+            if work > limits.max_work {
+                graph.complete = false;
+                break 'sources;
+            }
+            for &b in &cands {
                 if b == a {
                     continue;
                 }
                 let dst = &self.entries[b as usize];
-                if let Some(key) = self.reached(dst, text, &hits, opts) {
-                    out.push(RecursionEdge {
+                match self.reached(dst, text, &hits, opts, &mut steps) {
+                    Reach::Key(key) => out.push(RecursionEdge {
                         from: src.at,
                         to: dst.at,
                         key,
-                    });
+                    }),
+                    Reach::No => {}
+                    Reach::OutOfSteps => graph.complete = false,
                 }
             }
             out.sort_by_key(|e| e.to);
-            edges.extend(out);
+            if graph.edges.len() + out.len() > limits.max_edges {
+                graph.complete = false;
+                break;
+            }
+            graph.edges.extend(out);
         }
-        edges
+        graph
     }
 
     /// Where each pattern occurs in one text: `(anywhere, as a whole word)`.
@@ -267,24 +344,27 @@ impl<'a> CompiledBooks<'a> {
     }
 
     /// The first primary key of `dst` that a recursion step finds in `text` (`hits`: its
-    /// patterns), when a recursion step can activate `dst` at all.
+    /// patterns), when a recursion step can activate `dst` at all; regex searches take their
+    /// steps from `steps` (at most [`ScanOptions::regex_key_steps`] each).
     fn reached(
         &self,
         dst: &CEntry<'_>,
         text: &str,
         hits: &FxMap<u32, (bool, bool)>,
         opts: &ScanOptions,
-    ) -> Option<String> {
+        steps: &mut u64,
+    ) -> Reach {
         if !dst.enabled
             || dst.body_empty
             || dst.exclude_recursion
             || dst.dec.dont_activate
             || !self.recurses(dst.at.book, opts)
         {
-            return None;
+            return Reach::No;
         }
         let whole = dst.whole_words.unwrap_or(opts.match_whole_words);
         let keys = self.keys_of(dst.primary);
+        let mut out_of_steps = false;
         for (i, k) in keys.iter().enumerate() {
             let found = match *k {
                 KeyKind::Plain { pat, multiword } => {
@@ -296,8 +376,17 @@ impl<'a> CompiledBooks<'a> {
                     let pre = r.lits.is_empty() || r.lits.iter().any(|l| hits.contains_key(l));
                     pre && match &r.engine {
                         Ok(engine) => {
-                            let mut steps = opts.regex_key_steps;
-                            matches!(engine.find(text, &mut steps), Ok(Some(_)))
+                            let given = opts.regex_key_steps.min(*steps);
+                            let mut left = given;
+                            let found = engine.find(text, &mut left);
+                            *steps -= given - left;
+                            match found {
+                                Ok(m) => m.is_some(),
+                                Err(_) => {
+                                    out_of_steps = true;
+                                    false
+                                }
+                            }
                         }
                         Err(_) => false,
                     }
@@ -305,9 +394,13 @@ impl<'a> CompiledBooks<'a> {
                 KeyKind::Invalid => false,
             };
             if found {
-                return Some(self.key_arc(dst.primary, i).to_string());
+                return Reach::Key(self.key_arc(dst.primary, i).to_string());
             }
         }
-        None
+        if out_of_steps {
+            Reach::OutOfSteps
+        } else {
+            Reach::No
+        }
     }
 }

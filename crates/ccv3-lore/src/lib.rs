@@ -157,7 +157,7 @@ pub use compile::{
     BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Position, SelectiveLogic,
     Strategy, MAX_ENTRIES,
 };
-pub use graph::{EntryFacts, KeyFacts, RecursionEdge};
+pub use graph::{EntryFacts, GraphLimits, KeyFacts, RecursionEdge, RecursionGraph};
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{
     Activation, ActivationReason, Compat, ExplainSink, Explanation, MatchSources, NoSink,

@@ -94,7 +94,14 @@ fn human(path: &Path, g: &ccv3_analyze::Graph) -> String {
             from = e.from;
             s.push_str(&format!("  {} triggers\n", name(from)));
         }
-        s.push_str(&format!("    -> {} (key {:?})\n", name(e.to), shown(&e.key)));
+        s.push_str(&format!(
+            "    -> {} (key {:?})\n",
+            name(e.to),
+            shown(&e.key)
+        ));
+    }
+    if g.truncated {
+        s.push_str("the search stopped at its limits: some edges may be missing\n");
     }
     let cycles = g.cycles();
     if cycles.is_empty() {
