@@ -65,7 +65,10 @@ pub fn lore_graph(book: &Lorebook) -> Graph {
         kind: BookKind::Character,
         name: String::new(),
     }];
-    let (edges, truncated) = match LorebookCompiler::new().try_compile(&input) {
+    let (edges, truncated) = match LorebookCompiler::new()
+        .for_single_scan(true)
+        .try_compile(&input)
+    {
         Ok(compiled) => {
             let opts = ScanOptions {
                 recursive: true,

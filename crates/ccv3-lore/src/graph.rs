@@ -233,15 +233,49 @@ impl<'a> CompiledBooks<'a> {
             edges: Vec::new(),
             complete: true,
         };
-        if self.entries.is_empty() {
+        // Only entries a recursion step can activate have edges in.
+        let wanted: Vec<bool> = self
+            .entries
+            .iter()
+            .map(|e| {
+                e.enabled
+                    && !e.body_empty
+                    && !e.exclude_recursion
+                    && !e.dec.dont_activate
+                    && self.recurses(e.at.book, opts)
+                    && into(e.at)
+            })
+            .collect();
+        if !wanted.contains(&true) {
             return graph;
         }
-        let aut = self.automata();
+        // The automata of the patterns that can occur in the contents scanned (a 4-gram test),
+        // unless the books have all of theirs already: building every pattern of a big book
+        // costs far more than the contents need (100,000 keys `k0`..`k99999`: 16 s).
+        let own;
+        let aut = match self.automata.get() {
+            Some(a) => a,
+            None => {
+                let mut lower_all = String::new();
+                let mut orig_all = String::new();
+                for e in self.entries.iter() {
+                    if e.enabled && !e.prevent_recursion && !e.body_empty {
+                        let text = clean_scan_text(e.body, true);
+                        let text = text.as_deref().unwrap_or(e.body);
+                        orig_all.push_str(text);
+                        orig_all.push('\n');
+                        lower_all.push_str(&text.to_lowercase());
+                        lower_all.push('\n');
+                    }
+                }
+                own = Automata::build(&self.patterns, Some((&lower_all, &orig_all)));
+                &own
+            }
+        };
         let mut seen = Seen::default();
         let mut hits: FxMap<u32, (bool, bool)> = FxMap::default();
         let mut cands: Vec<u32> = Vec::new();
         let mut flag = vec![false; self.entries.len()];
-        let wanted: Vec<bool> = self.entries.iter().map(|e| into(e.at)).collect();
         let mut order: Vec<u32> = (0..self.entries.len() as u32).collect();
         order.sort_by_key(|&r| self.entries[r as usize].at);
         let mut work: u64 = 0;
