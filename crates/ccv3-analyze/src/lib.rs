@@ -6,7 +6,7 @@
 //!   application does not know; typed [`lint::Finding`]s that serialise as `ccv3 lint --json`.
 //! - [`graph`]: which entry triggers which in a recursion step, decided by the lorebook engine
 //!   itself ([`ccv3_lore::CompiledBooks::recursion_edges`]); cycles; JSON, Graphviz and Mermaid.
-//! - [`portability`]: what SillyTavern, RisuAI, Agnai and any V2 reader do with a card, from
+//! - [`mod@portability`]: what SillyTavern, RisuAI, Agnai and any V2 reader do with a card, from
 //!   facts recorded with their sources (`docs/portability.md`).
 //! - [`App`]: the applications these analyses target.
 //!
