@@ -295,6 +295,44 @@ impl Template {
         }
     }
 
+    /// Every macro the template calls, in source order, nested ones included: the byte offset
+    /// of its `{{` (or `<`) and its normalised name ([`crate::normalize_name`]; block headers
+    /// keep their `#`, as `#when`). Macros whose name is not literal text are left out. For
+    /// static analysis (issue 27: names a dialect does not know).
+    pub fn macro_names(&self) -> Vec<(usize, String)> {
+        let mut out = Vec::new();
+        let mut stack: Vec<&Node> = self.nodes.iter().rev().collect();
+        while let Some(n) = stack.pop() {
+            match n {
+                Node::Text(_) => {}
+                Node::Macro(m) => {
+                    if let Some(name) = &m.name {
+                        out.push((m.offset, name.clone()));
+                    }
+                    for arg in m.args.iter().rev() {
+                        stack.extend(arg.iter().rev());
+                    }
+                }
+                Node::Block(b) => {
+                    if let Some(name) = &b.header.name {
+                        out.push((b.header.offset, name.clone()));
+                    }
+                    let mut inner: Vec<&Node> = Vec::new();
+                    for arg in &b.header.args {
+                        inner.extend(arg.iter());
+                    }
+                    inner.extend(b.then.iter());
+                    if let Some((_, other)) = &b.otherwise {
+                        inner.extend(other.iter());
+                    }
+                    stack.extend(inner.into_iter().rev());
+                }
+            }
+        }
+        out.sort_by_key(|(o, _)| *o);
+        out
+    }
+
     /// Warnings found while parsing.
     pub fn warnings(&self) -> &[Warning] {
         &self.warnings

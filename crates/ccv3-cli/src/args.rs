@@ -1,6 +1,7 @@
 //! Command-line arguments (the low stage: typed and parsed, nothing built yet).
 
 use crate::limits::{InputLimits, MacroLimits};
+use ccv3_analyze::App;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -43,6 +44,10 @@ pub enum Command {
     /// Check files or folders (recursively) against the spec.
     #[command(after_help = VALIDATE_EXAMPLES)]
     Validate(ValidateArgs),
+    /// Find what a card's lorebook, macros and decorators do that their writer may not expect.
+    Lint(LintArgs),
+    /// Say what SillyTavern, RisuAI, Agnai and V2 readers do with a card.
+    Portability(PortabilityArgs),
     /// Convert a card or lorebook; the output container comes from OUT's extension. A folder
     /// converts every card in it into `--out DIR` (`--format` picks the container).
     #[command(after_help = CONVERT_EXAMPLES)]
@@ -263,6 +268,8 @@ pub enum LoreCommand {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Which entry triggers which in a recursion step (JSON, Graphviz DOT or Mermaid).
+    Graph(LoreGraphArgs),
 }
 
 /// `ccv3 debug` subcommands.
@@ -738,3 +745,122 @@ const CLI_EXAMPLES: &str = "Examples:
 `-` reads standard input wherever a file is read (once per command) and writes standard output
 wherever a file is written; -o FILE writes a command's output to FILE, whole or not at all.
 `ccv3 help COMMAND` shows each command's options and examples.";
+
+/// Examples of `ccv3 lint`.
+const LINT_EXAMPLES: &str = "Examples:
+  ccv3 lint card.png                           every finding, for people
+  ccv3 lint card.png --app sillytavern         macros and decorators as SillyTavern reads them
+  ccv3 lint world.json --json | jq '.[] | select(.code==\"lore-budget-plan\") | .budget'
+  ccv3 lint cards/*.png --severity warning --jsonl
+  ccv3 lint book.json --budget 1024 --tokenizer cl100k
+
+Exit status: 0 no error found, 1 errors found, 2 a file could not be read.";
+
+/// Arguments of `ccv3 lint`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = LINT_EXAMPLES)]
+pub struct LintArgs {
+    /// Cards or lorebooks (every format ccv3 reads); `-` reads one from standard input.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print one JSON array of {file, severity, code, path, entry, message} (and budget on
+    /// lore-budget-plan).
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+    /// Print one JSON object per finding per line.
+    #[arg(long)]
+    pub jsonl: bool,
+    /// Only findings of this severity or worse (error, warning, info).
+    #[arg(long, value_enum)]
+    pub severity: Option<MinSeverity>,
+    /// Only findings with this code (repeatable).
+    #[arg(long = "code", value_name = "CODE")]
+    pub codes: Vec<String>,
+    /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+    /// all; `-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The application whose macros and decorators count: spec, sillytavern, risuai or agnai
+    /// (default: the card's own where ccv3 can tell, else spec).
+    #[arg(long, value_parser = parse_lint_app)]
+    pub app: Option<App>,
+    /// Tokenizer for the budget: o200k or cl100k.
+    #[arg(long, default_value = "o200k")]
+    pub tokenizer: String,
+    /// The budget in tokens (default: the book's token_budget, else 25% of --max-context).
+    #[arg(long, value_name = "N")]
+    pub budget: Option<usize>,
+    /// The model's context in tokens, for the default budget.
+    #[arg(long = "max-context", value_name = "N", default_value_t = 8192)]
+    pub max_context: usize,
+    /// A ceiling on the budget, whatever sets it.
+    #[arg(long = "budget-cap", value_name = "N")]
+    pub budget_cap: Option<usize>,
+}
+
+/// A `--app` value of `lint`.
+fn parse_lint_app(s: &str) -> Result<App, String> {
+    match App::parse(s) {
+        Some(App::V2) | None => Err("use spec, sillytavern, risuai or agnai".into()),
+        Some(a) => Ok(a),
+    }
+}
+
+/// Arguments of `ccv3 portability`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  ccv3 portability card.png                      all four applications\n  ccv3 portability card.charx --app sillytavern --app v2\n  ccv3 portability card.png --json | jq 'group_by(.app)'"
+)]
+pub struct PortabilityArgs {
+    /// A card or a lorebook; `-` reads standard input.
+    pub file: PathBuf,
+    /// sillytavern, risuai, agnai or v2 (repeatable; default: all four).
+    #[arg(long = "app", value_parser = parse_portability_app)]
+    pub apps: Vec<App>,
+    /// Print one JSON array of {app, severity, code, path, entry, message}.
+    #[arg(long)]
+    pub json: bool,
+    /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+    /// all; `-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// A `--app` value of `portability`.
+fn parse_portability_app(s: &str) -> Result<App, String> {
+    match App::parse(s) {
+        Some(App::Spec) | None => Err("use sillytavern, risuai, agnai or v2".into()),
+        Some(a) => Ok(a),
+    }
+}
+
+/// How `lore graph` prints the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GraphFormat {
+    /// `{nodes, edges}` JSON.
+    Json,
+    /// Graphviz DOT.
+    Dot,
+    /// A Mermaid flowchart.
+    Mermaid,
+}
+
+/// Arguments of `ccv3 lore graph`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  ccv3 lore graph card.png                      edges and cycles, for people\n  ccv3 lore graph world.json --json | jq '.edges | length'\n  ccv3 lore graph card.png --format dot | dot -Tsvg > graph.svg\n  ccv3 lore graph card.png --format mermaid     a block for Markdown"
+)]
+pub struct LoreGraphArgs {
+    /// A card (its character book) or a standalone lorebook; `-` reads standard input.
+    pub book: PathBuf,
+    /// json, dot or mermaid (default: lines for people; json with --json).
+    #[arg(long, value_enum)]
+    pub format: Option<GraphFormat>,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
+    /// all; `-`: standard output).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}

@@ -654,7 +654,7 @@ fn export_parquet_reads_back_as_the_jsonl_rows() {
 /// subcommand's), and completions that know the new flags (`-o`, `--format`).
 #[test]
 fn every_help_has_examples_and_completions_know_the_new_flags() {
-    let commands: [&[&str]; 20] = [
+    let commands: [&[&str]; 23] = [
         &[],
         &["inspect"],
         &["validate"],
@@ -673,6 +673,9 @@ fn every_help_has_examples_and_completions_know_the_new_flags() {
         &["lore"],
         &["lore", "scan"],
         &["lore", "list"],
+        &["lore", "graph"],
+        &["lint"],
+        &["portability"],
         &["debug"],
         &["debug", "chunks"],
     ];

@@ -144,6 +144,7 @@ pub mod chat;
 mod compile;
 mod error;
 mod grams;
+pub mod graph;
 mod hash;
 pub mod jsregex;
 mod par;
@@ -163,6 +164,7 @@ pub use compile::{
     BookInput, BookKind, CompiledBooks, EntryRef, LorebookCompiler, Strategy, MAX_ENTRIES,
 };
 pub use error::LoreError;
+pub use graph::{EntryFacts, GraphLimits, KeyFacts, RecursionEdge, RecursionGraph};
 pub use position::Position;
 pub use report::{ActivatedItem, RejectedItem, ScanReport};
 pub use scan::{

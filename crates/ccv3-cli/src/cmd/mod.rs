@@ -15,8 +15,11 @@ mod extract;
 mod index;
 mod index_writer;
 mod inspect;
+pub mod lint;
 mod lore;
+pub mod lore_graph;
 mod lore_list;
+pub mod portability;
 mod prompt;
 mod search;
 mod tokens;
@@ -76,6 +79,11 @@ pub fn run(cli: Cli) -> CmdResult {
         Command::Lore {
             what: LoreCommand::List { file, json, output },
         } => lore_list::run(&file, json, output.as_deref()),
+        Command::Lore {
+            what: LoreCommand::Graph(args),
+        } => lore_graph::run(&args),
+        Command::Lint(args) => lint::run(&args),
+        Command::Portability(args) => portability::run(&args),
         Command::Tokens {
             file,
             tokenizer,

@@ -110,6 +110,11 @@ const OPEN: &[&str] = &[];
 
 const CASES: &[Case] = &[
     Case {
+        name: "graph-dense",
+        class: "plain keys",
+        build: graph_dense,
+    },
+    Case {
         name: "regex-lookaround-chain",
         class: "regex keys",
         build: regex_lookaround,
@@ -331,6 +336,9 @@ fn scan_and_prompt(dir: &Path, entries: Vec<serde_json::Value>) -> Vec<Run> {
     vec![
         scan_run("book.json", "chat.json", &["--json"], "book.json"),
         prompt_run("card.json", "chat.json", &["--json"], "card.json"),
+        // Issue 27: lint and the recursion graph run the same keys (regex keys on contents).
+        cmd(&["lint", "book.json", "--json"], "book.json"),
+        cmd(&["lore", "graph", "book.json", "--json"], "book.json"),
     ]
 }
 
@@ -791,6 +799,32 @@ fn book_million(dir: &Path, s: Scale) -> Vec<Run> {
             ],
             "book.json",
         ),
+        cmd(&["lint", "book.json", "--json"], "book.json"),
+        cmd(&["lore", "graph", "book.json", "--json"], "book.json"),
+    ]
+}
+
+/// Issue 27: every entry keyed `w` with content `w w`, half of them delayed until recursion:
+/// entries squared edges, which the graph's limits cut (lint then says nothing unreachable).
+fn graph_dense(dir: &Path, s: Scale) -> Vec<Run> {
+    let n = s.pick(3_000, 100_000);
+    let entries: Vec<_> = (0..n)
+        .map(|i| {
+            let mut e = entry(i, vec!["w".into()], "w w");
+            if i % 2 == 1 {
+                e["extensions"]["delay_until_recursion"] = json!(true);
+            }
+            e
+        })
+        .collect();
+    write_json(&dir.join("book.json"), &book(entries));
+    vec![
+        cmd(&["lint", "book.json", "--json"], "book.json"),
+        cmd(&["lore", "graph", "book.json"], "book.json"),
+        cmd(
+            &["lore", "graph", "book.json", "--format", "mermaid"],
+            "book.json",
+        ),
     ]
 }
 
@@ -932,6 +966,9 @@ fn control_chars(dir: &Path, _s: Scale) -> Vec<Run> {
         cmd(&["lore", "list", "card.json"], "card.json").check(clean),
         cmd(&["tokens", "card.json"], "card.json").check(clean),
         cmd(&["lore", "list", "card.json", "--json"], "card.json"),
+        cmd(&["lint", "card.json"], "card.json").check(clean),
+        cmd(&["lore", "graph", "card.json"], "card.json").check(clean),
+        cmd(&["portability", "card.json"], "card.json").check(clean),
         cmd(&["diff", "card.json", "card.json"], "card.json").check(clean),
         cmd(
             &["set", "card.json", "name", "x", "-o", "out.json"],
@@ -964,6 +1001,8 @@ fn decorator_flood(dir: &Path, s: Scale) -> Vec<Run> {
         cmd(&["inspect", "card.json"], "card.json").check(few_lines),
         cmd(&["validate", "card.json"], "card.json").check(few_lines),
         scan_run("card.json", "chat.json", &[], "card.json").check(few_lines),
+        cmd(&["lint", "card.json", "--app", "sillytavern"], "card.json").check(few_lines),
+        cmd(&["portability", "card.json"], "card.json").check(few_lines),
     ]
 }
 
