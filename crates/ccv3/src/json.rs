@@ -18,18 +18,7 @@ use crate::model::Raw;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The most JSON text decoded by default (128 MiB; [`crate::ReadOptions::max_json_len`] changes
-/// it): bigger inputs are refused before any allocation. Real cards and books are far smaller
-/// (the biggest cards are about 60 MB with their images, big lorebooks 40 MB), and a text's
-/// strings are held a few times over while a card is converted (parsed, copied into a PNG's
-/// two chunks, base64), which this bound keeps under 1 GiB.
-pub const MAX_JSON_LEN: usize = 128 << 20;
-
-/// The most JSON values (strings, numbers, objects, arrays, ...) and object keys a text may hold
-/// by default ([`crate::ReadOptions::max_json_values`] changes it). A parsed value costs tens
-/// to hundreds of bytes however short its text (`0,` is two bytes), so a 120 MiB array of zeros
-/// took 9 GiB; a 50,000-entry lorebook holds 2.5 million values and keys.
-pub const MAX_JSON_VALUES: u64 = 3_000_000;
+pub use crate::read_options::{MAX_JSON_LEN, MAX_JSON_VALUES};
 
 /// The diagnostic code of lone surrogate escapes replaced by U+FFFD (see the module docs).
 pub const LONE_SURROGATE: &str = "json-lone-surrogate";

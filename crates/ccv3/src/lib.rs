@@ -25,6 +25,7 @@ mod json_text;
 mod mapped;
 mod model;
 mod posread;
+mod read_options;
 #[cfg(test)]
 mod test_corpus;
 
@@ -53,7 +54,7 @@ pub use document::{
     read_file, read_file_deferred, read_file_with, read_open_file_reusing, read_open_file_with,
     read_seekable, read_seekable_with, write_card_deferred, write_card_to, write_charx, write_json,
     write_lorebook_v3, write_png, BookFile, CardFile, CardVersion, Container, DeferredFiles,
-    Document, EmbeddedFile, ReadOptions, MAX_FILE_LEN,
+    Document, EmbeddedFile,
 };
 pub use error::{Error, Result};
 pub use model::{
@@ -61,5 +62,6 @@ pub use model::{
     V2_BACKFILL_WARNING,
 };
 pub use posread::ReadScratch;
+pub use read_options::{ReadOptions, MAX_FILE_LEN};
 pub use regex_check::{check_regex_syntax, set_regex_syntax_check, SyntaxCheck};
 pub use validate::{validate_card, validate_lorebook};

@@ -30,7 +30,6 @@ pub use notes::{check_document, conversion_notes, conversion_notes_deferred};
 pub use read::{
     read_bytes, read_bytes_with, read_file, read_file_deferred, read_file_with,
     read_open_file_reusing, read_open_file_with, read_seekable, read_seekable_with, DeferredFiles,
-    ReadOptions, MAX_FILE_LEN,
 };
 pub use write::{
     asset_bytes, card_json, charx_layout, charx_layout_deferred, into_charx_layout, media_type,

@@ -9,15 +9,11 @@ use crate::error::{Error, Result};
 use crate::lorebook::{self, BookFormat};
 use crate::model::{Card, Lorebook, Raw};
 use crate::posread::ReadScratch;
+use crate::read_options::ReadOptions;
 use crate::{json, legacy, png};
 use serde_json::Value;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
-
-/// The largest file [`read_file`] reads whole into memory by default (256 MiB; a JSON file, a
-/// JPEG or WebP card, a PNG whose picture is kept): [`ReadOptions::max_file_len`] changes it.
-/// PNGs are otherwise never read whole, and CHARX archives are streamed.
-pub const MAX_FILE_LEN: u64 = 256 << 20;
 
 /// Reads a card or lorebook from bytes, sniffing the container.
 ///
@@ -126,100 +122,6 @@ fn read_risum_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
         format,
         diagnostics: diags,
     }))
-}
-
-/// How [`read_file_with`] and [`read_bytes_with`] read: file access and the safety limits.
-///
-/// Every limit has a default far above real cards and books (the biggest cards are about 60 MB)
-/// that keeps a read, and every `ccv3` command, under 1 GiB of memory; each error for a limit
-/// names the option that raises it (issue 12). The struct is `non_exhaustive`: start from
-/// `ReadOptions::default()` and set fields.
-///
-/// ```
-/// let opts = ccv3::ReadOptions::default().mmap(true).keep_image(true);
-/// assert!(opts.mmap && opts.keep_image);
-/// let mut bigger = ccv3::ReadOptions::default();
-/// bigger.charx.max_total_size = 1 << 30;
-/// bigger.png.max_total_text = 1 << 30;
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ReadOptions {
-    /// Map big files (1 MiB and more, not PNGs) read-only instead of reading them into memory
-    /// (default `false`). Needs the crate's `mmap` feature; without it the file is read. A map
-    /// saves a copy, but a file truncated by another process while it is being read ends the
-    /// process with `SIGBUS`: ask for it only where that trade is acceptable (a command-line tool,
-    /// say).
-    pub mmap: bool,
-    /// [`read_file_with`] keeps the picture of a PNG card in [`CardFile::image`] (read whole, at
-    /// most [`ReadOptions::max_file_len`] bytes), as [`read_bytes`] does; default `false`: the
-    /// picture is only seeked past. Converting a card to another PNG or to CHARX needs it.
-    pub keep_image: bool,
-    /// The largest file read whole into memory, in bytes (a JSON file, a JPEG or WebP card, a
-    /// PNG whose picture is kept); bigger files are refused from their metadata. Default
-    /// [`MAX_FILE_LEN`] (256 MiB).
-    pub max_file_len: u64,
-    /// The largest JSON text decoded, in bytes, wherever it comes from (a file, a PNG chunk,
-    /// a CHARX's `card.json`). Default [`json::MAX_JSON_LEN`] (128 MiB).
-    pub max_json_len: u64,
-    /// The most values (strings, numbers, objects, arrays, ...) and keys one JSON text may hold;
-    /// texts of at least twice as many bytes are counted (strings skipped with `memchr`) before
-    /// parsing. Default [`json::MAX_JSON_VALUES`] (3 million; a 50,000-entry lorebook holds 2.5
-    /// million).
-    pub max_json_values: u64,
-    /// The limits of the PNG reader, among them the budget of all text read and inflated from
-    /// one file ([`png::Limits::max_total_text`]).
-    pub png: png::Limits,
-    /// The limits of the CHARX reader, among them the budget of all bytes decompressed from one
-    /// archive ([`charx::Limits::max_total_size`]).
-    pub charx: charx::Limits,
-    /// An RPack decoding table for `.risum` modules in place of RisuAI's
-    /// ([`lorebook::risum::RpackTable::RISUAI`], observed from RisuAI's encoder), should a RisuAI
-    /// release change it ([`lorebook::risum::RpackTable::from_map_file`] reads a table file);
-    /// default `None`: RisuAI's table.
-    pub rpack: Option<lorebook::risum::RpackTable>,
-    /// Convert a big lorebook's entries (past the first 64) on a second thread as well as on the
-    /// calling one (default `false`: the library starts no thread unless asked). Needs the
-    /// crate's `parallel` feature; without it this is ignored. The result is the same either
-    /// way. Worth it where one file is read and a core is idle (a command reading one card);
-    /// not where the caller already reads files on every core (issue 16: `ccv3 validate DIR`).
-    pub entry_thread: bool,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions {
-            mmap: false,
-            keep_image: false,
-            max_file_len: MAX_FILE_LEN,
-            max_json_len: json::MAX_JSON_LEN as u64,
-            max_json_values: json::MAX_JSON_VALUES,
-            png: png::Limits::default(),
-            charx: charx::Limits::default(),
-            rpack: None,
-            entry_thread: false,
-        }
-    }
-}
-
-impl ReadOptions {
-    /// These options with [`ReadOptions::mmap`] set to `on`.
-    pub fn mmap(mut self, on: bool) -> Self {
-        self.mmap = on;
-        self
-    }
-
-    /// These options with [`ReadOptions::keep_image`] set to `on`.
-    pub fn keep_image(mut self, on: bool) -> Self {
-        self.keep_image = on;
-        self
-    }
-
-    /// These options with [`ReadOptions::entry_thread`] set to `on`.
-    pub fn entry_thread(mut self, on: bool) -> Self {
-        self.entry_thread = on;
-        self
-    }
 }
 
 /// Reads a card or lorebook file into memory (see [`read_file_with`]). PNG files are read with

@@ -176,7 +176,7 @@ pub(crate) fn assets_json(assets: &[Vec<u8>]) -> Value {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     /// A made-up RPack-like table for tests (not RisuAI's): decode(b) = 167 * b + 13 mod 256.
