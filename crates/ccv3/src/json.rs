@@ -13,8 +13,6 @@
 
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
-use crate::model::stream::Text;
-use crate::model::Raw;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -185,58 +183,24 @@ pub fn repair_lone_surrogates(text: &[u8]) -> Option<Repaired> {
     })
 }
 
-/// Parses JSON text into the model's fast raw tree and hands it to `f` (the tree borrows the
-/// text, which may have been decoded from UTF-16 here, or repaired of lone surrogates). Lorebook
-/// entries are converted while parsing where their place is known (see `model::stream`);
-/// `bare_books` adds the guess for a top-level `entries` array.
-pub(crate) fn with_raw<T>(
-    bytes: &[u8],
-    opts: &crate::ReadOptions,
-    bare_books: bool,
-    f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
-) -> Result<T> {
-    with_raw_text(Text::Bytes(bytes), opts, bare_books, f)
+/// JSON text as the parser gets it: bytes (checked as UTF-8 while they are parsed), or a `str`
+/// already checked (parsed without checking again).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Text<'t> {
+    /// Bytes not yet known to be UTF-8.
+    Bytes(&'t [u8]),
+    /// Checked UTF-8.
+    Str(&'t str),
 }
 
-/// [`with_raw`] of a text already checked as UTF-8 (a PNG card chunk decoded to a `String`): the
-/// parser does not check each string again (issue 16: that second pass was 4% of `ccv3 validate
-/// DIR`). The same tree, diagnostics and errors as [`with_raw`] of its bytes.
-pub(crate) fn with_raw_str<T>(
-    text: &str,
-    opts: &crate::ReadOptions,
-    bare_books: bool,
-    f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
-) -> Result<T> {
-    with_raw_text(Text::Str(text), opts, bare_books, f)
-}
-
-fn with_raw_text<T>(
-    text: Text<'_>,
-    opts: &crate::ReadOptions,
-    bare_books: bool,
-    f: impl FnOnce(Raw<'_>, Vec<Diagnostic>) -> Result<T>,
-) -> Result<T> {
-    with_text(
-        text,
-        opts,
-        |text, mut diags| match crate::model::stream::parse(text, bare_books, opts.entry_thread) {
-            Ok(raw) => f(raw, diags),
-            Err(e) if is_lone_surrogate_error(&e) => {
-                let Some(repair) = repair_lone_surrogates(text.as_bytes()) else {
-                    return Err(Error::from_json(&e));
-                };
-                let raw = crate::model::stream::parse(
-                    Text::Bytes(&repair.text),
-                    bare_books,
-                    opts.entry_thread,
-                )
-                .map_err(|e| Error::from_json(&e))?;
-                diags.push(repair.diagnostic());
-                f(raw, diags)
-            }
-            Err(e) => Err(Error::from_json(&e)),
-        },
-    )
+impl<'t> Text<'t> {
+    /// The text's bytes.
+    pub(crate) fn as_bytes(self) -> &'t [u8] {
+        match self {
+            Text::Bytes(b) => b,
+            Text::Str(s) => s.as_bytes(),
+        }
+    }
 }
 
 /// The error for JSON text over `max_len` bytes.
@@ -300,7 +264,7 @@ pub(crate) fn count_values(text: &[u8], stop_above: u64) -> u64 {
 
 /// Checks size, value count and encoding, then calls `f` with UTF-8 JSON text and the
 /// diagnostics so far.
-fn with_text<T>(
+pub(crate) fn with_text<T>(
     input: Text<'_>,
     opts: &crate::ReadOptions,
     f: impl FnOnce(Text<'_>, Vec<Diagnostic>) -> Result<T>,
@@ -431,7 +395,7 @@ mod tests {
     /// or the error's text.
     fn read(text: Text<'_>) -> std::result::Result<(Value, Vec<String>), String> {
         let opts = crate::ReadOptions::default();
-        with_raw_text(text, &opts, false, |raw, diags| {
+        crate::model::stream::with_raw_text(text, &opts, false, |raw, diags| {
             let notes = diags
                 .iter()
                 .map(|d| format!("{} {}", d.code, d.message))

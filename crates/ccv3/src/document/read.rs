@@ -587,7 +587,7 @@ fn png_err(keyword: &str, place: Option<&png::ChunkPlace>, e: Error) -> Error {
 
 /// Reads a card from JSON text (the fast path: no `Value` tree for the known fields).
 fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    json::with_raw(text, opts, false, |raw, d| {
+    crate::model::stream::with_raw(text, opts, false, |raw, d| {
         diags.extend(d);
         Card::from_raw(raw, diags)
     })
@@ -595,7 +595,7 @@ fn card_from_text(text: &[u8], opts: &ReadOptions, diags: &mut Vec<Diagnostic>) 
 
 /// [`card_from_text`] of text already checked as UTF-8 (not checked again while parsed).
 fn card_from_str(text: &str, opts: &ReadOptions, diags: &mut Vec<Diagnostic>) -> Result<Card> {
-    json::with_raw_str(text, opts, false, |raw, d| {
+    crate::model::stream::with_raw_str(text, opts, false, |raw, d| {
         diags.extend(d);
         Card::from_raw(raw, diags)
     })
@@ -896,7 +896,7 @@ enum FastJson {
 
 /// The fast path of [`read_json_document`].
 fn fast_json_document(bytes: &[u8], opts: &ReadOptions, bare_books: bool) -> Result<FastJson> {
-    json::with_raw(bytes, opts, bare_books, |raw, mut diags| {
+    crate::model::stream::with_raw(bytes, opts, bare_books, |raw, mut diags| {
         let card = crate::model::raw_is_card(&raw);
         let format = if card {
             None

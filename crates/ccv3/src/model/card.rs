@@ -451,7 +451,7 @@ impl Card {
     /// [`Error::Json`] for text that is not JSON, [`Error::Limit`] for text over [`crate::json::MAX_JSON_LEN`], and the
     /// errors of [`Card::from_json`].
     pub fn from_json_text(text: &[u8], diags: &mut Vec<Diagnostic>) -> Result<Card> {
-        crate::json::with_raw(text, &crate::ReadOptions::default(), false, |raw, d| {
+        super::stream::with_raw(text, &crate::ReadOptions::default(), false, |raw, d| {
             diags.extend(d);
             Card::from_raw(raw, diags)
         })
