@@ -47,8 +47,14 @@ impl Default for BackfillOptions {
     }
 }
 
-/// The key under `extensions` where V3-only data is kept in a V2 backfill.
-pub const STASH_KEY: &str = "ccv3";
+pub use crate::model::STASH_KEY;
+
+impl Card {
+    /// The card as a V2 JSON object, backfilled as the spec says (see [`crate::backfill`]).
+    pub fn to_v2_json(&self, options: &BackfillOptions) -> Value {
+        to_v2(self, options)
+    }
+}
 
 /// Builds the V2 JSON object of a card.
 ///

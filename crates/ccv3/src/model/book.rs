@@ -257,7 +257,7 @@ fn keep_numeric_position(ext: &mut Extensions, n: Number) {
         Some(v) if *v == n => {}
         Some(_) => {
             let stash = ext
-                .entry(crate::backfill::STASH_KEY)
+                .entry(super::extensions::STASH_KEY)
                 .or_insert_with(|| Value::Object(Object::new()));
             match stash {
                 Value::Object(m) => {

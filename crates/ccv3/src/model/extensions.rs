@@ -8,6 +8,9 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::{LazyLock, OnceLock};
 
+/// The key under `extensions` where V3-only data is kept in a V2 backfill.
+pub const STASH_KEY: &str = "ccv3";
+
 /// A lorebook entry's `extensions` object.
 ///
 /// Read from a file, it is kept as the object's JSON text (checked to be a valid object when

@@ -4,6 +4,7 @@
 mod asset;
 mod book;
 mod card;
+mod card_read;
 mod extensions;
 pub(crate) mod fields;
 pub(crate) mod raw;
@@ -15,8 +16,8 @@ pub(crate) use book::BOOK_FIELDS;
 #[cfg(test)]
 pub(crate) use book::ENTRY_FIELDS;
 pub use book::{Entry, Lorebook};
-pub(crate) use card::{raw_is_card, CARD_ONLY_FIELDS, ENTRY_MARKERS};
 pub use card::{Card, CardData, SpecVersion, V2_BACKFILL_WARNING};
-pub use extensions::Extensions;
+pub(crate) use card_read::{raw_is_card, CARD_ONLY_FIELDS, ENTRY_MARKERS};
+pub use extensions::{Extensions, STASH_KEY};
 pub use fields::{KeyOrder, Object};
 pub(crate) use raw::Raw;
