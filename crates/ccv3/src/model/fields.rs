@@ -6,10 +6,12 @@
 //! writing puts every key back where it was; fields that were absent in the input follow in the
 //! spec's order.
 //!
-//! An import circle with `book`, `asset` and `extensions`, kept on purpose: the writer half
-//! (`Out`, `Arranged`) names the levels it writes nested (a book, its entries, assets, an
+//! An import circle with `book`, `asset`, `extensions` and `raw`, kept on purpose: the writer
+//! half (`Out`, `Arranged`) names the levels it writes nested (a book, its entries, assets, an
 //! extensions object) and each level reads and writes its own fields through this module: the
-//! recursion of the card's tree, written once. The reading half names no level.
+//! recursion of the card's tree, written once. The reading half names no level; it reads the
+//! `raw` tree, which holds a book's entries already converted where they were converted while
+//! parsing (`raw::StreamedEntries`).
 
 use super::asset::Asset;
 use super::book::{Entry, Lorebook};

@@ -6,11 +6,34 @@
 //! can dispatch known keys without hashing or allocating; only the values the model keeps as JSON
 //! (unknown fields, `extensions`) are turned into `Value`s.
 
-use super::stream::StreamedEntries;
+use super::book::Entry;
+use crate::diag::Diagnostic;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::fmt;
+
+/// Entries converted while parsing, with their conversion's diagnostics in entry order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StreamedEntries {
+    /// The entries, in array order (items that are not objects are left out, as the reader does).
+    pub entries: Vec<Entry>,
+    /// What converting them repaired or reported.
+    pub diags: Vec<Diagnostic>,
+    /// Where the array stood.
+    pub place: Place,
+}
+
+/// Where a streamed `entries` array stood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// `data.character_book.entries` of a V2/V3 card.
+    CardBook,
+    /// `data.entries` of a `lorebook_v3` file.
+    LorebookData,
+    /// `entries` at the top of the document (a bare `character_book`, if the guess holds).
+    Bare,
+}
 
 /// A parsed JSON value with objects as ordered pairs and borrowed keys.
 #[derive(Debug, Clone, PartialEq)]

@@ -29,7 +29,7 @@
 use super::book::{Entry, EntryReader};
 use super::extensions::Extensions;
 use super::fields::{Field, Idx, KeyOrder, Repairs};
-use super::raw::{Key, Raw};
+use super::raw::{Key, Place, Raw, StreamedEntries};
 use crate::diag::{Diagnostic, Severity};
 use crate::json::{self, Text};
 use serde::de::{
@@ -37,28 +37,6 @@ use serde::de::{
 };
 use serde_json::value::RawValue;
 use std::fmt;
-
-/// Entries converted while parsing, with their conversion's diagnostics in entry order.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct StreamedEntries {
-    /// The entries, in array order (items that are not objects are left out, as the reader does).
-    pub entries: Vec<Entry>,
-    /// What converting them repaired or reported.
-    pub diags: Vec<Diagnostic>,
-    /// Where the array stood.
-    pub place: Place,
-}
-
-/// Where a streamed `entries` array stood.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Place {
-    /// `data.character_book.entries` of a V2/V3 card.
-    CardBook,
-    /// `data.entries` of a `lorebook_v3` file.
-    LorebookData,
-    /// `entries` at the top of the document (a bare `character_book`, if the guess holds).
-    Bare,
-}
 
 /// Entries parsed and converted one by one before the rest of a big book is cut into batches
 /// that two threads convert (smaller books never start a thread; feature `parallel`, when
