@@ -7,8 +7,9 @@
 use crate::lorebook::risum::RpackTable;
 use crate::{charx, png};
 
-/// The largest file [`read_file`](crate::read_file) reads whole into memory by default (256 MiB; a JSON file, a
-/// JPEG or WebP card, a PNG whose picture is kept): [`ReadOptions::max_file_len`] changes it.
+/// The largest file [`read_file`](crate::read_file) reads whole into memory by default
+/// (256 MiB; a JSON file, a JPEG or WebP card, a PNG whose picture is kept):
+/// [`ReadOptions::max_file_len`] changes it.
 /// PNGs are otherwise never read whole, and CHARX archives are streamed.
 pub const MAX_FILE_LEN: u64 = 256 << 20;
 
@@ -25,7 +26,8 @@ pub const MAX_JSON_LEN: usize = 128 << 20;
 /// took 9 GiB; a 50,000-entry lorebook holds 2.5 million values and keys.
 pub const MAX_JSON_VALUES: u64 = 3_000_000;
 
-/// How [`read_file_with`](crate::read_file_with) and [`read_bytes_with`](crate::read_bytes_with) read: file access and the safety limits.
+/// How [`read_file_with`](crate::read_file_with) and [`read_bytes_with`](crate::read_bytes_with)
+/// read: file access and the safety limits.
 ///
 /// Every limit has a default far above real cards and books (the biggest cards are about 60 MB)
 /// that keeps a read, and every `ccv3` command, under 1 GiB of memory; each error for a limit
@@ -48,9 +50,11 @@ pub struct ReadOptions {
     /// process with `SIGBUS`: ask for it only where that trade is acceptable (a command-line tool,
     /// say).
     pub mmap: bool,
-    /// [`read_file_with`](crate::read_file_with) keeps the picture of a PNG card in [`CardFile::image`](crate::CardFile::image) (read whole, at
-    /// most [`ReadOptions::max_file_len`] bytes), as [`read_bytes`](crate::read_bytes) does; default `false`: the
-    /// picture is only seeked past. Converting a card to another PNG or to CHARX needs it.
+    /// [`read_file_with`](crate::read_file_with) keeps the picture of a PNG card in
+    /// [`CardFile::image`](crate::CardFile::image) (read whole, at most
+    /// [`ReadOptions::max_file_len`] bytes), as [`read_bytes`](crate::read_bytes) does; default
+    /// `false`: the picture is only seeked past. Converting a card to another PNG or to CHARX
+    /// needs it.
     pub keep_image: bool,
     /// The largest file read whole into memory, in bytes (a JSON file, a JPEG or WebP card, a
     /// PNG whose picture is kept); bigger files are refused from their metadata. Default

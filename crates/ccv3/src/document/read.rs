@@ -375,8 +375,8 @@ fn read_open_impl(
 /// A PNG is read as [`read_file`] reads one: only the chunk headers and the card text chunks are
 /// read, image data is seeked past (so the source is never copied whole, and
 /// [`CardFile::image`] is `None`). Any other container is read whole, up to
-/// [`ReadOptions::max_file_len`] ([`MAX_FILE_LEN`] by default), and then read as [`read_bytes`]
-/// reads it. Reading starts at the source's current
+/// [`ReadOptions::max_file_len`] ([`MAX_FILE_LEN`](crate::MAX_FILE_LEN) by default), and then
+/// read as [`read_bytes`] reads it. Reading starts at the source's current
 /// position.
 ///
 /// ```
