@@ -36,27 +36,6 @@ use ccv3_tokens::Tokenizer;
 use entry::StEntry;
 use matching::{Buffer, St};
 
-/// Which engine's results a scan reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum Compat {
-    /// The spec and SillyTavern's documentation (the default).
-    #[default]
-    Spec,
-    /// SillyTavern 1.15's code, where it departs from its documentation.
-    SillyTavern,
-}
-
-impl Compat {
-    /// Reads `sillytavern` (or `spec`/`default`/`none`); `None` for anything else.
-    pub fn parse(s: &str) -> Option<Compat> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "sillytavern" | "st" => Some(Compat::SillyTavern),
-            "spec" | "default" | "none" | "" => Some(Compat::Spec),
-            _ => None,
-        }
-    }
-}
-
 /// The most scan steps (SillyTavern loops until nothing is left; the levels, recursion and min
 /// activations all end, but a bound keeps any input finite).
 const MAX_STEPS: usize = 1000;
