@@ -1,7 +1,8 @@
 //! Cards and lorebooks: read, write, validate.
 
+use crate::error::EmbedError;
 use crate::opts::type_name;
-use crate::{EmbedError, Source};
+use crate::source::Source;
 use ccv3::decorator::{self, Decorator};
 use ccv3::{CardFile, CardVersion, Container, Diagnostic, Document, Entry, Lorebook};
 use serde::Deserialize;

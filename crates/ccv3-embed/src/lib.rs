@@ -49,6 +49,7 @@ mod error;
 mod opts;
 mod parts;
 mod sillytavern;
+mod source;
 mod text;
 mod turn;
 
@@ -66,17 +67,9 @@ pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
 pub use parts::{card_entries_json, read_card_parts, CardParts, PartEntries};
 pub use sillytavern::sillytavern_scan_options;
+pub use source::Source;
 pub use text::{count_tokens, expand_macros};
 pub use turn::{build_prompt, build_prompt_json, scan_lorebook, scan_lorebook_json, CompiledBooks};
 
 /// The version of the ccv3 workspace (and of the npm and Python packages).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// A card or lorebook given to a function: a file's bytes, or a JSON object.
-#[derive(Debug, Clone, Copy)]
-pub enum Source<'a> {
-    /// The bytes of a file (JSON, PNG/APNG, CHARX, WebP, JPEG, or a lorebook file).
-    Bytes(&'a [u8]),
-    /// An object as [`read_card`] or [`read_lorebook`] return it (or any JSON card or lorebook).
-    Json(&'a serde_json::Value),
-}

@@ -2,9 +2,10 @@
 //! the one turn policy of [`ccv3_prompt::Session`].
 
 use crate::cards::{book_from_value, card_from_value, read_book_and_card, read_card_data};
+use crate::error::EmbedError;
 use crate::opts::{self, get, type_name};
+use crate::source::Source;
 use crate::text::{read_chat, read_now, read_variables, tokenizer};
-use crate::{EmbedError, Source};
 use ccv3::{CardData, Lorebook};
 use ccv3_lore::chat::Chat;
 use ccv3_lore::{BookKind, ScanState, Strategy, Trigger};

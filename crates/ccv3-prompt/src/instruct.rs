@@ -178,7 +178,7 @@ impl InstructTemplate {
             return Ok(t);
         }
         let path = std::path::Path::new(name_or_path);
-        let text = crate::read_capped(path, MAX_INSTRUCT_BYTES, "instruct template")?;
+        let text = crate::file::read_capped(path, MAX_INSTRUCT_BYTES, "instruct template")?;
         let mut t = Self::from_json(&text).map_err(|e| match e {
             Error::Instruct { problem, .. } => Error::Instruct {
                 name: path.display().to_string(),

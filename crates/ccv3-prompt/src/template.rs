@@ -176,7 +176,7 @@ impl Template {
     /// # Errors
     /// [`Error::Io`] when the file cannot be read, else as [`Template::from_json`].
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
-        let text = crate::read_capped(path.as_ref(), MAX_TEMPLATE_BYTES, "prompt template")?;
+        let text = crate::file::read_capped(path.as_ref(), MAX_TEMPLATE_BYTES, "prompt template")?;
         Template::from_json(&text)
     }
 

@@ -1,8 +1,8 @@
 //! One entry's compiled facts: its keys (ranges in the key table), decorators, the SillyTavern
 //! knobs of its `extensions`, its position, depth, role, probability and the rarely set rest.
 
+use super::input::{EntryRef, LorebookCompiler};
 use super::keys::{Builder, DiagSlot, KeyRange};
-use super::{EntryRef, LorebookCompiler};
 use crate::position::Position;
 use crate::selective_logic::SelectiveLogic;
 use ccv3::decorator::{self, DecoratorRole, Decorators};

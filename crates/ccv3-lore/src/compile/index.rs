@@ -4,7 +4,6 @@
 
 use super::entry::CEntry;
 use super::keys::{KeyKind, RegexKey};
-use super::CompiledBooks;
 use aho_corasick::automaton::{Automaton, StateID};
 use aho_corasick::{dfa, nfa, Anchored, MatchKind, PatternID};
 use std::borrow::Cow;
@@ -264,14 +263,6 @@ impl Automata {
             long_ci: Vec::new(),
             long_cs: Vec::new(),
         })
-    }
-}
-
-impl<'a> CompiledBooks<'a> {
-    /// The automata of every pattern (built on first use when compiled for a single scan).
-    pub(crate) fn automata(&self) -> &Automata {
-        self.automata
-            .get_or_init(|| Automata::build(&self.patterns, None))
     }
 }
 

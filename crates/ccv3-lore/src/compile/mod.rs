@@ -21,6 +21,7 @@
 mod entry;
 mod identity;
 mod index;
+mod input;
 mod keys;
 mod order;
 mod parallel;
@@ -29,6 +30,8 @@ mod tests;
 
 pub(crate) use entry::{CEntry, DepthSpec};
 pub(crate) use index::{Automata, Patterns, Seen};
+pub(crate) use input::BookInfo;
+pub use input::{BookInput, BookKind, EntryRef, LorebookCompiler, Strategy, MAX_ENTRIES};
 pub(crate) use keys::{KeyKind, KeyRange, KeyText, RegexKey};
 pub(crate) use order::{total_key, Meta, META_GROUP, META_IGNORE_BUDGET};
 
@@ -37,132 +40,6 @@ use crate::text::Fnv;
 use ccv3::{Diagnostic, Lorebook};
 use keys::Builder;
 use std::sync::{Arc, OnceLock};
-
-/// Whether a book belongs to the character or is a global book.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BookKind {
-    /// The character's own book (`character_book` of a card).
-    Character,
-    /// A standalone (global) book.
-    Global,
-}
-
-/// How character and global books are merged (SillyTavern's "character lore insertion strategy").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Strategy {
-    /// All entries sorted together by insertion order.
-    Evenly,
-    /// Character book entries first, then global ones (SillyTavern's default).
-    #[default]
-    CharacterFirst,
-    /// Global book entries first, then the character's.
-    GlobalFirst,
-}
-
-impl Strategy {
-    /// Parses `evenly`, `character-first` or `global-first` (underscores accepted too).
-    pub fn parse(s: &str) -> Option<Strategy> {
-        match s.replace('_', "-").as_str() {
-            "evenly" | "sorted-evenly" => Some(Strategy::Evenly),
-            "character-first" => Some(Strategy::CharacterFirst),
-            "global-first" => Some(Strategy::GlobalFirst),
-            _ => None,
-        }
-    }
-}
-
-/// One book to compile: the book, its kind and a display name (used in explanations and state).
-#[derive(Debug, Clone)]
-pub struct BookInput<'a> {
-    /// The book, as read by `ccv3`.
-    pub book: &'a Lorebook,
-    /// Character or global.
-    pub kind: BookKind,
-    /// A name for output (a file name, say).
-    pub name: String,
-}
-
-/// Where an entry is: its book (in the order given to the compiler) and its index in that book's
-/// entries as read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EntryRef {
-    /// The book's place in the compiler's input.
-    pub book: usize,
-    /// The entry's place in its book's `entries`.
-    pub index: usize,
-}
-
-/// What a scan needs of a book.
-#[derive(Debug)]
-pub(crate) struct BookInfo {
-    pub name: String,
-    pub kind: BookKind,
-    pub recursive: Option<bool>,
-    pub scan_depth: Option<u64>,
-    pub token_budget: Option<usize>,
-    /// The hash state after the book's name, where its entries' identities start
-    /// ([`CompiledBooks::id`]).
-    pub id_seed: u64,
-}
-
-/// Options that shape compilation: macros in keys, default case sensitivity, merge strategy.
-///
-/// ```
-/// use ccv3_lore::{LorebookCompiler, BookInput, BookKind, ScanOptions, chat::{Chat, Message, Role}};
-/// let mut book = ccv3::Lorebook::default();
-/// book.entries.push(ccv3::Entry::new(&["dragon"], "Dragons breathe fire."));
-/// let compiled = LorebookCompiler::new()
-///     .compile(&[BookInput { book: &book, kind: BookKind::Global, name: "world".into() }]);
-/// let chat = Chat { messages: vec![Message::new(Role::User, "I saw a dragon!")], ..Default::default() };
-/// let r = compiled.scan(&chat, &Default::default(), &ScanOptions::default(), &ccv3_tokens::Estimate);
-/// assert_eq!(r.activated[0].content, "Dragons breathe fire.");
-/// ```
-#[derive(Debug, Clone)]
-pub struct LorebookCompiler {
-    /// What `{{char}}`, `<char>` and `<bot>` stand for in keys.
-    pub char_name: String,
-    /// What `{{user}}` and `<user>` stand for in keys.
-    pub user_name: String,
-    /// Case sensitivity for entries that do not say (SillyTavern's default: false).
-    pub case_sensitive: bool,
-    /// How character and global books merge.
-    pub strategy: Strategy,
-    /// The books will be scanned once (a command-line call): the key automata are not built at
-    /// compile time, and a scan that cannot recurse builds them from only the keys that can
-    /// occur in its text. Scans give the same results either way.
-    pub single_scan: bool,
-    /// The most entries all books together may have (default [`MAX_ENTRIES`]): more is refused
-    /// before anything is allocated ([`LorebookCompiler::try_compile`] returns
-    /// [`LoreError::Limit`](crate::error::LoreError::Limit); [`LorebookCompiler::compile`] compiles no
-    /// entry and reports the error as a diagnostic). Issue 12: a 1,000,000-entry book.
-    pub max_entries: usize,
-    /// The macros of keys and decorator keys ([`ccv3_cbs::Dialect`]; `auto`: every built-in
-    /// macro). Issue 17.
-    pub dialect: ccv3_cbs::Dialect,
-    /// Whether a big book may be compiled on a second thread (default `false`: the calling
-    /// thread does everything). Threads start only with the `parallel` feature; the compiled
-    /// books are the same either way.
-    pub threads: bool,
-}
-
-/// The default of [`LorebookCompiler::max_entries`]: four times the biggest books seen in use
-/// (the peers harness's 50,000-entry book compiles and scans in well under a second).
-pub const MAX_ENTRIES: usize = 200_000;
-
-impl Default for LorebookCompiler {
-    fn default() -> Self {
-        LorebookCompiler {
-            char_name: String::new(),
-            user_name: "User".into(),
-            case_sensitive: false,
-            strategy: Strategy::CharacterFirst,
-            single_scan: false,
-            max_entries: MAX_ENTRIES,
-            dialect: ccv3_cbs::Dialect::Auto,
-            threads: false,
-        }
-    }
-}
 
 /// Books compiled for scanning. Borrows the books; build once, scan many times.
 #[derive(Debug)]
@@ -205,6 +82,12 @@ impl<'a> CompiledBooks<'a> {
     /// range; made when asked for: most keys are never named in one).
     pub(crate) fn key_arc(&self, r: KeyRange, i: usize) -> Arc<str> {
         Arc::from(self.key_text.get(r.start as usize + i).map_or("", |t| &**t))
+    }
+
+    /// The automata of every pattern (built on first use when compiled for a single scan).
+    pub(crate) fn automata(&self) -> &Automata {
+        self.automata
+            .get_or_init(|| Automata::build(&self.patterns, None))
     }
 
     /// The keys of a range.

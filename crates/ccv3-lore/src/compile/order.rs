@@ -2,7 +2,7 @@
 //! in, with the recursion levels entries wait for.
 
 use super::entry::CEntry;
-use super::{BookInfo, BookKind, EntryRef, Strategy};
+use super::input::{BookInfo, BookKind, EntryRef, Strategy};
 
 /// `Meta::flags`: the entry is in an inclusion group.
 pub(crate) const META_GROUP: u8 = 1;

@@ -8,8 +8,8 @@
 //! compile runs the back chunks first on the calling thread, with the same result.
 
 use super::entry::CEntry;
+use super::input::{BookInput, LorebookCompiler};
 use super::keys::Builder;
-use super::{BookInput, LorebookCompiler};
 use std::ops::Range;
 use std::sync::Mutex;
 

@@ -9,15 +9,15 @@
 //! a budget of `n` steps bounds both time and memory.
 //!
 //! The pattern is validated by `regress` first (exact ECMAScript syntax and errors); this module
-//! parses it again into a small program. Character classes, escapes and case folding are built
-//! with `regex-syntax` from the same translation the linear engine uses ([`super::escape`],
-//! [`super::class`]). Semantics follow ECMAScript: leftmost match, ordered alternation, greedy
-//! and lazy quantifiers, an iteration that matches the empty string ends its loop, captures
-//! inside a quantified group are reset on each iteration, a backreference to a group that did
-//! not take part matches the empty string, lookarounds are atomic, `\b` and `\w` are ASCII,
-//! `^`/`$` see `\n`, `\r`, U+2028 and U+2029 as line ends under `m`. Lookbehinds try their start
-//! positions from the farthest one (so their greedy quantifiers take the most, as when ECMAScript
-//! matches them backwards).
+//! parses it again into a small program. Character classes, escapes and case folding are built with
+//! `regex-syntax` from the same translation the linear engine uses ([`super::syntax::escape`],
+//! [`super::syntax::class`]). Semantics follow ECMAScript: leftmost match, ordered alternation,
+//! greedy and lazy quantifiers, an iteration that matches the empty string ends its loop, captures
+//! inside a quantified group are reset on each iteration, a backreference to a group that did not
+//! take part matches the empty string, lookarounds are atomic, `\b` and `\w` are ASCII, `^`/`$` see
+//! `\n`, `\r`, U+2028 and U+2029 as line ends under `m`. Lookbehinds try their start positions from
+//! the farthest one (so their greedy quantifiers take the most, as when ECMAScript matches them
+//! backwards).
 
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, HirKind};
 
@@ -353,7 +353,7 @@ impl Parser<'_> {
                 Node::Class(self.empty_class())
             }
             '[' => {
-                let (text, next) = super::class(&self.cs, self.i, self.unicode)?;
+                let (text, next) = super::syntax::class(&self.cs, self.i, self.unicode)?;
                 self.i = next;
                 Node::Class(self.class_of(&text)?)
             }
@@ -431,7 +431,7 @@ impl Parser<'_> {
         if self.cs.get(i) != Some(&'u') {
             return None;
         }
-        let v = super::hex(&self.cs, i + 1, 4)?;
+        let v = super::syntax::hex(&self.cs, i + 1, 4)?;
         (0xD800..0xE000).contains(&v).then_some(v)
     }
 
@@ -525,7 +525,7 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        let (text, next) = super::escape(&self.cs, self.i, self.unicode, false)?;
+        let (text, next) = super::syntax::escape(&self.cs, self.i, self.unicode, false)?;
         let start = self.i;
         self.i = next;
         // A literal character: no class needed.
@@ -789,7 +789,7 @@ impl Emitter {
 impl Program {
     /// Compiles an ECMAScript pattern that `regress` accepted with these flags; `Err` says why it
     /// cannot run on this engine (too large, too deeply nested, the `v` flag).
-    pub(crate) fn new(pattern: &str, f: &super::Flags) -> Result<Program, String> {
+    pub(crate) fn new(pattern: &str, f: &super::syntax::Flags) -> Result<Program, String> {
         if f.unicode_sets {
             return Err("the v flag is not supported".into());
         }

@@ -1,9 +1,9 @@
 //! The budget (step 4 of the scan order): each pass's new entries counted in budget order until
 //! the budget ends; entries outside inclusion groups are checked lazily inside this walk.
 
-use super::{
-    Act, NewAct, Pass, RejectReason, Scan, ScanOptions, ST_ACTIVE, ST_FAILED, ST_UNCHECKED,
-};
+use super::context::{Act, NewAct, Pass, Scan, ST_ACTIVE, ST_FAILED, ST_UNCHECKED};
+use super::options::ScanOptions;
+use super::RejectReason;
 use crate::compile::{CompiledBooks, META_IGNORE_BUDGET};
 use crate::hash::FxMap;
 use ccv3_tokens::Tokenizer;

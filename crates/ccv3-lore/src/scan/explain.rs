@@ -1,9 +1,10 @@
 //! Rejections and their reasons (step 6 of the scan order), with the reasons of entries the
 //! budget cut without checking them when every entry is explained.
 
+use super::context::{Scan, ST_ACTIVE, ST_UNCHECKED};
 use super::memo::RegexMemo;
 use super::rules::Verdict;
-use super::{ExplainSink, RejectReason, Rejected, Scan, ST_ACTIVE, ST_UNCHECKED};
+use super::{ExplainSink, RejectReason, Rejected};
 
 /// Budget-cut entries are explained on two threads from this many (with the `parallel`
 /// feature).

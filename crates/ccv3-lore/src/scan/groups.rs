@@ -1,7 +1,8 @@
 //! Inclusion groups (step 4 of the scan order): the members matched in a pass are checked
 //! before the budget walk and resolved among themselves.
 
-use super::{NewAct, Pass, RejectReason, Scan, ST_FAILED};
+use super::context::{NewAct, Pass, Scan, ST_FAILED};
+use super::RejectReason;
 use crate::hash::FxMap;
 use crate::text;
 

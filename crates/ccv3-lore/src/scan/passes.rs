@@ -3,7 +3,9 @@
 //! `delay_until_recursion` level) or ends the scan.
 
 use super::budget::Tally;
-use super::{ExplainSink, Pass, Scan, ScanResult, MAX_PASSES, ST_NEW};
+use super::context::{Pass, Scan, ST_NEW};
+use super::options::MAX_PASSES;
+use super::{ExplainSink, ScanResult};
 use crate::compile::META_GROUP;
 use ccv3_tokens::Tokenizer;
 

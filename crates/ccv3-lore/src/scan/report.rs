@@ -1,8 +1,8 @@
 //! The result (step 6 of the scan order): the next state, activations in prompt order, the
 //! rejections with their reasons.
 
-use super::rules::Hit;
-use super::{Act, Activation, ActivationReason, ExplainSink, Scan, ScanResult};
+use super::context::{Act, Hit, Scan};
+use super::{Activation, ActivationReason, ExplainSink, ScanResult};
 use crate::compile::{total_key, CEntry, DepthSpec};
 use crate::position::Position;
 use ccv3::decorator::DecoratorRole;

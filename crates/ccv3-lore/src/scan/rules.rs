@@ -2,10 +2,11 @@
 //! recursion, constant and sticky entries, then its keys in its scan window or in recursion
 //! text; and the probability roll.
 
+use super::context::{Hit, NewAct, Pass, Scan, NONE, ST_FAILED};
 use super::memo::RegexMemo;
 use super::search::get;
 use super::sources::character_passes;
-use super::{NewAct, Pass, RejectReason, Scan, NONE, ST_FAILED};
+use super::RejectReason;
 use crate::compile::{CEntry, KeyKind, KeyRange};
 use crate::selective_logic::SelectiveLogic;
 use crate::source::Source;
@@ -27,17 +28,6 @@ enum Found {
 
 /// A regex key's search ran out of steps (in a [`RegexMemo`] slot, beside message indices).
 const BUDGET: u32 = NONE - 1;
-
-/// Why an entry matched, without allocation (turned into an [`ActivationReason`](super::ActivationReason) at the end).
-#[derive(Clone, Copy)]
-pub(super) enum Hit {
-    Key { ki: u32, msg: u32 },
-    Rec { ki: u32, src: u32 },
-    Src { ki: u32, src: Source },
-    Constant,
-    Sticky,
-    Decorator(&'static str),
-}
 
 /// An entry's outcome: activated (why, and its group score) or rejected.
 pub(super) enum Verdict {

@@ -2,18 +2,13 @@
 //! one pass of each automaton over it (and over each activated entry's content in recursion),
 //! recording where each pattern occurs and which entries become candidates.
 
-use super::Scan;
+use super::context::Scan;
 use crate::chat::{Chat, Role};
 use crate::compile::Automata;
 use crate::text::{clean_scan_text, whole_word_at};
 
-/// Where a pattern was found, stored as value + 1 so that a zeroed array means "nowhere" (a
-/// zeroed allocation costs nothing until touched): `[chat_any, chat_whole, rec_any, rec_whole]`
-/// where chat values are the newest message (newest-first index) containing a match (whole-word
-/// match for `chat_whole`), and rec values the first entry whose content contained one.
-pub(super) type PatHit = [u32; 4];
-
-/// The value stored in a [`PatHit`] slot ([`super::NONE`] for "nowhere").
+/// The value stored in a [`PatHit`](super::context::PatHit) slot ([`super::context::NONE`] for
+/// "nowhere").
 pub(super) fn get(v: u32) -> u32 {
     v.wrapping_sub(1)
 }

@@ -6,55 +6,12 @@
 //! The extra texts are searched once per scan, with the same automata as the chat, and only
 //! when the options carry such a text: a scan without them pays nothing.
 
+use super::context::{Scan, SourceText};
 use super::memo::RegexMemo;
-use super::{Scan, ScanOptions};
+use super::options::ScanOptions;
 use crate::compile::{Automata, CEntry};
 use crate::source::Source;
 use crate::text::whole_word_at;
-
-/// The texts entries' `match_*` flags may add to their scan text (empty: none).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MatchSources {
-    /// The user's persona description.
-    pub persona_description: String,
-    /// The character's description.
-    pub character_description: String,
-    /// The character's personality.
-    pub character_personality: String,
-    /// The character's depth prompt (SillyTavern's `extensions.depth_prompt.prompt`).
-    pub character_depth_prompt: String,
-    /// The character's scenario.
-    pub scenario: String,
-    /// The card's creator notes.
-    pub creator_notes: String,
-}
-
-impl MatchSources {
-    /// The text of `s`.
-    pub fn get(&self, s: Source) -> &str {
-        match s {
-            Source::PersonaDescription => &self.persona_description,
-            Source::CharacterDescription => &self.character_description,
-            Source::CharacterPersonality => &self.character_personality,
-            Source::CharacterDepthPrompt => &self.character_depth_prompt,
-            Source::Scenario => &self.scenario,
-            Source::CreatorNotes => &self.creator_notes,
-        }
-    }
-
-    /// True when no source has text.
-    pub fn is_empty(&self) -> bool {
-        Source::ALL.iter().all(|&s| self.get(s).trim().is_empty())
-    }
-}
-
-/// The extra texts of one scan, searched: each source's text (original and lower case) and,
-/// per pattern, the sources it occurs in (`[any, whole word]` bit sets).
-#[derive(Default)]
-pub(super) struct SourceText {
-    texts: Vec<(Source, String, String)>,
-    hits: Vec<[u8; 2]>,
-}
 
 /// Whether the character the scan is for passes `e`'s character filter (World Info doc,
 /// "Character Filter"): names are the character's names ([`ScanOptions::char_name`] and

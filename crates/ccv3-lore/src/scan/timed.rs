@@ -1,7 +1,7 @@
 //! Timed effects and match history: the previous state advanced to this chat (step 1 of the
 //! scan order) and the next state recorded from this scan's activations (step 6).
 
-use super::{Act, Scan};
+use super::context::{Act, Scan};
 use crate::compile::CEntry;
 use crate::state::{self, MatchRecord, ScanState, TimedRecord};
 

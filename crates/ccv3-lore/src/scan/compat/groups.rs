@@ -2,7 +2,7 @@
 //! "already activated" compared with the whole group text, a member of two groups removed twice.
 
 use super::matching::{Buffer, St};
-use super::{roll, State};
+use super::shared::{roll, State};
 use crate::scan::{RejectReason, ScanOptions};
 use std::collections::HashMap;
 use std::sync::Arc;

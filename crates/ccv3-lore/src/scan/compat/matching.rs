@@ -3,7 +3,7 @@
 //! `getScore`.
 
 use super::entry::StEntry;
-use super::{State, MAX_SCAN_DEPTH};
+use super::shared::{State, MAX_SCAN_DEPTH};
 use crate::chat::{Chat, Role};
 use crate::jsregex;
 use crate::scan::ScanOptions;

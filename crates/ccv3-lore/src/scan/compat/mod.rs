@@ -25,6 +25,7 @@ mod entry;
 mod groups;
 mod matching;
 mod outcome;
+mod shared;
 mod steps;
 mod timed;
 
@@ -35,51 +36,6 @@ use crate::state::ScanState;
 use ccv3_tokens::Tokenizer;
 use entry::StEntry;
 use matching::{Buffer, St};
-
-/// Which engine's results a scan reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum Compat {
-    /// The spec and SillyTavern's documentation (the default).
-    #[default]
-    Spec,
-    /// SillyTavern 1.15's code, where it departs from its documentation.
-    SillyTavern,
-}
-
-impl Compat {
-    /// Reads `sillytavern` (or `spec`/`default`/`none`); `None` for anything else.
-    pub fn parse(s: &str) -> Option<Compat> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "sillytavern" | "st" => Some(Compat::SillyTavern),
-            "spec" | "default" | "none" | "" => Some(Compat::Spec),
-            _ => None,
-        }
-    }
-}
-
-/// The most scan steps (SillyTavern loops until nothing is left; the levels, recursion and min
-/// activations all end, but a bound keeps any input finite).
-const MAX_STEPS: usize = 1000;
-
-/// SillyTavern's deepest scan depth.
-const MAX_SCAN_DEPTH: usize = 1000;
-
-/// `scan_state` of SillyTavern's loop.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Initial,
-    Recursion,
-    MinActivations,
-}
-
-/// A roll in `[0, 1)` from the seed, an entry and the chat length.
-fn roll(seed: u64, id: u64, len: usize, salt: u64) -> f64 {
-    let mut x = seed ^ id.rotate_left(17) ^ (len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 31;
-    (x >> 11) as f64 / (1u64 << 53) as f64
-}
 
 /// Runs SillyTavern's `checkWorldInfo` on compiled books (see the module docs).
 pub(super) fn scan<'a>(

@@ -4,8 +4,8 @@
 
 use super::groups::groups;
 use super::matching::{Buffer, St};
+use super::shared::{roll, State, MAX_STEPS};
 use super::timed::Timed;
-use super::{roll, State, MAX_STEPS};
 use crate::compile::CompiledBooks;
 use crate::scan::{ActivationReason, RejectReason, ScanOptions};
 use ccv3_tokens::Tokenizer;
