@@ -26,7 +26,7 @@
 //! The lorebook facts (keys, probability, recursion knobs, decorators) are the engine's own
 //! reading of the entry ([`ccv3_lore::EntryFacts`]), so lint and `ccv3 lore scan` agree.
 
-use crate::App;
+use crate::app::App;
 use ccv3::decorator::{self, Kind};
 use ccv3::{Card, Document, Lorebook, Severity};
 use ccv3_cbs::{Dialect, Registry, Template, Warning};

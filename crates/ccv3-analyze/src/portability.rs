@@ -12,8 +12,8 @@
 //! - `asset-ignored`: an asset the application does not import.
 //! - `lore-behaves-differently`: a setting the application reads with other results.
 
+use crate::app::App;
 use crate::lint::{app_honours, spec_decorator};
-use crate::App;
 use ccv3::{Card, Container, Document, Lorebook, Severity};
 use ccv3_cbs::{Dialect, Registry, Template};
 use serde::Serialize;
