@@ -25,14 +25,13 @@ fn app(v: &Value, name: &str) -> Result<App, EmbedError> {
 /// `app`, `budget`, `max_context` and `budget_cap` of `options`, as `ccv3 lint` reads its flags.
 fn lint_options(options: Option<&Value>) -> Result<LintOptions, EmbedError> {
     let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    let mut o = LintOptions::default();
-    o.app = get(options, "app").map(|v| app(v, "app")).transpose()?;
-    o.budget = opts::count(options, "budget")?.map(size);
-    if let Some(n) = opts::count(options, "max_context")? {
-        o.max_context = size(n);
-    }
-    o.budget_cap = opts::count(options, "budget_cap")?.map(size);
-    Ok(o)
+    let defaults = LintOptions::default();
+    Ok(LintOptions {
+        app: get(options, "app").map(|v| app(v, "app")).transpose()?,
+        budget: opts::count(options, "budget")?.map(size),
+        max_context: opts::count(options, "max_context")?.map_or(defaults.max_context, size),
+        budget_cap: opts::count(options, "budget_cap")?.map(size),
+    })
 }
 
 /// Serialises findings or a graph.
