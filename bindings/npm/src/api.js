@@ -320,6 +320,37 @@ function makeApi(host) {
     return validate('lorebook', bytesOrLorebook);
   }
 
+  // One analysis (issue 27) of a card or lorebook given as bytes, text or an object, with the
+  // options of `ccv3 lint`/`lore graph`/`portability`; lint needs a tokenizer vocabulary.
+  function analyze(fn, what, input, options, tokens) {
+    if (options === undefined || options === null) options = {};
+    if (!isPlainObject(options)) throw badInput(`options must be an object, got ${describe(options)}`);
+    const opts = toJson(options, 'options');
+    if (typeof input === 'string') input = new TextEncoder().encode(input);
+    let json;
+    let data;
+    if (isPlainObject(input)) json = toJson(input, what);
+    else data = asBytes(input, what);
+    const call = (raw) => raw[fn](data, json, opts);
+    return fromJson(tokens ? withTokens(tokenizerOf(options), call) : guard(call));
+  }
+
+  function lintCard(input, options) {
+    return analyze('lint_card', 'card', input, options, true);
+  }
+
+  function lintLorebook(input, options) {
+    return analyze('lint_lorebook', 'lorebook', input, options, true);
+  }
+
+  function loreGraph(input, options) {
+    return analyze('lore_graph', 'input', input, options, false);
+  }
+
+  function portability(input, options) {
+    return analyze('portability', 'input', input, options, false);
+  }
+
   /** Compiled lorebooks, reusable across scanLorebook calls (see compileLorebooks). */
   class CompiledLorebooks {
     constructor(handle, gen) {
@@ -431,6 +462,10 @@ function makeApi(host) {
     writeLorebook,
     validateCard,
     validateLorebook,
+    lintCard,
+    lintLorebook,
+    loreGraph,
+    portability,
     scanLorebook,
     compileLorebooks,
     CompiledLorebooks,

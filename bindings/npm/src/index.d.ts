@@ -315,6 +315,99 @@ export interface MacroContext {
 /** A tokenizer encoding. */
 export type Encoding = 'o200k' | 'cl100k';
 
+/** An application the analyses target (`st` and `risu` are accepted too). */
+export type App = 'spec' | 'sillytavern' | 'risuai' | 'agnai' | 'v2';
+
+/** Options of lintCard / lintLorebook (as `ccv3 lint`'s flags). */
+export interface LintOptions {
+  /** The target application of the macro and decorator checks (default: the card's own, else `spec`). */
+  app?: App | 'st' | 'risu';
+  /** The tokenizer of the budget plan (default `o200k`). */
+  tokenizer?: Encoding | 'estimate';
+  /** The budget in tokens (else the book's `token_budget`, else a quarter of `maxContext`). */
+  budget?: number;
+  /** The model's context, for the default budget (default 8192). */
+  maxContext?: number;
+  /** A ceiling on the budget, whatever sets it. */
+  budgetCap?: number;
+}
+
+/** One entry's tokens in a BudgetPlan. */
+export interface EntryTokens {
+  entry: number;
+  tokens: number;
+}
+
+/** The token budget of a book (on the `lore-budget-plan` finding). */
+export interface BudgetPlan {
+  limit: number;
+  /** Tokens of the enabled constant entries together. */
+  constant: number;
+  /** Tokens of all enabled non-constant entries together. */
+  triggered_max: number;
+  /** `constant + triggered_max`. */
+  total: number;
+  entries: EntryTokens[];
+}
+
+/** One finding of lintCard / lintLorebook (as `ccv3 lint --json`, without `file`). */
+export interface LintFinding {
+  severity: 'error' | 'warning' | 'info';
+  /** A stable code (`lore-entry-no-keys`, `cbs-unknown-macro`, ...). */
+  code: string;
+  /** The JSON path, as validateCard writes it. */
+  path: string;
+  /** The entry's index in its book; null for card-level findings. */
+  entry: number | null;
+  message: string;
+  /** On `lore-budget-plan` only. */
+  budget?: BudgetPlan;
+}
+
+/** One node of a LoreGraph: an entry of the book. */
+export interface LoreGraphNode {
+  entry: number;
+  /** Its `name`, else its `comment`. */
+  name: string | null;
+  constant: boolean;
+  enabled: boolean;
+}
+
+/** One edge: `from`'s content contains `key`, a key of `to`. */
+export interface LoreGraphEdge {
+  from: number;
+  to: number;
+  key: string;
+}
+
+/** The recursion graph (as `ccv3 lore graph --json`). */
+export interface LoreGraph {
+  nodes: LoreGraphNode[];
+  edges: LoreGraphEdge[];
+  /** Present and true when the engine's limits cut the search: some edges may be missing. */
+  truncated?: boolean;
+}
+
+/** Options of portability. */
+export interface PortabilityOptions {
+  /** The applications to report on (default sillytavern, risuai, agnai, v2). */
+  apps?: Array<App | 'st' | 'risu'>;
+}
+
+/** One finding of portability (as `ccv3 portability --json`). */
+export interface PortabilityFinding {
+  app: App;
+  severity: 'error' | 'warning' | 'info';
+  code: string;
+  path: string;
+  entry: number | null;
+  /** What happens, and the rule's source. */
+  message: string;
+}
+
+/** A card or lorebook for the analyses: file bytes, file text or an object. */
+export type AnalysisInput = Uint8Array | string | CharacterCardV3 | Lorebook | { [key: string]: Json };
+
 /** Lorebooks compiled once and reused across scanLorebook calls (pass it as `books`). */
 export declare class CompiledLorebooks {
   private constructor();
@@ -340,6 +433,14 @@ export declare function writeLorebook(lorebook: Lorebook, options?: WriteLoreboo
 export declare function validateCard(bytesOrCard: Uint8Array | CharacterCardV3 | { [key: string]: Json }): Diagnostic[];
 /** Validates a lorebook's file bytes or a lorebook object. */
 export declare function validateLorebook(bytesOrLorebook: Uint8Array | Lorebook | { [key: string]: Json }): Diagnostic[];
+/** Lints a card: its lorebook and the macros and decorators of its text (issue 27). */
+export declare function lintCard(input: AnalysisInput, options?: LintOptions): LintFinding[];
+/** Lints a lorebook (paths start at `data`). */
+export declare function lintLorebook(input: AnalysisInput, options?: LintOptions): LintFinding[];
+/** Which entry triggers which in a recursion step, of a lorebook or a card's book. */
+export declare function loreGraph(input: AnalysisInput, options?: {}): LoreGraph;
+/** What SillyTavern, RisuAI, Agnai and any V2 reader do with a card or lorebook. */
+export declare function portability(input: AnalysisInput, options?: PortabilityOptions): PortabilityFinding[];
 /** Compiles lorebooks once, for many scanLorebook calls. */
 export declare function compileLorebooks(books: BookInput | BookInput[]): CompiledLorebooks;
 /** Runs the lorebook engine over a chat: one turn. Pass `state` back in on the next turn. */

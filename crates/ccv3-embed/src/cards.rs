@@ -36,7 +36,7 @@ pub(crate) fn library_options() -> ccv3::ReadOptions {
 }
 
 /// Reads any card or lorebook file.
-fn read_document(bytes: &[u8]) -> Result<Document, EmbedError> {
+pub(crate) fn read_document(bytes: &[u8]) -> Result<Document, EmbedError> {
     ccv3::read_bytes_with(bytes, &library_options()).map_err(|e| EmbedError::from_read(&e))
 }
 
@@ -256,6 +256,11 @@ pub(crate) fn card_from_value(v: &Value) -> Result<(ccv3::Card, Vec<Diagnostic>)
 /// A lorebook model from a caller's JSON value (a Lorebook object as [`read_lorebook`] returns
 /// it, a `lorebook_v3` file object, or any lorebook format), with the reader's repairs.
 pub(crate) fn book_from_value(v: &Value) -> Result<(Lorebook, Vec<Diagnostic>), EmbedError> {
+    book_file_from_value(v).map(|bf| (bf.book, bf.diagnostics))
+}
+
+/// As [`book_from_value`], keeping the format the value was in.
+pub(crate) fn book_file_from_value(v: &Value) -> Result<ccv3::BookFile, EmbedError> {
     if !v.is_object() {
         return Err(EmbedError::bad_input(format!(
             "a lorebook must be an object, found {}",
@@ -272,10 +277,14 @@ pub(crate) fn book_from_value(v: &Value) -> Result<(Lorebook, Vec<Diagnostic>), 
     if let Some(entries) = entries {
         join_decorators(entries, if wrapped { "data.entries" } else { "entries" })?;
     }
-    let mut diags = Vec::new();
-    let (book, _) = ccv3::lorebook::read_lorebook_value(v, &mut diags)
+    let mut diagnostics = Vec::new();
+    let (book, format) = ccv3::lorebook::read_lorebook_value(v, &mut diagnostics)
         .map_err(|e| EmbedError::from_value(&e))?;
-    Ok((book, diags))
+    Ok(ccv3::BookFile {
+        book,
+        format,
+        diagnostics,
+    })
 }
 
 /// Writes a card (an object as [`read_card`] returns it, or V1/V2 JSON) as `format`: `png`,

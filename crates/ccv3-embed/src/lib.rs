@@ -18,6 +18,8 @@
 //! - The lorebook engine and prompts: [`scan_lorebook`] and [`build_prompt`], through the turn
 //!   policy of [`ccv3_prompt::Session`]; each returns the `state` the next turn passes back in.
 //! - Text: [`expand_macros`] (CBS), [`count_tokens`].
+//! - Static analysis (issue 27): [`lint_card`], [`lint_lorebook`], [`lore_graph`],
+//!   [`portability`], the JSON of `ccv3 lint`, `ccv3 lore graph` and `ccv3 portability --json`.
 //!
 //! Option keys in request objects are accepted in `snake_case` and in `camelCase`
 //! (`max_context` or `maxContext`); `null` is the same as absent.
@@ -43,6 +45,7 @@
 #![deny(missing_docs)]
 #![deny(rustdoc::broken_intra_doc_links)]
 
+mod analyze;
 mod cards;
 mod decorators;
 mod error;
@@ -53,6 +56,7 @@ mod source;
 mod text;
 mod turn;
 
+pub use analyze::{lint_card, lint_lorebook, lore_graph, portability};
 pub use cards::{
     read_card, read_card_json, read_card_path_json, read_lorebook, read_lorebook_json,
     validate_card, validate_lorebook, write_card, write_lorebook, ReadOptions,

@@ -433,6 +433,40 @@ fn validate(
     })
 }
 
+/// `analyze(kind, data, json, options)`: `lint_card`, `lint_lorebook`, `lore_graph` or
+/// `portability` (issue 27) of a card or lorebook given as file bytes or JSON text, with options
+/// as JSON text; the result as JSON text.
+#[pyfunction]
+#[pyo3(signature = (kind, data=None, json=None, options="{}"))]
+fn analyze(
+    py: Python<'_>,
+    kind: &str,
+    data: Option<&[u8]>,
+    json: Option<&str>,
+    options: &str,
+) -> PyResult<String> {
+    run(py, || {
+        let f: fn(Source, &Value) -> Result<Value, EmbedError> = match kind {
+            "lint_card" => ccv3_embed::lint_card,
+            "lint_lorebook" => ccv3_embed::lint_lorebook,
+            "lore_graph" => ccv3_embed::lore_graph,
+            "portability" => ccv3_embed::portability,
+            other => return Err(EmbedError::bad_input(format!("no analysis {other:?}"))),
+        };
+        let options = parse(options, "options")?;
+        let value;
+        let source = match (data, json) {
+            (Some(b), _) => Source::Bytes(b),
+            (None, Some(t)) => {
+                value = parse(t, "input")?;
+                Source::Json(&value)
+            }
+            (None, None) => return Err(EmbedError::bad_input("nothing to analyse")),
+        };
+        text(&f(source, &options)?)
+    })
+}
+
 /// A card or book of a request: `{"$bytes": i}` is the `i`th of `blobs`, anything else a JSON
 /// object.
 fn source<'a>(v: &'a Value, blobs: &[&'a [u8]], what: &str) -> Result<Source<'a>, EmbedError> {
@@ -577,6 +611,7 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_card, m)?)?;
     m.add_function(wrap_pyfunction!(write_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(scan_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(build_prompt, m)?)?;
     m.add_function(wrap_pyfunction!(expand_macros, m)?)?;

@@ -349,6 +349,70 @@ pub fn validate_lorebook(bytes: Option<Vec<u8>>, json: Option<String>) -> Result
     validate(bytes, json, "lorebook", ccv3_embed::validate_lorebook)
 }
 
+/// One analysis of a card or lorebook given as file bytes or JSON text, with options as JSON
+/// text; returns its JSON text (issue 27).
+fn analyze(
+    bytes: Option<Vec<u8>>,
+    json: Option<String>,
+    options_json: &str,
+    what: &str,
+    f: fn(Source, &Value) -> Result<Value, EmbedError>,
+) -> Result<String, JsValue> {
+    let options = parse(options_json, "the options")?;
+    let report = match (bytes, json) {
+        (Some(bytes), _) => f(Source::Bytes(&bytes), &options),
+        (None, Some(text)) => f(Source::Json(&parse(&text, what)?), &options),
+        (None, None) => return Err(bad_input(format!("{what}: give file bytes or an object"))),
+    };
+    json_text(&report.map_err(to_js)?)
+}
+
+/// Lints a card; returns the findings of `ccv3 lint --json` as JSON text.
+#[wasm_bindgen]
+pub fn lint_card(
+    bytes: Option<Vec<u8>>,
+    json: Option<String>,
+    options_json: &str,
+) -> Result<String, JsValue> {
+    analyze(bytes, json, options_json, "card", ccv3_embed::lint_card)
+}
+
+/// Lints a lorebook; returns the findings of `ccv3 lint --json` as JSON text.
+#[wasm_bindgen]
+pub fn lint_lorebook(
+    bytes: Option<Vec<u8>>,
+    json: Option<String>,
+    options_json: &str,
+) -> Result<String, JsValue> {
+    analyze(
+        bytes,
+        json,
+        options_json,
+        "lorebook",
+        ccv3_embed::lint_lorebook,
+    )
+}
+
+/// The recursion graph of a lorebook or a card's book, as `ccv3 lore graph --json` (JSON text).
+#[wasm_bindgen]
+pub fn lore_graph(
+    bytes: Option<Vec<u8>>,
+    json: Option<String>,
+    options_json: &str,
+) -> Result<String, JsValue> {
+    analyze(bytes, json, options_json, "input", ccv3_embed::lore_graph)
+}
+
+/// What each application does with a card or lorebook, as `ccv3 portability --json` (JSON text).
+#[wasm_bindgen]
+pub fn portability(
+    bytes: Option<Vec<u8>>,
+    json: Option<String>,
+    options_json: &str,
+) -> Result<String, JsValue> {
+    analyze(bytes, json, options_json, "input", ccv3_embed::portability)
+}
+
 /// Runs one lorebook scan; returns `{activated, rejected, tokens, state}` as JSON text.
 #[wasm_bindgen]
 pub fn scan_lorebook(

@@ -35,6 +35,10 @@ __all__ = [
     "write_lorebook",
     "validate_card",
     "validate_lorebook",
+    "lint_card",
+    "lint_lorebook",
+    "lore_graph",
+    "portability",
     "scan_lorebook",
     "compile_lorebooks",
     "CompiledLorebooks",
@@ -172,6 +176,45 @@ def validate_lorebook(data):
     """Validates a lorebook (a dict, bytes or a path): a list of
     ``{"severity", "code", "path", "message"}``."""
     return _validate("lorebook", data)
+
+
+def _analyze(kind, data, options, kwargs):
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise _error("bad-input", f"options must be a dict, got {type(options).__name__}")
+    opts = _dumps({**options, **kwargs}, "options")
+    if isinstance(data, dict):
+        return _loads(_ccv3.analyze(kind, None, _dumps(data, "input"), opts))
+    return _loads(_ccv3.analyze(kind, _bytes(data), None, opts))
+
+
+def lint_card(data, options=None, **kwargs):
+    """Lints a card (a dict, bytes or a path): its lorebook and the macros and decorators of its
+    text, as ``ccv3 lint --json`` (a list of ``{"severity", "code", "path", "entry", "message"}``,
+    ``"budget"`` on ``lore-budget-plan``). Options (a dict or keywords): ``app`` (``"spec"``,
+    ``"sillytavern"``, ``"risuai"``, ``"agnai"``), ``tokenizer`` (``"o200k"``, ``"cl100k"``,
+    ``"estimate"``), ``budget``, ``max_context``, ``budget_cap``."""
+    return _analyze("lint_card", data, options, kwargs)
+
+
+def lint_lorebook(data, options=None, **kwargs):
+    """Lints a lorebook (a dict, bytes or a path) as :func:`lint_card`; paths start at ``data``."""
+    return _analyze("lint_lorebook", data, options, kwargs)
+
+
+def lore_graph(data, options=None, **kwargs):
+    """The recursion graph of a lorebook or a card's book (a dict, bytes or a path), as
+    ``ccv3 lore graph --json``: ``{"nodes": [{"entry", "name", "constant", "enabled"}],
+    "edges": [{"from", "to", "key"}]}`` (and ``"truncated": True`` when the search was cut)."""
+    return _analyze("lore_graph", data, options, kwargs)
+
+
+def portability(data, options=None, **kwargs):
+    """What SillyTavern, RisuAI, Agnai and any V2 reader do with a card or lorebook (a dict,
+    bytes or a path), as ``ccv3 portability --json``: a list of ``{"app", "severity", "code",
+    "path", "entry", "message"}``. Option ``apps``: the application ids to report on."""
+    return _analyze("portability", data, options, kwargs)
 
 
 def _source(value, what):

@@ -48,6 +48,85 @@ def write_card(
 def write_lorebook(book: Lorebook, format: Optional[Literal["lorebook_v3", "worldinfo"]] = None) -> bytes: ...
 def validate_card(data: Union[Card, Data]) -> List[Diagnostic]: ...
 def validate_lorebook(data: Union[Lorebook, Data]) -> List[Diagnostic]: ...
+# The applications of the analyses (issue 27); ``"st"`` and ``"risu"`` are accepted too.
+App = Literal["spec", "sillytavern", "risuai", "agnai", "v2"]
+Severity = Literal["error", "warning", "info"]
+
+class EntryTokens(TypedDict):
+    entry: int
+    tokens: int
+
+class BudgetPlan(TypedDict):
+    limit: int
+    constant: int
+    triggered_max: int
+    total: int
+    entries: List[EntryTokens]
+
+class LintFinding(TypedDict):
+    severity: Severity
+    code: str
+    path: str
+    entry: Optional[int]
+    message: str
+    budget: NotRequired[BudgetPlan]
+
+class LintOptions(TypedDict, total=False):
+    app: str
+    tokenizer: Literal["o200k", "cl100k", "estimate"]
+    budget: int
+    max_context: int
+    budget_cap: int
+
+class LoreGraphNode(TypedDict):
+    entry: int
+    name: Optional[str]
+    constant: bool
+    enabled: bool
+
+LoreGraphEdge = TypedDict("LoreGraphEdge", {"from": int, "to": int, "key": str})
+
+class LoreGraph(TypedDict):
+    nodes: List[LoreGraphNode]
+    edges: List[LoreGraphEdge]
+    truncated: NotRequired[bool]
+
+class PortabilityFinding(TypedDict):
+    app: App
+    severity: Severity
+    code: str
+    path: str
+    entry: Optional[int]
+    message: str
+
+def lint_card(
+    data: Union[Card, Data],
+    options: Optional[LintOptions] = None,
+    *,
+    app: Optional[str] = None,
+    tokenizer: Optional[Literal["o200k", "cl100k", "estimate"]] = None,
+    budget: Optional[int] = None,
+    max_context: Optional[int] = None,
+    budget_cap: Optional[int] = None,
+) -> List[LintFinding]: ...
+def lint_lorebook(
+    data: Union[Lorebook, Data],
+    options: Optional[LintOptions] = None,
+    *,
+    app: Optional[str] = None,
+    tokenizer: Optional[Literal["o200k", "cl100k", "estimate"]] = None,
+    budget: Optional[int] = None,
+    max_context: Optional[int] = None,
+    budget_cap: Optional[int] = None,
+) -> List[LintFinding]: ...
+def lore_graph(data: Union[Card, Lorebook, Data], options: Optional[Dict[str, Any]] = None) -> LoreGraph: ...
+def portability(
+    data: Union[Card, Lorebook, Data],
+    options: Optional[Dict[str, Any]] = None,
+    *,
+    apps: Optional[List[str]] = None,
+) -> List[PortabilityFinding]: ...
+
 # The generation types of the ``trigger`` option (SillyTavern's World Info "Triggers").
 Trigger = Literal["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"]
 
