@@ -936,10 +936,16 @@ mod tests {
     #[test]
     fn greeting_defaults_to_0_and_none_ignores_is_greeting() {
         let b = book(json!([
-            entry(&["tea"], "@@is_greeting 0
-first"),
-            entry(&["tea"], "@@is_greeting 1
-second")
+            entry(
+                &["tea"],
+                "@@is_greeting 0
+first"
+            ),
+            entry(
+                &["tea"],
+                "@@is_greeting 1
+second"
+            )
         ]));
         let chat = Chat::from(vec![Message::user("tea?")]);
         let active = |greeting: Option<usize>| -> Vec<usize> {

@@ -14,10 +14,10 @@
 //! entry is one difference. The comparison is the CLI's own (the libraries have no diff): the
 //! diffs themselves come from the `similar` crate.
 
+use crate::args::ColorChoice;
 use crate::error::{CliError, CmdResult};
 use crate::load::{load, load_whole};
 use crate::output::emit;
-use crate::args::ColorChoice;
 use crate::shown::shown;
 use ccv3::Document;
 use serde_json::{json, Value};
