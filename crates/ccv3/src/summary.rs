@@ -90,7 +90,7 @@ impl CardSummary {
 ///
 /// # Errors
 ///
-/// As [`crate::read_bytes_with`]; [`Error::Unrecognized`] for a lorebook.
+/// As [`crate::read_bytes_with`]; [`Error::Format`] for a lorebook.
 pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummary> {
     let fast = if png::is_png(bytes) {
         summary_of_png(std::io::Cursor::new(bytes), opts)?
@@ -118,7 +118,7 @@ pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummar
 ///
 /// # Errors
 ///
-/// As [`crate::read_file_with`]; [`Error::Unrecognized`] for a lorebook.
+/// As [`crate::read_file_with`]; [`Error::Format`] for a lorebook.
 pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary> {
     let mut file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
@@ -159,8 +159,9 @@ fn summary_of_document(doc: Document) -> Result<CardSummary> {
         Document::Card(CardFile {
             card, container, ..
         }) => Ok(CardSummary::from_card(&card, container)),
-        Document::Lorebook(_) => Err(Error::Unrecognized(
-            "a lorebook, not a character card: it has no card summary".into(),
+        Document::Lorebook(_) => Err(Error::format(
+            "",
+            "a lorebook, not a character card: it has no card summary",
         )),
     }
 }
