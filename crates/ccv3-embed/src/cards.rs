@@ -126,6 +126,19 @@ pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
     serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
 }
 
+/// [`read_card_summary_json`] of a random-access source ([`ccv3::read_summary_seekable`]: a
+/// PNG's image data is seeked past, never copied; the npm package reads a `Uint8Array` in place).
+///
+/// # Errors
+/// As [`read_card_summary_json`].
+pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
+    source: R,
+) -> Result<String, EmbedError> {
+    let summary = ccv3::read_summary_seekable(source, &library_options())
+        .map_err(|e| EmbedError::from_read(&e))?;
+    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
 /// [`read_card_summary_json`] of the file at `path` ([`ccv3::read_summary_file`]: a PNG's image
 /// data is skipped, a CHARX streamed). For native callers (the Python package).
 ///

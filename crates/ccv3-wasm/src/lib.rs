@@ -126,13 +126,6 @@ pub fn read_card(bytes: &[u8], parse_decorators: bool) -> Result<String, JsValue
     ccv3_embed::read_card_json(bytes, &ReadOptions { parse_decorators }).map_err(to_js)
 }
 
-/// Reads what a character list shows of a card from its file's bytes; returns the summary as
-/// JSON text (issue 29).
-#[wasm_bindgen]
-pub fn read_card_summary(bytes: &[u8]) -> Result<String, JsValue> {
-    ccv3_embed::read_card_summary_json(bytes).map_err(to_js)
-}
-
 /// A JavaScript `Uint8Array` read in place, as a random-access source: each read copies only
 /// the bytes asked for into WebAssembly memory (a PNG card's image data is never copied).
 struct JsBytes<'a> {
@@ -201,6 +194,14 @@ impl std::io::Seek for JsBytes<'_> {
             )),
         }
     }
+}
+
+/// Reads what a character list shows of a card from a `Uint8Array`, in place (a PNG's image
+/// data stays in JavaScript); returns the summary as JSON text (issue 29).
+#[wasm_bindgen]
+pub fn read_card_summary(bytes: &js_sys::Uint8Array) -> Result<String, JsValue> {
+    let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
+    ccv3_embed::read_card_summary_seekable_json(source).map_err(to_js)
 }
 
 /// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in

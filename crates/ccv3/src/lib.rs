@@ -63,5 +63,5 @@ pub use model::{
 };
 pub use posread::ReadScratch;
 pub use regex_check::{check_regex_syntax, set_regex_syntax_check, SyntaxCheck};
-pub use summary::{read_summary_bytes, read_summary_file, CardSummary};
+pub use summary::{read_summary_bytes, read_summary_file, read_summary_seekable, CardSummary};
 pub use validate::{validate_card, validate_lorebook};

@@ -153,6 +153,46 @@ pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary>
     read_summary_bytes(&bytes, opts)
 }
 
+/// The summary of the card in a random-access source (a JavaScript `Uint8Array` behind a
+/// binding, say), read from its current position as [`crate::read_seekable_with`] reads it: a
+/// PNG's picture is seeked past, never copied; any other container is read whole, up to
+/// [`ReadOptions::max_file_len`].
+///
+/// # Errors
+///
+/// As [`crate::read_seekable_with`]; [`Error::Format`] for a lorebook.
+pub fn read_summary_seekable<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardSummary> {
+    let start = r.stream_position()?;
+    let mut head = [0u8; 8];
+    let mut n = 0;
+    while n < head.len() {
+        match r.read(&mut head[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    r.seek(SeekFrom::Start(start))?;
+    if png::is_png(head.get(..n).unwrap_or_default()) {
+        if let Some(s) = summary_of_png(&mut r, opts)? {
+            return Ok(s);
+        }
+        r.seek(SeekFrom::Start(start))?;
+        return summary_of_document(crate::read_seekable_with(r, opts)?);
+    }
+    let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
+    r.seek(SeekFrom::Start(start))?;
+    if len > opts.max_file_len {
+        return summary_of_document(crate::read_seekable_with(r, opts)?);
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    r.take(opts.max_file_len.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > opts.max_file_len {
+        return summary_of_document(crate::read_bytes_with(&bytes, opts)?);
+    }
+    read_summary_bytes(&bytes, opts)
+}
+
 /// The summary of a document read in full; a lorebook is an error.
 fn summary_of_document(doc: Document) -> Result<CardSummary> {
     match doc {

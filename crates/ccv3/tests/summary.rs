@@ -81,6 +81,12 @@ fn summary_agrees_with_the_full_read_on_every_file() {
         let full = full_of_bytes(&bytes);
         let summary = summary_of(ccv3::read_summary_bytes(&bytes, &ReadOptions::default()));
         assert_eq!(summary, full, "{} (from the bytes)", path.display());
+        let mut source = std::io::Cursor::new(&bytes);
+        let summary = summary_of(ccv3::read_summary_seekable(
+            &mut source,
+            &ReadOptions::default(),
+        ));
+        assert_eq!(summary, full, "{} (from a seekable source)", path.display());
         cards += usize::from(full.is_ok());
     }
     assert!(cards > 10, "only {cards} cards among {} files", files.len());
