@@ -97,13 +97,11 @@ pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummar
     } else if charx::looks_like_charx(bytes) {
         None
     } else if legacy::is_jpeg(bytes) {
-        legacy::read_jpeg_card(bytes)
-            .ok()
-            .and_then(|text| summarize_text(text.as_bytes(), opts, Container::Jpeg))
+        let text = legacy::read_jpeg_card(bytes)?;
+        return summary_of_image_text(&text, opts, Container::Jpeg);
     } else if legacy::is_webp(bytes) {
-        legacy::read_webp_card(bytes)
-            .ok()
-            .and_then(|text| summarize_text(text.as_bytes(), opts, Container::Webp))
+        let text = legacy::read_webp_card(bytes)?;
+        return summary_of_image_text(&text, opts, Container::Webp);
     } else {
         summarize_text(bytes, opts, Container::Json)
     };
@@ -191,6 +189,22 @@ pub fn read_summary_seekable<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Re
         return summary_of_document(crate::read_bytes_with(&bytes, opts)?);
     }
     read_summary_bytes(&bytes, opts)
+}
+
+/// The summary of a JPEG's or WebP's card text (its EXIF decoded once): read by the summary, or
+/// in full as [`crate::read_bytes_with`] reads it.
+fn summary_of_image_text(
+    text: &str,
+    opts: &ReadOptions,
+    container: Container,
+) -> Result<CardSummary> {
+    match summarize_text(text.as_bytes(), opts, container) {
+        Some(s) => Ok(s),
+        None => Ok(CardSummary::from_card(
+            &crate::document::card_from_image_text(text, opts)?,
+            container,
+        )),
+    }
 }
 
 /// The summary of a document read in full; a lorebook is an error.
