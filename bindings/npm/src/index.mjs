@@ -4,7 +4,6 @@ import api from './index.cjs';
 export const {
   readCard,
   readCardFiles,
-  readCardSummary,
   readLorebook,
   parseDecorators,
   serializeDecorators,

@@ -98,7 +98,6 @@ export async function loadTokenizer(encoding = 'o200k', source) {
 export const {
   readCard,
   readCardFiles,
-  readCardSummary,
   readLorebook,
   parseDecorators,
   serializeDecorators,
