@@ -146,18 +146,31 @@ fn text(name: &str, findings: &[Finding]) -> String {
         super::validate::plural(findings.len(), "finding", "findings")
     );
     for f in findings {
-        let entry = f.entry.map(|i| format!(" #{i}")).unwrap_or_default();
-        let at = if f.path.is_empty() {
-            String::new()
-        } else {
-            format!(" at {}", shown(&f.path))
-        };
-        s.push_str(&format!(
-            "  {:<7} {}{entry}{at}: {}\n",
-            f.severity.to_string(),
-            f.code,
-            shown(&f.message)
+        s.push_str(&finding_line(
+            &f.severity.to_string(),
+            &f.code,
+            f.entry,
+            &f.path,
+            &f.message,
         ));
     }
     s
+}
+
+/// One finding's line for people (`lint` and `portability` print them alike): severity, code,
+/// the entry's index, the JSON path and the message.
+pub(super) fn finding_line(
+    severity: &str,
+    code: &str,
+    entry: Option<usize>,
+    path: &str,
+    message: &str,
+) -> String {
+    let entry = entry.map(|i| format!(" #{i}")).unwrap_or_default();
+    let at = if path.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", shown(path))
+    };
+    format!("  {severity:<7} {code}{entry}{at}: {}\n", shown(message))
 }

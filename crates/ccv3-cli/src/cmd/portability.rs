@@ -6,7 +6,6 @@ use crate::args::PortabilityArgs;
 use crate::error::CmdResult;
 use crate::load::load;
 use crate::output::emit;
-use crate::shown::shown;
 use ccv3_analyze::App;
 
 /// Prints what each application does with the file.
@@ -33,17 +32,12 @@ pub fn run(args: &PortabilityArgs) -> CmdResult {
                 super::validate::plural(mine.len(), "finding", "findings")
             ));
             for f in mine {
-                let entry = f.entry.map(|i| format!(" #{i}")).unwrap_or_default();
-                let at = if f.path.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {}", shown(&f.path))
-                };
-                s.push_str(&format!(
-                    "  {:<7} {}{entry}{at}: {}\n",
-                    f.severity.to_string(),
-                    f.code,
-                    shown(&f.message)
+                s.push_str(&super::lint::finding_line(
+                    &f.severity.to_string(),
+                    &f.code,
+                    f.entry,
+                    &f.path,
+                    &f.message,
                 ));
             }
         }
