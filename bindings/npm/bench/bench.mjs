@@ -6,6 +6,8 @@
 //  2. scanLorebook of the 50,000-entry book over 100 messages with compiled books reused across
 //     calls, against the native warm scan of the same facade calls (examples/native_scan.rs).
 //
+//  0. (--only summary) readCardSummary against readCard over 1,000 cards of a folder (issue 29).
+//
 // node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60]
 //   --only read: part 1 only; --rounds: rounds of the interleaved readCard comparison
 //   --gen: python3 ../shared/peers/gen.py --out /tmp/gen
@@ -43,6 +45,67 @@ const rows = [];
 function report(row) {
   rows.push(row);
   console.log(JSON.stringify(row));
+}
+
+// ---- 0. Library list (issue 29): readCardSummary vs readCard over a folder of cards ----
+// node bindings/npm/bench/bench.mjs --only summary [--cards DIR] [--count 1000] [--rounds 15]
+// Every file under DIR (default ../shared/corpus) that readCard reads is taken, in memory, and
+// repeated in order up to --count cards; one round reads them all with each function
+// (interleaved), the ratio is the median over rounds of (readCard time / readCardSummary time).
+if (args.only === 'summary') {
+  const require = createRequire(import.meta.url);
+  const ccv3 = require(path.join(pkg, 'index.cjs'));
+  const dir = path.resolve(args.cards || path.join(repo, '..', 'shared', 'corpus'));
+  const files = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) files.push(p);
+    }
+  };
+  walk(dir);
+  const cards = [];
+  for (const f of files) {
+    const bytes = fs.readFileSync(f);
+    try {
+      ccv3.readCard(bytes);
+      cards.push(bytes);
+    } catch (_) {
+      // Not a card (a lorebook, a broken file): not in a character list.
+    }
+  }
+  const count = Number(args.count || 1000);
+  const list = Array.from({ length: count }, (_, i) => cards[i % cards.length]);
+  const mb = list.reduce((n, b) => n + b.length, 0) / 1e6;
+  const impls = {
+    readCard: () => {
+      for (const b of list) ccv3.readCard(b);
+    },
+    readCardSummary: () => {
+      for (const b of list) ccv3.readCardSummary(b);
+    },
+  };
+  for (const k in impls) impls[k]();
+  const t = { readCard: [], readCardSummary: [] };
+  const rounds = Number(args.rounds || 15);
+  for (let i = 0; i < rounds; i++) {
+    for (const k in impls) {
+      const b = performance.now();
+      impls[k]();
+      t[k].push(performance.now() - b);
+    }
+  }
+  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  report({
+    op: `library list: ${count} cards (${cards.length} distinct, ${mb.toFixed(1)} MB) from ${path.relative(repo, dir)}`,
+    impl: 'ccv3 (wasm)',
+    rounds,
+    readCard_median_ms: med(t.readCard),
+    readCardSummary_median_ms: med(t.readCardSummary),
+    readCard_over_readCardSummary: med(t.readCard.map((x, i) => x / t.readCardSummary[i])),
+  });
+  process.exit(0);
 }
 
 // ---- 1. readCard ----
