@@ -1,15 +1,17 @@
 //! A card's summary for a library's character list ([`CardSummary`]): name, nickname, creator,
 //! tags, version, container and counts, read without building the card (issue 29).
 //!
-//! [`read_summary_bytes`] and [`read_summary_file`] sniff the container as [`crate::read_bytes`]
-//! and [`crate::read_file`] do and find the card text the same way (a PNG's `ccv3` chunk, else
-//! its `chara` chunk; a JPEG's or WebP's EXIF; a JSON file), then read only the listed fields
-//! from it: the entries, assets and greetings are counted, not built, and no other text is
-//! copied. Whenever the card text is not plainly a wrapped V2/V3 card whose listed fields have
-//! their spec types (a V1 card, a field of the wrong type, a hybrid card, a V2 card with a V3
-//! stash, another application's format, a CHARX or zip, anything over a limit), the full reader
-//! reads the file and the summary is taken from its card ([`CardSummary::from_card`]): the
-//! summary always agrees with the full read, and has its errors.
+//! [`read_summary_bytes`], [`read_summary_file`] and [`read_summary_seekable`] sniff the
+//! container as the full readers do and find the card text the same way (a PNG's `ccv3`
+//! chunk, else its `chara` chunk, the picture seeked past; a CHARX's `card.json`, the assets
+//! neither decompressed nor checked; a JPEG's or WebP's EXIF; a JSON file), then read only the
+//! listed fields from it: the entries, assets and greetings are counted, not built, and no other
+//! text is copied. Whenever the card text is not plainly a wrapped V2/V3 card whose listed
+//! fields have their spec types (a V1 card, a field of the wrong type, a hybrid card, a V2 card
+//! with a V3 stash, another application's format, a BYAF or Voxta package, anything over a
+//! limit), the full reader reads the file and the summary is taken from its card
+//! ([`CardSummary::from_card`]): the summary always agrees with the full read, and has its
+//! errors (except for a CHARX's damaged assets, which the summary does not read).
 
 use crate::document::CardFile;
 use crate::error::{Error, Result};
@@ -93,17 +95,9 @@ impl CardSummary {
 /// As [`crate::read_bytes_with`]; [`Error::Format`] for a lorebook.
 pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummary> {
     let fast = if png::is_png(bytes) {
-        summary_of_png(std::io::Cursor::new(bytes), opts)?
-    } else if charx::looks_like_charx(bytes) {
-        None
-    } else if legacy::is_jpeg(bytes) {
-        let text = legacy::read_jpeg_card(bytes)?;
-        return summary_of_image_text(&text, opts, Container::Jpeg);
-    } else if legacy::is_webp(bytes) {
-        let text = legacy::read_webp_card(bytes)?;
-        return summary_of_image_text(&text, opts, Container::Webp);
+        summary_of_png(&mut std::io::Cursor::new(bytes), opts)?
     } else {
-        summarize_text(bytes, opts, Container::Json)
+        summary_of_loaded(bytes, opts)?
     };
     match fast {
         Some(s) => Ok(s),
@@ -112,54 +106,43 @@ pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummar
 }
 
 /// The summary of the card in the file at `path` (any container [`crate::read_file_with`]
-/// reads, with the limits of `opts`): a PNG's picture is seeked past, a CHARX is streamed.
+/// reads, with the limits of `opts`): a PNG's picture is seeked past, only a CHARX's
+/// `card.json` is read.
 ///
 /// # Errors
 ///
 /// As [`crate::read_file_with`]; [`Error::Format`] for a lorebook.
 pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary> {
-    let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    let mut head = [0u8; 8];
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..])? {
-            0 => break,
-            k => n += k,
-        }
+    let file = std::fs::File::open(path)?;
+    let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
+    match summary_of_source(&mut r, opts)? {
+        Some(s) => Ok(s),
+        None => summary_of_document(crate::read_file_with(path, opts)?),
     }
-    let head = head.get(..n).unwrap_or_default();
-    if png::is_png(head) {
-        file.seek(SeekFrom::Start(0))?;
-        let r = std::io::BufReader::with_capacity(64 * 1024, &mut file);
-        if let Some(s) = summary_of_png(r, opts)? {
-            return Ok(s);
-        }
-        return summary_of_document(crate::read_file_with(path, opts)?);
-    }
-    if head.starts_with(b"PK\x03\x04") || legacy::is_jpeg(head) || len > opts.max_file_len {
-        // Zips are streamed by the full reader; a JPEG may have a CHARX behind it.
-        return summary_of_document(crate::read_file_with(path, opts)?);
-    }
-    file.seek(SeekFrom::Start(0))?;
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(opts.max_file_len.saturating_add(1))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > opts.max_file_len {
-        return summary_of_document(crate::read_file_with(path, opts)?);
-    }
-    read_summary_bytes(&bytes, opts)
 }
 
 /// The summary of the card in a random-access source (a JavaScript `Uint8Array` behind a
 /// binding, say), read from its current position as [`crate::read_seekable_with`] reads it: a
-/// PNG's picture is seeked past, never copied; any other container is read whole, up to
-/// [`ReadOptions::max_file_len`].
+/// PNG's picture is seeked past, never copied; of a CHARX only `card.json` is read; any other
+/// container is read whole, up to [`ReadOptions::max_file_len`].
 ///
 /// # Errors
 ///
 /// As [`crate::read_seekable_with`]; [`Error::Format`] for a lorebook.
 pub fn read_summary_seekable<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardSummary> {
+    let start = r.stream_position()?;
+    if let Some(s) = summary_of_source(&mut r, opts)? {
+        return Ok(s);
+    }
+    r.seek(SeekFrom::Start(start))?;
+    summary_of_document(crate::read_seekable_with(r, opts)?)
+}
+
+/// The summary read from a source's current position, or `None` when the full reader must
+/// decide (the source is then anywhere). Only a PNG is read in place; anything else is read
+/// whole (a CHARX too: its `card.json` is then read as the full reader reads the archive,
+/// through the same code).
+fn summary_of_source<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Option<CardSummary>> {
     let start = r.stream_position()?;
     let mut head = [0u8; 8];
     let mut n = 0;
@@ -170,41 +153,101 @@ pub fn read_summary_seekable<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Re
         }
     }
     r.seek(SeekFrom::Start(start))?;
-    if png::is_png(head.get(..n).unwrap_or_default()) {
-        if let Some(s) = summary_of_png(&mut r, opts)? {
-            return Ok(s);
-        }
-        r.seek(SeekFrom::Start(start))?;
-        return summary_of_document(crate::read_seekable_with(r, opts)?);
+    let head = head.get(..n).unwrap_or_default();
+    if png::is_png(head) {
+        return summary_of_png(r, opts);
     }
     let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
     r.seek(SeekFrom::Start(start))?;
     if len > opts.max_file_len {
-        return summary_of_document(crate::read_seekable_with(r, opts)?);
+        return Ok(None);
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     r.take(opts.max_file_len.saturating_add(1))
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > opts.max_file_len {
-        return summary_of_document(crate::read_bytes_with(&bytes, opts)?);
+        return Ok(None);
     }
-    read_summary_bytes(&bytes, opts)
+    summary_of_loaded(&bytes, opts)
 }
 
-/// The summary of a JPEG's or WebP's card text (its EXIF decoded once): read by the summary, or
-/// in full as [`crate::read_bytes_with`] reads it.
-fn summary_of_image_text(
-    text: &str,
-    opts: &ReadOptions,
-    container: Container,
-) -> Result<CardSummary> {
-    match summarize_text(text.as_bytes(), opts, container) {
-        Some(s) => Ok(s),
-        None => Ok(CardSummary::from_card(
-            &crate::document::card_from_image_text(text, opts)?,
-            container,
-        )),
+/// The summary of a PNG from its card chunks, as the full reader picks them (`ccv3` first,
+/// then `chara`); `None` when the full reader must decide (a broken chunk, no card chunk, a
+/// card text the summary does not read).
+fn summary_of_png<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Option<CardSummary>> {
+    let start = r.stream_position()?;
+    let limits = png::Limits {
+        read_chara: false,
+        verify_crc: false,
+        ..opts.png
+    };
+    let Ok(chunks) = png::read_card_chunks(&mut *r, &limits) else {
+        return Ok(None);
+    };
+    if let Some(text) = &chunks.ccv3 {
+        // A `ccv3` chunk that holds a card is the one the full reader reads.
+        return Ok(summary_or_card(text, opts, Container::Png));
     }
+    if !chunks.chara_skipped {
+        return Ok(None);
+    }
+    r.seek(SeekFrom::Start(start))?;
+    let limits = png::Limits {
+        read_chara: true,
+        ..limits
+    };
+    let Ok(chunks) = png::read_card_chunks(&mut *r, &limits) else {
+        return Ok(None);
+    };
+    Ok(match (&chunks.ccv3, &chunks.chara) {
+        (None, Some(text)) => summary_or_card(text, opts, Container::Png),
+        _ => None,
+    })
+}
+
+/// The summary of a whole file's bytes that are not a PNG: a zip after a prefix, a JPEG, a
+/// WebP or JSON text; `None` when the full reader must decide.
+fn summary_of_loaded(bytes: &[u8], opts: &ReadOptions) -> Result<Option<CardSummary>> {
+    if png::is_png(bytes) {
+        return Ok(None);
+    }
+    if charx::looks_like_charx(bytes) {
+        // Only `card.json` is decompressed (a BYAF or Voxta package has none: the full
+        // reader's). The reader's type is the full reader's, so that the zip code is shared.
+        let mut cursor = std::io::Cursor::new(bytes);
+        let Ok(text) = charx::read_charx_card_json(&mut &mut cursor, &opts.charx) else {
+            return Ok(None);
+        };
+        return Ok(summarize_text(&text, opts, Container::Charx).or_else(|| {
+            let card = crate::document::card_from_card_json(&text, opts).ok()?;
+            Some(CardSummary::from_card(&card, Container::Charx))
+        }));
+    }
+    let (text, container) = if legacy::is_jpeg(bytes) {
+        (legacy::read_jpeg_card(bytes)?, Container::Jpeg)
+    } else if legacy::is_webp(bytes) {
+        (legacy::read_webp_card(bytes)?, Container::Webp)
+    } else {
+        return Ok(summarize_text(bytes, opts, Container::Json));
+    };
+    // The EXIF text is decoded once: read by the summary, or in full as the full reader does.
+    match summarize_text(text.as_bytes(), opts, container) {
+        Some(s) => Ok(Some(s)),
+        None => Ok(Some(CardSummary::from_card(
+            &crate::document::card_from_image_text(&text, opts)?,
+            container,
+        ))),
+    }
+}
+
+/// The summary of a card chunk's text, or the summary of the card the full reader makes of the
+/// text (a V1 card, a repaired one) without walking the file again; `None` when the text holds
+/// no card (the full reader then decides, and gives its error).
+fn summary_or_card(text: &str, opts: &ReadOptions, container: Container) -> Option<CardSummary> {
+    summarize_text(text.as_bytes(), opts, container).or_else(|| {
+        let card = crate::document::card_from_image_text(text, opts).ok()?;
+        Some(CardSummary::from_card(&card, container))
+    })
 }
 
 /// The summary of a document read in full; a lorebook is an error.
@@ -218,40 +261,6 @@ fn summary_of_document(doc: Document) -> Result<CardSummary> {
             "a lorebook, not a character card: it has no card summary",
         )),
     }
-}
-
-/// The summary from a PNG's card chunks, as the full reader picks them (`ccv3` first, then
-/// `chara`); `None` when the full reader must decide (a broken chunk, no card chunk, a card
-/// text the summary does not read).
-fn summary_of_png<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<Option<CardSummary>> {
-    let limits = png::Limits {
-        read_chara: false,
-        verify_crc: false,
-        ..opts.png
-    };
-    let start = r.stream_position()?;
-    let Ok(chunks) = png::read_card_chunks(&mut r, &limits) else {
-        return Ok(None);
-    };
-    if let Some(text) = &chunks.ccv3 {
-        // A `ccv3` chunk the summary reads is one the full reader reads.
-        return Ok(summarize_text(text.as_bytes(), opts, Container::Png));
-    }
-    if !chunks.chara_skipped {
-        return Ok(None);
-    }
-    r.seek(SeekFrom::Start(start))?;
-    let limits = png::Limits {
-        read_chara: true,
-        ..limits
-    };
-    let Ok(chunks) = png::read_card_chunks(&mut r, &limits) else {
-        return Ok(None);
-    };
-    Ok(match (&chunks.ccv3, &chunks.chara) {
-        (None, Some(text)) => summarize_text(text.as_bytes(), opts, Container::Png),
-        _ => None,
-    })
 }
 
 /// The summary of card JSON text, when it is plainly a wrapped V2/V3 card within the limits of
