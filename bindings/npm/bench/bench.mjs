@@ -6,7 +6,8 @@
 //  2. scanLorebook of the 50,000-entry book over 100 messages with compiled books reused across
 //     calls, against the native warm scan of the same facade calls (examples/native_scan.rs).
 //
-//  0. (--only summary) readCardSummary against readCard over 1,000 cards of a folder (issue 29).
+//  0. (--only summary) readCardSummary against readCard and the peers over 1,000 cards of a folder
+//     (issue 29).
 //
 // node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60]
 //   --only read: part 1 only; --rounds: rounds of the interleaved readCard comparison
@@ -47,11 +48,15 @@ function report(row) {
   console.log(JSON.stringify(row));
 }
 
-// ---- 0. Library list (issue 29): readCardSummary vs readCard over a folder of cards ----
-// node bindings/npm/bench/bench.mjs --only summary [--cards DIR] [--count 1000] [--rounds 15]
-// Every file under DIR (default ../shared/corpus) that readCard reads is taken, in memory, and
-// repeated in order up to --count cards; one round reads them all with each function
-// (interleaved), the ratio is the median over rounds of (readCard time / readCardSummary time).
+// ---- 0. Library list (issue 29): readCardSummary vs readCard vs the peers over a folder ----
+// node bindings/npm/bench/bench.mjs --only summary [--peers DIR] [--cards DIR] [--count 1000] [--rounds 15]
+// Every file under DIR (default ../shared/corpus) that readCard reads (and, with --peers, that
+// @character-foundry/loader's parseCard reads too) is taken, in memory, and repeated in order up
+// to --count cards. One round reads the whole list with each reader in turn (interleaved); each
+// ratio is the median over rounds of (other reader's time / readCardSummary's time). The
+// SillyTavern read path (png-chunks-extract + png-chunk-text + base64 + JSON.parse, JSON.parse of
+// a .json file) reads only PNG and JSON cards: it is timed on that part of the list, beside
+// readCardSummary of the same part.
 if (args.only === 'summary') {
   const require = createRequire(import.meta.url);
   const ccv3 = require(path.join(pkg, 'index.cjs'));
@@ -65,46 +70,86 @@ if (args.only === 'summary') {
     }
   };
   walk(dir);
+  let parseCard = null;
+  let stRead = null;
+  if (peers) {
+    const preq = createRequire(path.join(peers, 'package.json'));
+    ({ parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader'))));
+    const extract = preq('png-chunks-extract');
+    const PNGtext = preq('png-chunk-text');
+    stRead = (buf) => {
+      if (buf[0] === 0x89) {
+        const tc = extract(buf).filter((c) => c.name === 'tEXt').map((c) => PNGtext.decode(c.data));
+        for (const kw of ['ccv3', 'chara']) {
+          const c = tc.find((x) => x.keyword.toLowerCase() === kw);
+          if (c) return JSON.parse(Buffer.from(c.text, 'base64').toString('utf8'));
+        }
+        throw new Error('no card');
+      }
+      return JSON.parse(buf.toString('utf8'));
+    };
+  }
   const cards = [];
   for (const f of files) {
     const bytes = fs.readFileSync(f);
     try {
       ccv3.readCard(bytes);
-      cards.push(bytes);
+      if (parseCard) await parseCard(bytes);
+      cards.push({ bytes, st: stRead !== null && /\.(png|json)$/i.test(f) && (() => { try { stRead(bytes); return true; } catch (_) { return false; } })() });
     } catch (_) {
-      // Not a card (a lorebook, a broken file): not in a character list.
+      // Not a card (a lorebook, a broken file) or one a peer cannot read: not in the list.
     }
   }
   const count = Number(args.count || 1000);
   const list = Array.from({ length: count }, (_, i) => cards[i % cards.length]);
-  const mb = list.reduce((n, b) => n + b.length, 0) / 1e6;
+  const all = list.map((c) => c.bytes);
+  const stList = list.filter((c) => c.st).map((c) => c.bytes);
+  const mb = (l) => (l.reduce((n, b) => n + b.length, 0) / 1e6).toFixed(1);
   const impls = {
-    readCard: () => {
-      for (const b of list) ccv3.readCard(b);
+    readCardSummary: async () => {
+      for (const b of all) ccv3.readCardSummary(b);
     },
-    readCardSummary: () => {
-      for (const b of list) ccv3.readCardSummary(b);
+    readCard: async () => {
+      for (const b of all) ccv3.readCard(b);
     },
   };
-  for (const k in impls) impls[k]();
-  const t = { readCard: [], readCardSummary: [] };
+  if (parseCard) {
+    impls['@character-foundry/loader parseCard'] = async () => {
+      for (const b of all) await parseCard(b);
+    };
+    impls['readCardSummary (PNG and JSON part)'] = async () => {
+      for (const b of stList) ccv3.readCardSummary(b);
+    };
+    impls['SillyTavern read path (PNG and JSON part)'] = async () => {
+      for (const b of stList) stRead(b);
+    };
+  }
+  for (const k in impls) await impls[k]();
+  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
   const rounds = Number(args.rounds || 15);
   for (let i = 0; i < rounds; i++) {
     for (const k in impls) {
       const b = performance.now();
-      impls[k]();
+      await impls[k]();
       t[k].push(performance.now() - b);
     }
   }
   const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
-  report({
-    op: `library list: ${count} cards (${cards.length} distinct, ${mb.toFixed(1)} MB) from ${path.relative(repo, dir)}`,
-    impl: 'ccv3 (wasm)',
+  const over = (k, base) => med(t[k].map((x, i) => x / t[base][i]));
+  const row = {
+    op: `library list: ${count} cards (${cards.length} distinct, ${mb(all)} MB; PNG and JSON part ${stList.length} cards, ${mb(stList)} MB) from ${path.relative(repo, dir)}`,
     rounds,
-    readCard_median_ms: med(t.readCard),
-    readCardSummary_median_ms: med(t.readCardSummary),
-    readCard_over_readCardSummary: med(t.readCard.map((x, i) => x / t.readCardSummary[i])),
-  });
+  };
+  for (const k in impls) row[`${k} median_ms`] = med(t[k]);
+  row['readCard / readCardSummary'] = over('readCard', 'readCardSummary');
+  if (parseCard) {
+    row['parseCard / readCardSummary'] = over('@character-foundry/loader parseCard', 'readCardSummary');
+    row['SillyTavern / readCardSummary (PNG and JSON part)'] = over(
+      'SillyTavern read path (PNG and JSON part)',
+      'readCardSummary (PNG and JSON part)',
+    );
+  }
+  report(row);
   process.exit(0);
 }
 

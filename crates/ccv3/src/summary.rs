@@ -139,9 +139,8 @@ pub fn read_summary_seekable<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Re
 }
 
 /// The summary read from a source's current position, or `None` when the full reader must
-/// decide (the source is then anywhere). Only a PNG is read in place; anything else is read
-/// whole (a CHARX too: its `card.json` is then read as the full reader reads the archive,
-/// through the same code).
+/// decide (the source is then anywhere). A PNG is read in place (its picture seeked past), of a
+/// zip only the directory and `card.json`; anything else is read whole.
 fn summary_of_source<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Option<CardSummary>> {
     let start = r.stream_position()?;
     let mut head = [0u8; 8];
@@ -156,6 +155,12 @@ fn summary_of_source<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Op
     let head = head.get(..n).unwrap_or_default();
     if png::is_png(head) {
         return summary_of_png(r, opts);
+    }
+    if head.starts_with(b"PK\x03\x04") {
+        // A zip: only its directory and `card.json` are read, never the whole file.
+        return Ok(charx::read_charx_card_json(&mut *r, &opts.charx)
+            .ok()
+            .and_then(|text| summary_of_card_json(&text, opts)));
     }
     let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
     r.seek(SeekFrom::Start(start))?;
@@ -215,13 +220,9 @@ fn summary_of_loaded(bytes: &[u8], opts: &ReadOptions) -> Result<Option<CardSumm
         // Only `card.json` is decompressed (a BYAF or Voxta package has none: the full
         // reader's). The reader's type is the full reader's, so that the zip code is shared.
         let mut cursor = std::io::Cursor::new(bytes);
-        let Ok(text) = charx::read_charx_card_json(&mut &mut cursor, &opts.charx) else {
-            return Ok(None);
-        };
-        return Ok(summarize_text(&text, opts, Container::Charx).or_else(|| {
-            let card = crate::document::card_from_card_json(&text, opts).ok()?;
-            Some(CardSummary::from_card(&card, Container::Charx))
-        }));
+        return Ok(charx::read_charx_card_json(&mut &mut cursor, &opts.charx)
+            .ok()
+            .and_then(|text| summary_of_card_json(&text, opts)));
     }
     let (text, container) = if legacy::is_jpeg(bytes) {
         (legacy::read_jpeg_card(bytes)?, Container::Jpeg)
@@ -238,6 +239,15 @@ fn summary_of_loaded(bytes: &[u8], opts: &ReadOptions) -> Result<Option<CardSumm
             container,
         ))),
     }
+}
+
+/// The summary of a CHARX's `card.json`, or of the card the full reader makes of it; `None`
+/// when it holds no card (a BYAF or Voxta package has no `card.json`: the full reader's).
+fn summary_of_card_json(text: &[u8], opts: &ReadOptions) -> Option<CardSummary> {
+    summarize_text(text, opts, Container::Charx).or_else(|| {
+        let card = crate::document::card_from_card_json(text, opts).ok()?;
+        Some(CardSummary::from_card(&card, Container::Charx))
+    })
 }
 
 /// The summary of a card chunk's text, or the summary of the card the full reader makes of the
