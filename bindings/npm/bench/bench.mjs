@@ -49,14 +49,15 @@ function report(row) {
 }
 
 // ---- 0. Library list (issue 29): readCardSummary vs readCard vs the peers over a folder ----
-// node bindings/npm/bench/bench.mjs --only summary [--peers DIR] [--cards DIR] [--count 1000] [--rounds 15]
+// node bindings/npm/bench/bench.mjs --only summary [--peers DIR] [--st 1] [--cards DIR] [--count 1000] [--rounds 15]
 // Every file under DIR (default ../shared/corpus) that readCard reads (and, with --peers, that
 // @character-foundry/loader's parseCard reads too) is taken, in memory, and repeated in order up
 // to --count cards. One round reads the whole list with each reader in turn (interleaved); each
 // ratio is the median over rounds of (other reader's time / readCardSummary's time). The
 // SillyTavern read path (png-chunks-extract + png-chunk-text + base64 + JSON.parse, JSON.parse of
 // a .json file) reads only PNG and JSON cards: it is timed on that part of the list, beside
-// readCardSummary of the same part.
+// readCardSummary of the same part, only with --st 1 (png-chunks-extract checks every chunk's CRC
+// in JavaScript: about 50 s a round on this list).
 if (args.only === 'summary') {
   const require = createRequire(import.meta.url);
   const ccv3 = require(path.join(pkg, 'index.cjs'));
@@ -117,6 +118,8 @@ if (args.only === 'summary') {
     impls['@character-foundry/loader parseCard'] = async () => {
       for (const b of all) await parseCard(b);
     };
+  }
+  if (parseCard && args.st) {
     impls['readCardSummary (PNG and JSON part)'] = async () => {
       for (const b of stList) ccv3.readCardSummary(b);
     };
@@ -144,6 +147,8 @@ if (args.only === 'summary') {
   row['readCard / readCardSummary'] = over('readCard', 'readCardSummary');
   if (parseCard) {
     row['parseCard / readCardSummary'] = over('@character-foundry/loader parseCard', 'readCardSummary');
+  }
+  if (parseCard && args.st) {
     row['SillyTavern / readCardSummary (PNG and JSON part)'] = over(
       'SillyTavern read path (PNG and JSON part)',
       'readCardSummary (PNG and JSON part)',
