@@ -6,6 +6,9 @@
 //  2. scanLorebook of the 50,000-entry book over 100 messages with compiled books reused across
 //     calls, against the native warm scan of the same facade calls (examples/native_scan.rs).
 //
+//  0. (--only summary) readCardSummary against readCard and the peers over 1,000 cards of a folder
+//     (issue 29).
+//
 // node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60]
 //   --only read: part 1 only; --rounds: rounds of the interleaved readCard comparison
 //   --gen: python3 ../shared/peers/gen.py --out /tmp/gen
@@ -43,6 +46,116 @@ const rows = [];
 function report(row) {
   rows.push(row);
   console.log(JSON.stringify(row));
+}
+
+// ---- 0. Library list (issue 29): readCardSummary vs readCard vs the peers over a folder ----
+// node bindings/npm/bench/bench.mjs --only summary [--peers DIR] [--st 1] [--cards DIR] [--count 1000] [--rounds 15]
+// Every file under DIR (default ../shared/corpus) that readCard reads (and, with --peers, that
+// @character-foundry/loader's parseCard reads too) is taken, in memory, and repeated in order up
+// to --count cards. One round reads the whole list with each reader in turn (interleaved); each
+// ratio is the median over rounds of (other reader's time / readCardSummary's time). The
+// SillyTavern read path (png-chunks-extract + png-chunk-text + base64 + JSON.parse, JSON.parse of
+// a .json file) reads only PNG and JSON cards: it is timed on that part of the list, beside
+// readCardSummary of the same part, only with --st 1 (png-chunks-extract checks every chunk's CRC
+// in JavaScript: about 50 s a round on this list).
+if (args.only === 'summary') {
+  const require = createRequire(import.meta.url);
+  const ccv3 = require(path.join(pkg, 'index.cjs'));
+  const dir = path.resolve(args.cards || path.join(repo, '..', 'shared', 'corpus'));
+  const files = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) files.push(p);
+    }
+  };
+  walk(dir);
+  let parseCard = null;
+  let stRead = null;
+  if (peers) {
+    const preq = createRequire(path.join(peers, 'package.json'));
+    ({ parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader'))));
+    const extract = preq('png-chunks-extract');
+    const PNGtext = preq('png-chunk-text');
+    stRead = (buf) => {
+      if (buf[0] === 0x89) {
+        const tc = extract(buf).filter((c) => c.name === 'tEXt').map((c) => PNGtext.decode(c.data));
+        for (const kw of ['ccv3', 'chara']) {
+          const c = tc.find((x) => x.keyword.toLowerCase() === kw);
+          if (c) return JSON.parse(Buffer.from(c.text, 'base64').toString('utf8'));
+        }
+        throw new Error('no card');
+      }
+      return JSON.parse(buf.toString('utf8'));
+    };
+  }
+  const cards = [];
+  for (const f of files) {
+    const bytes = fs.readFileSync(f);
+    try {
+      ccv3.readCard(bytes);
+      if (parseCard) await parseCard(bytes);
+      cards.push({ bytes, st: stRead !== null && /\.(png|json)$/i.test(f) && (() => { try { stRead(bytes); return true; } catch (_) { return false; } })() });
+    } catch (_) {
+      // Not a card (a lorebook, a broken file) or one a peer cannot read: not in the list.
+    }
+  }
+  const count = Number(args.count || 1000);
+  const list = Array.from({ length: count }, (_, i) => cards[i % cards.length]);
+  const all = list.map((c) => c.bytes);
+  const stList = list.filter((c) => c.st).map((c) => c.bytes);
+  const mb = (l) => (l.reduce((n, b) => n + b.length, 0) / 1e6).toFixed(1);
+  const impls = {
+    readCardSummary: async () => {
+      for (const b of all) ccv3.readCardSummary(b);
+    },
+    readCard: async () => {
+      for (const b of all) ccv3.readCard(b);
+    },
+  };
+  if (parseCard) {
+    impls['@character-foundry/loader parseCard'] = async () => {
+      for (const b of all) await parseCard(b);
+    };
+  }
+  if (parseCard && args.st) {
+    impls['readCardSummary (PNG and JSON part)'] = async () => {
+      for (const b of stList) ccv3.readCardSummary(b);
+    };
+    impls['SillyTavern read path (PNG and JSON part)'] = async () => {
+      for (const b of stList) stRead(b);
+    };
+  }
+  for (const k in impls) await impls[k]();
+  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
+  const rounds = Number(args.rounds || 15);
+  for (let i = 0; i < rounds; i++) {
+    for (const k in impls) {
+      const b = performance.now();
+      await impls[k]();
+      t[k].push(performance.now() - b);
+    }
+  }
+  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const over = (k, base) => med(t[k].map((x, i) => x / t[base][i]));
+  const row = {
+    op: `library list: ${count} cards (${cards.length} distinct, ${mb(all)} MB; PNG and JSON part ${stList.length} cards, ${mb(stList)} MB) from ${path.relative(repo, dir)}`,
+    rounds,
+  };
+  for (const k in impls) row[`${k} median_ms`] = med(t[k]);
+  row['readCard / readCardSummary'] = over('readCard', 'readCardSummary');
+  if (parseCard) {
+    row['parseCard / readCardSummary'] = over('@character-foundry/loader parseCard', 'readCardSummary');
+  }
+  if (parseCard && args.st) {
+    row['SillyTavern / readCardSummary (PNG and JSON part)'] = over(
+      'SillyTavern read path (PNG and JSON part)',
+      'readCardSummary (PNG and JSON part)',
+    );
+  }
+  report(row);
+  process.exit(0);
 }
 
 // ---- 1. readCard ----

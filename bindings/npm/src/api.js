@@ -224,6 +224,14 @@ function makeApi(host) {
     return card;
   }
 
+  function readCardSummary(bytes, options) {
+    const data = asBytes(bytes, 'bytes');
+    if (options !== undefined && options !== null && !isPlainObject(options)) {
+      throw badInput(`options must be an object, got ${describe(options)}`);
+    }
+    return fromJson(guard((raw) => raw.read_card_summary(data)));
+  }
+
   function readLorebook(bytes, options) {
     const data = asBytes(bytes, 'bytes');
     const parse = boolOption(options, 'parseDecorators', true);
@@ -455,6 +463,7 @@ function makeApi(host) {
   return {
     readCard,
     readCardFiles,
+    readCardSummary,
     readLorebook,
     parseDecorators,
     serializeDecorators,

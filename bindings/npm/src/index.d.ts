@@ -417,6 +417,31 @@ export declare class CompiledLorebooks {
 
 /** Reads a card (V1/V2 JSON, PNG/APNG, CHARX, WebP/JPEG) as a V3 object. */
 export declare function readCard(bytes: Uint8Array, options?: ReadOptions): CharacterCardV3;
+/** What a character list shows of a card (readCardSummary). */
+export interface CardSummary {
+  name: string;
+  /** `null` when the card has none. */
+  nickname: string | null;
+  creator: string;
+  tags: string[];
+  /** The version the card was written in. */
+  spec: 'V1' | 'V2' | 'V3';
+  spec_version: string;
+  container: 'JSON' | 'PNG' | 'CHARX' | 'WebP' | 'JPEG' | 'BYAF' | 'Voxta';
+  /** `first_mes` (when not empty) plus the alternate greetings. */
+  greetings: number;
+  /** Entries of the embedded lorebook (0 without one). */
+  entries: number;
+  /** Items of `data.assets` (0 when absent). */
+  assets: number;
+}
+/** Options of readCardSummary (none yet). */
+export interface ReadCardSummaryOptions {}
+/**
+ * What a character list shows of a card file, read without building the card (much faster
+ * than readCard): the values readCard gives. A lorebook file is an error.
+ */
+export declare function readCardSummary(bytes: Uint8Array, options?: ReadCardSummaryOptions): CardSummary;
 /** The files a card file carries besides the card (CHARX entries, PNG asset chunks), in file order. */
 export declare function readCardFiles(bytes: Uint8Array): CardFile[];
 /** Reads a lorebook (lorebook_v3, bare book, SillyTavern World Info, NovelAI, Agnai, RisuAI). */

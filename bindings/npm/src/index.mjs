@@ -4,6 +4,7 @@ import api from './index.cjs';
 export const {
   readCard,
   readCardFiles,
+  readCardSummary,
   readLorebook,
   parseDecorators,
   serializeDecorators,

@@ -98,6 +98,7 @@ export async function loadTokenizer(encoding = 'o200k', source) {
 export const {
   readCard,
   readCardFiles,
+  readCardSummary,
   readLorebook,
   parseDecorators,
   serializeDecorators,

@@ -33,9 +33,15 @@ pub enum Command {
         /// `.voxpkg`) or a lorebook (any format `ccv3 lore list` reads, RisuAI `.risum` modules
         /// among them); `-` reads standard input.
         file: PathBuf,
-        /// Print the card as one V3 JSON object (a lorebook as lorebook_v3).
+        /// Print the card as one V3 JSON object (a lorebook as lorebook_v3); with --summary,
+        /// the summary as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Print only what a character list shows (name, nickname, creator, tags, spec,
+        /// container, counts of greetings, lorebook entries and assets), read without building
+        /// the card: much faster on big cards. A card only.
+        #[arg(long)]
+        summary: bool,
         /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
         /// all; `-`: standard output).
         #[arg(short = 'o', long = "output", value_name = "FILE")]

@@ -409,3 +409,47 @@ fn extract_to_a_dangling_symlink_fails_and_leaves_nothing() {
     );
     assert!(!dir.path().join("nowhere").exists());
 }
+
+/// Issue 29 ("Library list"): `ccv3 inspect --summary --json FILE` prints what a character list
+/// shows, the same for the card in every container; without `--json`, one line a field.
+#[test]
+fn cli_inspect_summary_json_contract() {
+    for name in ["ember.json", "ember.png", "ember.charx"] {
+        let o = ccv3(&[&"inspect", &"--summary", &"--json", &example(name)]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "name",
+                "nickname",
+                "creator",
+                "tags",
+                "spec",
+                "spec_version",
+                "container",
+                "greetings",
+                "entries",
+                "assets"
+            ],
+            "{name}"
+        );
+        assert_eq!(v["name"], "Ember Vale", "{name}");
+        assert_eq!(v["entries"], 5, "{name}");
+        assert_eq!(v["greetings"], 2, "{name}");
+    }
+    let o = ccv3(&[&"inspect", &"--summary", &example("ember.png")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in [
+        "name:        Ember Vale",
+        "container:   PNG",
+        "lorebook:    5 entries",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in\n{out}");
+    }
+    let o = ccv3(&[&"inspect", &"--summary", &example("world.json")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a lorebook, not a character card"));
+}

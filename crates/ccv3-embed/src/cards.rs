@@ -115,6 +115,44 @@ pub fn read_card_path_model(
     Ok(card)
 }
 
+/// What a character list shows of a card ([`ccv3::CardSummary`]: name, nickname, creator, tags,
+/// spec, container, counts of greetings, lorebook entries and assets) as compact JSON text, read
+/// from a file's bytes without building the card ([`ccv3::read_summary_bytes`]; issue 29).
+///
+/// # Errors
+/// As [`read_card_json`].
+pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
+    let summary = ccv3::read_summary_bytes(bytes, &library_options())
+        .map_err(|e| EmbedError::from_read(&e))?;
+    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
+/// [`read_card_summary_json`] of a random-access source ([`ccv3::read_summary_seekable`]: a
+/// PNG's image data is seeked past, never copied; the npm package reads a `Uint8Array` in place).
+///
+/// # Errors
+/// As [`read_card_summary_json`].
+pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
+    source: R,
+) -> Result<String, EmbedError> {
+    let summary = ccv3::read_summary_seekable(source, &library_options())
+        .map_err(|e| EmbedError::from_read(&e))?;
+    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
+/// [`read_card_summary_json`] of the file at `path` ([`ccv3::read_summary_file`]: a PNG's image
+/// data is skipped, a CHARX streamed). For native callers (the Python package).
+///
+/// # Errors
+/// As [`read_card_summary_json`]; `read-failed` naming the path when the file cannot be read.
+pub fn read_card_summary_path_json(path: &std::path::Path) -> Result<String, EmbedError> {
+    let summary = ccv3::read_summary_file(path, &library_options()).map_err(|e| {
+        let e = EmbedError::from_read(&e);
+        EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
+    })?;
+    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+}
+
 /// A card as compact V3 JSON text.
 pub(crate) fn card_json(card: &ccv3::Card, size_hint: usize) -> Result<String, EmbedError> {
     let mut out = Vec::with_capacity(size_hint);

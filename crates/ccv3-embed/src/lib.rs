@@ -62,6 +62,9 @@ pub use cards::{
     validate_card, validate_lorebook, write_card, write_lorebook, ReadOptions,
 };
 pub use cards::{read_card_files, write_card_with_files};
+pub use cards::{
+    read_card_summary_json, read_card_summary_path_json, read_card_summary_seekable_json,
+};
 // The card as the model, for native bindings that build their own objects (ccv3-py).
 pub use cards::{read_card_model, read_card_path_model};
 /// The ECMAScript syntax check of regex keys in WebAssembly builds (see

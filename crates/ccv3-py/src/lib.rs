@@ -83,6 +83,19 @@ fn read_card_path(
     run(py, || ccv3_embed::read_card_path_json(&path, &o))
 }
 
+/// `read_card_summary(data)`: what a character list shows of a card, as JSON text (issue 29).
+#[pyfunction]
+fn read_card_summary(py: Python<'_>, data: &[u8]) -> PyResult<String> {
+    run(py, || ccv3_embed::read_card_summary_json(data))
+}
+
+/// `read_card_summary_path(path)`: [`read_card_summary`] of a file (a PNG's image data is
+/// skipped, a CHARX streamed).
+#[pyfunction]
+fn read_card_summary_path(py: Python<'_>, path: std::path::PathBuf) -> PyResult<String> {
+    run(py, || ccv3_embed::read_card_summary_path_json(&path))
+}
+
 /// A card model written as the V3 object ([`ccv3::Card::serialize_v3`]).
 struct V3(ccv3::Card);
 
@@ -600,6 +613,8 @@ fn _ccv3(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(loads, m)?)?;
     m.add_function(wrap_pyfunction!(read_card, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_path, m)?)?;
+    m.add_function(wrap_pyfunction!(read_card_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(read_card_summary_path, m)?)?;
     m.add_function(wrap_pyfunction!(read_lorebook, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_value, m)?)?;
     m.add_function(wrap_pyfunction!(read_card_path_value, m)?)?;

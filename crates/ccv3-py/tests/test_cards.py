@@ -246,3 +246,32 @@ def test_big_books_are_built_alike_on_two_threads(tmp_path):
         [(_, got)] = list(ccv3.read_cards([path], parse_decorators=decorators))
         assert got == want and _shape(got) == _shape(want)
     assert want["data"]["character_book"]["entries"][5]["extensions"]["big"] == 2**63
+
+
+@pytest.mark.parametrize("name", ["ember.json", "ember.png", "ember.charx"])
+def test_read_card_summary_agrees_with_read_card(examples, name):
+    # Issue 29 ("Library list"): what a character list shows, the values read_card gives.
+    path = examples / name
+    summary = ccv3.read_card_summary(path)
+    assert summary == ccv3.read_card_summary(str(path))
+    assert summary == ccv3.read_card_summary(path.read_bytes())
+    data = ccv3.read_card(path)["data"]
+    assert list(summary) == [
+        "name", "nickname", "creator", "tags", "spec", "spec_version", "container",
+        "greetings", "entries", "assets",
+    ]
+    assert summary["name"] == data["name"]
+    assert summary["nickname"] == data.get("nickname")
+    assert summary["creator"] == data["creator"]
+    assert summary["tags"] == data["tags"]
+    assert summary["spec"] == "V3"
+    assert summary["container"] == {"ember.json": "JSON", "ember.png": "PNG", "ember.charx": "CHARX"}[name]
+    assert summary["greetings"] == (1 if data["first_mes"] else 0) + len(data["alternate_greetings"])
+    assert summary["entries"] == len(data["character_book"]["entries"])
+    assert summary["assets"] == len(data.get("assets") or [])
+
+
+def test_read_card_summary_of_a_lorebook_is_an_error(examples):
+    with pytest.raises(ccv3.Ccv3Error) as err:
+        ccv3.read_card_summary(examples / "world.json")
+    assert "lorebook" in str(err.value)

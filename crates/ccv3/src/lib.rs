@@ -41,6 +41,7 @@ pub mod legacy;
 pub mod lorebook;
 pub mod png;
 pub mod regex_check;
+pub mod summary;
 pub mod textgen;
 pub mod validate;
 pub mod voxta;
@@ -64,4 +65,5 @@ pub use model::{
 pub use posread::ReadScratch;
 pub use read_options::{ReadOptions, MAX_FILE_LEN};
 pub use regex_check::{check_regex_syntax, set_regex_syntax_check, SyntaxCheck};
+pub use summary::{read_summary_bytes, read_summary_file, read_summary_seekable, CardSummary};
 pub use validate::{validate_card, validate_lorebook};

@@ -19,5 +19,7 @@ mod model;
 mod own_picture;
 /// Round trips between containers: JSON -> PNG -> CHARX -> JSON.
 mod roundtrip;
+/// Issue 29: the card summary agrees with the full read.
+mod summary;
 /// Issue 13: shapes real applications write (fixtures in tests/fixtures/wild/).
 mod wild;

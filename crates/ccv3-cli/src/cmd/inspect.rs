@@ -29,6 +29,44 @@ pub fn run(path: &Path, json: bool, output: Option<&Path>) -> CmdResult {
     Ok(0)
 }
 
+/// `ccv3 inspect --summary [--json] FILE`: what a character list shows of a card (issue 29),
+/// as one JSON object or as lines.
+pub fn run_summary(path: &Path, json: bool, output: Option<&Path>) -> CmdResult {
+    let s = crate::load::load_summary(path, "FILE")?;
+    let mut w = crate::output::Out::open(output)?;
+    if json {
+        let mut text = ccv3::json::to_pretty(&s);
+        text.push(b'\n');
+        w.write_all(&text)?;
+    } else {
+        w.write_all(summary_lines(&s).as_bytes())?;
+    }
+    w.finish()?;
+    Ok(0)
+}
+
+/// The human form of a card summary: one `field: value` line each.
+fn summary_lines(s: &ccv3::CardSummary) -> String {
+    let mut rows: Vec<(&str, String)> = vec![("name:", shown(&s.name).into_owned())];
+    if let Some(n) = &s.nickname {
+        rows.push(("nickname:", shown(n).into_owned()));
+    }
+    rows.extend([
+        ("creator:", shown(&s.creator).into_owned()),
+        ("tags:", shown(&s.tags.join(", ")).into_owned()),
+        ("spec:", format!("{} ({})", s.spec, shown(&s.spec_version))),
+        ("container:", s.container.clone()),
+        ("greetings:", s.greetings.to_string()),
+        ("lorebook:", format!("{} entries", s.entries)),
+        ("assets:", s.assets.to_string()),
+    ]);
+    let mut out = String::new();
+    for (label, value) in rows {
+        let _ = writeln!(out, "{label:<13}{value}");
+    }
+    out
+}
+
 /// How many entries, files or assets a summary lists before it counts the rest.
 const LISTED: usize = 50;
 

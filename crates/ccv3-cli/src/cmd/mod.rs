@@ -33,7 +33,15 @@ use std::path::Path;
 pub fn run(cli: Cli) -> CmdResult {
     crate::load::configure(cli.max_input_mib, cli.rpack_map.as_deref())?;
     match cli.command {
-        Command::Inspect { file, json, output } => inspect::run(&file, json, output.as_deref()),
+        Command::Inspect {
+            file,
+            json,
+            summary,
+            output,
+        } if summary => inspect::run_summary(&file, json, output.as_deref()),
+        Command::Inspect {
+            file, json, output, ..
+        } => inspect::run(&file, json, output.as_deref()),
         Command::Validate(args) => validate::run(&args),
         Command::Convert {
             input,

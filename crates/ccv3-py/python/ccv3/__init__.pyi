@@ -36,6 +36,20 @@ class Diagnostic(TypedDict):
     message: str
 
 def read_card(data: Data, parse_decorators: bool = True) -> Card: ...
+
+class CardSummary(TypedDict):
+    name: str
+    nickname: Optional[str]
+    creator: str
+    tags: List[str]
+    spec: Literal["V1", "V2", "V3"]
+    spec_version: str
+    container: Literal["JSON", "PNG", "CHARX", "WebP", "JPEG", "BYAF", "Voxta"]
+    greetings: int
+    entries: int
+    assets: int
+
+def read_card_summary(data: Data) -> CardSummary: ...
 def read_cards(
     paths: Iterable[PathLike], threads: Optional[int] = None, parse_decorators: bool = True
 ) -> Iterator[Tuple[PathLike, Union[Card, Ccv3Error]]]: ...

@@ -23,6 +23,7 @@
 mod files;
 mod notes;
 mod read;
+pub(crate) use read::{card_from_card_json, card_from_image_text};
 mod write;
 
 pub use files::{BookFile, CardFile, Container, Document, EmbeddedFile};

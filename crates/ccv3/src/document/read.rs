@@ -670,6 +670,18 @@ fn card_from_charx(archive: charx::CharxArchive, opts: &ReadOptions) -> Result<C
     })
 }
 
+/// The card of a PNG chunk's or an EXIF's decoded text, as [`read_bytes_with`] reads it (for the
+/// summary's fallback, which has the text already).
+pub(crate) fn card_from_image_text(text: &str, opts: &ReadOptions) -> Result<Card> {
+    card_from_str(text, opts, &mut Vec::new())
+}
+
+/// The card of a CHARX's `card.json`, as [`read_bytes_with`] reads it (for the summary's
+/// fallback, which has the text already).
+pub(crate) fn card_from_card_json(text: &[u8], opts: &ReadOptions) -> Result<Card> {
+    card_from_text(text, opts, &mut Vec::new())
+}
+
 fn card_from_image_json(
     text: &str,
     container: Container,

@@ -1,0 +1,76 @@
+'use strict';
+// readCardSummary (issue 29, "Library list"): what a character list shows of a card, the
+// values readCard gives, for every container and every card of the corpus.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('fs');
+const path = require('path');
+const ccv3 = require('ccv3');
+const { CORPUS, example, code } = require('./helpers.cjs');
+
+// The summary readCard's card gives (the same rules as the Rust CardSummary::from_card).
+function expected(card, container) {
+  const d = card.data;
+  return {
+    name: d.name,
+    nickname: d.nickname === undefined ? null : d.nickname,
+    creator: d.creator,
+    tags: d.tags,
+    spec_version: card.spec_version,
+    container,
+    greetings: (d.first_mes ? 1 : 0) + d.alternate_greetings.length,
+    entries: d.character_book ? d.character_book.entries.length : 0,
+    assets: d.assets ? d.assets.length : 0,
+  };
+}
+
+test('readCardSummary gives the listed fields, as readCard has them', () => {
+  for (const [name, container] of [['ember.json', 'JSON'], ['ember.png', 'PNG'], ['ember.charx', 'CHARX']]) {
+    const bytes = example(name);
+    const s = ccv3.readCardSummary(bytes);
+    assert.deepEqual(Object.keys(s), [
+      'name', 'nickname', 'creator', 'tags', 'spec', 'spec_version', 'container', 'greetings', 'entries', 'assets',
+    ]);
+    assert.equal(s.spec, 'V3');
+    const { spec, ...rest } = s;
+    assert.deepEqual(rest, expected(ccv3.readCard(bytes), container), name);
+  }
+});
+
+test('readCardSummary agrees with readCard on every corpus card, or fails like it', () => {
+  if (!fs.existsSync(CORPUS)) return;
+  const files = [];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile() && e.name !== 'MANIFEST.tsv') files.push(p);
+    }
+  };
+  walk(CORPUS);
+  let cards = 0;
+  for (const file of files) {
+    const bytes = fs.readFileSync(file);
+    let card;
+    try {
+      card = ccv3.readCard(bytes);
+    } catch (_) {
+      assert.throws(() => ccv3.readCardSummary(bytes), file);
+      continue;
+    }
+    const s = ccv3.readCardSummary(bytes);
+    assert.equal(s.name, card.data.name, file);
+    assert.deepEqual(s.tags, card.data.tags, file);
+    assert.equal(s.creator, card.data.creator, file);
+    assert.equal(s.greetings, (card.data.first_mes ? 1 : 0) + card.data.alternate_greetings.length, file);
+    assert.equal(s.entries, card.data.character_book ? card.data.character_book.entries.length : 0, file);
+    cards++;
+  }
+  assert.ok(cards > 0);
+});
+
+test('readCardSummary refuses a lorebook and what is not bytes', () => {
+  assert.throws(() => ccv3.readCardSummary(example('world.json')), /lorebook/);
+  assert.throws(() => ccv3.readCardSummary('nope'), code('bad-input'));
+  assert.throws(() => ccv3.readCardSummary(example('ember.json'), 5), code('bad-input'));
+});
