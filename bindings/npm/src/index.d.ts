@@ -476,7 +476,7 @@ export declare function sillyTavernScanOptions(request: {
   maxContext: number;
   tokenizerModel?: string;
   trigger?: string;
-}): ScanOptions;
+}): Omit<ScanOptions, 'chat'>;
 /** Builds a prompt (scan, then assemble within the context budget): one turn. */
 export declare function buildPrompt(request: BuildPromptRequest): PromptResult;
 /** Expands CBS macros (`{{char}}`, `{{user}}`, `{{random::a::b}}`, ...) in a text. */

@@ -1,5 +1,5 @@
 // TypeScript declarations for `ccv3/web` (browsers): call `await init()` first.
-export * from '../index';
+export * from '../index.mjs';
 
 /** What init accepts: nothing (the .wasm beside the module), a URL, a Response, bytes or a compiled module. */
 export type InitInput = string | URL | Request | Response | BufferSource | WebAssembly.Module;
