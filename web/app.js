@@ -301,9 +301,13 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
         } catch (_) {
           S.readerFindings = [];
         }
+        lintPanel.opened(shownAt);
         validateNow();
-      } else validateNow(bytes);
-      lintPanel.opened(shownAt);
+      } else {
+        // Lint first: its findings are the slower part to wait for on a big card.
+        lintPanel.opened(shownAt);
+        validateNow(bytes);
+      }
       updateUndoButtons();
       if (recent) store.addRecent(fileName, bytes).then(renderRecent, () => {});
       if (!S.tokensReady) setTimeout(() => loadTokens(S.tokenizer), 50);

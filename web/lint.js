@@ -48,6 +48,7 @@ export function createLintPanel(host) {
   let workerBusy = false;
   let layoutId = 0;
   let pendingGraph = null;
+  let changedAt = null; // when the first edit not yet linted came
 
   // One listener for every finding and graph node: a click selects the entry (or the field).
   const activate = (target) => {
@@ -83,6 +84,9 @@ export function createLintPanel(host) {
       return;
     }
     const t0 = performance.now();
+    // From the edit to this run starting: the page's own work on the edit and the timer.
+    if (changedAt !== null) list.dataset.waitMs = (t0 - changedAt).toFixed(2);
+    changedAt = null;
     let findings;
     try {
       findings = open.kind === 'card' ? host.ccv3.lintCard(open.doc, options(tokenizer)) : host.ccv3.lintLorebook(open.doc, options(tokenizer));
@@ -279,6 +283,7 @@ export function createLintPanel(host) {
      * graph replace the last file's. */
     opened(at) {
       shownAt = at;
+      changedAt = null;
       list.replaceChildren();
       chart.replaceChildren();
       chartNote.textContent = '';
@@ -291,6 +296,7 @@ export function createLintPanel(host) {
     },
     /** The document changed (`book`: its lorebook may have): lint again soon, the graph later. */
     changed({ book = true } = {}) {
+      if (changedAt === null) changedAt = performance.now();
       clearTimeout(lintTimer);
       lintTimer = setTimeout(lintNow, LINT_DELAY_MS);
       if (book) {
