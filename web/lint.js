@@ -6,8 +6,8 @@
 // `loreGraph`); this module only draws them and turns clicks into "select this entry".
 
 const SVG = 'http://www.w3.org/2000/svg';
-// Lint waits this long after an edit (typing merges into one run), then runs at once.
-const LINT_DELAY_MS = 20;
+// Lint runs this long after an edit: 0, the next task (edits of one task merge into one run).
+const LINT_DELAY_MS = 0;
 // The graph is asked for less often: it is laid out in a worker and drawn whole.
 const GRAPH_DELAY_MS = 400;
 // Graphs bigger than this are laid out when asked (a button): dagre takes seconds on them.
