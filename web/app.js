@@ -6,6 +6,7 @@
 // Nothing leaves the browser: no request goes to another host (see the page's CSP).
 import init, * as ccv3 from './pkg/web/index.js';
 import * as store from './store.js';
+import { createLintPanel } from './lint.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const el = (tag, attrs = {}, ...children) => {
@@ -52,6 +53,16 @@ const S = {
 };
 
 const status = (text) => { $('#status').textContent = text; };
+
+// The lint panel (lint.js): findings, the budget picture and the recursion graph.
+const lintPanel = createLintPanel({
+  ccv3,
+  doc: () => (S.doc ? { kind: S.kind, doc: S.doc } : null),
+  entries: () => entries(),
+  tokenizer: () => (S.tokensReady ? S.tokenizer : null),
+  select: selectEntry,
+  focusPath,
+});
 
 function showError(message) {
   const box = $('#error');
@@ -162,10 +173,12 @@ let promptTimer = 0;
 function changed(path) {
   S.edited = true;
   const p = pathText(path);
-  if (S.kind === 'lorebook' || p.startsWith('data.character_book') || p === 'data') {
+  const bookChanged = S.kind === 'lorebook' || p.startsWith('data.character_book') || p === 'data';
+  if (bookChanged) {
     if (S.compiled) S.compiled.free();
     S.compiled = null;
   }
+  lintPanel.changed({ book: bookChanged });
   updateUndoButtons();
   if (path.length <= 2 || path[path.length - 1] === 'name') updateNameEcho();
   clearTimeout(validateTimer);
@@ -221,6 +234,7 @@ function failOpen(name, reason) {
   // As `ccv3 validate --json` reports a file it cannot read.
   const list = $('#diagnostics');
   list.replaceChildren(diagnosticItem({ severity: 'error', code: 'unreadable', path: '', message: reason }));
+  lintPanel.opened(null);
 }
 
 /** Reads `bytes` as a card, else as a lorebook; shows the name at once and the rest just after. */
@@ -273,6 +287,7 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
   // How long the file took from being chosen to its name shown (read by the speed test).
   if (S.chosenAt !== undefined) name.dataset.openMs = (performance.now() - S.chosenAt).toFixed(1);
   S.chosenAt = undefined;
+  const shownAt = performance.now();
   setTimeout(() => {
     try {
       loadPicture();
@@ -286,8 +301,13 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
         } catch (_) {
           S.readerFindings = [];
         }
+        lintPanel.opened(shownAt);
         validateNow();
-      } else validateNow(bytes);
+      } else {
+        // Lint first: its findings are the slower part to wait for on a big card.
+        lintPanel.opened(shownAt);
+        validateNow(bytes);
+      }
       updateUndoButtons();
       if (recent) store.addRecent(fileName, bytes).then(renderRecent, () => {});
       if (!S.tokensReady) setTimeout(() => loadTokens(S.tokenizer), 50);
@@ -676,6 +696,15 @@ function entryRow(e, i) {
   return tr;
 }
 
+/** Shows entry `i` in the entry editor (its page of the table, its content focused). */
+function selectEntry(i) {
+  if (!Number.isInteger(i) || i < 0 || i >= entries().length) return;
+  S.selected = i;
+  S.page = Math.floor(i / PAGE);
+  renderLore();
+  focusPath(pathText([...bookPath(), 'entries', i, 'content']));
+}
+
 function moveEntry(from, to) {
   const next = entries().slice();
   const [item] = next.splice(from, 1);
@@ -869,6 +898,7 @@ async function loadTokens(name) {
     await ccv3.loadTokenizer(name, await fetchVocab(name));
     S.tokenizer = name;
     S.tokensReady = true;
+    lintPanel.tokensChanged();
     $('#tokenizer-name').textContent = `${name}_base`;
     status(`Tokenizer ${name}_base ready`);
     if (S.compiled) S.compiled.free();

@@ -1,0 +1,312 @@
+// The lint panel (issue 27): what `ccv3 lint` finds in the open card or lorebook, re-run as it
+// is edited, for a target application; the token budget as a picture; the recursion graph
+// (which entry's content triggers which entry) laid out by dagre in a worker (graph-layout.js).
+//
+// Every finding, budget number and edge comes from the npm package (`lintCard`, `lintLorebook`,
+// `loreGraph`); this module only draws them and turns clicks into "select this entry".
+
+const SVG = 'http://www.w3.org/2000/svg';
+// Lint runs this long after an edit: 0, the next task (edits of one task merge into one run).
+const LINT_DELAY_MS = 0;
+// The graph is asked for less often: it is laid out in a worker and drawn whole.
+const GRAPH_DELAY_MS = 400;
+// Graphs bigger than this are laid out when asked (a button): dagre takes seconds on them.
+const GRAPH_AUTO_NODES = 2500;
+const GRAPH_AUTO_EDGES = 600;
+// The label of a graph node: `#index name`, this many characters at most.
+const LABEL_CHARS = 22;
+
+const svg = (tag, attrs = {}, ...children) => {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+};
+
+const title = (text) => svg('title', {}, text);
+
+/**
+ * The panel over the page's elements (index.html: #lint-panel). `host` gives what the panel needs
+ * of the page: `ccv3` (the package), `doc()` ({kind, doc} or null), `entries()` (the book's
+ * entries), `tokenizer()` (a name, or null while the vocabulary loads), `select(index)` (shows an
+ * entry in the editor) and `focusPath(path)` (goes to a card field).
+ */
+export function createLintPanel(host) {
+  const $ = (sel) => document.querySelector(sel);
+  const list = $('[data-testid=lint-list]');
+  const summary = $('#lint-summary');
+  const appSelect = $('[data-testid=lint-app]');
+  const chart = $('[data-testid=budget-chart]');
+  const chartNote = $('#budget-note');
+  const graphBox = $('#lore-graph-box');
+  const graphNote = $('#graph-note');
+  let lintTimer = 0;
+  let graphTimer = 0;
+  let runs = 0;
+  let shownAt = null; // when the open file was shown, until its first lint is drawn
+  let worker = null;
+  let workerBusy = false;
+  let layoutId = 0;
+  let pendingGraph = null;
+  let changedAt = null; // when the first edit not yet linted came
+
+  // One listener for every finding and graph node: a click selects the entry (or the field).
+  const activate = (target) => {
+    const item = target.closest('[data-entry]');
+    if (!item) return;
+    if (item.dataset.entry !== '') host.select(Number(item.dataset.entry));
+    else if (item.dataset.path !== undefined) host.focusPath(item.dataset.path);
+  };
+  for (const box of [list, chart, graphBox]) {
+    box.addEventListener('click', (ev) => activate(ev.target));
+    box.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter' || ev.key === ' ') {
+        ev.preventDefault();
+        activate(ev.target);
+      }
+    });
+  }
+  appSelect.addEventListener('change', () => lintNow());
+
+  function options(tokenizer) {
+    const o = { tokenizer };
+    if (appSelect.value) o.app = appSelect.value;
+    return o;
+  }
+
+  function lintNow() {
+    clearTimeout(lintTimer);
+    const open = host.doc();
+    if (!open) return;
+    const tokenizer = host.tokenizer();
+    if (!tokenizer) {
+      summary.textContent = 'waiting for the tokenizer…';
+      return;
+    }
+    const t0 = performance.now();
+    // From the edit to this run starting: the page's own work on the edit and the timer.
+    if (changedAt !== null) list.dataset.waitMs = (t0 - changedAt).toFixed(2);
+    changedAt = null;
+    let findings;
+    try {
+      findings = open.kind === 'card' ? host.ccv3.lintCard(open.doc, options(tokenizer)) : host.ccv3.lintLorebook(open.doc, options(tokenizer));
+    } catch (e) {
+      // Shown as a finding of its own (the package's error code).
+      findings = [{ severity: 'error', code: e.code || 'error', path: '', entry: null, message: e.message }];
+    }
+    const ms = performance.now() - t0;
+    const entries = host.entries();
+    list.replaceChildren(...findings.map((f) => item(f, entries)));
+    const count = (s) => findings.filter((f) => f.severity === s).length;
+    summary.textContent = findings.length
+      ? `${count('error')} errors, ${count('warning')} warnings, ${count('info')} notes · ${ms.toFixed(0)} ms`
+      : 'nothing found';
+    runs++;
+    const drawn = performance.now();
+    list.dataset.runs = String(runs);
+    list.dataset.ms = ms.toFixed(2);
+    list.dataset.drawnAt = drawn.toFixed(2);
+    list.dataset.drawMs = (drawn - t0 - ms).toFixed(2);
+    if (shownAt !== null) {
+      // From the file shown to its first findings drawn (read by the speed test).
+      list.dataset.shownMs = (drawn - shownAt).toFixed(1);
+      shownAt = null;
+    }
+    drawBudget(findings.find((f) => f.code === 'lore-budget-plan'), entries);
+  }
+
+  /** One finding: severity, code, entry and message; its entry (or path) is selected on a click. */
+  function item(f, entries) {
+    const li = document.createElement('li');
+    li.dataset.testid = 'lint-item';
+    li.dataset.code = f.code;
+    li.dataset.entry = f.entry === null || f.entry === undefined ? '' : String(f.entry);
+    li.dataset.severity = f.severity;
+    li.dataset.path = f.path;
+    li.tabIndex = 0;
+    li.setAttribute('role', 'button');
+    const sev = document.createElement('span');
+    sev.className = 'sev';
+    sev.textContent = f.severity;
+    const code = document.createElement('code');
+    code.textContent = f.code;
+    let where = '';
+    if (li.dataset.entry !== '') {
+      const e = entries[f.entry];
+      const name = e && (e.name || e.comment);
+      where = ` #${f.entry}${name ? ` ${String(name).slice(0, 40)}` : ''}`;
+    }
+    li.append(sev, ' ', code, `${where}: ${f.message}`);
+    return li;
+  }
+
+  /**
+   * The budget as one stacked bar: a segment per enabled entry (constants first, marked), and the
+   * budget line. The bar is scaled to show the line: triggered entries far beyond it run off the
+   * right edge (the note says how far).
+   */
+  function drawBudget(plan, entries) {
+    const budget = plan && plan.budget;
+    if (!budget) {
+      chart.replaceChildren();
+      chart.setAttribute('viewBox', '0 0 600 10');
+      chartNote.textContent = 'No lorebook entries.';
+      return;
+    }
+    const isConstant = (i) => {
+      const e = entries[i];
+      return !!e && (e.constant === true || (Array.isArray(e.decorators) && e.decorators.some((d) => d && d.type === 'constant')));
+    };
+    const rows = budget.entries.map((t) => ({ ...t, constant: isConstant(t.entry) }));
+    rows.sort((a, b) => (a.constant === b.constant ? a.entry - b.entry : a.constant ? -1 : 1));
+    const W = 600;
+    const domain = Math.max(1, budget.limit * 1.1, budget.constant, Math.min(budget.total, budget.limit * 3));
+    const scale = W / domain;
+    const bars = [];
+    let x = 0;
+    for (const r of rows) {
+      const w = r.tokens * scale;
+      const e = entries[r.entry];
+      const name = e && (e.name || e.comment || (Array.isArray(e.keys) && e.keys[0]));
+      bars.push(svg('rect', {
+        'data-testid': 'budget-bar', 'data-entry': r.entry, 'data-tokens': r.tokens, 'data-constant': r.constant,
+        class: r.constant ? 'bar constant' : 'bar', x: x.toFixed(2), y: 22, width: Math.max(0, w).toFixed(2), height: 26,
+      }, title(`#${r.entry}${name ? ` ${name}` : ''}: ${r.tokens} tokens${r.constant ? ' (constant)' : ''}`)));
+      x += w;
+    }
+    const lx = Math.min(W - 1, budget.limit * scale);
+    chart.setAttribute('viewBox', `0 0 ${W} 64`);
+    chart.replaceChildren(
+      svg('g', { class: 'bars' }, ...bars),
+      svg('line', { 'data-testid': 'budget-line', 'data-tokens': budget.limit, class: 'limit', x1: lx, x2: lx, y1: 12, y2: 54 }),
+      svg('text', { class: 'limit-label', x: Math.min(lx + 3, W - 110), y: 10 }, `budget ${budget.limit}`),
+      svg('text', { x: 0, y: 62, class: 'axis' }, '0'),
+    );
+    const beyond = budget.total > domain ? `; the bar runs on to ${budget.total.toLocaleString('en')} tokens` : '';
+    chartNote.textContent = `A bar per enabled entry, constants first (orange); the red line is the budget. Constant entries ${budget.constant.toLocaleString('en')} tokens (every turn), triggered entries up to ${budget.triggered_max.toLocaleString('en')}, budget ${budget.limit.toLocaleString('en')}${beyond}.`;
+  }
+
+  // ---- The recursion graph ----
+
+  function graphNow() {
+    clearTimeout(graphTimer);
+    const open = host.doc();
+    if (!open) return;
+    let graph;
+    try {
+      graph = host.ccv3.loreGraph(open.doc);
+    } catch (e) {
+      graphBox.replaceChildren();
+      graphNote.textContent = e.message;
+      return;
+    }
+    if (!graph.nodes.length) {
+      graphBox.replaceChildren();
+      graphNote.textContent = 'No lorebook entries.';
+      return;
+    }
+    pendingGraph = graph;
+    if (graph.nodes.length > GRAPH_AUTO_NODES || graph.edges.length > GRAPH_AUTO_EDGES) {
+      graphNote.replaceChildren(`${graph.nodes.length.toLocaleString('en')} entries, ${graph.edges.length.toLocaleString('en')} edges${graph.truncated ? ' (cut at the limit)' : ''}: `,
+        Object.assign(document.createElement('button'), { type: 'button', textContent: 'Lay out the graph (may take a while)', onclick: () => layoutGraph(graph) }));
+      return;
+    }
+    layoutGraph(graph);
+  }
+
+  function label(n) {
+    const name = n.name ? ` ${n.name}` : '';
+    const text = `#${n.entry}${name}`;
+    return text.length > LABEL_CHARS ? `${text.slice(0, LABEL_CHARS - 1)}…` : text;
+  }
+
+  function layoutGraph(graph) {
+    if (!worker || workerBusy) {
+      // A layout still running is for an older book: start over.
+      if (worker) worker.terminate();
+      worker = new Worker(new URL('./graph-layout.js', import.meta.url), { type: 'module' });
+      worker.addEventListener('message', (ev) => {
+        workerBusy = false;
+        if (ev.data.id === layoutId && pendingGraph) drawGraph(pendingGraph, ev.data);
+      });
+      worker.addEventListener('error', (ev) => {
+        workerBusy = false;
+        graphNote.textContent = `The graph could not be laid out: ${ev.message || 'worker error'}`;
+      });
+    }
+    graphNote.textContent = `Laying out ${graph.nodes.length.toLocaleString('en')} entries…`;
+    layoutId++;
+    workerBusy = true;
+    const nodes = graph.nodes.map((n) => ({ entry: n.entry, width: label(n).length * 6.6 + 14, height: 22 }));
+    worker.postMessage({ id: layoutId, nodes, edges: graph.edges.map((e) => ({ from: e.from, to: e.to })) });
+  }
+
+  function drawGraph(graph, placed) {
+    if (placed.error) {
+      graphNote.textContent = `The graph could not be laid out: ${placed.error}`;
+      return;
+    }
+    const at = new Map(placed.nodes.map((p) => [p.entry, p]));
+    const edges = graph.edges.map((e, i) => {
+      const pts = placed.edges[i].points || [];
+      const d = pts.map((p, k) => `${k ? 'L' : 'M'}${p.x.toFixed(1)} ${p.y.toFixed(1)}`).join(' ');
+      return svg('path', { 'data-testid': 'graph-edge', 'data-from': e.from, 'data-to': e.to, class: 'edge', d, 'marker-end': 'url(#lore-arrow)' },
+        title(`#${e.from} → #${e.to}: key ${e.key}`));
+    });
+    const nodes = graph.nodes.map((n) => {
+      const p = at.get(n.entry);
+      const text = label(n);
+      const w = text.length * 6.6 + 14;
+      return svg('g', {
+        'data-testid': 'graph-node', 'data-entry': n.entry, tabindex: 0, role: 'button',
+        class: `node${n.constant ? ' constant' : ''}${n.enabled ? '' : ' disabled'}`,
+        transform: `translate(${(p.x - w / 2).toFixed(1)} ${(p.y - 11).toFixed(1)})`,
+      }, title(`#${n.entry}${n.name ? ` ${n.name}` : ''}${n.constant ? ' (constant)' : ''}${n.enabled ? '' : ' (disabled)'}`),
+      svg('rect', { width: w.toFixed(1), height: 22, rx: 4 }),
+      svg('text', { x: 7, y: 15 }, text));
+    });
+    const W = Math.ceil(placed.width);
+    const H = Math.ceil(placed.height);
+    const picture = svg('svg', { 'data-testid': 'lore-graph', class: 'lore-graph', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
+      'aria-label': `Recursion graph: ${graph.nodes.length} entries, ${graph.edges.length} edges` },
+    svg('defs', {}, svg('marker', { id: 'lore-arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+      svg('path', { d: 'M0 0 L10 5 L0 10 z' }))),
+    svg('g', { class: 'edges' }, ...edges), svg('g', { class: 'nodes' }, ...nodes));
+    graphBox.replaceChildren(picture);
+    graphNote.textContent = `${graph.nodes.length.toLocaleString('en')} entries, ${graph.edges.length.toLocaleString('en')} edges (A → B: A's content holds a key of B, so a recursion step can activate B)${graph.truncated ? '; cut at the engine\'s limit' : ''}. Click an entry to edit it.`;
+    graphBox.dataset.nodes = String(graph.nodes.length);
+    graphBox.dataset.edges = String(graph.edges.length);
+  }
+
+  return {
+    /** A new file is open (shown at `at`, performance.now()), or none (null): its findings and
+     * graph replace the last file's. */
+    opened(at) {
+      shownAt = at;
+      changedAt = null;
+      list.replaceChildren();
+      chart.replaceChildren();
+      chartNote.textContent = '';
+      graphBox.replaceChildren();
+      graphNote.textContent = '';
+      summary.textContent = host.doc() ? 'linting…' : '';
+      lintNow();
+      clearTimeout(graphTimer);
+      graphTimer = setTimeout(graphNow, 0);
+    },
+    /** The document changed (`book`: its lorebook may have): lint again soon, the graph later. */
+    changed({ book = true } = {}) {
+      if (changedAt === null) changedAt = performance.now();
+      clearTimeout(lintTimer);
+      lintTimer = setTimeout(lintNow, LINT_DELAY_MS);
+      if (book) {
+        clearTimeout(graphTimer);
+        graphTimer = setTimeout(graphNow, GRAPH_DELAY_MS);
+      }
+    },
+    /** The tokenizer became ready or changed: the budget is counted again. */
+    tokensChanged() {
+      lintNow();
+    },
+  };
+}
