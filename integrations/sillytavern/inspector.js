@@ -244,6 +244,18 @@ export function createInspector(context, panel, ready) {
             const at = rows.locate(item.book, item.index);
             if (at) byKey.set(`${at.world}.${at.uid}`, { item, fired, at });
         }
+        // Inclusion groups' winners: the activated entries of each group (SillyTavern splits
+        // `group` on commas), named for the entries that lost to them.
+        const groupsOf = (entry) => String(entry.group || '').split(/,\s*/).filter(Boolean);
+        const winners = new Map();
+        for (const { fired, at } of byKey.values()) {
+            if (!fired) continue;
+            for (const g of groupsOf(at.entry)) {
+                if (!winners.has(g)) winners.set(g, []);
+                winners.get(g).push(`${at.world} / ${at.entry.comment || `#${at.uid}`}`);
+            }
+        }
+        const lostTo = (entry) => [...new Set(groupsOf(entry).flatMap((g) => winners.get(g) || []))];
         // Rows are kept across generations and only what changed is written: SillyTavern's
         // mutation observers (translations, accessibility) see every DOM change.
         let mismatches = 0;
@@ -258,7 +270,11 @@ export function createInspector(context, panel, ready) {
             const name = at.entry.comment || (at.entry.key || []).join(', ') || `#${at.uid}`;
             const search = [at.entry.comment, ...(at.entry.key || []), ...(at.entry.keysecondary || [])].join('\n').toLowerCase();
             const step = fired && Number.isInteger(found.item.step) ? found.item.step + 1 : null;
-            const fateText = fired ? activatedText(found.item, reason, step) : fate === 'budget' ? budgetText(reason, result.tokens, budget) : reason;
+            let fateText = fired ? activatedText(found.item, reason, step) : fate === 'budget' ? budgetText(reason, result.tokens, budget) : reason;
+            if (fate === 'group' && !/won by/.test(reason)) {
+                const to = lostTo(at.entry);
+                if (to.length) fateText = `${reason}: lost to ${to.join(', ')}`;
+            }
             let mismatch = null;
             if (stSet && stSet.has(key) !== fired) {
                 mismatches++;

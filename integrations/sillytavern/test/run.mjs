@@ -203,6 +203,9 @@ async function chatTurns(page) {
             const r = mine.find((x) => x.uid === uid);
             check(r && r.step === String(step) && r.position && r.text.includes(`scan step ${step}`), `turn ${i + 1}: entry ${uid} activated in scan step ${step} (got ${r ? `${r.step} at ${r.position}: ${r.text}` : 'no row'})`);
         }
+        for (const r of mine.filter((x) => x.fate === 'group')) {
+            check(/lost to ccv3-test-book \/ /.test(r.text), `turn ${i + 1}: group loser ${r.uid} names the entry it lost to (${r.text})`);
+        }
         for (const r of mine.filter((x) => x.fate === 'budget')) {
             check(/tokens used, \d+ left/.test(r.text), `turn ${i + 1}: budget cut ${r.uid} shows the tokens used and left (${r.text})`);
         }
