@@ -43,9 +43,16 @@ function flags(options) {
   return out;
 }
 
-/** A scan's result and the state it leaves. */
+/** A scan's result and the state it leaves. The bindings' activated items also carry their
+ * scan `step` (issue 28), which `ccv3 lore scan --json` leaves out: checked, then set aside. */
 function comparable(out, state) {
-  return { activated: out.activated, rejected: out.rejected, tokens: out.tokens, state };
+  const activated = out.activated.map((a) => {
+    if (!('step' in a)) return a;
+    assert.ok(Number.isInteger(a.step) && a.step >= 0, `a scan step: ${a.step}`);
+    const { step: _step, ...rest } = a;
+    return rest;
+  });
+  return { activated, rejected: out.rejected, tokens: out.tokens, state };
 }
 
 function viaCli(dir, s, files) {

@@ -1,5 +1,6 @@
 // The importer: any file ccv3 reads, converted in the browser into what SillyTavern imports
-// natively (a V3 PNG card with its `chara` backfill, or a World Info JSON file), then handed to
+// natively (a V3 PNG card with its `chara` backfill, a CHARX when the card has images
+// SillyTavern keeps, or a World Info JSON file), then handed to
 // SillyTavern's own import inputs. ccv3's conversion notes are shown first; nothing is handed
 // over unless every file converted.
 
@@ -8,6 +9,67 @@ const FIELD_FILES = { card: '#character_import_file', book: '#world_import_file'
 function safeName(name, fallback) {
     const n = String(name || '').replace(/[\\/:*?"<>|\u0000-\u001f]/g, '_').trim();
     return n || fallback;
+}
+
+// SillyTavern 1.19's own CHARX import (src/charx.js, `mapCharXAssetsForStorage` and
+// `persistCharXAssets`) keeps a card's embedded images: the main icon becomes the avatar,
+// `emotion`/`expression` assets the character's expression sprites, `background` assets its
+// backgrounds, other images its misc folder; it skips files that are not images.
+const ST_IMAGE_EXT = new Set(['png', 'jpg', 'jpeg', 'webp', 'gif', 'apng', 'avif', 'bmp', 'jfif']);
+const EMBEDDED = /^(embeded:\/\/|embedded:\/\/|__asset:)/;
+
+function isPng(bytes) {
+    return bytes && bytes.length > 8 && bytes[0] === 0x89 && bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47;
+}
+
+/** Where SillyTavern keeps an embedded asset of a CHARX it imports, or null (not kept). */
+function stPlaceOf(asset) {
+    const ext = String(asset.ext || '').toLowerCase();
+    if (!ST_IMAGE_EXT.has(ext)) return null;
+    if (asset.type === 'icon' || asset.type === 'user_icon') return 'avatar';
+    if (asset.type === 'emotion' || asset.type === 'expression') return 'expression sprite';
+    if (asset.type === 'background') return 'character background';
+    return 'misc asset folder';
+}
+
+/**
+ * How a card goes to SillyTavern: a CHARX when it has embedded images beside its icon (its
+ * CHARX import stores them), else a PNG whose image is the card's main icon; with a note for
+ * each asset saying where it went or why it did not.
+ */
+function planCard(card, files) {
+    const assets = Array.isArray(card.data.assets) ? card.data.assets : [];
+    const byPath = new Map(files.map((f) => [f.path, f]));
+    const fileOf = (a) => {
+        const uri = String(a.uri || '');
+        if (!EMBEDDED.test(uri)) return null;
+        return byPath.get(uri.replace(EMBEDDED, '')) || null;
+    };
+    const icons = assets.filter((a) => a.type === 'icon' && fileOf(a));
+    const icon = icons.find((a) => a.name === 'main') || icons[0] || null;
+    const extra = assets.filter((a) => a !== icon && fileOf(a) && stPlaceOf(a) && stPlaceOf(a) !== 'avatar');
+    const iconFile = icon ? fileOf(icon) : null;
+    const format = extra.length || (iconFile && !isPng(iconFile.bytes)) ? 'charx' : 'png';
+    const notes = [];
+    for (const a of assets) {
+        const label = `asset "${a.name}" (${a.type})`;
+        if (a === icon) {
+            notes.push(`${label}: the character's avatar`);
+            continue;
+        }
+        const uri = String(a.uri || '');
+        if (uri === 'ccdefault:' || uri === '') continue;
+        if (!EMBEDDED.test(uri)) {
+            notes.push(`${label} points outside the file (${uri.slice(0, 80)}): SillyTavern does not fetch it; it stays a link in the card`);
+        } else if (!fileOf(a)) {
+            notes.push(`${label}: its file is missing from the card and cannot be carried`);
+        } else if (format === 'charx' && stPlaceOf(a)) {
+            notes.push(`${label}: SillyTavern's ${stPlaceOf(a) === 'avatar' ? 'misc asset folder (a second icon)' : stPlaceOf(a)}`);
+        } else {
+            notes.push(`${label}: not carried (SillyTavern keeps only images, and only from a CHARX)`);
+        }
+    }
+    return { format, image: format === 'png' && iconFile && isPng(iconFile.bytes) ? iconFile.bytes : undefined, notes };
 }
 
 /** Converts one file: {kind, file, notes} or throws an Error naming the problem. */
@@ -28,17 +90,12 @@ export function convertFile(ccv3, name, bytes) {
         } catch (e) {
             notes.push(`the card's files could not be read (${e.message}); the card is imported without them`);
         }
-        const assets = Array.isArray(card.data.assets) ? card.data.assets : [];
-        const carried = new Set(files.map((f) => f.path));
-        for (const a of assets) {
-            if (a.type !== 'icon' || a.name !== 'main') {
-                const inFile = [...carried].some((p) => String(a.uri).endsWith(p));
-                notes.push(`asset "${a.name}" (${a.type}) ${inFile ? 'kept in the PNG (SillyTavern does not show it)' : 'points outside the file and stays a link'}`);
-            }
-        }
-        const png = ccv3.writeCard(card, { format: 'png', files });
-        const fileName = `${safeName(card.data.name, stem)}.png`;
-        return { kind: 'card', name: card.data.name, file: new File([png], fileName, { type: 'image/png' }), notes };
+        const plan = planCard(card, files);
+        notes.push(...plan.notes);
+        const out = ccv3.writeCard(card, plan.image ? { format: plan.format, files, image: plan.image } : { format: plan.format, files });
+        const fileName = `${safeName(card.data.name, stem)}.${plan.format}`;
+        const type = plan.format === 'png' ? 'image/png' : 'application/zip';
+        return { kind: 'card', name: card.data.name, format: plan.format, file: new File([out], fileName, { type }), notes };
     }
     let book;
     try {
@@ -52,9 +109,18 @@ export function convertFile(ccv3, name, bytes) {
     return { kind: 'book', name: fileName.replace(/\.json$/, ''), file: new File([json], fileName, { type: 'application/json' }), notes };
 }
 
-function handTo(selector, files) {
+/** Resolves once SillyTavern's handler of `input` is done with its last files (it clears the
+ * input's value when it ends), or after `ms`: a second import handed over while the first
+ * runs races it (its `selectImportedChar` then reads a character list being reloaded). */
+async function idle(input, ms = 120_000) {
+    const end = Date.now() + ms;
+    while (input.value && Date.now() < end) await new Promise((r) => setTimeout(r, 200));
+}
+
+async function handTo(selector, files) {
     const input = document.querySelector(selector);
     if (!input) throw new Error(`SillyTavern's import input ${selector} is missing`);
+    await idle(input);
     const dt = new DataTransfer();
     for (const f of files) dt.items.add(f);
     input.files = dt.files;
@@ -114,7 +180,7 @@ export function createImporter(context, ready) {
         if (ok !== st.POPUP_RESULT.AFFIRMATIVE) return;
         const cards = converted.filter((c) => c.kind === 'card').map((c) => c.file);
         const books = converted.filter((c) => c.kind === 'book').map((c) => c.file);
-        if (cards.length) handTo(FIELD_FILES.card, cards);
-        for (const b of books) handTo(FIELD_FILES.book, [b]);
+        if (cards.length) await handTo(FIELD_FILES.card, cards);
+        for (const b of books) await handTo(FIELD_FILES.book, [b]);
     });
 }

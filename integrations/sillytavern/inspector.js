@@ -31,6 +31,7 @@ export function createInspector(context, panel, ready) {
     let pending = null; // the generation in progress
     const states = new Map(); // chat id -> ccv3's state after the last inspected scan
     let last = null; // {inputs, result, stActivated}
+    let inspecting = Promise.resolve(); // the deferred inspections, one after another
 
     panel.append(
         el('div', { class: 'ccv3-wi-head' }, 'World Info inspector (ccv3)'),
@@ -86,16 +87,19 @@ export function createInspector(context, panel, ready) {
     // the scan. The scan changes the timed-effect state: it is read here, before.
     globalThis.ccv3GenerateInterceptor = (chat, contextSize) => {
         if (!pending) return;
+        const t = performance.now();
         pending.chat = structuredClone(chat);
         pending.maxContext = contextSize;
         pending.settings = getWorldInfoSettings();
         pending.timed = structuredClone(context().chatMetadata?.timedWorldInfo ?? {});
         pending.ready = true;
+        pending.inGeneration = performance.now() - t;
     };
     // The books: the entries SillyTavern loads for its scan (the same for a dry run's scan
     // at that moment), at the first load after the interceptor.
     ev.on(T.WORLDINFO_ENTRIES_LOADED, (lore) => {
         if (!pending || !pending.ready || pending.inputs) return;
+        const t = performance.now();
         pending.inputs = stScanInputs(context(), lore, {
             settings: pending.settings,
             maxContext: pending.maxContext,
@@ -103,22 +107,31 @@ export function createInspector(context, panel, ready) {
             chat: pending.chat,
             timedWorldInfo: pending.timed,
         });
+        pending.inGeneration += performance.now() - t;
+        // What the inspector added to this generation (its handlers inside it); the scan and
+        // the rows come after it.
+        panel.dataset.addedMs = String(pending.inGeneration);
     });
     ev.on(T.WORLD_INFO_ACTIVATED, (entries) => {
         if (pending) pending.stActivated = entries.map((e) => `${e.world}.${e.uid}`);
     });
-    const finish = async () => {
+    // The inspection runs after the generation's events have returned (SillyTavern awaits its
+    // listeners: work done inside them would hold up the generation), in a task of its own.
+    const finish = () => {
         const g = pending;
         pending = null;
         if (!g || !g.inputs) return;
-        try {
-            await inspect(g.inputs, g.stActivated, true);
-        } catch (e) {
-            // Never break SillyTavern's generation: say it in the panel.
-            summary.textContent = `The inspector failed: ${e && e.message}`;
-            panel.dataset.error = String(e && (e.stack || e.message));
-            console.warn('[ccv3] the inspector failed', e);
-        }
+        const run = async () => {
+            try {
+                await inspect(g.inputs, g.stActivated, true);
+            } catch (e) {
+                // Never break SillyTavern's generation: say it in the panel.
+                summary.textContent = `The inspector failed: ${e && e.message}`;
+                panel.dataset.error = String(e && (e.stack || e.message));
+                console.warn('[ccv3] the inspector failed', e);
+            }
+        };
+        inspecting = inspecting.then(() => new Promise((resolve) => setTimeout(() => run().then(resolve), 0)));
     };
     ev.on(T.GENERATION_ENDED, finish);
     ev.on(T.GENERATION_STOPPED, finish);
@@ -135,8 +148,10 @@ export function createInspector(context, panel, ready) {
         await inspect(inputs, null, false);
     });
 
-    // The whole inspection on given inputs (the test's benchmark times it in the page).
+    // The whole inspection on given inputs (the test's benchmark times it in the page), and
+    // the end of the inspections queued so far (the test waits for it after a turn).
     panel.ccv3Inspect = (inputs, stActivated, keepState) => inspect(inputs, stActivated, keepState);
+    panel.ccv3Settled = () => inspecting;
 
     async function inspect(inputs, stActivated, keepState) {
         let ccv3;
@@ -204,6 +219,12 @@ export function createInspector(context, panel, ready) {
         if (old.name !== v.name) r.parts.name.textContent = v.name;
         if (old.fateText !== v.fateText) r.parts.fate.textContent = v.fateText;
         if (old.tokens !== v.tokens) r.parts.tokens.textContent = v.tokens;
+        for (const k of ['step', 'position', 'depth']) {
+            if (old[k] !== v[k]) {
+                if (v[k] === undefined || v[k] === null) delete r.row.dataset[k];
+                else r.row.dataset[k] = String(v[k]);
+            }
+        }
         if (old.mismatch !== v.mismatch) {
             r.row.querySelector('.ccv3-wi-mismatch')?.remove();
             if (v.mismatch) r.row.append(el('span', { class: 'ccv3-wi-mismatch', 'data-testid': 'ccv3-wi-mismatch', title: v.mismatch }, 'mismatch'));
@@ -214,6 +235,7 @@ export function createInspector(context, panel, ready) {
 
     function render(ccv3, inputs, request, result, rows, stActivated, ms) {
         const stSet = stActivated ? new Set(stActivated) : null;
+        const budget = request.budget || 0;
         const items = [];
         for (const a of result.activated) items.push({ item: a, fired: true });
         for (const r of result.rejected) items.push({ item: r, fired: false });
@@ -222,6 +244,18 @@ export function createInspector(context, panel, ready) {
             const at = rows.locate(item.book, item.index);
             if (at) byKey.set(`${at.world}.${at.uid}`, { item, fired, at });
         }
+        // Inclusion groups' winners: the activated entries of each group (SillyTavern splits
+        // `group` on commas), named for the entries that lost to them.
+        const groupsOf = (entry) => String(entry.group || '').split(/,\s*/).filter(Boolean);
+        const winners = new Map();
+        for (const { fired, at } of byKey.values()) {
+            if (!fired) continue;
+            for (const g of groupsOf(at.entry)) {
+                if (!winners.has(g)) winners.set(g, []);
+                winners.get(g).push(`${at.world} / ${at.entry.comment || `#${at.uid}`}`);
+            }
+        }
+        const lostTo = (entry) => [...new Set(groupsOf(entry).flatMap((g) => winners.get(g) || []))];
         // Rows are kept across generations and only what changed is written: SillyTavern's
         // mutation observers (translations, accessibility) see every DOM change.
         let mismatches = 0;
@@ -235,20 +269,25 @@ export function createInspector(context, panel, ready) {
             const tokens = tokensOf(ccv3, at.entry.content || '', request.tokenizer === 'o200k' ? 'o200k' : 'cl100k');
             const name = at.entry.comment || (at.entry.key || []).join(', ') || `#${at.uid}`;
             const search = [at.entry.comment, ...(at.entry.key || []), ...(at.entry.keysecondary || [])].join('\n').toLowerCase();
-            const fateText = fired ? `activated: ${reason} (${found.item.position}${found.item.depth != null ? ` at depth ${found.item.depth}` : ''})` : reason;
+            const step = fired && Number.isInteger(found.item.step) ? found.item.step + 1 : null;
+            let fateText = fired ? activatedText(found.item, reason, step) : fate === 'budget' ? budgetText(reason, result.tokens, budget) : reason;
+            if (fate === 'group' && !/won by/.test(reason)) {
+                const to = lostTo(at.entry);
+                if (to.length) fateText = `${reason}: lost to ${to.join(', ')}`;
+            }
             let mismatch = null;
             if (stSet && stSet.has(key) !== fired) {
                 mismatches++;
                 mismatch = stSet.has(key) ? 'SillyTavern activated it, ccv3 did not' : 'ccv3 activated it, SillyTavern did not';
             }
-            order.push(updateRow(key, at, { fate, reason, name: `${at.world} / ${name}`, search, fateText, tokens: `${tokens} tokens`, mismatch }));
+            const where = fired ? { step, position: found.item.position, depth: found.item.depth } : {};
+            order.push(updateRow(key, at, { fate, reason, name: `${at.world} / ${name}`, search, fateText, tokens: `${tokens} tokens`, mismatch, ...where }));
         }
         const current = list.children;
         let same = current.length === order.length;
         for (let i = 0; same && i < order.length; i++) same = current[i] === order[i];
         if (!same) list.replaceChildren(...order);
         for (const [key, r] of rowCache) if (!r.row.isConnected) rowCache.delete(key);
-        const budget = request.budget || 0;
         bar.max = Math.max(budget, 1);
         bar.value = Math.min(result.tokens, bar.max);
         bar.title = `${result.tokens} of ${budget} tokens`;
@@ -260,6 +299,18 @@ export function createInspector(context, panel, ready) {
         panel.dataset.turns = String(Number(panel.dataset.turns || 0) + (stSet ? 1 : 0));
         applyFilter();
     }
+}
+
+/** An activated entry's fate: the reason, the scan step, where it goes. */
+function activatedText(item, reason, step) {
+    const place = `${item.position}${item.depth != null ? ` at depth ${item.depth}` : ''}`;
+    const when = step == null ? "" : `scan step ${step}${step > 1 ? " (recursion or min activations)" : ""}, `;
+    return `activated: ${reason} (${when}${place})`;
+}
+
+/** A budget cut: the entry's tokens (in ccv3's reason) and the budget used and left. */
+function budgetText(reason, used, budget) {
+    return `${reason}: ${used} of ${budget} tokens used, ${Math.max(budget - used, 0)} left`;
 }
 
 /** The books SillyTavern would scan now, through the same event its scan emits. */

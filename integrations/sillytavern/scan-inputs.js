@@ -5,19 +5,20 @@
 /**
  * A snapshot of what SillyTavern's scan reads, taken while it runs (WORLDINFO_ENTRIES_LOADED).
  * `lore`: the event's {globalLore, characterLore, chatLore, personaLore}; `chat`: the messages
- * the generation scans (its interceptor's), else the whole chat.
+ * the generation scans (its interceptor's copy, taken as it is), else a copy of the whole chat;
+ * `timedWorldInfo` likewise (a copy), else a copy of the chat metadata's.
  */
 export function stScanInputs(st, lore, { settings, maxContext, trigger, chat, timedWorldInfo }) {
     const { world_info: _books, ...wiSettings } = settings || {};
     return {
         chatId: st.getCurrentChatId?.() ?? null,
         lore: structuredClone(lore),
-        chat: structuredClone(chat ?? st.chat),
+        chat: chat ?? structuredClone(st.chat),
         settings: structuredClone(wiSettings),
         maxContext,
         trigger: trigger || 'normal',
         tokenizerModel: typeof st.getTokenizerModel === 'function' ? st.getTokenizerModel() : '',
-        timedWorldInfo: structuredClone(timedWorldInfo ?? st.chatMetadata?.timedWorldInfo ?? {}),
+        timedWorldInfo: timedWorldInfo ?? structuredClone(st.chatMetadata?.timedWorldInfo ?? {}),
         user: st.name1,
         char: st.name2,
     };

@@ -233,6 +233,8 @@ export interface ActivatedEntry {
   depth?: number | null;
   role?: string | null;
   reason: string;
+  /** The scan step that activated it: 0 the first, recursion (or min activations) steps after (scanLorebook only). */
+  step?: number;
   [key: string]: unknown;
 }
 

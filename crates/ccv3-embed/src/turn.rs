@@ -209,7 +209,7 @@ struct WithoutRejected<'a, 'b>(&'a ccv3_prompt::ScanOutcome<'b>);
 impl Serialize for WithoutRejected<'_, '_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let report = self.0.report();
+        let report = self.0.report().with_steps(&self.0.result);
         let mut st = s.serialize_struct("ScanOutcome", 4)?;
         st.serialize_field("activated", &report.activated)?;
         st.serialize_field("rejected", &[] as &[u8])?;

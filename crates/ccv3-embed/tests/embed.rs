@@ -611,6 +611,14 @@ fn scan_lorebook_reports_and_carries_state_across_turns() {
     let activated = out["activated"].as_array().unwrap();
     assert!(!activated.is_empty());
     assert!(activated.iter().any(|a| a["book"] == "Skerrow"));
+    // Issue 28 (the SillyTavern inspector shows it): each activated item has its scan step,
+    // after `reason` (0: the first step), which `ccv3 lore scan --json` leaves out.
+    for a in activated {
+        let keys: Vec<&String> = a.as_object().unwrap().keys().collect();
+        assert_eq!(keys.last().map(|k| k.as_str()), Some("step"));
+        assert!(a["step"].as_u64().is_some());
+    }
+    assert!(activated.iter().any(|a| a["step"] == 0));
     // Decorators are not in the activated content.
     assert!(activated
         .iter()

@@ -74,6 +74,10 @@ pub struct ActivatedItem<'r> {
     /// Why it was activated, in words.
     #[serde(serialize_with = "words")]
     pub reason: &'r ActivationReason,
+    /// The scan step (pass) that activated it, 0 the first, recursion steps after: in the
+    /// report only when asked for ([`ScanReport::with_steps`], the bindings' scan result).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
 }
 
 /// One entry of a [`ScanReport`] that was not activated.
@@ -168,6 +172,7 @@ impl<'r> ScanReport<'r> {
                     depth: a.depth,
                     role: a.role,
                     reason: &a.reason,
+                    step: None,
                 })
                 .collect(),
             rejected: result
@@ -182,6 +187,15 @@ impl<'r> ScanReport<'r> {
                 .collect(),
             tokens: result.tokens,
         }
+    }
+
+    /// The report with each activated item's scan step (`"step"` after `reason`), from the
+    /// same `result` it was made of.
+    pub fn with_steps(mut self, result: &ScanResult<'_>) -> ScanReport<'r> {
+        for (item, a) in self.activated.iter_mut().zip(&result.activated) {
+            item.step = Some(a.pass);
+        }
+        self
     }
 }
 

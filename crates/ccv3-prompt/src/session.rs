@@ -280,11 +280,12 @@ pub struct ScanOutcome<'a> {
 }
 
 /// Serialises as the bindings' scan result: the [`ScanReport`] fields, then `state`
-/// (`{"activated", "rejected", "tokens", "state"}`).
+/// (`{"activated", "rejected", "tokens", "state"}`); each activated item also has its scan
+/// `step` ([`ScanReport::with_steps`]).
 impl serde::Serialize for ScanOutcome<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let report = self.report();
+        let report = self.report().with_steps(&self.result);
         let mut st = s.serialize_struct("ScanOutcome", 4)?;
         st.serialize_field("activated", &report.activated)?;
         st.serialize_field("rejected", &report.rejected)?;

@@ -58,11 +58,14 @@ export const WI_SETTINGS = {
     world_info_min_activations_depth_max: 0,
 };
 
-// Each turn: the user's message and the expected fate of each uid (a list: any of them).
+// Each turn: the user's message, the expected fate of each uid (a list: any of them) and the
+// scan step of some activated ones.
 export const TURNS = [
     {
         say: 'Tell me about the dragon and the lantern.',
         fates: { 0: ['activated'], 1: ['no-key-matched'], 2: ['activated'], 3: ['no-key-matched'], 4: ['no-key-matched'], 5: ['activated'], 6: ['no-key-matched'], 7: ['disabled'], 8: ['activated'] },
+        // "Axel" is in no message, only in the dragon's content: the recursion step.
+        steps: { 0: 1, 2: 2, 8: 1 },
     },
     {
         say: 'Is the castle scary?',

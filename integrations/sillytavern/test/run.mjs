@@ -173,12 +173,14 @@ async function send(page, text) {
 async function panelRows(page) {
     return page.$$eval('[data-testid="ccv3-wi-entry"]', (rows) => rows.map((r) => ({
         book: r.dataset.book, uid: r.dataset.uid, fate: r.dataset.fate, reason: r.dataset.reason,
+        step: r.dataset.step, position: r.dataset.position, text: r.textContent,
         mismatch: !!r.querySelector('[data-testid="ccv3-wi-mismatch"]'),
     })));
 }
 
 async function chatTurns(page) {
     await openCharacter(page);
+    const added = [];
     for (let i = 0; i < TURNS.length; i++) {
         const turn = TURNS[i];
         const reply = await send(page, turn.say);
@@ -195,9 +197,23 @@ async function chatTurns(page) {
             const r = mine.find((x) => x.uid === uid);
             check(r && want.includes(r.fate), `turn ${i + 1}: entry ${uid} is ${want.join('|')} (got ${r ? `${r.fate}: ${r.reason}` : 'no row'})`);
         }
+        // Issue 28's fate details: an activated entry's scan step and position, a budget
+        // cut's tokens used and left.
+        for (const [uid, step] of Object.entries(turn.steps || {})) {
+            const r = mine.find((x) => x.uid === uid);
+            check(r && r.step === String(step) && r.position && r.text.includes(`scan step ${step}`), `turn ${i + 1}: entry ${uid} activated in scan step ${step} (got ${r ? `${r.step} at ${r.position}: ${r.text}` : 'no row'})`);
+        }
+        for (const r of mine.filter((x) => x.fate === 'group')) {
+            check(/lost to ccv3-test-book \/ /.test(r.text), `turn ${i + 1}: group loser ${r.uid} names the entry it lost to (${r.text})`);
+        }
+        for (const r of mine.filter((x) => x.fate === 'budget')) {
+            check(/tokens used, \d+ left/.test(r.text), `turn ${i + 1}: budget cut ${r.uid} shows the tokens used and left (${r.text})`);
+        }
+        added.push(Number(await page.$eval('[data-testid="ccv3-wi-panel"]', (p) => p.dataset.addedMs)));
         const mism = rows.filter((r) => r.mismatch);
         check(mism.length === 0, `turn ${i + 1}: no mismatch with SillyTavern's activated set${mism.length ? ` (${mism.map((m) => `${m.uid} ${m.fate}: ${m.reason}`).join('; ')})` : ''}`);
     }
+    log(`the inspector's handlers inside each generation took ${added.map((t) => t.toFixed(1)).join(', ')} ms`);
 }
 
 async function panelVisible(page) {
@@ -268,6 +284,18 @@ function expectedImport(file) {
     }
 }
 
+/** A card's images beside its icon reach SillyTavern's places for them: the Voxta package's
+ * `emotion` asset becomes an expression sprite of the character (SillyTavern 1.19 keeps a CHARX's
+ * sprites in characters/NAME/, src/charx.js `persistCharXAssets`). */
+function assetsKept(userDir) {
+    const voxta = FIXTURES.find((f) => f.endsWith('.voxpkg'));
+    if (!voxta) return;
+    const name = ccv3.readCard(fs.readFileSync(voxta)).data.name;
+    const dir = path.join(userDir, 'characters', name);
+    const sprites = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /\.(png|webp|jpe?g|gif)$/i.test(f)) : [];
+    check(sprites.length >= 1, `import ${path.basename(voxta)}: its emotion image is an expression sprite of "${name}" (${sprites.join(', ') || 'none'})`);
+}
+
 async function importFixtures(page, errors) {
     for (const file of FIXTURES) {
         const errorsBefore = errors.length;
@@ -291,8 +319,17 @@ async function importFixtures(page, errors) {
             ok = (await count(want)) > before || (want.kind === 'book' && before === 0 && (await count(want)) > 0);
             if (!ok) await page.waitForTimeout(300);
         }
-        // SillyTavern's import handler clears its input when it is done: wait for that.
-        await page.waitForFunction(() => !document.querySelector('#character_import_file')?.value && !document.querySelector('#world_import_file')?.value, null, { timeout: 30_000 }).catch(() => {});
+        // SillyTavern's import handler clears its input when it is done: wait for that,
+        // declining its question about a card's embedded lorebook when it comes after the
+        // card is listed (the handler waits for the answer).
+        const idleBy = Date.now() + 120_000;
+        while (Date.now() < idleBy) {
+            const busy = await page.evaluate(() => !!(document.querySelector('#character_import_file')?.value || document.querySelector('#world_import_file')?.value));
+            if (!busy) break;
+            const extra = page.locator('.popup:not(:has([data-testid="ccv3-import-notes"])) .popup-button-cancel:visible');
+            if (await extra.count()) await extra.first().click().catch(() => {});
+            await page.waitForTimeout(300);
+        }
         for (const e of errors.slice(errorsBefore)) log(`  (during this import) page ${e.kind} error: ${e.text.slice(0, 200)}`);
         check(ok, `import ${path.relative(process.cwd(), file)}: ${want.kind} "${want.name}" is in SillyTavern's ${want.kind === 'card' ? 'character' : 'World Info'} list`);
     }
@@ -326,9 +363,17 @@ async function benchmark(page) {
             times.push(performance.now() - t);
             phases.push(JSON.parse(panel.dataset.timing));
         }
-        const snapT = performance.now();
-        for (let i = 0; i < 5; i++) stScanInputs(fake, lore, { settings, maxContext: 8000, trigger: 'normal' });
-        const snapshot = (performance.now() - snapT) / 5;
+        // What the inspector adds to a generation: its handlers inside it, which take the
+        // snapshot of SillyTavern's inputs (the interceptor's chat clone, then the books); the
+        // inspection itself runs after the generation's events have returned.
+        const snaps = [];
+        for (let i = 0; i < 11; i++) {
+            const t = performance.now();
+            const c = structuredClone(chat);
+            stScanInputs(fake, lore, { settings, maxContext: 8000, trigger: 'normal', chat: c, timedWorldInfo: {} });
+            snaps.push(performance.now() - t);
+        }
+        const snapshot = snaps.sort((a, b) => a - b)[5];
         // The scan alone, compiled once, with SillyTavern's budget and without one.
         const { loadCcv3 } = await import(`${base}core.js`);
         const { scanInputs } = await import(`${base}scan-inputs.js`);
@@ -384,13 +429,19 @@ async function main() {
         const damaged = damagedPng(run);
         if (damaged) FIXTURES.push(damaged);
         await importFixtures(page, errors);
+        assetsKept(userDir);
         const bench = await benchmark(page);
-        log(`inspector on 2,000 entries x 100 messages (${bench.activated} activated): first ${bench.first.toFixed(1)} ms ${JSON.stringify(bench.firstPhases)}, then median ${bench.median.toFixed(1)} ms ${JSON.stringify(bench.lastPhases)} (runs ${bench.times.map((t) => t.toFixed(1)).join(', ')}); snapshot ${bench.snapshot.toFixed(1)} ms; scan alone ${JSON.stringify(bench.scanOnly)}`);
+        log(`inspector on 2,000 entries x 100 messages (${bench.activated} activated): added to the generation (handlers' snapshot) median ${bench.snapshot.toFixed(1)} ms; the inspection after it: first ${bench.first.toFixed(1)} ms ${JSON.stringify(bench.firstPhases)}, then median ${bench.median.toFixed(1)} ms ${JSON.stringify(bench.lastPhases)} (runs ${bench.times.map((t) => t.toFixed(1)).join(', ')}); scan alone ${JSON.stringify(bench.scanOnly)}`);
         check(bench.rows === 2000, `benchmark: the panel lists the 2,000 entries (${bench.rows})`);
-        // The target (issue 28: under 50 ms) is reported, not enforced, unless CCV3_BENCH_STRICT=1:
-        // this shared machine's load moves it several times over.
-        if (process.env.CCV3_BENCH_STRICT === '1') check(bench.median < 50, `benchmark: the inspector adds under 50 ms (${bench.median.toFixed(1)} ms)`);
-        else log(`${bench.median < 50 ? 'met' : 'NOT MET'}: the inspector's target of 50 ms (median ${bench.median.toFixed(1)} ms; CCV3_BENCH_STRICT=1 makes it a check)`);
+        // The target (issue 28: under 50 ms added to a generation) is reported, not enforced,
+        // unless CCV3_BENCH_STRICT=1: this shared machine's load moves it several times over.
+        // Strict also holds the whole inspection (run after the generation) to it.
+        if (process.env.CCV3_BENCH_STRICT === '1') {
+            check(bench.snapshot < 50, `benchmark: the inspector adds under 50 ms to a generation (${bench.snapshot.toFixed(1)} ms)`);
+            check(bench.median < 50, `benchmark: the whole inspection, after the generation, under 50 ms (${bench.median.toFixed(1)} ms)`);
+        } else {
+            log(`${bench.snapshot < 50 ? 'met' : 'NOT MET'}: under 50 ms added to a generation (median ${bench.snapshot.toFixed(1)} ms); the whole inspection after it ${bench.median.toFixed(1)} ms (${bench.median < 50 ? 'also' : 'not'} under 50; CCV3_BENCH_STRICT=1 makes both checks)`);
+        }
         if (process.env.CCV3_BENCH_OUT) fs.writeFileSync(process.env.CCV3_BENCH_OUT, JSON.stringify(bench, null, 2));
         const uncaught = errors.filter((e) => e.kind === 'uncaught');
         const ours = errors.filter((e) => /ccv3/i.test(e.text) || /third-party\/ccv3/.test(e.url));

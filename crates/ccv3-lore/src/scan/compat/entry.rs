@@ -6,6 +6,32 @@ use crate::compile::{CEntry, CompiledBooks, DepthSpec};
 use crate::position::Position;
 use ccv3::decorator::DecoratorRole;
 use serde_json::Value;
+use std::borrow::Cow;
+
+/// The `extensions` fields [`StEntry::new`] reads (every name its `get` is asked for).
+const EXT_FIELDS: [&str; 21] = [
+    "case_sensitive",
+    "cooldown",
+    "delay",
+    "delay_until_recursion",
+    "depth",
+    "exclude_recursion",
+    "group",
+    "group_override",
+    "group_weight",
+    "ignore_budget",
+    "match_whole_words",
+    "position",
+    "prevent_recursion",
+    "probability",
+    "role",
+    "scan_depth",
+    "selectiveLogic",
+    "sticky",
+    "triggers",
+    "useProbability",
+    "use_group_scoring",
+];
 
 /// One entry as SillyTavern sees it.
 pub(super) struct StEntry<'a> {
@@ -112,8 +138,27 @@ impl<'a> StEntry<'a> {
         len: usize,
     ) -> StEntry<'a> {
         let e: &CEntry<'a> = &cb.entries[rank as usize];
-        let ext = e.entry.extensions.to_value();
-        let get = |k: &str| ext.get(k);
+        // The fields read below, borrowed from the extensions (no copy of the whole map for
+        // every entry at every scan); a name written twice keeps its last value, as a map does.
+        let mut picked: Vec<(&str, Cow<'_, Value>)> = Vec::new();
+        e.entry.extensions.visit(
+            |k| EXT_FIELDS.contains(&k),
+            |k, v| match picked.iter_mut().find(|(n, _)| *n == k) {
+                Some(slot) => slot.1 = v,
+                None => {
+                    if let Some(name) = EXT_FIELDS.iter().find(|n| **n == k) {
+                        picked.push((name, v));
+                    }
+                }
+            },
+        );
+        let get = |k: &str| {
+            debug_assert!(EXT_FIELDS.contains(&k), "{k} is not in EXT_FIELDS");
+            picked
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.as_ref())
+        };
         let resolve = |k: &String| crate::resolve_key_macros(k, &opts.char_name, &opts.user_name);
         let (activate, dont_activate, content) = st_decorators(&e.entry.content);
         let delay_level = match get("delay_until_recursion") {

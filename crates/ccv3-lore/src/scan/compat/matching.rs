@@ -3,6 +3,7 @@
 //! `getScore`.
 
 use super::entry::StEntry;
+use super::prefilter::KeyFilter;
 use super::shared::{State, MAX_SCAN_DEPTH};
 use crate::chat::{Chat, Role};
 use crate::jsregex;
@@ -106,16 +107,32 @@ pub(super) struct St<'s, 'a> {
     pub(super) regex: &'s StRegexCache,
     pub(super) entries: Vec<StEntry<'a>>,
     pub(super) global_case: bool,
-    /// The last haystack lower-cased, and its lower-cased form (keys are checked against the
-    /// same text many times in a row).
-    pub(super) lower: (String, String),
+    /// The last haystack, and its lower-cased form (keys are checked against the same text
+    /// many times in a row). The text is held, so the same allocation is the same text: a
+    /// pointer comparison tells (comparing the texts cost a pass over the step's whole text
+    /// for every key, the most of a WebAssembly scan; issue 28).
+    pub(super) lower: (Option<Arc<str>>, String),
     /// Regex steps left for the whole scan ([`ScanOptions::regex_scan_steps`]).
     pub(super) regex_left: u64,
+    /// The case-insensitive keys found in `lower.1` in one pass (built at the first such key;
+    /// `Some(None)`: none to build).
+    pub(super) filter: Option<Option<KeyFilter>>,
 }
 
 impl St<'_, '_> {
+    /// `hay` lower-cased (in `lower.1`), kept while the same text is asked about.
+    fn lowered(&mut self, hay: &Arc<str>) {
+        if !self.lower.0.as_ref().is_some_and(|h| Arc::ptr_eq(h, hay)) {
+            self.lower = (Some(Arc::clone(hay)), hay.to_lowercase());
+            if let Some(Some(f)) = &mut self.filter {
+                f.reset();
+            }
+        }
+    }
+
     /// SillyTavern's `matchKeys`.
-    pub(super) fn matches(&mut self, hay: &str, needle: &str, i: usize) -> bool {
+    pub(super) fn matches(&mut self, text: &Arc<str>, needle: &str, i: usize) -> bool {
+        let hay: &str = text;
         if let Some((pat, flags)) = jsregex::split_slash(needle) {
             let steps_max = self.opts.regex_key_steps;
             let build = || {
@@ -138,15 +155,13 @@ impl St<'_, '_> {
             if let Some(re) = re {
                 // Every match holds one of the literals: without them, no need to run it.
                 if !re.lits.is_empty() {
-                    let text: &str = if re.icase {
-                        if self.lower.0 != hay {
-                            self.lower = (hay.to_string(), hay.to_lowercase());
-                        }
+                    let searched: &str = if re.icase {
+                        self.lowered(text);
                         &self.lower.1
                     } else {
                         hay
                     };
-                    if !re.lits.iter().any(|l| text.contains(l.as_str())) {
+                    if !re.lits.iter().any(|l| searched.contains(l.as_str())) {
                         return false;
                     }
                 }
@@ -159,17 +174,23 @@ impl St<'_, '_> {
         }
         let e = &self.entries[i];
         let case = e.case_sensitive.unwrap_or(self.global_case);
+        let whole = e.whole_words.unwrap_or(self.opts.match_whole_words);
         let needle_l;
         let (hay, needle): (&str, &str) = if case {
             (hay, needle)
         } else {
-            if self.lower.0 != hay {
-                self.lower = (hay.to_string(), hay.to_lowercase());
+            self.lowered(text);
+            let entries = &self.entries;
+            let filter = self.filter.get_or_insert_with(|| KeyFilter::new(entries));
+            if let Some(f) = filter {
+                if !f.may_occur(entries, &self.lower.1, i, needle) {
+                    return false;
+                }
             }
             needle_l = needle.to_lowercase();
             (&self.lower.1, &needle_l)
         };
-        if e.whole_words.unwrap_or(self.opts.match_whole_words) {
+        if whole {
             if needle.split_whitespace().count() > 1 {
                 hay.contains(needle)
             } else {
@@ -181,7 +202,7 @@ impl St<'_, '_> {
     }
 
     /// SillyTavern's `getScore`.
-    pub(super) fn score(&mut self, hay: &str, i: usize) -> u32 {
+    pub(super) fn score(&mut self, hay: &Arc<str>, i: usize) -> u32 {
         let keys = self.entries[i].keys.clone();
         let sec = self.entries[i].secondary.clone();
         let p = keys.iter().filter(|k| self.matches(hay, k, i)).count() as u32;

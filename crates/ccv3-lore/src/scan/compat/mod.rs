@@ -25,6 +25,7 @@ mod entry;
 mod groups;
 mod matching;
 mod outcome;
+mod prefilter;
 mod shared;
 mod steps;
 mod timed;
@@ -56,8 +57,9 @@ pub(super) fn scan<'a>(
         regex: &cb.st_regex,
         entries,
         global_case: cb.case_sensitive,
-        lower: (String::new(), String::new()),
+        lower: (None, String::new()),
         regex_left: opts.regex_scan_steps,
+        filter: None,
     };
     let mut buf = Buffer {
         depth: Buffer::messages(chat, opts),
