@@ -9,8 +9,9 @@
 //  0. (--only summary) readCardSummary against readCard and the peers over 1,000 cards of a folder
 //     (issue 29).
 //
-// node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60]
+// node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60] [--baseline PKG]
 //   --only read: part 1 only; --rounds: rounds of the interleaved readCard comparison
+//   --baseline: another build of the package, interleaved beside this one (read + touch rows)
 //   --gen: python3 ../shared/peers/gen.py --out /tmp/gen
 //   --peers: a folder where `npm ci` ran over a copy of ../shared/peers/package{,-lock}.json
 // Prints one JSON line per measurement and a summary table.
@@ -257,6 +258,47 @@ if (peers) {
   });
 }
 
+// ---- Read + touch everything, interleaved (issue 29; helper jsread) ----
+// readCard then JSON.stringify of the card (every value touched, the entries included), one
+// call of each reader per round, on the 8.6 MB card, the same card with a 0.5 MB image and the
+// small 0.5 MB card (20 entries; text chunks before and after the image); with
+// --baseline DIR (another build of the package, e.g. of the commit before) that build too.
+// Medians over rounds of each reader's time and of character-foundry's time / ccv3's.
+if (peers) {
+  const preq = createRequire(path.join(peers, 'package.json'));
+  const { parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader')));
+  const baseline = args.baseline ? require(path.join(path.resolve(args.baseline), 'index.cjs')) : null;
+  const rounds = Number(args.rounds || 60);
+  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const files = ['card_5MB_post.png', 'card_0.5MB_post.png', 'cardsmall_0.5MB_post.png', 'cardsmall_0.5MB_pre.png'];
+  for (const file of files) {
+    const bytes = fs.readFileSync(path.join(gen, file));
+    const impls = {
+      ccv3: async () => touch(ccv3.readCard(bytes)),
+      ...(baseline ? { baseline: async () => touch(baseline.readCard(bytes)) } : {}),
+      cf: async () => {
+        const r = await parseCard(bytes);
+        return touch(r.card || r);
+      },
+    };
+    const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
+    for (let i = 0; i < 3; i++) for (const k in impls) await impls[k]();
+    for (let i = 0; i < rounds; i++) {
+      for (const k in impls) {
+        const b = performance.now();
+        await impls[k]();
+        t[k].push(performance.now() - b);
+      }
+    }
+    const row = { op: 'readCard + JSON.stringify interleaved', impl: 'ccv3 (wasm)', file, rounds };
+    for (const k in impls) row[`${k}_median_ms`] = med(t[k]);
+    row.cf_over_ccv3 = med(t.ccv3.map((x, i) => t.cf[i] / x));
+    if (baseline) row.cf_over_baseline = med(t.baseline.map((x, i) => t.cf[i] / x));
+    report(row);
+  }
+}
+// ---- end of issue 29 (jsread) ----
+
 function pathToImport(p) {
   return new URL(`file://${p}`).href;
 }
@@ -309,6 +351,11 @@ for (const p of peersRead) {
 const inter = rows.find((r) => r.op.startsWith('readCard interleaved'));
 if (inter) {
   console.log(`  interleaved x${inter.rounds}: readCard ${inter.ccv3_median_ms.toFixed(1)} ms vs character-foundry ${inter.cf_median_ms.toFixed(1)} ms -> ${inter.cf_over_ccv3.toFixed(2)}x; + JSON.stringify ${inter.ccv3_stringify_median_ms.toFixed(1)} vs ${inter.cf_stringify_median_ms.toFixed(1)} ms -> ${inter.cf_over_ccv3_stringify.toFixed(2)}x`);
+}
+// issue 29 (jsread): read + touch everything, interleaved
+for (const r of rows.filter((x) => x.op === 'readCard + JSON.stringify interleaved')) {
+  const base = r.baseline_median_ms === undefined ? '' : `; baseline ${r.baseline_median_ms.toFixed(1)} ms -> ${r.cf_over_baseline.toFixed(2)}x`;
+  console.log(`  ${r.file} readCard + JSON.stringify x${r.rounds}: ccv3 ${r.ccv3_median_ms.toFixed(1)} ms vs character-foundry ${r.cf_median_ms.toFixed(1)} ms -> ${r.cf_over_ccv3.toFixed(2)}x${base}`);
 }
 const oursTouch = get('readCard + JSON.stringify', 'ccv3');
 console.log(`  readCard + JSON.stringify warm median ${oursTouch.median_ms.toFixed(1)} ms`);

@@ -210,13 +210,18 @@ function makeApi(host) {
     const parse = boolOption(options, 'parseDecorators', true);
     // The card comes in two parts: the card with its book's entries empty, and the entries,
     // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book,
-    // read by the core from the card's text (every error was found by read_card_parts already).
+    // from the card's text (every error was found by read_card_parts already): parsed as they
+    // stand where the core found that the model keeps them (asIsEntries), else read by the core.
     const parts = guard((raw) => raw.read_card_parts(data, parse));
     const card = fromJson(parts[0]);
     const book = card.data && card.data.character_book;
     if (book && parts[1] !== undefined) {
       const text = parts[1];
       lazyValue(book, 'entries', () => JSON.parse(utf8Decoder().decode(text)));
+    } else if (book && parts[2] !== undefined && parts[3] !== undefined) {
+      const text = parts[2];
+      const places = parts[3];
+      lazyValue(book, 'entries', () => asIsEntries(text, places, parse));
     } else if (book && parts[2] !== undefined) {
       const text = parts[2];
       lazyValue(book, 'entries', () => fromJson(guard((raw) => raw.card_entries(text, parse))));
@@ -230,6 +235,23 @@ function makeApi(host) {
       throw badInput(`options must be an object, got ${describe(options)}`);
     }
     return fromJson(guard((raw) => raw.read_card_summary(data)));
+  }
+
+  // A big book's entries from the card text `text`: `places` is [start, end, ...reread] (see
+  // read_card_parts in crates/ccv3-wasm): the array at text[start..end] parsed as it is, each
+  // entry given `decorators: []` at its end when they are split off (the model's value for an
+  // entry without decorator lines), and the entries at the places `reread` read by the core.
+  function asIsEntries(text, places, parse) {
+    const start = places[0];
+    const end = places[1];
+    const list = JSON.parse(utf8Decoder().decode(text.subarray(start, end)));
+    if (parse) for (let i = 0; i < list.length; i++) list[i].decorators = [];
+    if (places.length > 2) {
+      const reread = places.subarray(2);
+      const read = fromJson(guard((raw) => raw.card_entries_at(text, start, end, reread, parse)));
+      for (let i = 0; i < reread.length; i++) list[reread[i]] = read[i];
+    }
+    return list;
   }
 
   function readLorebook(bytes, options) {

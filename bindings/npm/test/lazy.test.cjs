@@ -18,7 +18,7 @@ const plain = (bytes, parse = true) => JSON.parse(raw.read_card(bytes, parse));
 function bigPng() {
   const entries = Array.from({ length: 600 }, (_, i) => ({
     keys: [`k${i}`],
-    content: `@@depth ${i % 7}\nEntry ${i} \u00e9.`,
+    content: i % 3 === 0 ? `@@depth ${i % 7}\nEntry ${i} \u00e9.` : `Entry ${i} \u00e9.`,
     extensions: { position: i % 3 },
     enabled: i % 2 === 0,
     insertion_order: i,

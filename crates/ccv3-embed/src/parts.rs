@@ -36,6 +36,20 @@ pub enum PartEntries {
     Json(String),
     /// Not read yet: the card's JSON text, from which [`card_entries_json`] reads them.
     Later(Vec<u8>),
+    /// Not read yet, and most of them read as they stand: the card's JSON text (`text`), where
+    /// the entries array stands in it (`range`, brackets included), and the places of the
+    /// entries the model changes (`reread`, ascending). Parsing `text[range]` as plain JSON,
+    /// adding `"decorators": []` at the end of each entry when decorators are split off, and
+    /// putting in the entries at `reread` from [`card_entries_at_json`] gives the entries of
+    /// [`crate::read_card_json`].
+    AsIs {
+        /// The card's JSON text.
+        text: Vec<u8>,
+        /// Where the entries array stands in `text`.
+        range: std::ops::Range<usize>,
+        /// The places of the entries to read through the model.
+        reread: Vec<usize>,
+    },
 }
 
 /// Reads a card from a random-access source (see [`ccv3::read_seekable`]: a PNG's image data is
@@ -56,6 +70,9 @@ pub enum PartEntries {
 /// let entries = match parts.entries.unwrap() {
 ///     PartEntries::Json(text) => text,
 ///     PartEntries::Later(card_text) => card_entries_json(&card_text, &options)?,
+///     // For a big book: most entries parsed from `text[range]`, the others read by the model
+///     // (`card_entries_at_json`); this one is small.
+///     PartEntries::AsIs { .. } => unreachable!(),
 /// };
 /// let mut whole: serde_json::Value = serde_json::from_str(&parts.card).unwrap();
 /// whole["data"]["character_book"]["entries"] = serde_json::from_str(&entries).unwrap();
@@ -72,7 +89,7 @@ pub fn read_card_parts<R: Read + Seek>(
     let io = |e: std::io::Error| EmbedError::read_failed(e.to_string());
     let start = source.stream_position().map_err(io)?;
     if let Some(text) = png_card_text(&mut source) {
-        if let Some(parts) = later_parts(text)? {
+        if let Some(parts) = later_parts(text, options)? {
             return Ok(parts);
         }
     }
@@ -122,6 +139,103 @@ pub fn card_entries_json(card_text: &[u8], options: &ReadOptions) -> Result<Stri
     entries_text(book)
 }
 
+/// Reads the entries at the places `reread` (ascending) of a card's book from the card's JSON
+/// text ([`PartEntries::AsIs`]), the array standing at `range`, as a compact JSON array text
+/// of those entries only, decorators split off as `options` say.
+///
+/// # Errors
+/// `read-failed` when `range` is not where an array stands, a place is past its end or out of
+/// order, or the text is not a card with such a book (never for what [`read_card_parts`] handed
+/// out).
+pub fn card_entries_at_json(
+    card_text: &[u8],
+    range: std::ops::Range<usize>,
+    reread: &[usize],
+    options: &ReadOptions,
+) -> Result<String, EmbedError> {
+    let bad = || EmbedError::read_failed("the entries to read are not in the card text");
+    let (Some(before), Some(array), Some(after)) = (
+        card_text.get(..range.start),
+        card_text.get(range.clone()),
+        card_text.get(range.end..),
+    ) else {
+        return Err(bad());
+    };
+    let items = item_ranges(array).ok_or_else(bad)?;
+    let mut head = Vec::with_capacity(before.len() + after.len() + 1024);
+    head.extend_from_slice(before);
+    head.push(b'[');
+    let mut previous = None;
+    for (n, &at) in reread.iter().enumerate() {
+        if previous.is_some_and(|p| p >= at) {
+            return Err(bad());
+        }
+        previous = Some(at);
+        let item = items
+            .get(at)
+            .and_then(|r| array.get(r.clone()))
+            .ok_or_else(bad)?;
+        if n > 0 {
+            head.push(b',');
+        }
+        head.extend_from_slice(item);
+    }
+    head.push(b']');
+    head.extend_from_slice(after);
+    let text = card_entries_json(&head, options)?;
+    Ok(text)
+}
+
+/// The byte ranges of the items of the JSON array `array` (brackets included), for text the
+/// JSON parser accepted; `None` when it is not an array.
+fn item_ranges(array: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+    if array.first() != Some(&b'[') {
+        return None;
+    }
+    let mut items = Vec::new();
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    // Where the current item starts, and just past its last byte that is not whitespace.
+    let (mut start, mut end) = (None, 0);
+    for (i, &b) in array.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+                end = i + 1;
+            }
+            continue;
+        }
+        match b {
+            b' ' | b'\t' | b'\r' | b'\n' => continue,
+            b',' if depth == 1 => {
+                items.push(start.take()?..end);
+                continue;
+            }
+            b']' | b'}' if depth == 1 => {
+                if let Some(s) = start.take() {
+                    items.push(s..end);
+                }
+                return (i + 1 == array.len()).then_some(items);
+            }
+            _ => {}
+        }
+        if depth == 1 && start.is_none() {
+            start = Some(i);
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+        end = i + 1;
+    }
+    None
+}
+
 /// A book's entries as compact JSON text.
 fn entries_text(book: &Lorebook) -> Result<String, EmbedError> {
     let mut out = Vec::with_capacity(1024 + book.entries.len() * 512);
@@ -151,10 +265,11 @@ fn png_card_text<R: Read + Seek>(source: &mut R) -> Option<String> {
 }
 
 /// The card of `text` without its entries, when its entries are big and everything is as usual.
-fn later_parts(text: String) -> Result<Option<CardParts>, EmbedError> {
-    let Some(range) = ccv3::entries_span::character_book_entries(&text) else {
+fn later_parts(text: String, options: &ReadOptions) -> Result<Option<CardParts>, EmbedError> {
+    let Some(span) = ccv3::entries_span::character_book_entries(&text) else {
         return Ok(None);
     };
+    let range = span.range.clone();
     if range.len() < LATER_FROM {
         return Ok(None);
     }
@@ -173,8 +288,25 @@ fn later_parts(text: String) -> Result<Option<CardParts>, EmbedError> {
         Some(book) if book.entries.is_empty() => {}
         _ => return Ok(None),
     }
+    let card = card_json(&card, head.len() + 1024)?;
+    let text = text.into_bytes();
+    let entries = match span.changed {
+        // An item that is not an object: the reader drops it, so all are read through it.
+        None => PartEntries::Later(text),
+        Some(mut reread) => {
+            if options.parse_decorators {
+                reread.extend(span.decorated);
+                reread.sort_unstable();
+            }
+            PartEntries::AsIs {
+                text,
+                range,
+                reread,
+            }
+        }
+    };
     Ok(Some(CardParts {
-        card: card_json(&card, head.len() + 1024)?,
-        entries: Some(PartEntries::Later(text.into_bytes())),
+        card,
+        entries: Some(entries),
     }))
 }

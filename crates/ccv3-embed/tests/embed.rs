@@ -2,9 +2,10 @@
 //! and bad input. Behaviour named in issue 11 sections 2 and 3 (the npm and Python packages).
 
 use ccv3_embed::{
-    card_entries_json, count_tokens, expand_macros, parse_decorators, read_card, read_card_json,
-    read_card_parts, read_lorebook, read_lorebook_json, serialize_decorators, validate_card,
-    validate_lorebook, write_card, write_lorebook, PartEntries, ReadOptions, Source,
+    card_entries_at_json, card_entries_json, count_tokens, expand_macros, parse_decorators,
+    read_card, read_card_json, read_card_parts, read_lorebook, read_lorebook_json,
+    serialize_decorators, validate_card, validate_lorebook, write_card, write_lorebook,
+    PartEntries, ReadOptions, Source,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -77,29 +78,55 @@ fn read_card_json_is_read_card_as_text() {
     );
 }
 
-/// `read_card_parts` put back together, or the error's code and message.
-fn parts_joined(bytes: &[u8], o: &ReadOptions) -> Result<Value, (String, String)> {
+/// `read_card_parts` put back together as the npm wrapper does (for `PartEntries::AsIs`: the
+/// array parsed as plain JSON, `decorators: []` added to each entry, the others read again),
+/// as compact JSON text (so that key order counts), or the error's code and message.
+fn parts_joined(bytes: &[u8], o: &ReadOptions) -> Result<String, (String, String)> {
     let parts =
         read_card_parts(std::io::Cursor::new(bytes), o).map_err(|e| (e.code.into(), e.message))?;
     let mut card: Value = serde_json::from_str(&parts.card).unwrap();
-    let entries = parts.entries.map(|e| match e {
-        PartEntries::Json(text) => text,
-        PartEntries::Later(card_text) => card_entries_json(&card_text, o).unwrap(),
+    let entries: Option<Value> = parts.entries.map(|e| match e {
+        PartEntries::Json(text) => serde_json::from_str(&text).unwrap(),
+        PartEntries::Later(card_text) => {
+            serde_json::from_str(&card_entries_json(&card_text, o).unwrap()).unwrap()
+        }
+        PartEntries::AsIs {
+            text,
+            range,
+            reread,
+        } => {
+            let mut list: Vec<Value> = serde_json::from_slice(&text[range.clone()]).unwrap();
+            if o.parse_decorators {
+                for e in &mut list {
+                    e.as_object_mut()
+                        .unwrap()
+                        .insert("decorators".into(), json!([]));
+                }
+            }
+            let read = card_entries_at_json(&text, range, &reread, o).unwrap();
+            let read: Vec<Value> = serde_json::from_str(&read).unwrap();
+            assert_eq!(read.len(), reread.len());
+            for (at, e) in reread.iter().zip(read) {
+                list[*at] = e;
+            }
+            Value::Array(list)
+        }
     });
     match entries {
-        Some(text) => {
+        Some(list) => {
             let book = &mut card["data"]["character_book"];
             assert_eq!(book["entries"], json!([]));
-            book["entries"] = serde_json::from_str(&text).unwrap();
+            book["entries"] = list;
         }
         None => assert!(card["data"].get("character_book").is_none()),
     }
-    Ok(card)
+    Ok(serde_json::to_string(&card).unwrap())
 }
 
-fn whole(bytes: &[u8], o: &ReadOptions) -> Result<Value, (String, String)> {
+fn whole(bytes: &[u8], o: &ReadOptions) -> Result<String, (String, String)> {
     let text = read_card_json(bytes, o).map_err(|e| (e.code.into(), e.message))?;
-    Ok(serde_json::from_str(&text).unwrap())
+    let v: Value = serde_json::from_str(&text).unwrap();
+    Ok(serde_json::to_string(&v).unwrap())
 }
 
 #[test]
@@ -138,9 +165,20 @@ fn png_of_text(text: &str) -> Vec<u8> {
 fn big_card_text(n: usize) -> String {
     let entries: Vec<Value> = (0..n)
         .map(|i| {
-            json!({"keys": [format!("k{i}")], "content": format!("@@depth {}\nEntry {i} \u{e9}.", i % 7),
+            let content = if i % 3 == 0 {
+                format!("@@depth {}\nEntry {i} \u{e9}.", i % 7)
+            } else {
+                format!("Entry {i} \u{e9}.")
+            };
+            let mut e = json!({"keys": [format!("k{i}")], "content": content,
                 "extensions": {"position": i % 3, "deep": [[{"a": null}]]}, "enabled": i % 2 == 0,
-                "insertion_order": i, "zz_extra": "x".repeat(i % 40)})
+                "insertion_order": i});
+            // Half of them with every field the spec requires (read as they stand).
+            if i % 2 == 1 {
+                e["use_regex"] = json!(false);
+            }
+            e["zz_extra"] = json!("x".repeat(i % 40));
+            e
         })
         .collect();
     serde_json::to_string(&json!({"spec": "chara_card_v3", "spec_version": "3.0",
@@ -161,7 +199,8 @@ fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json(
             std::io::Cursor::new(png_of_text(text)),
             &ReadOptions::default(),
         );
-        matches!(parts, Ok(p) if matches!(p.entries, Some(PartEntries::Later(_))))
+        matches!(parts, Ok(p) if matches!(p.entries,
+            Some(PartEntries::Later(_) | PartEntries::AsIs { .. })))
     };
     assert!(later(&big), "a big book is read later");
     let entries_at = big.find("\"entries\":[").unwrap();
@@ -279,6 +318,147 @@ fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json(
         card_entries_json(b"{}", &RAW).unwrap_err().code,
         "read-failed"
     );
+}
+
+#[test]
+fn big_books_entries_read_as_they_stand_are_the_models_entries() {
+    // Issue 29 (npm readCard, every value touched): entries the model keeps as they are are
+    // parsed from the card text by the wrapper's JSON parser; each kind of entry the model
+    // repairs, converts, drops a field of or reorders must be read through the model instead,
+    // so that the joined entries are read_card_json's, key order included.
+    let base: Vec<(&str, &str)> = vec![
+        ("keys", r#"["a","b"]"#),
+        ("content", r#""Text é \u00e9 \ud83d\ude00.""#),
+        ("extensions", r#"{"depth":4,"x":{"y":[1,null]}}"#),
+        ("enabled", "true"),
+        ("insertion_order", "100"),
+        ("case_sensitive", "false"),
+        ("use_regex", "false"),
+        ("constant", "false"),
+        ("name", r#""n""#),
+        ("priority", "10"),
+        ("id", "7"),
+        ("comment", r#""c""#),
+        ("selective", "true"),
+        ("secondary_keys", r#"["s"]"#),
+        ("position", r#""before_char""#),
+    ];
+    let object = |pairs: &[(&str, &str)]| {
+        let fields: Vec<String> = pairs.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        format!("{{{}}}", fields.join(","))
+    };
+    let values = [
+        "null",
+        "0",
+        "-0",
+        "1.5",
+        "1e2",
+        "12345678901234567890",
+        "\"\"",
+        "\"7\"",
+        "\"a,b\"",
+        "true",
+        "[]",
+        "[\"x\"]",
+        "[\"x\",null]",
+        "[1]",
+        "{}",
+        "{\"a\":1,\"a\":2}",
+        "\"@@depth 2\\nBody\"",
+        "\"a @@ b\"",
+        "\"before_char\"",
+    ];
+    let mut kinds: Vec<String> = vec![object(&base)];
+    for (i, (k, _)) in base.iter().enumerate() {
+        // The field left out, and the field with each value.
+        let mut without = base.clone();
+        without.remove(i);
+        kinds.push(object(&without));
+        for v in values {
+            let mut with = base.clone();
+            with[i] = (k, v);
+            with.push(("zz", "1"));
+            kinds.push(object(&with));
+        }
+    }
+    let with_extra = |extra: &[(&str, &str)], first: bool| {
+        let mut pairs = base.clone();
+        if first {
+            pairs.splice(0..0, extra.iter().copied());
+        } else {
+            pairs.extend(extra.iter().copied());
+        }
+        object(&pairs)
+    };
+    let many: Vec<(String, String)> = (0..20).map(|i| (format!("e{i}"), i.to_string())).collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut moved = base.clone();
+    moved.rotate_left(5);
+    kinds.extend([
+        with_extra(&[("zz", "1")], true),
+        with_extra(&[("keys", "[\"again\"]")], false),
+        with_extra(&[("zz", "1"), ("zz", "2")], false),
+        with_extra(&[("decorators", "[]")], false),
+        with_extra(&[("decorators", "\"x\"")], false),
+        with_extra(&[("k\\u0065ys", "[\"escaped\"]")], false),
+        with_extra(&many, false),
+        object(&moved),
+        "\n {\"content\" : \"spaced\" , \"keys\" : [ ] , \"extensions\" : { } , \"enabled\" : false , \"insertion_order\" : -3.25 , \"use_regex\" : true } ".to_string(),
+    ]);
+    // Enough of them for the later path (64 KiB), each kind many times over.
+    let n = kinds.len();
+    let all: Vec<&str> = (0..n * 3).map(|i| kinds[i % n].as_str()).collect();
+    let text = format!(
+        "{{\"spec\":\"chara_card_v3\",\"spec_version\":\"3.0\",\"data\":{{\"name\":\"V\",\"character_book\":{{\"entries\":[{}]}}}}}}",
+        all.join(",")
+    );
+    assert!(text.len() > 64 * 1024);
+    let png = png_of_text(&text);
+    for o in [ReadOptions::default(), RAW] {
+        let parts = read_card_parts(std::io::Cursor::new(&png), &o).unwrap();
+        let Some(PartEntries::AsIs { reread, .. }) = &parts.entries else {
+            panic!("entries read as they stand");
+        };
+        assert!(!reread.is_empty() && reread.len() < all.len());
+        let (joined, whole) = (parts_joined(&png, &o).unwrap(), whole(&png, &o).unwrap());
+        let entries_of = |text: &str| {
+            let card: Value = serde_json::from_str(text).unwrap();
+            let list = entries(&card).clone();
+            list.iter()
+                .map(|e| serde_json::to_string(e).unwrap())
+                .collect::<Vec<_>>()
+        };
+        for (i, (a, b)) in entries_of(&joined)
+            .iter()
+            .zip(entries_of(&whole))
+            .enumerate()
+        {
+            assert_eq!(*a, b, "entry {i}: {}", all[i]);
+        }
+        assert_eq!(joined, whole);
+    }
+    // An item that is not an object: every entry read through the model.
+    let png = png_of_text(&text.replacen("\"entries\":[", "\"entries\":[1,", 1));
+    let parts = read_card_parts(std::io::Cursor::new(&png), &RAW).unwrap();
+    assert!(matches!(parts.entries, Some(PartEntries::Later(_))));
+    assert_eq!(parts_joined(&png, &RAW), whole(&png, &RAW));
+    // Places that are not the text's: an error, not a panic.
+    let t = text.as_bytes();
+    let at = text.find("\"entries\":[").unwrap() + 10;
+    let end = t.len() - 3;
+    assert!(card_entries_at_json(t, at..end, &[0, 2], &RAW).is_ok());
+    for (range, places) in [
+        (at + 1..end, vec![0]),
+        (at..end - 1, vec![0]),
+        (at..t.len(), vec![0]),
+        (0..5, vec![0]),
+        (at..end, vec![1, 0]),
+        (at..end, vec![0, 0]),
+        (at..end, vec![all.len()]),
+        (t.len()..t.len() + 1, vec![0]),
+    ] {
+        assert!(card_entries_at_json(t, range, &places, &RAW).is_err());
+    }
 }
 
 #[test]

@@ -205,10 +205,14 @@ pub fn read_card_summary(bytes: &js_sys::Uint8Array) -> Result<String, JsValue> 
 }
 
 /// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in
-/// JavaScript); returns `[card, entries, later]`: the V3 card as JSON text with its book's
-/// `entries` empty; those entries as the UTF-8 bytes of a JSON array, or (`later`, for a big
-/// book) the card's JSON text to hand to `card_entries` when they are wanted; `undefined` for
-/// the one not given (both without a book). The wrapper parses the entries on first access.
+/// JavaScript); returns `[card, entries, later, places]`: the V3 card as JSON text with its
+/// book's `entries` empty; those entries as the UTF-8 bytes of a JSON array, or (`later`, for a
+/// big book) the card's JSON text to read them from when they are wanted; `undefined` for the
+/// one not given (both without a book). With `later`, `places` is `undefined` when the entries
+/// are all read by `card_entries`, or a `Uint32Array` `[start, end, ...reread]`: the entries
+/// array stands at `later[start..end]` and is parsed as it is (each entry given `decorators: []`
+/// at its end when decorators are split off), except the entries at the places `reread`, read
+/// by `card_entries_at`. The wrapper builds the entries on first access.
 #[wasm_bindgen]
 pub fn read_card_parts(
     bytes: &js_sys::Uint8Array,
@@ -217,22 +221,40 @@ pub fn read_card_parts(
     let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
     let parts =
         ccv3_embed::read_card_parts(source, &ReadOptions { parse_decorators }).map_err(to_js)?;
-    let (entries, later) = match &parts.entries {
+    let undefined = || JsValue::UNDEFINED;
+    let (entries, later, places) = match &parts.entries {
         Some(ccv3_embed::PartEntries::Json(text)) => (
             js_sys::Uint8Array::from(text.as_bytes()).into(),
-            JsValue::UNDEFINED,
+            undefined(),
+            undefined(),
         ),
         Some(ccv3_embed::PartEntries::Later(text)) => (
-            JsValue::UNDEFINED,
+            undefined(),
             js_sys::Uint8Array::from(text.as_slice()).into(),
+            undefined(),
         ),
-        None => (JsValue::UNDEFINED, JsValue::UNDEFINED),
+        Some(ccv3_embed::PartEntries::AsIs {
+            text,
+            range,
+            reread,
+        }) => {
+            // Card texts are read from at most 4 GiB inputs (wasm32): the places fit in u32.
+            let places: Vec<u32> = [range.start, range.end]
+                .iter()
+                .chain(reread)
+                .map(|&n| u32::try_from(n).unwrap_or(u32::MAX))
+                .collect();
+            (
+                undefined(),
+                js_sys::Uint8Array::from(text.as_slice()).into(),
+                js_sys::Uint32Array::from(places.as_slice()).into(),
+            )
+        }
+        None => (undefined(), undefined(), undefined()),
     };
-    Ok(js_sys::Array::of3(
-        &JsValue::from_str(&parts.card),
-        &entries,
-        &later,
-    ))
+    let out = js_sys::Array::of3(&JsValue::from_str(&parts.card), &entries, &later);
+    out.push(&places);
+    Ok(out)
 }
 
 /// Reads the entries of a card's book from the card's JSON text (`later` of
@@ -240,6 +262,27 @@ pub fn read_card_parts(
 #[wasm_bindgen]
 pub fn card_entries(card_text: &[u8], parse_decorators: bool) -> Result<String, JsValue> {
     ccv3_embed::card_entries_json(card_text, &ReadOptions { parse_decorators }).map_err(to_js)
+}
+
+/// Reads the entries at the places `reread` (ascending) of a card's book, whose entries array
+/// stands at `card_text[start..end]` (`later` and `places` of `read_card_parts`); returns those
+/// entries as a JSON array text.
+#[wasm_bindgen]
+pub fn card_entries_at(
+    card_text: &[u8],
+    start: u32,
+    end: u32,
+    reread: &[u32],
+    parse_decorators: bool,
+) -> Result<String, JsValue> {
+    let reread: Vec<usize> = reread.iter().map(|&n| n as usize).collect();
+    ccv3_embed::card_entries_at_json(
+        card_text,
+        start as usize..end as usize,
+        &reread,
+        &ReadOptions { parse_decorators },
+    )
+    .map_err(to_js)
 }
 
 /// Reads a lorebook file's bytes; returns the lorebook as JSON text.

@@ -1,36 +1,59 @@
-//! Where a card's book entries stand in its JSON text, found without building them: a reader
-//! that wants a big book's entries only later (the bindings' `read_card_parts`) reads the card
-//! with an empty array there and the entries from the same text when they are asked for.
+//! Where a card's book entries stand in its JSON text, found without building them, and which
+//! of them the model reads as they stand: a reader that wants a big book's entries only later
+//! (the bindings' `read_card_parts`) reads the card with an empty array there and the entries
+//! from the same text when they are asked for, the entries read as they stand by its own JSON
+//! parser and only the others through the model.
 //!
 //! ```
 //! let text = r#"{"spec":"chara_card_v3","data":{"name":"A","character_book":{"entries":[{"content":"x"}]}}}"#;
-//! let range = ccv3::entries_span::character_book_entries(text).unwrap();
-//! assert_eq!(&text[range], r#"[{"content":"x"}]"#);
+//! let span = ccv3::entries_span::character_book_entries(text).unwrap();
+//! assert_eq!(&text[span.range], r#"[{"content":"x"}]"#);
+//! // Its required fields are missing: the model repairs the entry.
+//! assert_eq!(span.changed, Some(vec![0]));
 //! // A key of the path twice: not found (the caller reads the card whole).
 //! let twice = r#"{"data":{"character_book":{"entries":["a"],"entries":["b"]}}}"#;
 //! assert_eq!(ccv3::entries_span::character_book_entries(twice), None);
 //! ```
 
+use crate::model::book::{EntryAsIs, Shape};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
-/// Where `data.character_book.entries` (an array) stands in the card JSON `text` (a byte
-/// range, brackets included), when the whole text passes
-/// the reader's JSON parser's checks (syntax, strings, numbers, nesting limit) and each key of
-/// that path occurs once, spelled exactly.
+/// Where a card's `data.character_book.entries` stands in its text, and which entries the model
+/// reads into something else than their JSON value ([`character_book_entries`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntriesSpan {
+    /// The array, a byte range of the text, brackets included.
+    pub range: Range<usize>,
+    /// The places of the entries the model does not read as they stand (a field of another
+    /// type than the spec's, one missing, a key twice: what the reader repairs), ascending;
+    /// `None` when an item is not an object (the reader drops those, so places move).
+    pub changed: Option<Vec<usize>>,
+    /// The places of the other entries that splitting decorators off may change (`@@` in the
+    /// content, or a `decorators` field), ascending.
+    pub decorated: Vec<usize>,
+}
+
+/// Where `data.character_book.entries` (an array) stands in the card JSON `text`, when the whole
+/// text passes the reader's JSON parser's checks (syntax, strings, numbers, nesting limit) and
+/// each key of that path occurs once, spelled exactly; with the entries the model would change.
 ///
 /// One pass: the array's start follows its key, and its end is found from the last string in
 /// it (the parser hands out strings without escapes as slices of the text): past that string
 /// there are only numbers, literals and punctuation, so counting brackets from there finds the
 /// array's `]`. Arrays without such a string (no strings, or the last one escaped) are `None`.
-pub fn character_book_entries(text: &str) -> Option<Range<usize>> {
+pub fn character_book_entries(text: &str) -> Option<EntriesSpan> {
     // From `str`: the text is UTF-8 already, so the parser does not check it again.
     let mut de = serde_json::Deserializer::from_str(text);
     let found = Path(0).deserialize(&mut de).ok()?;
     de.end().ok()?;
-    let Found { key_end, last } = found?;
+    let Found {
+        key_end,
+        last,
+        items,
+    } = found?;
     let bytes = text.as_bytes();
     let base = text.as_ptr() as usize;
     // `"entries"`, then `:` between optional whitespace, then the array.
@@ -57,94 +80,216 @@ pub fn character_book_entries(text: &str) -> Option<Range<usize>> {
             b']' | b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    return Some(start..i + 1);
+                    break;
                 }
             }
             b'"' => return None,
             _ => {}
         }
     }
+    let (mut changed, mut decorated) = (Some(Vec::new()), Vec::new());
+    for (n, class) in items.iter().enumerate() {
+        match (class, changed.as_mut()) {
+            (Class::NotObject, _) => changed = None,
+            (Class::Changed, Some(list)) => list.push(n),
+            (Class::Decorated, _) => decorated.push(n),
+            _ => {}
+        }
+    }
+    Some(EntriesSpan {
+        range: start..i + 1,
+        changed,
+        decorated,
+    })
+}
+
+/// An item of the entries array, as [`EntryAsIs`] sees it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    AsIs,
+    Decorated,
+    Changed,
+    NotObject,
 }
 
 /// What [`Path`] found: the address just past the `entries` key's text, and the address just
 /// past the last string of the array with the number of containers open around it (the array
-/// included), `None` when it has no string or its last one was escaped.
+/// included), `None` when it has no string or its last one was escaped; each item's class.
 struct Found {
     key_end: usize,
     last: Option<(usize, usize)>,
+    items: Vec<Class>,
 }
 
-/// Every value inside the `entries` array, checked as [`Walk`] checks it, noting its last string.
+/// What a value inside the `entries` value is: the array itself (each item classed into the
+/// list), an item of it, an entry's `content` (looked into for `@@`), or any other value.
+enum Role<'s> {
+    Entries(&'s mut Vec<Class>),
+    Item(&'s mut Class),
+    Content,
+    Value,
+}
+
+/// Every value inside the `entries` value, checked as [`Walk`] checks it, noting its last
+/// string and what [`Role`] asks; gives the value's [`Shape`].
 struct Track<'s> {
     last: &'s mut Option<(usize, usize)>,
     depth: usize,
+    role: Role<'s>,
 }
 
 impl<'de> DeserializeSeed<'de> for Track<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+    type Value = Shape;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Shape, D::Error> {
         d.deserialize_any(self)
     }
 }
 
+impl Track<'_> {
+    /// A string's shape (the text looked into for `@@` when it is an entry's content).
+    fn string(&self, s: &str) -> Shape {
+        Shape::Str {
+            at_signs: matches!(self.role, Role::Content)
+                && memchr::memmem::find(s.as_bytes(), b"@@").is_some(),
+        }
+    }
+}
+
 impl<'de> Visitor<'de> for Track<'_> {
-    type Value = ();
+    type Value = Shape;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+        Ok(Shape::Bool)
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+        Ok(Shape::Number)
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+        Ok(Shape::Number)
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+        Ok(Shape::Number)
     }
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<(), E> {
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Shape, E> {
         *self.last = Some((s.as_ptr() as usize + s.len(), self.depth));
-        Ok(())
+        Ok(self.string(s))
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+    fn visit_str<E>(self, s: &str) -> Result<Shape, E> {
         // Escaped: not a slice of the text, so where it ends is not known.
         *self.last = None;
-        Ok(())
+        Ok(self.string(s))
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_unit<E>(self) -> Result<Shape, E> {
+        Ok(Shape::Other)
     }
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_none<E>(self) -> Result<Shape, E> {
+        Ok(Shape::Other)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
         let depth = self.depth + 1;
-        while seq
-            .next_element_seed(Track {
-                last: &mut *self.last,
-                depth,
-            })?
-            .is_some()
-        {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let depth = self.depth + 1;
-        while map
-            .next_key_seed(Track {
-                last: &mut *self.last,
-                depth,
-            })?
-            .is_some()
-        {
-            map.next_value_seed(Track {
-                last: &mut *self.last,
-                depth,
-            })?;
+        let last = self.last;
+        if let Role::Entries(items) = self.role {
+            loop {
+                let mut class = Class::NotObject;
+                let seed = Track {
+                    last: &mut *last,
+                    depth,
+                    role: Role::Item(&mut class),
+                };
+                if seq.next_element_seed(seed)?.is_none() {
+                    return Ok(Shape::Other);
+                }
+                items.push(class);
+            }
         }
-        Ok(())
+        let mut strings = true;
+        while let Some(shape) = seq.next_element_seed(Track {
+            last: &mut *last,
+            depth,
+            role: Role::Value,
+        })? {
+            strings &= matches!(shape, Shape::Str { .. });
+        }
+        Ok(if strings {
+            Shape::Strings
+        } else {
+            Shape::Other
+        })
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+        let depth = self.depth + 1;
+        let last = self.last;
+        let Role::Item(class) = self.role else {
+            while map
+                .next_key_seed(Track {
+                    last: &mut *last,
+                    depth,
+                    role: Role::Value,
+                })?
+                .is_some()
+            {
+                map.next_value_seed(Track {
+                    last: &mut *last,
+                    depth,
+                    role: Role::Value,
+                })?;
+            }
+            return Ok(Shape::Object);
+        };
+        // An entry: each field noted by the model's rule.
+        let mut entry = EntryAsIs::default();
+        while let Some(key) = map.next_key_seed(TrackedKey {
+            last: &mut *last,
+            depth,
+        })? {
+            let role = if key == "content" {
+                Role::Content
+            } else {
+                Role::Value
+            };
+            let shape = map.next_value_seed(Track {
+                last: &mut *last,
+                depth,
+                role,
+            })?;
+            entry.add(&key, shape);
+        }
+        *class = match (entry.as_is(), entry.decorated) {
+            (false, _) => Class::Changed,
+            (true, true) => Class::Decorated,
+            (true, false) => Class::AsIs,
+        };
+        Ok(Shape::Object)
+    }
+}
+
+/// An entry's key, noted as [`Track`] notes strings.
+struct TrackedKey<'s> {
+    last: &'s mut Option<(usize, usize)>,
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for TrackedKey<'_> {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TrackedKey<'_> {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        *self.last = Some((s.as_ptr() as usize + s.len(), self.depth));
+        Ok(Cow::Borrowed(s))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        *self.last = None;
+        Ok(Cow::Owned(s.to_owned()))
     }
 }
 
@@ -250,15 +395,17 @@ impl<'de> Visitor<'de> for Path {
                 }
                 seen = true;
                 found = if self.0 + 1 == PATH.len() {
-                    let mut last = None;
+                    let (mut last, mut items) = (None, Vec::new());
                     map.next_value_seed(Track {
                         last: &mut last,
                         depth: 0,
+                        role: Role::Entries(&mut items),
                     })?;
                     match k {
                         Cow::Borrowed(key) => Some(Found {
                             key_end: key.as_ptr() as usize + key.len(),
                             last,
+                            items,
                         }),
                         // An escaped key: where it ends is not known.
                         Cow::Owned(_) => None,

@@ -224,6 +224,92 @@ fn entry_field(key: &str) -> Option<EntryField> {
     })
 }
 
+/// A JSON value's type, as far as [`EntryAsIs`] needs it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Shape {
+    /// `true` or `false`.
+    Bool,
+    /// A number.
+    Number,
+    /// A string; `at_signs` when it holds `@@` (and the caller looked).
+    Str {
+        /// The string holds `@@`.
+        at_signs: bool,
+    },
+    /// An array of strings only (the empty array included).
+    Strings,
+    /// An object.
+    Object,
+    /// Anything else (`null`, other arrays).
+    Other,
+}
+
+/// The entry fields that must be present for the entry to be read as it stands (the reader
+/// adds the missing ones): `keys`, `content`, `extensions`, `enabled`, `insertion_order`,
+/// `use_regex`, as bits of their places in [`ENTRY_FIELDS`].
+const REQUIRED_ENTRY_FIELDS: u16 = 0b101_1111;
+
+/// An entry's unknown keys are compared pairwise to find one written twice: past this many the
+/// entry is not taken as it stands (bounded work on hostile input).
+const MAX_EXTRA_KEYS: usize = 16;
+
+/// Whether an entry object is read into the model and written back as the same JSON value (the
+/// same keys, in the same order, with the same values), fed its fields in order: each key
+/// occurs once, every field the spec names has its type (nothing for [`EntryReader`] to repair,
+/// drop or convert) and the required ones are there. Bindings then build such entries from
+/// their text with their own JSON parser and read only the others through the model.
+/// `decorated` notes what splitting decorators off may change: `@@` in the content or a
+/// `decorators` field.
+#[derive(Default)]
+pub(crate) struct EntryAsIs {
+    seen: u16,
+    extra: Vec<String>,
+    changed: bool,
+    /// The content holds `@@`, or the entry has a `decorators` field.
+    pub(crate) decorated: bool,
+}
+
+impl EntryAsIs {
+    /// Notes the field `key` with a value of shape `shape`.
+    pub(crate) fn add(&mut self, key: &str, shape: Shape) {
+        let Some(field) = entry_field(key) else {
+            if self.extra.len() >= MAX_EXTRA_KEYS || self.extra.iter().any(|k| k == key) {
+                self.changed = true;
+            } else {
+                self.extra.push(key.to_string());
+            }
+            self.decorated |= key == "decorators";
+            return;
+        };
+        let bit = 1u16 << (field as u16);
+        if self.seen & bit != 0 {
+            self.changed = true;
+        }
+        self.seen |= bit;
+        use EntryField as F;
+        let fits = match field {
+            F::Keys | F::SecondaryKeys => shape == Shape::Strings,
+            F::Content => {
+                self.decorated |= shape == Shape::Str { at_signs: true };
+                matches!(shape, Shape::Str { .. })
+            }
+            F::Extensions => shape == Shape::Object,
+            F::Enabled | F::CaseSensitive | F::UseRegex | F::Constant | F::Selective => {
+                shape == Shape::Bool
+            }
+            F::InsertionOrder | F::Priority => shape == Shape::Number,
+            F::Name | F::Comment | F::Position => matches!(shape, Shape::Str { .. }),
+            F::Id => matches!(shape, Shape::Number | Shape::Str { .. }),
+        };
+        self.changed |= !fits;
+    }
+
+    /// Whether the entry, all its fields noted, is read as it stands.
+    pub(crate) fn as_is(&self) -> bool {
+        !self.changed && self.seen & REQUIRED_ENTRY_FIELDS == REQUIRED_ENTRY_FIELDS
+    }
+}
+
 /// The book fields the spec names, in spec order.
 pub(crate) const BOOK_FIELDS: [&str; 7] = [
     "name",

@@ -2,7 +2,7 @@
 //! everything else at every level (card, data, book, entry, asset).
 
 mod asset;
-mod book;
+pub(crate) mod book;
 mod card;
 mod card_read;
 mod extensions;
