@@ -66,6 +66,7 @@ fn run(compat: Compat) -> (usize, usize, usize, Option<String>) {
                 book,
                 kind: BookKind::Global,
                 name: name.clone(),
+                world_info: false,
             })
             .collect();
         let compiled = LorebookCompiler::new().compile(&inputs);

@@ -265,6 +265,11 @@ pub struct ReadBook<'a> {
     /// The card's file name, when it was read from a file: its stem is one of the
     /// character's names for character filters.
     pub file: Option<String>,
+    /// The book's kind when the caller knows it (SillyTavern's chat, persona, character or
+    /// global lore), kept as given; `None`: by [`Session::with_read_books`]' policy.
+    pub kind: Option<BookKind>,
+    /// Read from a SillyTavern World Info file as stored ([`BookInput::world_info`]).
+    pub world_info: bool,
 }
 
 /// What [`Session::scan`] returns: the scan and the seed it used.
@@ -397,7 +402,8 @@ impl<'a> Session<'a> {
     /// Adds the books a caller read for a scan, in order (`ccv3 lore scan --book`, the
     /// bindings' `books`): the first book read from a card is the character book and its card
     /// the chat's character ([`Session::with_character`], named by its file when it has one);
-    /// every other book, from a card or not, is global.
+    /// every other book, from a card or not, is global, unless its [`ReadBook::kind`] says
+    /// otherwise.
     ///
     /// ```
     /// use ccv3_prompt::{session::ReadBook, Session, SessionOptions};
@@ -405,9 +411,9 @@ impl<'a> Session<'a> {
     /// let card = ccv3::Card::new("Aqua").data;
     /// let s = Session::new(SessionOptions::default(), std::sync::Arc::new(ccv3_tokens::Estimate))
     ///     .with_read_books([
-    ///         ReadBook { book: &book, card: None, name: "world".into(), file: None },
-    ///         ReadBook { book: &book, card: Some(&card), name: "aqua".into(), file: None },
-    ///         ReadBook { book: &book, card: Some(&card), name: "other".into(), file: None },
+    ///         ReadBook { book: &book, card: None, name: "world".into(), file: None, kind: None, world_info: false },
+    ///         ReadBook { book: &book, card: Some(&card), name: "aqua".into(), file: None, kind: None, world_info: false },
+    ///         ReadBook { book: &book, card: Some(&card), name: "other".into(), file: None, kind: None, world_info: false },
     ///     ]);
     /// let kinds: Vec<_> = s.books().iter().map(|b| b.kind).collect();
     /// use ccv3_lore::BookKind::{Character, Global};
@@ -417,14 +423,18 @@ impl<'a> Session<'a> {
     pub fn with_read_books(mut self, books: impl IntoIterator<Item = ReadBook<'a>>) -> Self {
         for b in books {
             let kind = match b.card {
-                Some(card) if !self.has_character => {
+                Some(card)
+                    if !self.has_character
+                        && matches!(b.kind, None | Some(BookKind::Character)) =>
+                {
                     self.card = Some(card);
                     self.card_file = b.file;
                     BookKind::Character
                 }
-                _ => BookKind::Global,
+                // An explicit kind is kept: SillyTavern's character lore may hold several books.
+                _ => b.kind.unwrap_or(BookKind::Global),
             };
-            self = self.with_book(b.book, kind, b.name);
+            self = self.push_book(b.book, kind, b.name, b.world_info);
         }
         self
     }
@@ -465,7 +475,7 @@ impl<'a> Session<'a> {
     /// Adds a book. A second character book is treated as a global one (a chat has one
     /// character).
     pub fn with_book(
-        mut self,
+        self,
         book: &'a Lorebook,
         kind: BookKind,
         name: impl Into<String>,
@@ -474,10 +484,19 @@ impl<'a> Session<'a> {
             BookKind::Character if self.has_character => BookKind::Global,
             k => k,
         };
+        self.push_book(book, kind, name.into(), false)
+    }
+
+    /// Adds a book of the given kind as it is.
+    fn push_book(mut self, book: &'a Lorebook, kind: BookKind, name: String, world_info: bool) -> Self {
         self.has_character |= kind == BookKind::Character;
-        let name = name.into();
         self.names.push(name.clone());
-        self.books.push(BookInput { book, kind, name });
+        self.books.push(BookInput {
+            book,
+            kind,
+            name,
+            world_info,
+        });
         self.compiled = OnceLock::new();
         self
     }

@@ -120,7 +120,21 @@ impl<'a> StEntry<'a> {
             Some(Value::Bool(true)) => Some(1),
             v => v_f64(v).filter(|f| *f > 0.0).map(|f| f as u64),
         };
-        let st_position = match v_f64(get("position")).map(|f| f as i64) {
+        // A World Info file as stored: SillyTavern's placement `switch` compares the field
+        // with `===`, so only a number 0-7 places the entry (7 with an outlet name).
+        let world_info = cb.books[e.at.book].world_info;
+        let st_number = match get("position") {
+            Some(Value::Number(n)) if world_info => n.as_f64(),
+            _ if world_info => None,
+            v => v_f64(v),
+        };
+        let unplaced = world_info
+            && match st_number {
+                Some(f) if f.fract() == 0.0 && (0.0..=6.0).contains(&f) => false,
+                Some(f) if f == 7.0 => !matches!(&e.position, Position::Outlet(n) if !n.is_empty()),
+                _ => true,
+            };
+        let st_position = match st_number.map(|f| f as i64) {
             Some(0) => Some(Position::BeforeChar),
             Some(1) => Some(Position::AfterChar),
             Some(2) => Some(Position::AuthorsNoteTop),
@@ -131,6 +145,7 @@ impl<'a> StEntry<'a> {
             _ => None,
         };
         let (position, depth, role) = match st_position {
+            _ if unplaced => (Position::Nowhere, None, None),
             Some(Position::AtDepth) => (
                 Position::AtDepth,
                 Some(v_f64(get("depth")).map_or(4, |f| f.max(0.0) as u64)),
