@@ -154,6 +154,7 @@ pub mod scan;
 mod selective_logic;
 mod source;
 mod st_regex;
+mod st_timed;
 mod state;
 mod text;
 

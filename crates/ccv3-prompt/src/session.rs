@@ -474,12 +474,7 @@ impl<'a> Session<'a> {
 
     /// Adds a book. A second character book is treated as a global one (a chat has one
     /// character).
-    pub fn with_book(
-        self,
-        book: &'a Lorebook,
-        kind: BookKind,
-        name: impl Into<String>,
-    ) -> Self {
+    pub fn with_book(self, book: &'a Lorebook, kind: BookKind, name: impl Into<String>) -> Self {
         let kind = match kind {
             BookKind::Character if self.has_character => BookKind::Global,
             k => k,
@@ -488,7 +483,13 @@ impl<'a> Session<'a> {
     }
 
     /// Adds a book of the given kind as it is.
-    fn push_book(mut self, book: &'a Lorebook, kind: BookKind, name: String, world_info: bool) -> Self {
+    fn push_book(
+        mut self,
+        book: &'a Lorebook,
+        kind: BookKind,
+        name: String,
+        world_info: bool,
+    ) -> Self {
         self.has_character |= kind == BookKind::Character;
         self.names.push(name.clone());
         self.books.push(BookInput {

@@ -30,6 +30,8 @@ struct Loaded {
     /// entries' character filters and `match_*` flags).
     card: Option<ccv3::CardData>,
     name: String,
+    /// Read from a SillyTavern World Info file (`ccv3_lore::BookInput::world_info`).
+    world_info: bool,
 }
 
 /// `--timing` figures, in milliseconds.
@@ -113,6 +115,8 @@ pub fn run(args: Args) -> CmdResult {
             card: l.card.as_ref(),
             name: l.name.clone(),
             file: l.card.as_ref().map(|_| l.name.clone()),
+            kind: None,
+            world_info: l.world_info,
         }));
     let load_ms = ms(t0);
     session
@@ -312,9 +316,11 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
                 book,
                 card: Some(card),
                 name,
+                world_info: false,
             })
         }
         Document::Lorebook(bf) => Ok(Loaded {
+            world_info: bf.format == ccv3::lorebook::BookFormat::WorldInfo,
             book: bf.book,
             card: None,
             name,

@@ -37,6 +37,8 @@ pub(super) struct StEntry<'a> {
     pub(super) prevent_recursion: bool,
     /// `ignoreBudget` (`extensions.ignore_budget`): added even when the budget is spent.
     pub(super) ignore_budget: bool,
+    /// SillyTavern activated it ([`ScanOptions::st_activated`]); `None` without that set.
+    pub(super) st_won: Option<bool>,
     pub(super) activate: bool,
     pub(super) dont_activate: bool,
     pub(super) content: &'a str,
@@ -212,6 +214,14 @@ impl<'a> StEntry<'a> {
             exclude_recursion: v_bool(get("exclude_recursion")).unwrap_or(false),
             prevent_recursion: v_bool(get("prevent_recursion")).unwrap_or(false),
             ignore_budget: v_bool(get("ignore_budget")).unwrap_or(false),
+            st_won: opts.st_activated.as_ref().map(|set| {
+                let uid = match &e.entry.id {
+                    Some(Value::Number(n)) => n.to_string(),
+                    Some(Value::String(s)) => s.clone(),
+                    _ => return false,
+                };
+                set.contains(&format!("{}.{uid}", cb.books[e.at.book].name))
+            }),
             activate,
             dont_activate,
             content,

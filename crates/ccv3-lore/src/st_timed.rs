@@ -1,0 +1,126 @@
+//! SillyTavern's timed-effect state (`chat_metadata.timedWorldInfo`) as the [`ScanState`] of a
+//! `Compat::SillyTavern` scan, so a scan starts from exactly the sticky and cooldown records
+//! SillyTavern's own scan reads (issue 28).
+//!
+//! SillyTavern 1.19.0's `WorldInfoTimedEffects` (`public/scripts/world-info.js`, lines
+//! 479-790) keeps `{sticky: {KEY: record}, cooldown: {KEY: record}}` where `KEY` is
+//! `${entry.world}.${entry.uid}` (line 594) and a record is `{hash, start, end, protected}`
+//! (lines 605-610): `start` the chat length when it began, `end = start + N`, `protected` for
+//! a cooldown that followed a sticky period. Its checks compare the chat length with
+//! `Number(start)` and `Number(end)` (lines 626-652), as compat mode's own records do.
+
+use crate::compile::CompiledBooks;
+use crate::state::{key as state_key, ScanState, TimedRecord};
+use serde_json::Value;
+use std::collections::HashMap;
+
+impl CompiledBooks<'_> {
+    /// The [`ScanState`] of SillyTavern's `timedWorldInfo` (the object itself, or a chat
+    /// metadata object holding it under `timedWorldInfo`), for a `Compat::SillyTavern` scan.
+    ///
+    /// A record's key `world.uid` names the entry whose book has the name `world` and whose
+    /// `id` (World Info `uid`) is `uid`; records of entries not in these books, and records
+    /// that are not objects (SillyTavern deletes those, line 572), are left out: they change
+    /// nothing in a scan. `start` and `end` are read as JavaScript's `Number` would (text
+    /// holding a number counts); a `start` that is not a number never ends the record early and
+    /// an `end` that is not a number never ends it, as SillyTavern's comparisons with `NaN`
+    /// behave. SillyTavern finds a record's entry by `hash` (a hash of its entry object), so
+    /// after an entry is edited it no longer applies that entry's record; ccv3 cannot compute
+    /// that hash and applies it: pass records of edited entries only if that is wanted.
+    pub fn st_timed_state(&self, timed: &Value) -> ScanState {
+        let timed = timed.get("timedWorldInfo").unwrap_or(timed);
+        let mut state = ScanState::default();
+        let by_key = self.st_keys();
+        if let Some(r) = timed.get("sticky").and_then(Value::as_object) {
+            read_records(self, &by_key, r, &mut state.sticky);
+        }
+        if let Some(r) = timed.get("cooldown").and_then(Value::as_object) {
+            read_records(self, &by_key, r, &mut state.cooldown);
+        }
+        state
+    }
+
+    /// Each entry's SillyTavern key `world.uid` (book name, World Info `uid`), to its rank;
+    /// the first entry of a key wins.
+    fn st_keys(&self) -> HashMap<String, usize> {
+        let mut by_key = HashMap::with_capacity(self.entries.len());
+        for (rank, e) in self.entries.iter().enumerate() {
+            let uid = match &e.entry.id {
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::String(s)) => s.clone(),
+                _ => continue,
+            };
+            let book = &self.books[e.at.book].name;
+            by_key.entry(format!("{book}.{uid}")).or_insert(rank);
+        }
+        by_key
+    }
+}
+
+/// Reads one kind's records into ccv3 records keyed by the entries' identities.
+fn read_records(
+    cb: &CompiledBooks<'_>,
+    by_key: &HashMap<String, usize>,
+    records: &serde_json::Map<String, Value>,
+    out: &mut std::collections::BTreeMap<String, TimedRecord>,
+) {
+    for (key, rec) in records {
+        let (Some(&rank), Some(rec)) = (by_key.get(key), rec.as_object()) else {
+            continue;
+        };
+        let e = &cb.entries[rank];
+        let start = js_number(rec.get("start"));
+        let end = js_number(rec.get("end"));
+        let record = TimedRecord {
+            // `length <= start` and `length >= end` with lengths whole numbers.
+            start: if start.is_nan() {
+                0
+            } else {
+                whole(start.floor())
+            },
+            end: if end.is_nan() {
+                u64::MAX
+            } else {
+                whole(end.ceil())
+            },
+            protected: rec.get("protected").is_some_and(js_truthy),
+            entry: format!("{}#{}", cb.books[e.at.book].name, e.at.index),
+        };
+        out.entry(state_key(cb.id(e))).or_insert(record);
+    }
+}
+
+/// A non-negative whole `f64` as a `u64` (saturating).
+fn whole(f: f64) -> u64 {
+    if f <= 0.0 {
+        0
+    } else if f >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        f as u64
+    }
+}
+
+/// JavaScript's `Number(value)` for a JSON value (`undefined` for a missing one is `NaN`).
+fn js_number(v: Option<&Value>) -> f64 {
+    match v {
+        None => f64::NAN,
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        Some(Value::Null) => 0.0,
+        Some(Value::String(s)) if s.trim().is_empty() => 0.0,
+        Some(Value::String(s)) => s.trim().parse().unwrap_or(f64::NAN),
+        Some(_) => f64::NAN,
+    }
+}
+
+/// JavaScript's truthiness of a JSON value.
+fn js_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        _ => true,
+    }
+}
