@@ -296,7 +296,14 @@ fn scan_doc_with<T: Out>(
 /// `budget_cap`, `include_names`, `whole_words`, `case_sensitive`, `group_scoring` (booleans:
 /// defaults for entries that do not say), `trigger` (`normal`, `continue`, `impersonate`,
 /// `swipe`, `regenerate`, `quiet`), `persona` (the persona description, for entries'
-/// `match_persona_description`).
+/// `match_persona_description`). For the SillyTavern extension (issue 28): `book_kinds` (per
+/// book `character`, `global`, `chat`, `persona` or `null`: SillyTavern's lore kinds, which set
+/// its book order), `st_timed` (SillyTavern's `chat_metadata.timedWorldInfo`: the scan starts
+/// from its sticky and cooldown records, [`ccv3_lore::CompiledBooks::st_timed_state`]) and
+/// `st_activated` (the entries SillyTavern activated, `["world.uid", ...]` or
+/// `{world: [uid, ...]}`: with `compat: "sillytavern"` its probability rolls and group draws
+/// are replayed, [`ccv3_lore::ScanOptions::st_activated`]). A book's `world` is its display
+/// name: a World Info object given with `name: world` has it.
 ///
 /// # Errors
 /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,
@@ -336,9 +343,23 @@ fn scan_with<T: Out>(books: &[Source<'_>], request: &Value) -> Result<T, EmbedEr
     options.single_scan = true;
     let tok = tokenizer(opts::string(req, "tokenizer")?)?;
     let rejected = opts::boolean(req, "rejected")?.unwrap_or(true);
-    let session = add_books(Session::new(options, tok), &books);
+    let mut session = add_books(Session::new(options, tok), &books);
+    session.set_st_activated(st_activated(req)?);
     let state = with_st_timed(req, state, &session)?;
     scan_doc_with(&session.scan(&chat, &state), rejected)
+}
+
+/// The request's `st_activated`: the entries SillyTavern activated, as `world.uid` keys or
+/// uids by world ([`ccv3_lore::st_activated_set`]).
+fn st_activated(
+    req: Option<&Value>,
+) -> Result<Option<std::sync::Arc<std::collections::HashSet<String>>>, EmbedError> {
+    match get(req, "st_activated") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => ccv3_lore::st_activated_set(v)
+            .map(|set| Some(std::sync::Arc::new(set)))
+            .map_err(|e| EmbedError::bad_input(format!("st_activated: {e}"))),
+    }
 }
 
 /// `state` with the sticky and cooldown records of the request's `st_timed` (SillyTavern's
@@ -524,8 +545,10 @@ impl CompiledBooks {
         let state = request_state(req)?;
         let seed = opts::seed(req, "seed")?;
         let rejected = opts::boolean(req, "rejected")?.unwrap_or(true);
+        let activated = st_activated(req)?;
         self.0.with_dependent_mut(|_, session| {
             session.set_seed(seed);
+            session.set_st_activated(activated);
             let state = with_st_timed(req, state, session)?;
             scan_doc_with(&session.scan(&chat, &state), rejected)
         })

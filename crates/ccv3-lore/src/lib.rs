@@ -174,5 +174,6 @@ pub use scan::{
     REGEX_SCAN_STEPS,
 };
 pub use selective_logic::SelectiveLogic;
+pub use st_timed::st_activated_set;
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

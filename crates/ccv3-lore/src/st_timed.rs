@@ -18,7 +18,8 @@ impl CompiledBooks<'_> {
     /// The [`ScanState`] of SillyTavern's `timedWorldInfo` (the object itself, or a chat
     /// metadata object holding it under `timedWorldInfo`), for a `Compat::SillyTavern` scan.
     ///
-    /// A record's key `world.uid` names the entry whose book has the name `world` and whose
+    /// A record's key `world.uid` names the entry whose book has the name `world` (its display
+    /// name or its own `name`, as a World Info file read with `name: world` has) and whose
     /// `id` (World Info `uid`) is `uid`; records of entries not in these books, and records
     /// that are not objects (SillyTavern deletes those, line 572), are left out: they change
     /// nothing in a scan. `start` and `end` are read as JavaScript's `Number` would (text
@@ -40,6 +41,13 @@ impl CompiledBooks<'_> {
         state
     }
 
+    /// The names SillyTavern's `world` may give book `b`: its display name, and its own `name`
+    /// when that differs.
+    pub(crate) fn st_worlds(&self, b: usize) -> impl Iterator<Item = &str> {
+        let info = &self.books[b];
+        std::iter::once(info.name.as_str()).chain(info.own_name.as_deref())
+    }
+
     /// Each entry's SillyTavern key `world.uid` (book name, World Info `uid`), to its rank;
     /// the first entry of a key wins.
     fn st_keys(&self) -> HashMap<String, usize> {
@@ -50,8 +58,9 @@ impl CompiledBooks<'_> {
                 Some(Value::String(s)) => s.clone(),
                 _ => continue,
             };
-            let book = &self.books[e.at.book].name;
-            by_key.entry(format!("{book}.{uid}")).or_insert(rank);
+            for world in self.st_worlds(e.at.book) {
+                by_key.entry(format!("{world}.{uid}")).or_insert(rank);
+            }
         }
         by_key
     }
@@ -123,4 +132,38 @@ fn js_truthy(v: &Value) -> bool {
         Value::String(s) => !s.is_empty(),
         _ => true,
     }
+}
+
+/// The set of [`crate::ScanOptions::st_activated`] from JSON: a list of `world.uid` keys (as
+/// SillyTavern keys `allActivatedEntries`), or an object of lists of uids by world
+/// (`{"world": [0, 3]}`).
+///
+/// # Errors
+/// A message naming the first value of the wrong type.
+pub fn st_activated_set(v: &Value) -> Result<std::collections::HashSet<String>, String> {
+    let uid = |u: &Value, at: &str| match u {
+        Value::Number(n) => Ok(n.to_string()),
+        Value::String(s) => Ok(s.clone()),
+        _ => Err(format!("{at}: a uid must be a number or text")),
+    };
+    let mut set = std::collections::HashSet::new();
+    match v {
+        Value::Array(keys) => {
+            for (i, k) in keys.iter().enumerate() {
+                set.insert(uid(k, &format!("[{i}]"))?);
+            }
+        }
+        Value::Object(worlds) => {
+            for (world, uids) in worlds {
+                let Value::Array(uids) = uids else {
+                    return Err(format!("{world:?}: must be a list of uids"));
+                };
+                for (i, u) in uids.iter().enumerate() {
+                    set.insert(format!("{world}.{}", uid(u, &format!("{world:?}[{i}]"))?));
+                }
+            }
+        }
+        _ => return Err("must be a list of world.uid keys or an object of uids by world".into()),
+    }
+    Ok(set)
 }

@@ -237,6 +237,8 @@ pub struct Session<'a> {
     options: SessionOptions,
     tokenizer: Arc<dyn Tokenizer>,
     compiled: OnceLock<CompiledBooks<'a>>,
+    /// [`Session::set_st_activated`].
+    st_activated: Option<Arc<std::collections::HashSet<String>>>,
 }
 
 impl std::fmt::Debug for Session<'_> {
@@ -375,6 +377,7 @@ impl<'a> Session<'a> {
             options,
             tokenizer,
             compiled: OnceLock::new(),
+            st_activated: None,
         }
     }
 
@@ -513,6 +516,13 @@ impl<'a> Session<'a> {
         self.options.seed = seed;
     }
 
+    /// Sets the entries SillyTavern activated on the generation the next scans reproduce
+    /// ([`ccv3_lore::ScanOptions::st_activated`]: in `Compat::SillyTavern` its probability rolls
+    /// and group draws are taken from it); the compiled books are kept.
+    pub fn set_st_activated(&mut self, keys: Option<Arc<std::collections::HashSet<String>>>) {
+        self.st_activated = keys;
+    }
+
     /// The books, in order.
     pub fn books(&self) -> &[BookInput<'a>] {
         &self.books
@@ -584,6 +594,7 @@ impl<'a> Session<'a> {
             regex_scan_steps: self.options.regex_scan_steps,
             compat: self.options.compat,
             threads: self.options.threads,
+            st_activated: self.st_activated.clone(),
             ..Default::default()
         };
         if let Some(d) = self.options.scan_depth {

@@ -90,6 +90,9 @@ pub(crate) struct BookInfo {
     pub kind: BookKind,
     /// [`BookInput::world_info`].
     pub world_info: bool,
+    /// The book's own `name`, which SillyTavern's keys `world.uid` may use instead of
+    /// [`BookInfo::name`].
+    pub own_name: Option<String>,
     pub recursive: Option<bool>,
     pub scan_depth: Option<u64>,
     pub token_budget: Option<usize>,

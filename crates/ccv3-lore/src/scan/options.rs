@@ -84,8 +84,9 @@ pub struct ScanOptions {
     /// line 5075, and the entries of its `WORLD_INFO_ACTIVATED` event), so its random draws are
     /// replayed instead of rolled: a probability roll passes when the entry is in the set, and
     /// an inclusion group's weighted draw is won by its first member in the set (no member:
-    /// every member loses). A book's `world` is its name. Which entries match keys is still
-    /// decided by the scan. `None` (the default): seeded rolls.
+    /// every member loses). Which entries match keys is still
+    /// decided by the scan. A book's `world` is its name or its own `name`. `None` (the
+    /// default): seeded rolls; [`crate::st_activated_set`] reads the set from JSON.
     pub st_activated: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 

@@ -220,7 +220,8 @@ impl<'a> StEntry<'a> {
                     Some(Value::String(s)) => s.clone(),
                     _ => return false,
                 };
-                set.contains(&format!("{}.{uid}", cb.books[e.at.book].name))
+                cb.st_worlds(e.at.book)
+                    .any(|world| set.contains(&format!("{world}.{uid}")))
             }),
             activate,
             dont_activate,
