@@ -308,6 +308,16 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
             "* no position written: after_char, where SillyTavern's card import places it\n",
         );
     }
+    if out
+        .result
+        .activated
+        .iter()
+        .any(|a| a.position == ccv3_lore::Position::Nowhere)
+    {
+        s.push_str(
+            "nowhere: a World Info entry without a position SillyTavern places: activated, in no prompt slot\n",
+        );
+    }
     s.push_str(&format!(
         "rejected: {}\n",
         plural(out.result.rejected.len(), "entry", "entries")

@@ -108,7 +108,7 @@ pub(crate) struct BookInfo {
 /// let mut book = ccv3::Lorebook::default();
 /// book.entries.push(ccv3::Entry::new(&["dragon"], "Dragons breathe fire."));
 /// let compiled = LorebookCompiler::new()
-///     .compile(&[BookInput { book: &book, kind: BookKind::Global, name: "world".into() }]);
+///     .compile(&[BookInput { book: &book, kind: BookKind::Global, name: "world".into(), world_info: false }]);
 /// let chat = Chat { messages: vec![Message::new(Role::User, "I saw a dragon!")], ..Default::default() };
 /// let r = compiled.scan(&chat, &Default::default(), &ScanOptions::default(), &ccv3_tokens::Estimate);
 /// assert_eq!(r.activated[0].content, "Dragons breathe fire.");
