@@ -133,7 +133,7 @@ impl<'a> StEntry<'a> {
         let unplaced = world_info
             && match st_number {
                 Some(f) if f.fract() == 0.0 && (0.0..=6.0).contains(&f) => false,
-                Some(f) if f == 7.0 => !matches!(&e.position, Position::Outlet(n) if !n.is_empty()),
+                Some(7.0) => !matches!(&e.position, Position::Outlet(n) if !n.is_empty()),
                 _ => true,
             };
         let st_position = match st_number.map(|f| f as i64) {
