@@ -123,14 +123,18 @@ fn world_info_entry_without_position_is_activated_and_placed_nowhere() {
         "2": {"uid": 2, "key": ["apple"], "content": "C", "order": 300, "position": "1"},
         "3": {"uid": 3, "key": ["apple"], "content": "D", "order": 400, "position": 9},
         "4": {"uid": 4, "key": ["apple"], "content": "E", "order": 500, "position": 4,
-              "depth": 2}});
+              "depth": 2},
+        "5": {"uid": 5, "key": ["apple"], "content": "F", "order": 50,
+              "extensions": {"position": 0}}});
     let opts = compat(ScanOptions::default());
     let (st, rejected) = scan_as(entries.clone(), "apple", &opts, true);
+    // 5's own `extensions.position` is not the `position` the switch reads.
     assert_eq!(
         st,
         [
             "before_char:1",
             "at_depth:4",
+            "nowhere:5",
             "nowhere:0",
             "nowhere:2",
             "nowhere:3"
@@ -143,6 +147,7 @@ fn world_info_entry_without_position_is_activated_and_placed_nowhere() {
     assert_eq!(
         card,
         [
+            "before_char:5",
             "before_char:1",
             "after_char:0",
             "after_char:2",

@@ -125,7 +125,14 @@ impl<'a> StEntry<'a> {
         // A World Info file as stored: SillyTavern's placement `switch` compares the field
         // with `===`, so only a number 0-7 places the entry (7 with an outlet name).
         let world_info = cb.books[e.at.book].world_info;
+        // The file's own `extensions.position` fills `position` when the file had none: the
+        // reader's stash lists it `absent` then.
+        let absent = get(ccv3::lorebook::worldinfo::STASH_KEY)
+            .and_then(|s| s.get("absent"))
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|f| f == "position"));
         let st_number = match get("position") {
+            _ if world_info && absent => None,
             Some(Value::Number(n)) if world_info => n.as_f64(),
             _ if world_info => None,
             v => v_f64(v),
