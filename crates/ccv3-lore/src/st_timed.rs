@@ -22,10 +22,9 @@ impl CompiledBooks<'_> {
     /// name or its own `name`, as a World Info file read with `name: world` has) and whose
     /// `id` (World Info `uid`) is `uid`; records of entries not in these books, and records
     /// that are not objects (SillyTavern deletes those, line 572), are left out: they change
-    /// nothing in a scan. `start` and `end` are read as JavaScript's `Number` would (text
-    /// holding a number counts); a `start` that is not a number never ends the record early and
-    /// an `end` that is not a number never ends it, as SillyTavern's comparisons with `NaN`
-    /// behave. SillyTavern finds a record's entry by `hash` (a hash of its entry object), so
+    /// nothing in a scan. `start` and `end` are the numbers SillyTavern writes; one that is not
+    /// a number fails SillyTavern's comparisons (`NaN`): such a `start` never drops the record
+    /// and such an `end` never ends it. SillyTavern finds a record's entry by `hash` (a hash of its entry object), so
     /// after an entry is edited it no longer applies that entry's record; ccv3 cannot compute
     /// that hash and applies it: pass records of edited entries only if that is wanted.
     pub fn st_timed_state(&self, timed: &Value) -> ScanState {
@@ -78,59 +77,22 @@ fn read_records(
             continue;
         };
         let e = &cb.entries[rank];
-        let start = js_number(rec.get("start"));
-        let end = js_number(rec.get("end"));
+        // `length <= start` and `length >= end` with whole lengths; a value that is not a
+        // number (`NaN` to SillyTavern) fails both comparisons.
+        let num = |k: &str| rec.get(k).and_then(Value::as_f64).filter(|f| !f.is_nan());
         let record = TimedRecord {
-            // `length <= start` and `length >= end` with lengths whole numbers.
-            start: if start.is_nan() {
-                0
-            } else {
-                whole(start.floor())
+            start: num("start").map_or(0, |f| f.floor().max(0.0) as u64),
+            end: num("end").map_or(u64::MAX, |f| f.ceil().max(0.0) as u64),
+            protected: match rec.get("protected") {
+                Some(Value::Bool(b)) => *b,
+                Some(Value::Null) | None => false,
+                Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+                Some(Value::String(t)) => !t.is_empty(),
+                Some(_) => true,
             },
-            end: if end.is_nan() {
-                u64::MAX
-            } else {
-                whole(end.ceil())
-            },
-            protected: rec.get("protected").is_some_and(js_truthy),
             entry: format!("{}#{}", cb.books[e.at.book].name, e.at.index),
         };
         out.entry(state_key(cb.id(e))).or_insert(record);
-    }
-}
-
-/// A non-negative whole `f64` as a `u64` (saturating).
-fn whole(f: f64) -> u64 {
-    if f <= 0.0 {
-        0
-    } else if f >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        f as u64
-    }
-}
-
-/// JavaScript's `Number(value)` for a JSON value (`undefined` for a missing one is `NaN`).
-fn js_number(v: Option<&Value>) -> f64 {
-    match v {
-        None => f64::NAN,
-        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
-        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
-        Some(Value::Null) => 0.0,
-        Some(Value::String(s)) if s.trim().is_empty() => 0.0,
-        Some(Value::String(s)) => s.trim().parse().unwrap_or(f64::NAN),
-        Some(_) => f64::NAN,
-    }
-}
-
-/// JavaScript's truthiness of a JSON value.
-fn js_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Value::String(s) => !s.is_empty(),
-        _ => true,
     }
 }
 

@@ -77,7 +77,7 @@ pub(super) fn scan<'a>(
 /// goes before a character one.
 fn st_order(cb: &CompiledBooks<'_>) -> Vec<u32> {
     use crate::compile::BookKind;
-    let mut ranks: Vec<u32> = (0..cb.entries.len() as u32).collect();
+    let ranks: Vec<u32> = (0..cb.entries.len() as u32).collect();
     let kind = |r: u32| cb.books[cb.entries[r as usize].at.book].kind;
     // Ranks (bits) held by character and by global entries: shared under "evenly" only.
     let (mut chars, mut globals) = (0u8, 0u8);
@@ -90,14 +90,24 @@ fn st_order(cb: &CompiledBooks<'_>) -> Vec<u32> {
     }
     let evenly = chars & globals != 0;
     if evenly {
-        ranks.sort_by_key(|&r| {
+        // The ranks are in (kind rank, order, place) order already: within each run of equal
+        // kind rank and order, the global entries go first (no sort: it would grow the
+        // WebAssembly core).
+        let key = |r: u32| {
             let e = &cb.entries[r as usize];
-            (
-                e.kind_rank,
-                !crate::compile::total_key(e.order),
-                kind(r) == BookKind::Character,
-            )
-        });
+            (e.kind_rank, crate::compile::total_key(e.order))
+        };
+        let mut out = Vec::with_capacity(ranks.len());
+        let mut start = 0;
+        while start < ranks.len() {
+            let k = key(ranks[start]);
+            let end = start + ranks[start..].iter().take_while(|&&r| key(r) == k).count();
+            let run = &ranks[start..end];
+            out.extend(run.iter().filter(|&&r| kind(r) != BookKind::Character));
+            out.extend(run.iter().filter(|&&r| kind(r) == BookKind::Character));
+            start = end;
+        }
+        return out;
     }
     ranks
 }
