@@ -433,7 +433,10 @@ function makeApi(host) {
         throw badInput('books: these compiled lorebooks were freed or belong to a restarted instance; compile them again');
       }
       const turn = {};
-      for (const k of ['chat', 'state', 'seed', 'rejected']) if (request[k] !== undefined) turn[k] = request[k];
+      // Per-scan keys; the rest were fixed at compile time.
+      for (const k of ['chat', 'state', 'seed', 'rejected', 'stTimed', 'st_timed', 'stActivated', 'st_activated']) {
+        if (request[k] !== undefined) turn[k] = request[k];
+      }
       const turnJson = toJson(turn, 'the request');
       return fromJson(withTokens(enc, (raw) => raw.scan_compiled(compiled._handle, turnJson)));
     }

@@ -209,6 +209,12 @@ export interface ScanOptions {
   compat?: 'sillytavern' | 'spec';
   /** List the entries that did not activate (default true); false leaves `rejected` empty, faster for a big book. */
   rejected?: boolean;
+  /** Per book (in order): SillyTavern's lore kind, which sets its book order (chat, persona, then character/global by `strategy`); null: the default (a card's book is the character's, others global). */
+  bookKinds?: Array<'character' | 'global' | 'chat' | 'persona' | null>;
+  /** SillyTavern's `chatMetadata.timedWorldInfo` (`{sticky, cooldown}` records keyed `world.uid`): the scan starts from these sticky/cooldown records instead of `state`'s. A book's `world` is its display name (give World Info objects `name: world`). */
+  stTimed?: Record<string, unknown> | null;
+  /** With `compat: 'sillytavern'`: the entries SillyTavern activated (`['world.uid', ...]` or `{world: [uid, ...]}`); its probability rolls and inclusion-group draws are taken from it. */
+  stActivated?: string[] | Record<string, Array<number | string>> | null;
   [option: string]: unknown;
 }
 

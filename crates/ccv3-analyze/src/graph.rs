@@ -64,6 +64,7 @@ pub fn lore_graph(book: &Lorebook) -> Graph {
         book,
         kind: BookKind::Character,
         name: String::new(),
+        world_info: false,
     }];
     let (edges, truncated) = match LorebookCompiler::new()
         .for_single_scan(true)

@@ -266,6 +266,7 @@ fn lint_book(
         book,
         kind: BookKind::Character,
         name: String::new(),
+        world_info: false,
     }];
     // Compiled for one use: the key automata are built only if the recursion graph needs them.
     let compiler = LorebookCompiler::new().for_single_scan(true);

@@ -113,7 +113,7 @@ proptest! {
             for (i, e) in only_a.entries.iter_mut().enumerate() {
                 e.constant = Some(i == a);
             }
-            let input = [BookInput { book: &only_a, kind: BookKind::Character, name: String::new() }];
+            let input = [BookInput { book: &only_a, kind: BookKind::Character, name: String::new(), world_info: false  }];
             let compiled = LorebookCompiler::new().compile(&input);
             let opts = ScanOptions { recursive: true, ..ScanOptions::default() };
             let r = compiled.scan(&Default::default(), &Default::default(), &opts, &ccv3_tokens::Estimate);

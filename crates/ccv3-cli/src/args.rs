@@ -497,6 +497,21 @@ pub struct LoreScanArgs {
     /// (`sillytavern`; see docs/sillytavern-compat.md).
     #[arg(long, value_parser = parse_compat)]
     pub compat: Option<ccv3_lore::Compat>,
+    /// SillyTavern's timed-effect state (its chat metadata's `timedWorldInfo`, or the chat
+    /// metadata holding it): the scan starts from its sticky and cooldown records (keys
+    /// `world.uid`, a book's world being its file name or its own `name`).
+    #[arg(long = "st-timed", value_name = "FILE")]
+    pub st_timed: Option<PathBuf>,
+    /// The entries SillyTavern activated on this generation (JSON: `["world.uid", ...]` or
+    /// `{"world": [uid, ...]}`): with `--compat sillytavern` its probability rolls and
+    /// inclusion-group draws are taken from it.
+    #[arg(long = "st-activated", value_name = "FILE")]
+    pub st_activated: Option<PathBuf>,
+    /// The kind of each `--book`, in order: character, global, chat or persona (SillyTavern's
+    /// lore kinds; chat lore goes first, then persona lore, then the strategy's order); books
+    /// past the last `--book-kind` keep the default.
+    #[arg(long = "book-kind", value_name = "KIND", value_parser = parse_book_kind)]
+    pub book_kinds: Vec<ccv3_lore::BookKind>,
     /// Print {"activated":[...],"rejected":[...],"tokens":N}.
     #[arg(long)]
     pub json: bool,
@@ -590,6 +605,12 @@ impl EngineArgs {
         e.persona_description = self.persona.clone().unwrap_or_default();
         e
     }
+}
+
+/// A `--book-kind` value.
+fn parse_book_kind(s: &str) -> Result<ccv3_lore::BookKind, String> {
+    ccv3_lore::BookKind::parse(s)
+        .ok_or_else(|| format!("unknown book kind {s:?}: use character, global, chat or persona"))
 }
 
 /// Parses `--compat`.

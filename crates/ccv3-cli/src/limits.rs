@@ -208,6 +208,15 @@ impl InputLimits {
         }
     }
 
+    /// Reads a JSON file given with `flag` (`--st-timed`, `--st-activated`) within
+    /// `--max-state-size`.
+    pub fn load_state_json(&self, path: &Path, flag: &str) -> Result<serde_json::Value, CliError> {
+        let bytes = read_capped(path, flag, self.state(), "state", "--max-state-size")?;
+        ccv3::json::from_slice_repaired(&bytes)
+            .map(|(v, _)| v)
+            .map_err(|e| CliError::file(path, e.to_string()))
+    }
+
     /// Writes the next state to `path` (`-`: standard output, after a newline-ended JSON
     /// document), refusing one over `--max-state-size`.
     pub fn write_state(&self, path: &Path, state: &ScanState) -> Result<(), CliError> {

@@ -367,3 +367,86 @@ fn issue14_entry_without_position_explained() {
     assert_eq!(lore("#0")["position_default"], true);
     assert!(lore("#1").get("position_default").is_none());
 }
+
+/// Issue 28: `--st-timed`, `--st-activated` and `--book-kind` take SillyTavern's own inputs (its
+/// `timedWorldInfo` records and activated set, `world-info.js` of 1.19.0 lines 594, 605-610
+/// and 5075; its lore kinds, lines 4608-4625), and a World Info entry without a position is
+/// activated and placed nowhere (lines 5212-5262).
+#[test]
+fn issue28_sillytavern_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let world = dir.path().join("w.json");
+    std::fs::write(
+        &world,
+        json!({"name": "w", "entries": {
+            "1": {"uid": 1, "key": ["apple"], "content": "P", "order": 100, "position": 0,
+                  "useProbability": true, "probability": 50},
+            "2": {"uid": 2, "key": ["zzz"], "content": "S", "order": 90, "position": 0,
+                  "sticky": 3},
+            "3": {"uid": 3, "key": ["apple"], "content": "N", "order": 80}}})
+        .to_string(),
+    )
+    .unwrap();
+    let chat = dir.path().join("chat.json");
+    std::fs::write(
+        &chat,
+        msgs(&[("user", "x"), ("assistant", "y"), ("user", "apple")]).to_string(),
+    )
+    .unwrap();
+    let timed = dir.path().join("timed.json");
+    std::fs::write(
+        &timed,
+        json!({"timedWorldInfo": {"sticky": {"w.2": {"hash": 7, "start": 2, "end": 5,
+            "protected": false}}, "cooldown": {}}})
+        .to_string(),
+    )
+    .unwrap();
+    let on = dir.path().join("on.json");
+    std::fs::write(&on, json!(["w.1"]).to_string()).unwrap();
+    let off = dir.path().join("off.json");
+    std::fs::write(&off, json!({"w": []}).to_string()).unwrap();
+    let base = [
+        "--compat",
+        "sillytavern",
+        "--book-kind",
+        "chat",
+        "--st-timed",
+    ];
+    let with = |set: &Path| {
+        let mut f: Vec<&str> = base.to_vec();
+        f.push(timed.to_str().unwrap());
+        f.extend(["--st-activated", set.to_str().unwrap()]);
+        scan(&world, &chat, &f)
+    };
+    assert_eq!(with(&on), [0, 1, 2]);
+    assert_eq!(with(&off), [1, 2]);
+    // The table says where the unplaced entry went.
+    let o = ccv3(&[
+        &"lore" as &dyn AsRef<std::ffi::OsStr>,
+        &"scan",
+        &"--book",
+        &world,
+        &"--chat",
+        &chat,
+        &"--compat",
+        &"sillytavern",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("nowhere: a World Info entry without a position"),
+        "{table}"
+    );
+    // A kind that is not one.
+    let o = ccv3(&[
+        &"lore" as &dyn AsRef<std::ffi::OsStr>,
+        &"scan",
+        &"--book",
+        &world,
+        &"--chat",
+        &chat,
+        &"--book-kind",
+        &"lore",
+    ]);
+    assert!(!o.status.success());
+}

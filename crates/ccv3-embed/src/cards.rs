@@ -196,15 +196,27 @@ pub(crate) fn read_book_source(bytes: &[u8]) -> Result<(Lorebook, Option<String>
 pub(crate) fn read_book_and_card(
     bytes: &[u8],
 ) -> Result<(Lorebook, Option<ccv3::CardData>), EmbedError> {
+    read_book_card_world_info(bytes).map(|(book, card, _)| (book, card))
+}
+
+/// [`read_book_and_card`], and whether the bytes were a SillyTavern World Info file
+/// (`ccv3_lore::BookInput::world_info`).
+pub(crate) fn read_book_card_world_info(
+    bytes: &[u8],
+) -> Result<(Lorebook, Option<ccv3::CardData>, bool), EmbedError> {
     match read_document(bytes)? {
-        Document::Lorebook(bf) => Ok((bf.book, None)),
+        Document::Lorebook(bf) => Ok((
+            bf.book,
+            None,
+            bf.format == ccv3::lorebook::BookFormat::WorldInfo,
+        )),
         Document::Card(cf) => {
             let mut card = cf.card.data;
             let book = card
                 .character_book
                 .take()
                 .ok_or_else(|| EmbedError::read_failed("the card has no character_book"))?;
-            Ok((book, Some(card)))
+            Ok((book, Some(card), false))
         }
     }
 }

@@ -1,7 +1,9 @@
 //! The lorebook engine and prompt assembly: [`scan_lorebook`] and [`build_prompt`], through
 //! the one turn policy of [`ccv3_prompt::Session`].
 
-use crate::cards::{book_from_value, card_from_value, read_book_and_card, read_card_data};
+use crate::cards::{
+    book_file_from_value, card_from_value, read_book_card_world_info, read_card_data,
+};
 use crate::error::EmbedError;
 use crate::opts::{self, get, type_name};
 use crate::source::Source;
@@ -20,17 +22,26 @@ struct Book {
     /// Read from a card's bytes: the card without its book (its names, tags and texts serve
     /// entries' character filters and `match_*` flags).
     card: Option<CardData>,
+    /// Read from a SillyTavern World Info file (`ccv3_lore::BookInput::world_info`).
+    world_info: bool,
+    /// The kind the request's `book_kinds` gives it.
+    kind: Option<BookKind>,
 }
 
 /// Reads the books of a request. A book's display name (the `book` of activations and the
 /// prefix of lore labels) is its `name`, else `books[i]`.
-fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
+fn read_books(books: &[Source<'_>], req: Option<&Value>) -> Result<Vec<Book>, EmbedError> {
+    let kinds = book_kinds(req, books.len())?;
     let mut out = Vec::with_capacity(books.len());
     for (i, b) in books.iter().enumerate() {
         let at = |e: EmbedError| EmbedError::new(e.code, format!("books[{i}]: {}", e.message));
-        let (book, card) = match b {
-            Source::Bytes(bytes) => read_book_and_card(bytes).map_err(at)?,
-            Source::Json(v) => (book_from_value(v).map_err(at)?.0, None),
+        let (book, card, world_info) = match b {
+            Source::Bytes(bytes) => read_book_card_world_info(bytes).map_err(at)?,
+            Source::Json(v) => {
+                let bf = book_file_from_value(v).map_err(at)?;
+                let world_info = bf.format == ccv3::lorebook::BookFormat::WorldInfo;
+                (bf.book, None, world_info)
+            }
         };
         let name = book
             .name
@@ -38,9 +49,47 @@ fn read_books(books: &[Source<'_>]) -> Result<Vec<Book>, EmbedError> {
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .map_or_else(|| format!("books[{i}]"), str::to_string);
-        out.push(Book { book, name, card });
+        out.push(Book {
+            book,
+            name,
+            card,
+            world_info,
+            kind: kinds.get(i).copied().flatten(),
+        });
     }
     Ok(out)
+}
+
+/// The request's `book_kinds`: one of `character`, `global`, `chat`, `persona` (SillyTavern's
+/// lore kinds) or `null` (the default policy) per book, in order.
+fn book_kinds(req: Option<&Value>, n: usize) -> Result<Vec<Option<BookKind>>, EmbedError> {
+    let list = match get(req, "book_kinds") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(a)) if a.len() <= n => a,
+        Some(Value::Array(a)) => {
+            return Err(EmbedError::bad_input(format!(
+                "book_kinds has {} items for {n} books",
+                a.len()
+            )))
+        }
+        Some(other) => return Err(opts::wrong("book_kinds", "an array", other)),
+    };
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::Null => Ok(None),
+            Value::String(s) => BookKind::parse(s).map(Some).ok_or_else(|| {
+                EmbedError::bad_input(format!(
+                    "book_kinds[{i}]: unknown kind {s:?}: use character, global, chat or persona"
+                ))
+            }),
+            other => Err(opts::wrong(
+                &format!("book_kinds[{i}]"),
+                "a kind name",
+                other,
+            )),
+        })
+        .collect()
 }
 
 /// The session options of a request (`user`, `char`, `greeting`, `scan_depth`, `recursive`,
@@ -247,7 +296,14 @@ fn scan_doc_with<T: Out>(
 /// `budget_cap`, `include_names`, `whole_words`, `case_sensitive`, `group_scoring` (booleans:
 /// defaults for entries that do not say), `trigger` (`normal`, `continue`, `impersonate`,
 /// `swipe`, `regenerate`, `quiet`), `persona` (the persona description, for entries'
-/// `match_persona_description`).
+/// `match_persona_description`). For the SillyTavern extension (issue 28): `book_kinds` (per
+/// book `character`, `global`, `chat`, `persona` or `null`: SillyTavern's lore kinds, which set
+/// its book order), `st_timed` (SillyTavern's `chat_metadata.timedWorldInfo`: the scan starts
+/// from its sticky and cooldown records, [`ccv3_lore::CompiledBooks::st_timed_state`]) and
+/// `st_activated` (the entries SillyTavern activated, `["world.uid", ...]` or
+/// `{world: [uid, ...]}`: with `compat: "sillytavern"` its probability rolls and group draws
+/// are replayed, [`ccv3_lore::ScanOptions::st_activated`]). A book's `world` is its display
+/// name: a World Info object given with `name: world` has it.
 ///
 /// # Errors
 /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,
@@ -273,20 +329,61 @@ fn add_books<'a>(session: Session<'a>, books: &'a [Book]) -> Session<'a> {
         card: b.card.as_ref(),
         name: b.name.clone(),
         file: None,
+        kind: b.kind,
+        world_info: b.world_info,
     }))
 }
 
 fn scan_with<T: Out>(books: &[Source<'_>], request: &Value) -> Result<T, EmbedError> {
     let req = opts::object(request, "the request")?;
-    let books = read_books(books)?;
+    let books = read_books(books, req)?;
     let chat = request_chat(req)?;
     let state = request_state(req)?;
     let mut options = session_options(req)?;
     options.single_scan = true;
     let tok = tokenizer(opts::string(req, "tokenizer")?)?;
     let rejected = opts::boolean(req, "rejected")?.unwrap_or(true);
-    let session = add_books(Session::new(options, tok), &books);
+    let mut session = add_books(Session::new(options, tok), &books);
+    session.set_st_activated(st_activated(req)?);
+    let state = with_st_timed(req, state, &session)?;
     scan_doc_with(&session.scan(&chat, &state), rejected)
+}
+
+/// The request's `st_activated`: the entries SillyTavern activated, as `world.uid` keys or
+/// uids by world ([`ccv3_lore::st_activated_set`]).
+fn st_activated(
+    req: Option<&Value>,
+) -> Result<Option<std::sync::Arc<std::collections::HashSet<String>>>, EmbedError> {
+    match get(req, "st_activated") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => ccv3_lore::st_activated_set(v)
+            .map(|set| Some(std::sync::Arc::new(set)))
+            .map_err(|e| EmbedError::bad_input(format!("st_activated: {e}"))),
+    }
+}
+
+/// `state` with the sticky and cooldown records of the request's `st_timed` (SillyTavern's
+/// `chat_metadata.timedWorldInfo`, read by [`ccv3_lore::CompiledBooks::st_timed_state`]) when
+/// it has one.
+fn with_st_timed(
+    req: Option<&Value>,
+    mut state: ScanState,
+    session: &Session<'_>,
+) -> Result<ScanState, EmbedError> {
+    match get(req, "st_timed") {
+        None | Some(Value::Null) => Ok(state),
+        Some(v @ Value::Object(_)) => {
+            let st = session.compiled().st_timed_state(v);
+            state.sticky = st.sticky;
+            state.cooldown = st.cooldown;
+            Ok(state)
+        }
+        Some(other) => Err(opts::wrong(
+            "st_timed",
+            "SillyTavern's timedWorldInfo object",
+            other,
+        )),
+    }
 }
 
 /// Builds the prompt of one turn: `{messages, tokens, lore, cut, state}`, the first four as
@@ -332,7 +429,7 @@ fn prompt_with<T: Out>(
         Source::Bytes(b) => read_card_data(b)?,
         Source::Json(v) => card_from_value(v)?.0.data,
     };
-    let books = read_books(books)?;
+    let books = read_books(books, req)?;
     let chat = request_chat(req)?;
     let state = request_state(req)?;
     let options = session_options(req)?;
@@ -410,7 +507,7 @@ impl CompiledBooks {
     /// As [`scan_lorebook`].
     pub fn new(books: &[Source<'_>], request: &Value) -> Result<CompiledBooks, EmbedError> {
         let req = opts::object(request, "the options")?;
-        let books = read_books(books)?;
+        let books = read_books(books, req)?;
         let options = session_options(req)?;
         let tok = tokenizer(opts::string(req, "tokenizer")?)?;
         let compiled = Compiled::new(books, |books| add_books(Session::new(options, tok), books));
@@ -448,8 +545,11 @@ impl CompiledBooks {
         let state = request_state(req)?;
         let seed = opts::seed(req, "seed")?;
         let rejected = opts::boolean(req, "rejected")?.unwrap_or(true);
+        let activated = st_activated(req)?;
         self.0.with_dependent_mut(|_, session| {
             session.set_seed(seed);
+            session.set_st_activated(activated);
+            let state = with_st_timed(req, state, session)?;
             scan_doc_with(&session.scan(&chat, &state), rejected)
         })
     }

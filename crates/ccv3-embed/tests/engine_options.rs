@@ -257,3 +257,55 @@ fn issue26_greeting_defaults_to_0_for_is_greeting() {
     assert_eq!(out["activated"][0]["index"], 0);
     assert_eq!(out["activated"].as_array().map(Vec::len), Some(1));
 }
+
+/// Issue 28: the SillyTavern extension's inputs, as the npm package passes them (camelCase):
+/// World Info objects named by their world, `bookKinds`, `stTimed` (SillyTavern's
+/// `timedWorldInfo` records, `world-info.js` of 1.19.0 lines 594 and 605-610) and `stActivated`
+/// (its activated set, `world.uid`, line 5075).
+#[test]
+fn sillytavern_inputs_book_kinds_timed_effects_and_activated_set() {
+    let world = |name: &str, order: u32, extra: Value| {
+        let mut e = json!({"uid": 1, "key": ["apple"], "content": name, "order": order,
+                           "position": 0});
+        for (k, v) in extra.as_object().unwrap() {
+            e[k] = v.clone();
+        }
+        json!({"name": name, "entries": {"1": e}})
+    };
+    let g = world("g", 100, json!({"useProbability": true, "probability": 50}));
+    let c = world("c", 10, json!({"sticky": 2}));
+    let scan = |request: Value| {
+        let out = scan_lorebook(&[Source::Json(&g), Source::Json(&c)], &request).unwrap();
+        out["activated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                format!(
+                    "{}:{}",
+                    a["book"].as_str().unwrap(),
+                    a["position"].as_str().unwrap()
+                )
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+    };
+    let base = json!({"compat": "sillytavern", "chat": msgs(&["x", "y", "z"]),
+                      "bookKinds": ["global", "chat"]});
+    // No key matches: c is sticky by SillyTavern's record, g is not.
+    let mut r = base.clone();
+    r["stTimed"] = json!({"sticky": {"c.1": {"hash": 1, "start": 2, "end": 4, "protected": false}},
+                          "cooldown": {}});
+    assert_eq!(scan(r), ["c:before_char"]);
+    // Both match; g's roll is SillyTavern's: activated or not.
+    let mut r = base.clone();
+    r["chat"] = msgs(&["apple"]);
+    r["stActivated"] = json!(["g.1", "c.1"]);
+    assert_eq!(scan(r.clone()), ["c:before_char", "g:before_char"]);
+    r["stActivated"] = json!({"c": [1]});
+    assert_eq!(scan(r.clone()), ["c:before_char"]);
+    // A kind that is not one.
+    r["bookKinds"] = json!(["lore"]);
+    assert!(scan_lorebook(&[Source::Json(&g)], &r).is_err());
+}

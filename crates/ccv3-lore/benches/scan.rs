@@ -412,6 +412,7 @@ fn bench(c: &mut Criterion) {
                     book,
                     kind: BookKind::Character,
                     name: "b".into(),
+                    world_info: false,
                 }])
             })
         });
@@ -526,6 +527,7 @@ fn bench(c: &mut Criterion) {
                                 book: &book,
                                 kind: BookKind::Character,
                                 name: "b".into(),
+                                world_info: false,
                             }]);
                         let r = compiled.scan(
                             &chat,
@@ -616,6 +618,7 @@ fn compile_for_scans(book: &Lorebook) -> CompiledBooks<'_> {
             book,
             kind: BookKind::Character,
             name: "b".into(),
+            world_info: false,
         }])
 }
 

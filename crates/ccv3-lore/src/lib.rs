@@ -86,7 +86,8 @@
 //!     recursion).
 //! 14. **Budget**: each book's `token_budget` (a positive number; 0 means none) caps that book,
 //!     and [`ScanOptions::token_budget`] and `max_context - context_tokens` cap all books.
-//!     Order: sticky, constant, then the strategy's first books (character first / global
+//!     Order: sticky, constant, then chat and persona books ([`BookKind::Chat`],
+//!     [`BookKind::Persona`]), then the strategy's first books (character first / global
 //!     first), then `priority` highest first (falling back to `insertion_order`, as the spec
 //!     allows), then activation order; entries from earlier
 //!     passes (direct matches) before recursive ones. As in SillyTavern the first entry that does
@@ -154,6 +155,7 @@ pub mod scan;
 mod selective_logic;
 mod source;
 mod st_regex;
+mod st_timed;
 mod state;
 mod text;
 
@@ -173,5 +175,6 @@ pub use scan::{
     REGEX_SCAN_STEPS,
 };
 pub use selective_logic::SelectiveLogic;
+pub use st_timed::st_activated_set;
 pub use state::{MatchRecord, ScanState, TimedRecord};
 pub use text::resolve_key_macros;

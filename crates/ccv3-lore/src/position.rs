@@ -21,11 +21,15 @@ pub enum Position {
     Outlet(String),
     /// A `@@position` value: `after_desc`, `before_desc`, `personality`, `scenario`, `pt_<name>`.
     Named(String),
+    /// No prompt slot: an entry of a SillyTavern World Info file without a `position` (or with
+    /// one SillyTavern's placement `switch` has no case for) in `Compat::SillyTavern`, activated
+    /// but put nowhere, as SillyTavern does.
+    Nowhere,
 }
 
 impl Position {
     /// The name used in output: `before_char`, `after_char`, `an_top`, `an_bottom`, `at_depth`,
-    /// `examples_top`, `examples_bottom`, `outlet`, or the `@@position` value.
+    /// `examples_top`, `examples_bottom`, `outlet`, `nowhere`, or the `@@position` value.
     pub fn as_str(&self) -> &str {
         match self {
             Position::BeforeChar => "before_char",
@@ -37,6 +41,7 @@ impl Position {
             Position::ExamplesBottom => "examples_bottom",
             Position::Outlet(_) => "outlet",
             Position::Named(s) => s,
+            Position::Nowhere => "nowhere",
         }
     }
 
@@ -56,6 +61,7 @@ impl Position {
             Position::AuthorsNoteBottom => 10,
             Position::AtDepth => 11,
             Position::Outlet(_) => 12,
+            Position::Nowhere => 13,
         }
     }
 }

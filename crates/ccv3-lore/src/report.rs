@@ -227,6 +227,7 @@ mod tests {
             book: &b,
             kind: BookKind::Character,
             name: "card \"1\".json".into(),
+            world_info: false,
         }];
         let compiled = LorebookCompiler::new()
             .names("Aqua", "Kazuma")

@@ -66,6 +66,7 @@ fn run(b: &Lorebook, c: &Chat, st: &ScanState, o: &ScanOptions) -> Out {
             book: b,
             kind: BookKind::Global,
             name: "b".into(),
+            world_info: false,
         }]);
     let r = compiled.scan(c, st, o, &ccv3_tokens::Estimate);
     Out {
@@ -234,6 +235,7 @@ fn spec_use_regex_keys_are_patterns() {
         book: &b,
         kind: BookKind::Global,
         name: "b".into(),
+        world_info: false,
     }]);
     assert!(compiled
         .diagnostics()
@@ -482,6 +484,7 @@ fn explain_cut_checks_the_candidates_the_budget_cut() {
         book: &b,
         kind: BookKind::Global,
         name: "b".into(),
+        world_info: false,
     }]);
     let st = ScanState::default();
     let r = compiled.scan(&user("a"), &st, &plain, &ccv3_tokens::Estimate);
@@ -698,6 +701,7 @@ fn spec_decorator_disable_ui_prompt_reported() {
         book: &b,
         kind: BookKind::Global,
         name: "b".into(),
+        world_info: false,
     }]);
     let r = compiled.scan(
         &user("a"),
@@ -890,6 +894,7 @@ fn spec_decorator_additional_keys_invalid_regex_is_no_match() {
         book: &b,
         kind: BookKind::Global,
         name: "b".into(),
+        world_info: false,
     }]);
     assert!(compiled
         .diagnostics()
@@ -919,6 +924,7 @@ fn spec_decorator_disable_ui_prompt_unrecognised_value_ignored() {
             book: &b,
             kind: BookKind::Global,
             name: "b".into(),
+            world_info: false,
         }]);
         let r = compiled.scan(
             &user("a"),
@@ -1424,6 +1430,7 @@ fn st_sticky_skips_probability() {
                 book: &b,
                 kind: BookKind::Global,
                 name: "b".into(),
+                world_info: false,
             }]);
             c.id(&c.entries[0])
         }),
@@ -1471,11 +1478,13 @@ fn st_strategies_merge_character_and_global_books() {
                 book: &c,
                 kind: BookKind::Character,
                 name: "c".into(),
+                world_info: false,
             },
             BookInput {
                 book: &g,
                 kind: BookKind::Global,
                 name: "g".into(),
+                world_info: false,
             },
         ]);
         let r = compiled.scan(
@@ -1605,7 +1614,7 @@ mod props {
             let b = book(entries);
             let o = ScanOptions { recursive, explain_all: true, ..Default::default() };
             let c = user(&text);
-            let input = [BookInput { book: &b, kind: BookKind::Global, name: "b".into() }];
+            let input = [BookInput { book: &b, kind: BookKind::Global, name: "b".into(), world_info: false  }];
             let eager = LorebookCompiler::new().compile(&input);
             let single = LorebookCompiler::new().for_single_scan(true).compile(&input);
             let r1 = eager.scan(&c, &Default::default(), &o, &ccv3_tokens::Estimate);
@@ -1800,6 +1809,7 @@ fn issue12_a_huge_key_is_linear_and_cannot_match_a_shorter_text() {
             book: &b,
             kind: BookKind::Global,
             name: "b".into(),
+            world_info: false,
         }]);
     let t = std::time::Instant::now();
     let c = user(&("k".repeat(1000) + " hello"));
@@ -1836,6 +1846,7 @@ fn issue12_books_over_the_entries_limit_are_refused_before_compiling() {
         book: &b,
         kind: BookKind::Global,
         name: "b".into(),
+        world_info: false,
     }];
     let compiler = LorebookCompiler::new().max_entries(2);
     let err = compiler.try_compile(&input).unwrap_err().to_string();
@@ -1878,7 +1889,7 @@ proptest::proptest! {
         let b = book(keys.iter().map(|k| entry(&[k.as_str()], "c")).collect());
         let compiled = LorebookCompiler::new()
             .for_single_scan(flags & 1 != 0)
-            .compile(&[BookInput { book: &b, kind: BookKind::Global, name: "b".into() }]);
+            .compile(&[BookInput { book: &b, kind: BookKind::Global, name: "b".into(), world_info: false  }]);
         let opts = ScanOptions {
             explain_all: flags & 2 != 0,
             recursive: flags & 4 != 0,

@@ -39,6 +39,7 @@ fn decorator_corpus_parses_without_panic() {
             book: &book,
             kind: BookKind::Global,
             name: "c".into(),
+            world_info: false,
         }]);
         let chat = parse_chat(r#"[{"role":"user","content":"x"}]"#).expect("chat");
         let _ = c.scan(
@@ -85,6 +86,7 @@ fn lore_cases_from_data_files() {
             book: &book,
             kind: BookKind::Global,
             name: "b".into(),
+            world_info: false,
         }]);
         let r = c.scan(&chat, &Default::default(), &opts, &ccv3_tokens::Estimate);
         let got: Vec<usize> = r.activated.iter().map(|a| a.entry.index).collect();

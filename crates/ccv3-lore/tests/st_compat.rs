@@ -66,6 +66,8 @@ fn run(compat: Compat) -> (usize, usize, usize, Option<String>) {
                 book,
                 kind: BookKind::Global,
                 name: name.clone(),
+                // World Info files as SillyTavern's scan reads them.
+                world_info: true,
             })
             .collect();
         let compiled = LorebookCompiler::new().compile(&inputs);

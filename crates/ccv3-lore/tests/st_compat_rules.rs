@@ -18,6 +18,7 @@ fn scan(entries: Value, turns: &[&[&str]], opts: &ScanOptions, compat: Compat) -
         book: &book,
         kind: BookKind::Global,
         name: "w".into(),
+        world_info: false,
     }]);
     let opts = ScanOptions {
         compat,
@@ -168,6 +169,7 @@ fn scan_book_with_own_budget(opts: &ScanOptions) -> Vec<String> {
         book: &book,
         kind: BookKind::Character,
         name: "b".into(),
+        world_info: false,
     }]);
     let chat = Chat::from(vec![Message::new(Role::User, "apple")]);
     let r = compiled.scan(&chat, &ScanState::default(), opts, &ccv3_tokens::Estimate);

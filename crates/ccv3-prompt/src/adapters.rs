@@ -54,7 +54,8 @@ fn facts_of(d: &ccv3::decorator::Decorators) -> DecoratorFacts {
 ///
 /// `books` are the books the scan was compiled from (in the same order). Positions map one to
 /// one; an entry at a depth keeps its depth and role (system when it has none); `@@position`
-/// values without a slot here (`pt_*`) and SillyTavern outlets go after the character. Priority,
+/// values without a slot here (`pt_*`) and SillyTavern outlets go after the character; an entry
+/// placed nowhere ([`ccv3_lore::Position::Nowhere`]) gives no insert, as in SillyTavern. Priority,
 /// `@@ignore_on_max_context` and `@@disable_ui_prompt` come from the entry's decorators as
 /// compiled ([`ccv3_lore::Activation::decorators`], fallbacks applied), `@@priority` over the
 /// entry's `priority`.
@@ -66,6 +67,7 @@ pub fn inserts_from_activations(
     result
         .activated
         .iter()
+        .filter(|a| a.position != Position::Nowhere)
         .map(|a| {
             let book = books.get(a.entry.book);
             let entry = book.and_then(|b| b.book.entries.get(a.entry.index));
@@ -89,7 +91,7 @@ pub fn inserts_from_activations(
                 Position::Named(v) => {
                     InsertPosition::from_position_value(v).unwrap_or(InsertPosition::AfterChar)
                 }
-                Position::Outlet(_) => InsertPosition::AfterChar,
+                Position::Outlet(_) | Position::Nowhere => InsertPosition::AfterChar,
             };
             let name = a
                 .name

@@ -237,6 +237,8 @@ pub struct Session<'a> {
     options: SessionOptions,
     tokenizer: Arc<dyn Tokenizer>,
     compiled: OnceLock<CompiledBooks<'a>>,
+    /// [`Session::set_st_activated`].
+    st_activated: Option<Arc<std::collections::HashSet<String>>>,
 }
 
 impl std::fmt::Debug for Session<'_> {
@@ -265,6 +267,11 @@ pub struct ReadBook<'a> {
     /// The card's file name, when it was read from a file: its stem is one of the
     /// character's names for character filters.
     pub file: Option<String>,
+    /// The book's kind when the caller knows it (SillyTavern's chat, persona, character or
+    /// global lore), kept as given; `None`: by [`Session::with_read_books`]' policy.
+    pub kind: Option<BookKind>,
+    /// Read from a SillyTavern World Info file as stored ([`BookInput::world_info`]).
+    pub world_info: bool,
 }
 
 /// What [`Session::scan`] returns: the scan and the seed it used.
@@ -371,6 +378,7 @@ impl<'a> Session<'a> {
             options,
             tokenizer,
             compiled: OnceLock::new(),
+            st_activated: None,
         }
     }
 
@@ -398,7 +406,8 @@ impl<'a> Session<'a> {
     /// Adds the books a caller read for a scan, in order (`ccv3 lore scan --book`, the
     /// bindings' `books`): the first book read from a card is the character book and its card
     /// the chat's character ([`Session::with_character`], named by its file when it has one);
-    /// every other book, from a card or not, is global.
+    /// every other book, from a card or not, is global, unless its [`ReadBook::kind`] says
+    /// otherwise.
     ///
     /// ```
     /// use ccv3_prompt::{session::ReadBook, Session, SessionOptions};
@@ -406,9 +415,9 @@ impl<'a> Session<'a> {
     /// let card = ccv3::Card::new("Aqua").data;
     /// let s = Session::new(SessionOptions::default(), std::sync::Arc::new(ccv3_tokens::Estimate))
     ///     .with_read_books([
-    ///         ReadBook { book: &book, card: None, name: "world".into(), file: None },
-    ///         ReadBook { book: &book, card: Some(&card), name: "aqua".into(), file: None },
-    ///         ReadBook { book: &book, card: Some(&card), name: "other".into(), file: None },
+    ///         ReadBook { book: &book, card: None, name: "world".into(), file: None, kind: None, world_info: false },
+    ///         ReadBook { book: &book, card: Some(&card), name: "aqua".into(), file: None, kind: None, world_info: false },
+    ///         ReadBook { book: &book, card: Some(&card), name: "other".into(), file: None, kind: None, world_info: false },
     ///     ]);
     /// let kinds: Vec<_> = s.books().iter().map(|b| b.kind).collect();
     /// use ccv3_lore::BookKind::{Character, Global};
@@ -418,14 +427,18 @@ impl<'a> Session<'a> {
     pub fn with_read_books(mut self, books: impl IntoIterator<Item = ReadBook<'a>>) -> Self {
         for b in books {
             let kind = match b.card {
-                Some(card) if !self.has_character => {
+                Some(card)
+                    if !self.has_character
+                        && matches!(b.kind, None | Some(BookKind::Character)) =>
+                {
                     self.card = Some(card);
                     self.card_file = b.file;
                     BookKind::Character
                 }
-                _ => BookKind::Global,
+                // An explicit kind is kept: SillyTavern's character lore may hold several books.
+                _ => b.kind.unwrap_or(BookKind::Global),
             };
-            self = self.with_book(b.book, kind, b.name);
+            self = self.push_book(b.book, kind, b.name, b.world_info);
         }
         self
     }
@@ -465,20 +478,30 @@ impl<'a> Session<'a> {
 
     /// Adds a book. A second character book is treated as a global one (a chat has one
     /// character).
-    pub fn with_book(
-        mut self,
-        book: &'a Lorebook,
-        kind: BookKind,
-        name: impl Into<String>,
-    ) -> Self {
+    pub fn with_book(self, book: &'a Lorebook, kind: BookKind, name: impl Into<String>) -> Self {
         let kind = match kind {
             BookKind::Character if self.has_character => BookKind::Global,
             k => k,
         };
+        self.push_book(book, kind, name.into(), false)
+    }
+
+    /// Adds a book of the given kind as it is.
+    fn push_book(
+        mut self,
+        book: &'a Lorebook,
+        kind: BookKind,
+        name: String,
+        world_info: bool,
+    ) -> Self {
         self.has_character |= kind == BookKind::Character;
-        let name = name.into();
         self.names.push(name.clone());
-        self.books.push(BookInput { book, kind, name });
+        self.books.push(BookInput {
+            book,
+            kind,
+            name,
+            world_info,
+        });
         self.compiled = OnceLock::new();
         self
     }
@@ -492,6 +515,13 @@ impl<'a> Session<'a> {
     /// are kept (the seed is not part of them), so a long-lived session can take each call's seed.
     pub fn set_seed(&mut self, seed: Option<u64>) {
         self.options.seed = seed;
+    }
+
+    /// Sets the entries SillyTavern activated on the generation the next scans reproduce
+    /// ([`ccv3_lore::ScanOptions::st_activated`]: in `Compat::SillyTavern` its probability rolls
+    /// and group draws are taken from it); the compiled books are kept.
+    pub fn set_st_activated(&mut self, keys: Option<Arc<std::collections::HashSet<String>>>) {
+        self.st_activated = keys;
     }
 
     /// The books, in order.
@@ -565,6 +595,7 @@ impl<'a> Session<'a> {
             regex_scan_steps: self.options.regex_scan_steps,
             compat: self.options.compat,
             threads: self.options.threads,
+            st_activated: self.st_activated.clone(),
             ..Default::default()
         };
         if let Some(d) = self.options.scan_depth {

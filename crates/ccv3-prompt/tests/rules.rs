@@ -667,6 +667,7 @@ fn scan_and_assemble(
             book: b,
             kind: BookKind::Character,
             name: "card".into(),
+            world_info: false,
         })
         .collect();
     let compiled = LorebookCompiler::new()

@@ -30,6 +30,10 @@ struct Loaded {
     /// entries' character filters and `match_*` flags).
     card: Option<ccv3::CardData>,
     name: String,
+    /// Read from a SillyTavern World Info file (`ccv3_lore::BookInput::world_info`).
+    world_info: bool,
+    /// `--book-kind`.
+    kind: Option<ccv3_lore::BookKind>,
 }
 
 /// `--timing` figures, in milliseconds.
@@ -77,10 +81,24 @@ pub fn run(args: Args) -> CmdResult {
     // The chat first: the memory its reading takes for a moment is free again for the books.
     let chat = args.limits.load_chat(&args.chat)?;
     let mut loaded = Vec::new();
-    for path in &args.books {
-        loaded.push(load_book(&args.limits, path)?);
+    for (i, path) in args.books.iter().enumerate() {
+        let mut l = load_book(&args.limits, path)?;
+        l.kind = args.book_kinds.get(i).copied();
+        loaded.push(l);
     }
-    let state = args.limits.load_state(args.state.as_deref())?;
+    let mut state = args.limits.load_state(args.state.as_deref())?;
+    let st_timed = match &args.st_timed {
+        Some(p) => Some(args.limits.load_state_json(p, "--st-timed")?),
+        None => None,
+    };
+    let st_activated = match &args.st_activated {
+        Some(p) => {
+            let v = args.limits.load_state_json(p, "--st-activated")?;
+            let set = ccv3_lore::st_activated_set(&v).map_err(|e| CliError::file(p, e))?;
+            Some(std::sync::Arc::new(set))
+        }
+        None => None,
+    };
     let tokenizer = tokenizer_thread
         .join()
         .map_err(|_| CliError::file(Path::new("--tokenizer"), "the tokenizer failed to load"))?
@@ -113,7 +131,16 @@ pub fn run(args: Args) -> CmdResult {
             card: l.card.as_ref(),
             name: l.name.clone(),
             file: l.card.as_ref().map(|_| l.name.clone()),
+            kind: l.kind,
+            world_info: l.world_info,
         }));
+    let mut session = session;
+    session.set_st_activated(st_activated);
+    if let Some(t) = &st_timed {
+        let st = session.compiled().st_timed_state(t);
+        state.sticky = st.sticky;
+        state.cooldown = st.cooldown;
+    }
     let load_ms = ms(t0);
     session
         .check_books()
@@ -281,6 +308,16 @@ fn render_table(out: &ScanOutcome<'_>) -> String {
             "* no position written: after_char, where SillyTavern's card import places it\n",
         );
     }
+    if out
+        .result
+        .activated
+        .iter()
+        .any(|a| a.position == ccv3_lore::Position::Nowhere)
+    {
+        s.push_str(
+            "nowhere: a World Info entry without a position SillyTavern places: activated, in no prompt slot\n",
+        );
+    }
     s.push_str(&format!(
         "rejected: {}\n",
         plural(out.result.rejected.len(), "entry", "entries")
@@ -312,12 +349,16 @@ fn load_book(limits: &InputLimits, path: &Path) -> Result<Loaded, CliError> {
                 book,
                 card: Some(card),
                 name,
+                world_info: false,
+                kind: None,
             })
         }
         Document::Lorebook(bf) => Ok(Loaded {
+            world_info: bf.format == ccv3::lorebook::BookFormat::WorldInfo,
             book: bf.book,
             card: None,
             name,
+            kind: None,
         }),
     }
 }

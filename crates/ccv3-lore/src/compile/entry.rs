@@ -69,7 +69,7 @@ pub(crate) struct CEntry<'a> {
     pub exclude_recursion: bool,
     pub prevent_recursion: bool,
     pub ignore_budget: bool,
-    /// 0 or 1: the strategy's book-kind rank (character/global first).
+    /// 0-3: the strategy's book-kind rank (chat, persona, then character/global first).
     pub kind_rank: u8,
     /// What few entries set; `None` for the defaults ([`CEntry::rare`]).
     pub rare: Option<Box<Rare>>,

@@ -3,13 +3,33 @@
 
 use ccv3::Lorebook;
 
-/// Whether a book belongs to the character or is a global book.
+/// Whether a book belongs to the character or is a global book (or, as SillyTavern has them,
+/// the chat's or the persona's book).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BookKind {
     /// The character's own book (`character_book` of a card).
     Character,
     /// A standalone (global) book.
     Global,
+    /// SillyTavern's chat lore (the book bound to the chat): its entries go before all others,
+    /// whatever the strategy.
+    Chat,
+    /// SillyTavern's persona lore (the book bound to the user's persona): its entries go after
+    /// the chat's and before the character's and global ones.
+    Persona,
+}
+
+impl BookKind {
+    /// Parses `character`, `global`, `chat` or `persona`.
+    pub fn parse(s: &str) -> Option<BookKind> {
+        match s {
+            "character" => Some(BookKind::Character),
+            "global" => Some(BookKind::Global),
+            "chat" => Some(BookKind::Chat),
+            "persona" => Some(BookKind::Persona),
+            _ => None,
+        }
+    }
 }
 
 /// How character and global books are merged (SillyTavern's "character lore insertion strategy").
@@ -45,6 +65,12 @@ pub struct BookInput<'a> {
     pub kind: BookKind,
     /// A name for output (a file name, say).
     pub name: String,
+    /// The book was read from a SillyTavern World Info file as SillyTavern stores it
+    /// ([`ccv3::lorebook::BookFormat::WorldInfo`]), not from a card: in `Compat::SillyTavern`
+    /// an entry of it without a numeric `position` is activated but placed nowhere
+    /// ([`crate::Position::Nowhere`]), as SillyTavern's placement `switch` has no case for it.
+    /// A card's book never is: SillyTavern's card import writes every entry a position.
+    pub world_info: bool,
 }
 
 /// Where an entry is: its book (in the order given to the compiler) and its index in that book's
@@ -62,6 +88,11 @@ pub struct EntryRef {
 pub(crate) struct BookInfo {
     pub name: String,
     pub kind: BookKind,
+    /// [`BookInput::world_info`].
+    pub world_info: bool,
+    /// The book's own `name`, which SillyTavern's keys `world.uid` may use instead of
+    /// [`BookInfo::name`].
+    pub own_name: Option<String>,
     pub recursive: Option<bool>,
     pub scan_depth: Option<u64>,
     pub token_budget: Option<usize>,
@@ -77,7 +108,7 @@ pub(crate) struct BookInfo {
 /// let mut book = ccv3::Lorebook::default();
 /// book.entries.push(ccv3::Entry::new(&["dragon"], "Dragons breathe fire."));
 /// let compiled = LorebookCompiler::new()
-///     .compile(&[BookInput { book: &book, kind: BookKind::Global, name: "world".into() }]);
+///     .compile(&[BookInput { book: &book, kind: BookKind::Global, name: "world".into(), world_info: false }]);
 /// let chat = Chat { messages: vec![Message::new(Role::User, "I saw a dragon!")], ..Default::default() };
 /// let r = compiled.scan(&chat, &Default::default(), &ScanOptions::default(), &ccv3_tokens::Estimate);
 /// assert_eq!(r.activated[0].content, "Dragons breathe fire.");

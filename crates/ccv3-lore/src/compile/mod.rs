@@ -326,6 +326,8 @@ fn book_infos(books: &[BookInput<'_>]) -> (Vec<BookInfo>, u64) {
             BookInfo {
                 name: input.name.clone(),
                 kind: input.kind,
+                world_info: input.world_info,
+                own_name: book.name.clone().filter(|n| *n != input.name),
                 recursive: book.recursive_scanning,
                 scan_depth,
                 token_budget: book

@@ -30,13 +30,18 @@ pub(crate) fn total_key(f: f64) -> u64 {
     }
 }
 
-/// Sets each entry's book-kind rank under the merge strategy (0 for the books that go first).
+/// Sets each entry's book-kind rank under the merge strategy (lowest for the books that go
+/// first): SillyTavern's `getSortedEntries` (`world-info.js` of 1.19.0, lines 4608-4625) puts
+/// the chat lore first, the persona lore next, then the character and global lore as the
+/// strategy says (sorted together when evenly).
 pub(super) fn set_kind_ranks(entries: &mut [CEntry<'_>], infos: &[BookInfo], strategy: Strategy) {
     let kind_rank = |k: BookKind| match (strategy, k) {
-        (Strategy::Evenly, _) => 0,
+        (_, BookKind::Chat) => 0,
+        (_, BookKind::Persona) => 1,
+        (Strategy::Evenly, _) => 2,
         (Strategy::CharacterFirst, BookKind::Character)
-        | (Strategy::GlobalFirst, BookKind::Global) => 0,
-        _ => 1,
+        | (Strategy::GlobalFirst, BookKind::Global) => 2,
+        _ => 3,
     };
     for e in entries.iter_mut() {
         e.kind_rank = kind_rank(infos[e.at.book].kind);
@@ -119,7 +124,7 @@ pub(super) fn budget_meta(entries: &[CEntry<'_>]) -> Vec<Meta> {
             .map(|(i, e)| {
                 let l = late && e.dec.ignore_on_max_context;
                 (
-                    (u8::from(l) << 2) | (u8::from(!e.constant) << 1) | e.kind_rank.min(1),
+                    (u8::from(l) << 3) | (u8::from(!e.constant) << 2) | e.kind_rank.min(3),
                     !total_key(e.priority),
                     i as u32,
                 )

@@ -31,6 +31,7 @@ fn two_thread_compile_is_the_one_thread_compile() {
         book: &book,
         kind: BookKind::Global,
         name: "b".into(),
+        world_info: false,
     }];
     let c = LorebookCompiler::new();
     let one = c.compile_with(&input, false);
@@ -93,6 +94,7 @@ fn entry_ids_are_stable_and_count_duplicates_in_book_order() {
         book: &book,
         kind: BookKind::Global,
         name: "w".into(),
+        world_info: false,
     }]);
     let want = reference_ids("w", &book);
     let mut got = vec![0u64; book.entries.len()];
@@ -119,6 +121,7 @@ fn entry_ids_count_duplicates_across_books_and_compile_halves() {
         book,
         kind: BookKind::Global,
         name: name.into(),
+        world_info: false,
     });
     let c = LorebookCompiler::new();
     for two_threads in [false, true] {
@@ -147,6 +150,7 @@ fn diagnostics_keep_book_order_and_invalid_regex_keys_never_match() {
         book: &book,
         kind: BookKind::Global,
         name: "w".into(),
+        world_info: false,
     }]);
     let codes: Vec<(&str, &str)> = c
         .diagnostics()

@@ -79,6 +79,15 @@ pub struct ScanOptions {
     /// `false`: everything on the calling thread). Threads start only with the `parallel`
     /// feature.
     pub threads: bool,
+    /// In [`Compat::SillyTavern`]: the entries SillyTavern itself activated on the same
+    /// generation, as `world.uid` (its `allActivatedEntries` keys, `world-info.js` of 1.19.0,
+    /// line 5075, and the entries of its `WORLD_INFO_ACTIVATED` event), so its random draws are
+    /// replayed instead of rolled: a probability roll passes when the entry is in the set, and
+    /// an inclusion group's weighted draw is won by its first member in the set (no member:
+    /// every member loses). Which entries match keys is still
+    /// decided by the scan. A book's `world` is its name or its own `name`. `None` (the
+    /// default): seeded rolls; [`crate::st_activated_set`] reads the set from JSON.
+    pub st_activated: Option<std::sync::Arc<std::collections::HashSet<String>>>,
 }
 
 /// The generation type a scan is for (SillyTavern's World Info doc, "Triggers"): an entry whose
@@ -168,6 +177,7 @@ impl Default for ScanOptions {
             regex_scan_steps: REGEX_SCAN_STEPS,
             compat: Compat::Spec,
             threads: false,
+            st_activated: None,
         }
     }
 }

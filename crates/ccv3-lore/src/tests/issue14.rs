@@ -443,6 +443,7 @@ fn st_doc_additional_matching_sources_in_a_single_scan() {
             book: &b,
             kind: BookKind::Global,
             name: "b".into(),
+            world_info: false,
         }]);
     let opts = with_sources(MatchSources {
         scenario: "the castle".into(),
@@ -500,6 +501,7 @@ fn st_card_import_entry_without_position_goes_after_char_and_says_so() {
         book: &b,
         kind: BookKind::Global,
         name: "b".into(),
+        world_info: false,
     }]);
     for compat in [Compat::Spec, Compat::SillyTavern] {
         let opts = ScanOptions { compat, ..all() };

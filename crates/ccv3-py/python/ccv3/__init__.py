@@ -266,16 +266,21 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
     ``include_names``, ``whole_words``, ``case_sensitive``, ``group_scoring`` (booleans:
     defaults for entries that do not say) and ``trigger`` (``"normal"``, ``"continue"``,
     ``"impersonate"``, ``"swipe"``, ``"regenerate"``, ``"quiet"``); ``persona`` (the persona
-    description, for entries with ``match_persona_description``).
+    description, for entries with ``match_persona_description``). For SillyTavern (issue 28):
+    ``book_kinds`` (per book ``"character"``, ``"global"``, ``"chat"``, ``"persona"`` or
+    ``None``), ``st_timed`` (its ``chat_metadata["timedWorldInfo"]``: the scan starts from those
+    sticky/cooldown records) and ``st_activated`` (the entries it activated, ``["world.uid"]``
+    or ``{world: [uid]}``: with ``compat="sillytavern"`` its random draws are replayed).
 
     ``books`` may also be a :class:`CompiledLorebooks` (see :func:`compile_lorebooks`): its
-    options were fixed when it was compiled.
+    options were fixed when it was compiled, but for ``st_timed`` and ``st_activated``.
     """
     if isinstance(books, CompiledLorebooks):
+        per_scan = {k: options.pop(k) for k in ("st_timed", "st_activated") if k in options}
         if options:
             raise _error("bad-input", "options are fixed when the books are compiled: "
                          + ", ".join(sorted(options)))
-        return books.scan(chat, state=state, seed=seed)
+        return books.scan(chat, state=state, seed=seed, **per_scan)
     values, blobs = _request(list(books))
     request = dict(options)
     request.update({"books": values, "chat": chat, "state": state, "seed": seed})
@@ -295,9 +300,11 @@ class CompiledLorebooks:
         """The books' display names (their ``name``, else ``books[i]``), in order."""
         return self._native.book_names()
 
-    def scan(self, chat, state=None, seed=None):
-        """As :func:`scan_lorebook`, with the options given at compile time."""
-        request = {"chat": chat, "state": state, "seed": seed}
+    def scan(self, chat, state=None, seed=None, st_timed=None, st_activated=None):
+        """As :func:`scan_lorebook`, with the options given at compile time (``st_timed`` and
+        ``st_activated`` are per scan)."""
+        request = {"chat": chat, "state": state, "seed": seed,
+                   "st_timed": st_timed, "st_activated": st_activated}
         return _loads(self._native.scan(_dumps(request, "request")))
 
 

@@ -167,7 +167,12 @@ class CompiledLorebooks:
     @property
     def book_names(self) -> List[str]: ...
     def scan(
-        self, chat: Union[List[Message], str], state: Optional[Json] = None, seed: Optional[int] = None
+        self,
+        chat: Union[List[Message], str],
+        state: Optional[Json] = None,
+        seed: Optional[int] = None,
+        st_timed: Optional[Json] = None,
+        st_activated: Optional[Union[List[str], Dict[str, List[Union[int, str]]]]] = None,
     ) -> Dict[str, Any]: ...
 
 # The `dialect` option of scan_lorebook, build_prompt and expand_macros (issue 17): whose

@@ -63,6 +63,8 @@ pub(super) struct StEntry<'a> {
     pub(super) prevent_recursion: bool,
     /// `ignoreBudget` (`extensions.ignore_budget`): added even when the budget is spent.
     pub(super) ignore_budget: bool,
+    /// SillyTavern activated it ([`ScanOptions::st_activated`]); `None` without that set.
+    pub(super) st_won: Option<bool>,
     pub(super) activate: bool,
     pub(super) dont_activate: bool,
     pub(super) content: &'a str,
@@ -165,7 +167,28 @@ impl<'a> StEntry<'a> {
             Some(Value::Bool(true)) => Some(1),
             v => v_f64(v).filter(|f| *f > 0.0).map(|f| f as u64),
         };
-        let st_position = match v_f64(get("position")).map(|f| f as i64) {
+        // A World Info file as stored: SillyTavern's placement `switch` compares the field
+        // with `===`, so only a number 0-7 places the entry (7 with an outlet name).
+        let world_info = cb.books[e.at.book].world_info;
+        // The file's own `extensions.position` fills `position` when the file had none: the
+        // reader's stash lists it `absent` then.
+        let absent = get(ccv3::lorebook::worldinfo::STASH_KEY)
+            .and_then(|s| s.get("absent"))
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|f| f == "position"));
+        let st_number = match get("position") {
+            _ if world_info && absent => None,
+            Some(Value::Number(n)) if world_info => n.as_f64(),
+            _ if world_info => None,
+            v => v_f64(v),
+        };
+        let unplaced = world_info
+            && match st_number {
+                Some(f) if f.fract() == 0.0 && (0.0..=6.0).contains(&f) => false,
+                Some(7.0) => !matches!(&e.position, Position::Outlet(n) if !n.is_empty()),
+                _ => true,
+            };
+        let st_position = match st_number.map(|f| f as i64) {
             Some(0) => Some(Position::BeforeChar),
             Some(1) => Some(Position::AfterChar),
             Some(2) => Some(Position::AuthorsNoteTop),
@@ -176,6 +199,7 @@ impl<'a> StEntry<'a> {
             _ => None,
         };
         let (position, depth, role) = match st_position {
+            _ if unplaced => (Position::Nowhere, None, None),
             Some(Position::AtDepth) => (
                 Position::AtDepth,
                 Some(v_f64(get("depth")).map_or(4, |f| f.max(0.0) as u64)),
@@ -242,6 +266,15 @@ impl<'a> StEntry<'a> {
             exclude_recursion: v_bool(get("exclude_recursion")).unwrap_or(false),
             prevent_recursion: v_bool(get("prevent_recursion")).unwrap_or(false),
             ignore_budget: v_bool(get("ignore_budget")).unwrap_or(false),
+            st_won: opts.st_activated.as_ref().map(|set| {
+                let uid = match &e.entry.id {
+                    Some(Value::Number(n)) => n.to_string(),
+                    Some(Value::String(s)) => s.clone(),
+                    _ => return false,
+                };
+                cb.st_worlds(e.at.book)
+                    .any(|world| set.contains(&format!("{world}.{uid}")))
+            }),
             activate,
             dont_activate,
             content,

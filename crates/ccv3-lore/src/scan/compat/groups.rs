@@ -135,6 +135,18 @@ pub(super) fn groups(
         prios.sort_by(|&a, &b| st.entries[b].order.total_cmp(&st.entries[a].order));
         let winner = if let Some(&w) = prios.first() {
             Some(w)
+        } else if st.entries[group[0]].st_won.is_some() {
+            // SillyTavern's draw: the member it activated (none: its winner fell later, to a
+            // roll or the budget, and no member is activated).
+            match group.iter().find(|&&i| st.entries[i].st_won == Some(true)) {
+                Some(&w) => Some(w),
+                None => {
+                    for &i in &group {
+                        remove(now, i, &g, reasons);
+                    }
+                    continue;
+                }
+            }
         } else {
             let total: f64 = group.iter().map(|&i| st.entries[i].group_weight).sum();
             let first = &st.entries[group[0]];

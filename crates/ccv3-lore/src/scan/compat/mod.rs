@@ -48,8 +48,8 @@ pub(super) fn scan<'a>(
     sink: &mut dyn ExplainSink,
 ) -> ScanResult<'a> {
     let len = chat.messages.len();
-    let n = cb.entries.len();
-    let entries: Vec<StEntry<'a>> = (0..n as u32)
+    let entries: Vec<StEntry<'a>> = st_order(cb)
+        .into_iter()
         .map(|r| StEntry::new(cb, r, opts, len))
         .collect();
     let mut st = St {
@@ -70,4 +70,46 @@ pub(super) fn scan<'a>(
     let out = steps::run(cb, &mut st, &mut buf, &timed, opts, tok, len);
     timed.set(cb, &st.entries, &out.activated, len);
     outcome::result(cb, &st.entries, out, timed.state, opts, tok, sink)
+}
+
+/// The entries' ranks in SillyTavern's order (`getSortedEntries`, `world-info.js` of 1.19.0,
+/// lines 4608-4625): the compiled activation order (chat lore, persona lore, then character
+/// and global lore as the strategy says, each sorted by `order`, highest first, stably), except
+/// that "evenly" sorts `[...globalLore, ...characterLore]`: on equal `order` a global entry
+/// goes before a character one.
+fn st_order(cb: &CompiledBooks<'_>) -> Vec<u32> {
+    use crate::compile::BookKind;
+    let ranks: Vec<u32> = (0..cb.entries.len() as u32).collect();
+    let kind = |r: u32| cb.books[cb.entries[r as usize].at.book].kind;
+    // Ranks (bits) held by character and by global entries: shared under "evenly" only.
+    let (mut chars, mut globals) = (0u8, 0u8);
+    for e in &cb.entries {
+        match cb.books[e.at.book].kind {
+            BookKind::Character => chars |= 1 << e.kind_rank.min(7),
+            BookKind::Global => globals |= 1 << e.kind_rank.min(7),
+            _ => {}
+        }
+    }
+    let evenly = chars & globals != 0;
+    if evenly {
+        // The ranks are in (kind rank, order, place) order already: within each run of equal
+        // kind rank and order, the global entries go first (no sort: it would grow the
+        // WebAssembly core).
+        let key = |r: u32| {
+            let e = &cb.entries[r as usize];
+            (e.kind_rank, crate::compile::total_key(e.order))
+        };
+        let mut out = Vec::with_capacity(ranks.len());
+        let mut start = 0;
+        while start < ranks.len() {
+            let k = key(ranks[start]);
+            let end = start + ranks[start..].iter().take_while(|&&r| key(r) == k).count();
+            let run = &ranks[start..end];
+            out.extend(run.iter().filter(|&&r| kind(r) != BookKind::Character));
+            out.extend(run.iter().filter(|&&r| kind(r) == BookKind::Character));
+            start = end;
+        }
+        return out;
+    }
+    ranks
 }

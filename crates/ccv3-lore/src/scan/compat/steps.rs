@@ -278,7 +278,14 @@ fn add_in_budget(
             break;
         }
         if e.use_probability && e.probability != 100.0 && !timed.sticky_on[i] {
-            let r = roll(opts.seed, e.id, len, 0x5052_4f42) * 100.0;
+            // SillyTavern's own outcome when given: a roll past every probability if it did
+            // not activate the entry, none if it did.
+            let random = e.probability > 0.0 && e.probability < 100.0;
+            let r = match e.st_won.filter(|_| random) {
+                Some(true) => 0.0,
+                Some(false) => 100.0,
+                None => roll(opts.seed, e.id, len, 0x5052_4f42) * 100.0,
+            };
             if r > e.probability {
                 out.failed_prob[i] = true;
                 out.reasons.insert(
