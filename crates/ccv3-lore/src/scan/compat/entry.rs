@@ -9,7 +9,8 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 /// The `extensions` fields [`StEntry::new`] reads (every name its `get` is asked for).
-const EXT_FIELDS: [&str; 21] = [
+const EXT_FIELDS: [&str; 22] = [
+    ccv3::lorebook::worldinfo::STASH_KEY,
     "case_sensitive",
     "cooldown",
     "delay",
