@@ -18,6 +18,7 @@ import {
   portability,
   readCard,
   readCardFiles,
+  readCardSummary,
   readLorebook,
   registerVocabulary,
   scanLorebook,
@@ -32,6 +33,7 @@ import {
 import type {
   ActivatedEntry,
   CardFile,
+  CardSummary,
   Ccv3Error,
   CharacterCardV3,
   ChatMessage,
@@ -61,9 +63,10 @@ const typed: [
   NotAny<ReturnType<typeof portability>>,
   NotAny<ReturnType<typeof parseDecorators>>,
   NotAny<ReturnType<typeof readLorebook>>,
+  NotAny<ReturnType<typeof readCardSummary>>,
   NotAny<LorebookEntry['content']>,
   NotAny<ActivatedEntry['reason']>,
-] = [true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true];
 
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(`consumer: ${what}`);
@@ -81,6 +84,8 @@ const card: CharacterCardV3 = readCard(png);
 const name: string = card.data.name;
 check(name === 'Ember Vale', `card name ${name}`);
 const files: CardFile[] = readCardFiles(png);
+const summary: CardSummary = readCardSummary(png);
+check(summary.name === name && summary.entries === 5, 'the summary agrees with the card');
 const book: Lorebook | undefined = card.data.character_book;
 check(book !== undefined && book.entries.length === 5, 'the card has a 5-entry book');
 const entry: LorebookEntry = book!.entries[0];
