@@ -177,7 +177,7 @@ export function createInspector(context, panel, ready) {
     // The books compiled once and reused while SillyTavern's books and settings stay the same.
     let cache = { key: null, books: null };
     function compiled(ccv3, request, texts) {
-        const { books: _b, chat: _c, state: _s, ...options } = request;
+        const { books: _b, chat: _c, state: _s, stActivated: _a, stTimed: _t, ...options } = request;
         const key = `${JSON.stringify(options)}\u0000${texts.join('\u0000')}`;
         if (cache.key !== key) {
             cache.books?.free();

@@ -30,15 +30,18 @@ function sources(lore, strategy) {
     const cg = strategy === 'global-first'
         ? [lore.globalLore, lore.characterLore]
         : [lore.characterLore, lore.globalLore];
-    return [lore.chatLore, lore.personaLore, ...cg].flatMap((l) => l || []);
+    const kinds = strategy === 'global-first'
+        ? ['chat', 'persona', 'global', 'character']
+        : ['chat', 'persona', 'character', 'global'];
+    return [lore.chatLore, lore.personaLore, ...cg].flatMap((l, i) => (l || []).map((e) => [kinds[i], e]));
 }
 
 /**
  * The scan request for `inputs`, and `rows`: every entry scanned ({world, uid, entry}) with
  * `locate(book, index)` from a result item back to it.
- * `stActivated` (the `world.uid` SillyTavern activated) settles SillyTavern's own random
- * draws: an entry with a probability below 100 takes SillyTavern's outcome (100 when it
- * activated, else 0), so ccv3 replays the roll instead of drawing its own.
+ * `stActivated` (the `world.uid` SillyTavern activated) goes to the package's `stActivated`,
+ * which settles SillyTavern's own random draws (probability rolls, inclusion-group picks); each
+ * file is named by its world and given its lore kind (`bookKinds`), which set the book order.
  */
 export function scanInputs(ccv3, inputs, stActivated, prevState) {
     const options = ccv3.sillyTavernScanOptions({
@@ -47,15 +50,15 @@ export function scanInputs(ccv3, inputs, stActivated, prevState) {
         tokenizerModel: inputs.tokenizerModel,
         trigger: inputs.trigger,
     });
-    const activated = stActivated ? new Set(stActivated) : null;
-    const files = new Map(); // world -> {entries: {uid: entry}}
-    for (const e of sources(inputs.lore, options.strategy)) {
-        if (!files.has(e.world)) files.set(e.world, { entries: {} });
+    const files = new Map(); // world -> {name, entries: {uid: entry}}
+    const kinds = new Map(); // world -> its lore kind
+    for (const [kind, e] of sources(inputs.lore, options.strategy)) {
+        if (!files.has(e.world)) {
+            files.set(e.world, { name: e.world, entries: {} });
+            kinds.set(e.world, kind);
+        }
         const entry = { ...e };
         delete entry.world;
-        if (activated && entry.useProbability && Number(entry.probability) < 100) {
-            entry.probability = activated.has(`${e.world}.${e.uid}`) ? 100 : 0;
-        }
         files.get(e.world).entries[String(e.uid)] = entry;
     }
     const names = [...files.keys()];
@@ -76,6 +79,10 @@ export function scanInputs(ccv3, inputs, stActivated, prevState) {
         books,
         chat: { messages: inputs.chat },
         state: prevState ?? null,
+        bookKinds: names.map((w) => kinds.get(w)),
+        stActivated: stActivated ?? null,
+        // SillyTavern's own sticky/cooldown records (a dry run of SillyTavern ignores them).
+        stTimed: stActivated ? (inputs.timedWorldInfo ?? null) : null,
         user: inputs.user,
         char: inputs.char,
     };
@@ -122,6 +129,9 @@ export function cliScenario(inputs, request, result, stActivated, names) {
         books: request.books.map((b, i) => ({ file: `book${i}.json`, name: names?.[i] ?? null, world: JSON.parse(decoder.decode(b)) })),
         chat: inputs.chat,
         state: request.state,
+        book_kinds: request.bookKinds ?? null,
+        st_activated: request.stActivated ?? null,
+        st_timed: request.stTimed ?? null,
         args,
         sillytavern: { settings: inputs.settings, maxContext: inputs.maxContext, timedWorldInfo: inputs.timedWorldInfo, activated: stActivated },
         ccv3_activated: result.activated.map((a) => `${a.book}#${a.index}`),
