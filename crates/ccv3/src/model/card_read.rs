@@ -461,36 +461,24 @@ fn raw_is_agnai_character(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
             .all(|k| has(k))
 }
 
+/// A V1 card's text fields other than `description` (its own names and the older `char_*` ones).
+const V1_TEXT_FIELDS: [&str; 6] = [
+    "personality",
+    "first_mes",
+    "char_persona",
+    "char_greeting",
+    "scenario",
+    "mes_example",
+];
+
 fn looks_like_v1(pairs: &[(Cow<'_, str>, Raw<'_>)]) -> bool {
     let has = |key: &str| pairs.iter().any(|(k, _)| k == key);
     let has_name = pairs
         .iter()
         .any(|(k, v)| (k == "name" || k == "char_name") && matches!(v, Raw::String(_)));
+    let has_other_text = V1_TEXT_FIELDS.iter().any(|k| has(k));
     // A lorebook with a name and a description (SillyTavern World Info as ccv3 writes it) is
     // not a card: with `entries`, `description` alone does not make one.
-    let only_description = has("entries")
-        && !has("char_name")
-        && ![
-            "personality",
-            "first_mes",
-            "char_persona",
-            "char_greeting",
-            "scenario",
-            "mes_example",
-        ]
-        .iter()
-        .any(|k| has(k));
-    has_name
-        && !only_description
-        && [
-            "description",
-            "personality",
-            "first_mes",
-            "char_persona",
-            "char_greeting",
-            "scenario",
-            "mes_example",
-        ]
-        .iter()
-        .any(|k| has(k))
+    let only_description = has("entries") && !has("char_name") && !has_other_text;
+    has_name && !only_description && (has("description") || has_other_text)
 }
