@@ -49,6 +49,26 @@ function report(row) {
   console.log(JSON.stringify(row));
 }
 
+/** The median of a list of times. */
+const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+
+/**
+ * Interleaved rounds: `warmup` untimed calls of each reader, then `rounds` rounds that call each
+ * reader once in turn; the times of each reader, by its key in `impls`.
+ */
+async function interleaved(impls, rounds, warmup) {
+  for (let i = 0; i < warmup; i++) for (const k in impls) await impls[k]();
+  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (const k in impls) {
+      const b = performance.now();
+      await impls[k]();
+      t[k].push(performance.now() - b);
+    }
+  }
+  return t;
+}
+
 // ---- 0. Library list (issue 29): readCardSummary vs readCard vs the peers over a folder ----
 // node bindings/npm/bench/bench.mjs --only summary [--peers DIR] [--st 1] [--cards DIR] [--count 1000] [--rounds 15]
 // Every file under DIR (default ../shared/corpus) that readCard reads (and, with --peers, that
@@ -128,23 +148,14 @@ if (args.only === 'summary') {
       for (const b of stList) stRead(b);
     };
   }
-  for (const k in impls) await impls[k]();
-  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
   const rounds = Number(args.rounds || 15);
-  for (let i = 0; i < rounds; i++) {
-    for (const k in impls) {
-      const b = performance.now();
-      await impls[k]();
-      t[k].push(performance.now() - b);
-    }
-  }
-  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
-  const over = (k, base) => med(t[k].map((x, i) => x / t[base][i]));
+  const t = await interleaved(impls, rounds, 1);
+  const over = (k, base) => median(t[k].map((x, i) => x / t[base][i]));
   const row = {
     op: `library list: ${count} cards (${cards.length} distinct, ${mb(all)} MB; PNG and JSON part ${stList.length} cards, ${mb(stList)} MB) from ${path.relative(repo, dir)}`,
     rounds,
   };
-  for (const k in impls) row[`${k} median_ms`] = med(t[k]);
+  for (const k in impls) row[`${k} median_ms`] = median(t[k]);
   row['readCard / readCardSummary'] = over('readCard', 'readCardSummary');
   if (parseCard) {
     row['parseCard / readCardSummary'] = over('@character-foundry/loader parseCard', 'readCardSummary');
@@ -233,27 +244,18 @@ if (peers) {
       return touch(r.card || r);
     },
   };
-  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
-  for (let i = 0; i < 3; i++) for (const k in impls) await impls[k]();
   const rounds = Number(args.rounds || 60);
-  for (let i = 0; i < rounds; i++) {
-    for (const k in impls) {
-      const b = performance.now();
-      await impls[k]();
-      t[k].push(performance.now() - b);
-    }
-  }
-  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
-  const ratio = (ours, theirs) => med(t[ours].map((x, i) => t[theirs][i] / x));
+  const t = await interleaved(impls, rounds, 3);
+  const ratio = (ours, theirs) => median(t[ours].map((x, i) => t[theirs][i] / x));
   report({
     op: 'readCard interleaved with @character-foundry/loader',
     impl: 'ccv3 (wasm)',
     rounds,
-    ccv3_median_ms: med(t.ccv3),
-    cf_median_ms: med(t.cf),
+    ccv3_median_ms: median(t.ccv3),
+    cf_median_ms: median(t.cf),
     cf_over_ccv3: ratio('ccv3', 'cf'),
-    ccv3_stringify_median_ms: med(t['ccv3 + JSON.stringify']),
-    cf_stringify_median_ms: med(t['cf + JSON.stringify']),
+    ccv3_stringify_median_ms: median(t['ccv3 + JSON.stringify']),
+    cf_stringify_median_ms: median(t['cf + JSON.stringify']),
     cf_over_ccv3_stringify: ratio('ccv3 + JSON.stringify', 'cf + JSON.stringify'),
   });
 }
@@ -269,7 +271,6 @@ if (peers) {
   const { parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader')));
   const baseline = args.baseline ? require(path.join(path.resolve(args.baseline), 'index.cjs')) : null;
   const rounds = Number(args.rounds || 60);
-  const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
   const files = ['card_5MB_post.png', 'card_0.5MB_post.png', 'cardsmall_0.5MB_post.png', 'cardsmall_0.5MB_pre.png'];
   for (const file of files) {
     const bytes = fs.readFileSync(path.join(gen, file));
@@ -281,19 +282,11 @@ if (peers) {
         return touch(r.card || r);
       },
     };
-    const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
-    for (let i = 0; i < 3; i++) for (const k in impls) await impls[k]();
-    for (let i = 0; i < rounds; i++) {
-      for (const k in impls) {
-        const b = performance.now();
-        await impls[k]();
-        t[k].push(performance.now() - b);
-      }
-    }
+    const t = await interleaved(impls, rounds, 3);
     const row = { op: 'readCard + JSON.stringify interleaved', impl: 'ccv3 (wasm)', file, rounds };
-    for (const k in impls) row[`${k}_median_ms`] = med(t[k]);
-    row.cf_over_ccv3 = med(t.ccv3.map((x, i) => t.cf[i] / x));
-    if (baseline) row.cf_over_baseline = med(t.baseline.map((x, i) => t.cf[i] / x));
+    for (const k in impls) row[`${k}_median_ms`] = median(t[k]);
+    row.cf_over_ccv3 = median(t.ccv3.map((x, i) => t.cf[i] / x));
+    if (baseline) row.cf_over_baseline = median(t.baseline.map((x, i) => t.cf[i] / x));
     report(row);
   }
 }
