@@ -93,6 +93,14 @@ impl fmt::Display for Diagnostic {
 pub type Diagnostics = Vec<Diagnostic>;
 
 /// True when any diagnostic in `diags` has [`Severity::Error`].
+///
+/// ```
+/// use ccv3::Diagnostic;
+/// let warned = [Diagnostic::warning("date-in-milliseconds", "$.data.creation_date", "...")];
+/// assert!(!ccv3::has_errors(&warned));
+/// let failed = [Diagnostic::error("spec-version", "$.spec_version", "missing")];
+/// assert!(ccv3::has_errors(&failed));
+/// ```
 pub fn has_errors(diags: &[Diagnostic]) -> bool {
     diags.iter().any(|d| d.severity == Severity::Error)
 }

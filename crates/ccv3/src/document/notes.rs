@@ -32,6 +32,24 @@ pub fn conversion_notes(cf: &CardFile, to: Container, image: Option<&[u8]>) -> V
 /// [`conversion_notes`] for a card read by [`read_file_deferred`](crate::read_file_deferred), whose files are still in
 /// the file it was read from: the main icon is read from there to know what it is (a card read
 /// otherwise, with [`DeferredFiles::none`], is looked at as [`conversion_notes`] does).
+///
+/// ```
+/// // A CHARX with one asset, written to a file.
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+///   "assets":[{"type":"icon","uri":"data:image/png;base64,AQID","name":"main","ext":"png"}]}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let path = std::env::temp_dir().join("ccv3-doc-conversion-notes-deferred.charx");
+/// std::fs::write(&path, ccv3::write_charx(&cf)?)?;
+/// // Read it, leaving the asset in the file.
+/// let (doc, mut files) = ccv3::read_file_deferred(&path, &ccv3::ReadOptions::default())?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// assert!(cf.files.iter().all(|f| f.data.is_empty()));
+/// // To JSON nothing is lost; the notes say what a conversion changes.
+/// let notes = ccv3::conversion_notes_deferred(&cf, &mut files, ccv3::Container::Json, None);
+/// assert!(notes.is_empty());
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn conversion_notes_deferred(
     cf: &CardFile,
     deferred: &mut DeferredFiles,

@@ -127,6 +127,15 @@ fn read_risum_document(bytes: &[u8], opts: &ReadOptions) -> Result<Document> {
 /// Reads a card or lorebook file into memory (see [`read_file_with`]). PNG files are read with
 /// seeks, so image data is never read; CHARX archives are streamed. Errors do not name the file:
 /// callers add it.
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-doc-read-file.json");
+/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
+/// let ccv3::Document::Card(cf) = ccv3::read_file(&path)? else { panic!() };
+/// assert_eq!(cf.card.data.name, "A");
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_file(path: &Path) -> Result<Document> {
     read_file_with(path, &ReadOptions::default())
 }
@@ -135,6 +144,16 @@ pub fn read_file(path: &Path) -> Result<Document> {
 /// never read (unless [`ReadOptions::keep_image`] asks for the picture); CHARX archives are
 /// streamed from the file, one entry at a time. Other files are read whole, up to
 /// [`ReadOptions::max_file_len`]. Errors do not name the file: callers add it.
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-doc-read-file-with.json");
+/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)?;
+/// let mut opts = ccv3::ReadOptions::default();
+/// opts.max_file_len = 16; // refuse anything longer than 16 bytes
+/// assert!(matches!(ccv3::read_file_with(&path, &opts), Err(ccv3::Error::Limit(_))));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_file_with(path: &Path, opts: &ReadOptions) -> Result<Document> {
     read_file_impl(path, opts, false).map(|(doc, _)| doc)
 }
@@ -253,6 +272,25 @@ impl DeferredFiles {
 /// # Errors
 ///
 /// As [`read_file_with`].
+///
+/// ```
+/// // A CHARX with one asset, written to a file.
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+///   "assets":[{"type":"icon","uri":"data:image/png;base64,AQID","name":"main","ext":"png"}]}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let path = std::env::temp_dir().join("ccv3-doc-read-file-deferred.charx");
+/// std::fs::write(&path, ccv3::write_charx(&cf)?)?;
+/// // Read it, leaving the asset in the file.
+/// let (doc, mut files) = ccv3::read_file_deferred(&path, &ccv3::ReadOptions::default())?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// assert!(cf.files.iter().all(|f| f.data.is_empty()));
+/// // Written as JSON: the asset is read again from the file and becomes a `data:` URL.
+/// let mut out = std::io::Cursor::new(Vec::new());
+/// ccv3::write_card_deferred(cf, &mut files, ccv3::Container::Json, ccv3::CardVersion::V3, None, &mut out)?;
+/// assert!(String::from_utf8(out.into_inner()).unwrap().contains("data:image/png;base64,AQID"));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_file_deferred(path: &Path, opts: &ReadOptions) -> Result<(Document, DeferredFiles)> {
     read_file_impl(path, opts, true)
 }
@@ -398,6 +436,16 @@ pub fn read_seekable<R: Read + Seek>(r: R) -> Result<Document> {
 ///
 /// # Errors
 /// As [`read_seekable`]; the limits are the options'.
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#;
+/// let mut opts = ccv3::ReadOptions::default();
+/// opts.max_json_len = 10;
+/// assert!(ccv3::read_seekable_with(std::io::Cursor::new(&text[..]), &opts).is_err());
+/// let doc = ccv3::read_seekable_with(std::io::Cursor::new(&text[..]), &ccv3::ReadOptions::default())?;
+/// assert!(matches!(doc, ccv3::Document::Card(_)));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_seekable_with<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<Document> {
     let start = r.stream_position()?;
     let mut head = [0u8; 16];

@@ -22,6 +22,13 @@ pub enum CardVersion {
 }
 
 /// The bytes of an asset URI, when the card carries them (embedded file, PNG chunk, data URL).
+///
+/// ```
+/// let files = [ccv3::EmbeddedFile { path: "assets/icon/images/main.png".into(), data: vec![1, 2, 3] }];
+/// assert_eq!(ccv3::asset_bytes("embeded://assets/icon/images/main.png", &files), Some(vec![1, 2, 3]));
+/// assert_eq!(ccv3::asset_bytes("data:image/png;base64,AQID", &[]), Some(vec![1, 2, 3]));
+/// assert_eq!(ccv3::asset_bytes("ccdefault:", &files), None);
+/// ```
 pub fn asset_bytes(uri: &str, files: &[EmbeddedFile]) -> Option<Vec<u8>> {
     match AssetUri::parse(uri) {
         AssetUri::Embedded(p) | AssetUri::PngChunk(p) => {
@@ -40,6 +47,12 @@ pub fn asset_bytes(uri: &str, files: &[EmbeddedFile]) -> Option<Vec<u8>> {
 }
 
 /// The media type for a file extension (for `data:` URLs).
+///
+/// ```
+/// assert_eq!(ccv3::media_type("PNG"), "image/png");
+/// assert_eq!(ccv3::media_type("ogg"), "audio/ogg");
+/// assert_eq!(ccv3::media_type("xyz"), "application/octet-stream");
+/// ```
 pub fn media_type(ext: &str) -> &'static str {
     match ext.to_ascii_lowercase().as_str() {
         "png" => "image/png",
@@ -273,6 +286,16 @@ impl<'a> Store<'a> {
 /// Writes a card as JSON (pretty), embedded assets turned into `data:` URLs. Copies of the
 /// card's files past 256 MiB in all (one file named by very many assets) are not made: those
 /// assets keep their URIs ([`write_card_to`] refuses such a card instead).
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let v2 = ccv3::write_json(&cf, ccv3::CardVersion::V2);
+/// assert!(std::str::from_utf8(&v2).unwrap().contains("chara_card_v2"));
+/// let ccv3::Document::Card(back) = ccv3::read_bytes(&v2)? else { panic!() };
+/// assert_eq!(back.card.data.name, "A");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_json(cf: &CardFile, version: CardVersion) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
     let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
@@ -324,6 +347,15 @@ fn json_into<W: Write>(
 }
 
 /// The card as a JSON value of the given version.
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let v2 = ccv3::card_json(&cf.card, ccv3::CardVersion::V2);
+/// assert_eq!(v2["spec"], "chara_card_v2");
+/// assert_eq!(v2["data"]["name"], "A");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_json(card: &Card, version: CardVersion) -> Value {
     match version {
         CardVersion::V3 => card.to_v3_json(),
@@ -336,6 +368,17 @@ pub fn card_json(card: &Card, version: CardVersion) -> Value {
 
 /// Writes a card as PNG. `image` is the picture to use (else the card's own PNG, else its main
 /// icon asset when that is a PNG, else a plain generated image).
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// // No picture given and none in the card: a plain generated image carries it.
+/// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
+/// assert!(png.starts_with(b"\x89PNG"));
+/// let ccv3::Document::Card(back) = ccv3::read_bytes(&png)? else { panic!() };
+/// assert_eq!((back.container, back.card.data.name.as_str()), (ccv3::Container::Png, "A"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_png(cf: &CardFile, image: Option<&[u8]>, version: CardVersion) -> Result<Vec<u8>> {
     let picture = match image {
         Some(b) => Picture::Given(b.to_vec()),
@@ -455,6 +498,16 @@ pub(super) fn main_icon_index(assets: &[Asset]) -> Option<usize> {
 }
 
 /// Writes a card as CHARX: `card.json` plus every asset at the spec's folder, URIs rewritten.
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let zip = ccv3::write_charx(&cf)?;
+/// let ccv3::Document::Card(back) = ccv3::read_bytes(&zip)? else { panic!() };
+/// assert_eq!(back.container, ccv3::Container::Charx);
+/// assert_eq!(back.card.data.name, "A");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_charx(cf: &CardFile) -> Result<Vec<u8>> {
     let store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
     let mut out = std::io::Cursor::new(Vec::new());
@@ -529,6 +582,25 @@ pub fn write_card_to<W: Write + Seek>(
 ///
 /// As [`write_card_to`], and the errors of reading a file again ([`Error::Io`]; [`Error::Png`]
 /// or [`Error::Charx`] when the file changed since it was read).
+///
+/// ```
+/// // A CHARX with one asset, written to a file.
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+///   "assets":[{"type":"icon","uri":"data:image/png;base64,AQID","name":"main","ext":"png"}]}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let path = std::env::temp_dir().join("ccv3-doc-write-card-deferred.charx");
+/// std::fs::write(&path, ccv3::write_charx(&cf)?)?;
+/// // Read it, leaving the asset in the file.
+/// let (doc, mut files) = ccv3::read_file_deferred(&path, &ccv3::ReadOptions::default())?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// assert!(cf.files.iter().all(|f| f.data.is_empty()));
+/// let mut out = std::io::Cursor::new(Vec::new());
+/// ccv3::write_card_deferred(cf, &mut files, ccv3::Container::Png, ccv3::CardVersion::V3, None, &mut out)?;
+/// let ccv3::Document::Card(back) = ccv3::read_bytes(out.get_ref())? else { panic!() };
+/// assert_eq!(back.files[0].data, [1, 2, 3]);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_card_deferred<W: Write + Seek>(
     cf: CardFile,
     files: &mut DeferredFiles,
@@ -590,6 +662,17 @@ fn write_card_impl<W: Write + Seek>(
 /// `embeded://`) and every other file with its path inside the archive. Copies of the card's
 /// files past 256 MiB in all (one file named by very many assets) are left out, their assets'
 /// URIs unchanged; [`write_charx`] and [`write_card_to`] refuse such a card instead.
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+///   "assets":[{"type":"icon","uri":"data:image/png;base64,AQID","name":"main","ext":"png"}]}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let (card_json, files) = ccv3::charx_layout(&cf);
+/// let card: serde_json::Value = serde_json::from_slice(&card_json).unwrap();
+/// assert_eq!(card["data"]["assets"][0]["uri"], format!("embeded://{}", files[0].path));
+/// assert_eq!(files[0].data, [1, 2, 3]);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
     let mut store = Store::new(Held::Borrowed(&cf.files), cf.card.data.assets.as_deref());
     let (card_json, planned) = layout_inner(
@@ -613,6 +696,16 @@ pub fn charx_layout(cf: &CardFile) -> (Vec<u8>, Vec<CharxFile>) {
 /// # Errors
 ///
 /// [`Error::Limit`] when a file named by many assets would be copied past 256 MiB in all.
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+///   "assets":[{"type":"icon","uri":"data:image/png;base64,AQID","name":"main","ext":"png"}]}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let (_card_json, files) = ccv3::into_charx_layout(cf)?;
+/// assert_eq!(files.len(), 1);
+/// assert_eq!(files[0].data, [1, 2, 3]);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn into_charx_layout(cf: CardFile) -> Result<(Vec<u8>, Vec<CharxFile>)> {
     let mut files = Vec::new();
     let card_json = charx_layout_impl(cf, None, |f| {
@@ -630,6 +723,28 @@ pub fn into_charx_layout(cf: CardFile) -> Result<(Vec<u8>, Vec<CharxFile>)> {
 ///
 /// As [`into_charx_layout`], the errors of reading a file again (see
 /// [`write_card_deferred`]), and whatever `each` returns (which stops the walk).
+///
+/// ```
+/// // A CHARX with one asset, written to a file.
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A",
+///   "assets":[{"type":"icon","uri":"data:image/png;base64,AQID","name":"main","ext":"png"}]}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let path = std::env::temp_dir().join("ccv3-doc-charx-layout-deferred.charx");
+/// std::fs::write(&path, ccv3::write_charx(&cf)?)?;
+/// // Read it, leaving the asset in the file.
+/// let (doc, mut files) = ccv3::read_file_deferred(&path, &ccv3::ReadOptions::default())?;
+/// let ccv3::Document::Card(cf) = doc else { panic!() };
+/// assert!(cf.files.iter().all(|f| f.data.is_empty()));
+/// let mut written = Vec::new();
+/// let card_json = ccv3::charx_layout_deferred(cf, &mut files, |f| {
+///     written.push((f.path, f.data)); // one file in memory at a time
+///     Ok(())
+/// })?;
+/// assert_eq!(written[0].1, [1, 2, 3]);
+/// assert!(String::from_utf8(card_json).unwrap().contains(&format!("embeded://{}", written[0].0)));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn charx_layout_deferred(
     cf: CardFile,
     files: &mut DeferredFiles,
@@ -781,6 +896,18 @@ fn layout_inner(
 }
 
 /// Writes a lorebook as `lorebook_v3` JSON.
+///
+/// ```
+/// let text = br#"{"spec":"lorebook_v3","data":{"name":"World","entries":[
+///   {"keys":["dragon"],"content":"Dragons breathe fire.","enabled":true,"insertion_order":0,"use_regex":false,"extensions":{}}],
+///   "extensions":{}}}"#;
+/// let ccv3::Document::Lorebook(bf) = ccv3::read_bytes(text)? else { panic!() };
+/// let out = ccv3::write_lorebook_v3(&bf.book);
+/// let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+/// assert_eq!(v["spec"], "lorebook_v3");
+/// assert_eq!(v["data"]["entries"][0]["keys"][0], "dragon");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_lorebook_v3(book: &Lorebook) -> Vec<u8> {
     json::to_pretty(&book.standalone())
 }
