@@ -182,6 +182,13 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 pub type CommentRenderer = fn(&str) -> String;
 
 /// The default comment rendering: `<span class="cbs-comment">A</span>` with `A` HTML-escaped.
+///
+/// ```
+/// assert_eq!(
+///     ccv3_cbs::html_comment("a < b"),
+///     r#"<span class="cbs-comment">a &lt; b</span>"#
+/// );
+/// ```
 pub fn html_comment(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 32);
     out.push_str("<span class=\"cbs-comment\">");

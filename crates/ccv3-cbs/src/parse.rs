@@ -77,6 +77,11 @@ pub(crate) struct Block {
 
 /// Normalises a macro name: lower case, with `_` and `-` removed (so `hidden_key`, `hiddenKey`
 /// and `hidden-key` are the same name).
+///
+/// ```
+/// assert_eq!(ccv3_cbs::normalize_name("hidden_key"), "hiddenkey");
+/// assert_eq!(ccv3_cbs::normalize_name("Hidden-Key"), "hiddenkey");
+/// ```
 pub fn normalize_name(name: &str) -> String {
     if name.is_ascii() {
         let mut out = String::with_capacity(name.len());

@@ -104,6 +104,15 @@ pub fn lint_card(input: Source<'_>, options: &Value) -> Result<Value, EmbedError
 ///
 /// # Errors
 /// As [`lint_card`]; `read-failed` for bytes that are a card (use [`lint_card`]).
+///
+/// ```
+/// let book = serde_json::json!({"spec": "lorebook_v3", "data": {"entries": [
+///     {"keys": [], "content": "Never seen.", "enabled": true, "insertion_order": 0}]}});
+/// let found = ccv3_embed::lint_lorebook(ccv3_embed::Source::Json(&book),
+///     &serde_json::json!({"tokenizer": "estimate"}))?;
+/// assert!(found.as_array().unwrap().iter().any(|f| f["code"] == "lore-entry-no-keys"));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn lint_lorebook(input: Source<'_>, options: &Value) -> Result<Value, EmbedError> {
     let options = opts::object(options, "the options")?;
     let lint = lint_options(options)?;
@@ -129,6 +138,15 @@ pub fn lint_lorebook(input: Source<'_>, options: &Value) -> Result<Value, EmbedE
 /// # Errors
 /// `read-failed` for bytes that are neither, or a card without a `character_book`;
 /// `bad-input` likewise for values; `limit`.
+///
+/// ```
+/// let book = serde_json::json!({"spec": "lorebook_v3", "data": {"entries": [
+///     {"keys": ["castle"], "content": "The castle has a dragon.", "enabled": true, "insertion_order": 0},
+///     {"keys": ["dragon"], "content": "The dragon sleeps.", "enabled": true, "insertion_order": 1}]}});
+/// let graph = ccv3_embed::lore_graph(ccv3_embed::Source::Json(&book), &serde_json::Value::Null)?;
+/// assert_eq!(graph["edges"][0], serde_json::json!({"from": 0, "to": 1, "key": "dragon"}));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn lore_graph(input: Source<'_>, options: &Value) -> Result<Value, EmbedError> {
     opts::object(options, "the options")?;
     let book: Lorebook = match input {
@@ -152,6 +170,18 @@ pub fn lore_graph(input: Source<'_>, options: &Value) -> Result<Value, EmbedErro
 /// # Errors
 /// `read-failed` for bytes that are neither a card nor a lorebook; `bad-input` for such a value
 /// or an unknown application; `limit`.
+///
+/// ```
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember", "nickname": "Em"}});
+/// let found = ccv3_embed::portability(ccv3_embed::Source::Json(&card),
+///     &serde_json::json!({"apps": ["v2"]}))?;
+/// // A V2 reader has no `nickname`.
+/// assert!(found.as_array().unwrap().iter().all(|f| f["app"] == "v2"));
+/// assert!(found.as_array().unwrap().iter().any(|f| f["code"] == "v3-field-dropped"
+///     && f["path"] == "data.nickname"));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn portability(input: Source<'_>, options: &Value) -> Result<Value, EmbedError> {
     let options = opts::object(options, "the options")?;
     let apps = match get(options, "apps") {

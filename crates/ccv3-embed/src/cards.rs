@@ -75,6 +75,14 @@ pub(crate) fn split_decorators(entries: &mut [Entry]) {
 /// # Errors
 /// `read-failed` when the bytes are not a card (a lorebook included); `limit` when a size
 /// limit is hit.
+///
+/// ```
+/// let v1 = br#"{"name": "Ember", "description": "A fire spirit.", "first_mes": "Hi."}"#;
+/// let text = ccv3_embed::read_card_json(v1, &ccv3_embed::ReadOptions::default())?;
+/// assert!(text.starts_with(r#"{"spec":"chara_card_v3""#));
+/// assert!(ccv3_embed::read_card_json(b"not a card", &ccv3_embed::ReadOptions::default()).is_err());
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_json(bytes: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
     let card = read_card_model(bytes, options)?;
     card_json(&card, bytes.len().min(1 << 26) / 2 + 1024)
@@ -85,6 +93,17 @@ pub fn read_card_json(bytes: &[u8], options: &ReadOptions) -> Result<String, Emb
 ///
 /// # Errors
 /// As [`read_card_json`]; `read-failed` naming the path when the file cannot be read.
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-embed-doc-read-card-path-json.json");
+/// std::fs::write(&path, r#"{"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember"}}"#).unwrap();
+/// let text = ccv3_embed::read_card_path_json(&path, &ccv3_embed::ReadOptions::default())?;
+/// assert!(text.contains(r#""name":"Ember""#));
+/// let missing = ccv3_embed::read_card_path_json(&path.with_extension("gone"), &Default::default());
+/// assert!(missing.unwrap_err().message.contains("read-card-path-json.gone"));
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_path_json(
     path: &std::path::Path,
     options: &ReadOptions,
@@ -98,6 +117,15 @@ pub fn read_card_path_json(
 ///
 /// # Errors
 /// As [`read_card_path_json`].
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-embed-doc-read-card-path-model.json");
+/// std::fs::write(&path, r#"{"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember"}}"#).unwrap();
+/// let card = ccv3_embed::read_card_path_model(&path, &ccv3_embed::ReadOptions::default())?;
+/// assert_eq!(card.data.name, "Ember");
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_path_model(
     path: &std::path::Path,
     options: &ReadOptions,
@@ -166,6 +194,18 @@ pub(crate) fn card_json(card: &ccv3::Card, size_hint: usize) -> Result<String, E
 ///
 /// # Errors
 /// As [`read_card_json`].
+///
+/// ```
+/// // A V2 card in, the V3 object out, its entries' decorators split off (the default).
+/// let v2 = br#"{"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Ember",
+///     "character_book": {"entries": [{"keys": ["fire"], "content": "@@depth 2\nEmber is warm.",
+///         "enabled": true, "insertion_order": 0}]}}}"#;
+/// let card = ccv3_embed::read_card(v2, &ccv3_embed::ReadOptions::default())?;
+/// assert_eq!(card["spec"], "chara_card_v3");
+/// let entry = &card["data"]["character_book"]["entries"][0];
+/// assert_eq!((entry["content"].as_str(), entry["decorators"][0]["type"].as_str()), (Some("Ember is warm."), Some("depth")));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card(bytes: &[u8], options: &ReadOptions) -> Result<Value, EmbedError> {
     Ok(read_card_model(bytes, options)?.to_v3_json())
 }
@@ -176,6 +216,14 @@ pub fn read_card(bytes: &[u8], options: &ReadOptions) -> Result<Value, EmbedErro
 ///
 /// # Errors
 /// As [`read_card_json`].
+///
+/// ```
+/// let text = br#"{"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember", "tags": ["fire"]}}"#;
+/// let card = ccv3_embed::read_card_model(text, &ccv3_embed::ReadOptions::default())?;
+/// assert_eq!(card.data.name, "Ember");
+/// assert_eq!(card.data.tags, ["fire"]);
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_model(bytes: &[u8], options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
     let mut card = read_card_file(bytes)?.card;
     if options.parse_decorators {
@@ -231,6 +279,18 @@ pub(crate) fn read_card_data(bytes: &[u8]) -> Result<ccv3::CardData, EmbedError>
 /// # Errors
 /// `read-failed` when the bytes are neither a lorebook nor a card with a character book;
 /// `limit` when a size limit is hit.
+///
+/// ```
+/// let v3 = br#"{"spec": "lorebook_v3", "data": {"entries": [{"keys": ["tea"],
+///     "content": "@@depth 2\nTea is strong.", "enabled": true, "insertion_order": 0}]}}"#;
+/// let mut opts = ccv3_embed::ReadOptions::default();
+/// opts.parse_decorators = true;
+/// let text = ccv3_embed::read_lorebook_json(v3, &opts)?;
+/// let book: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// assert_eq!(book["entries"][0]["content"], "Tea is strong.");
+/// assert_eq!(book["entries"][0]["decorators"][0]["type"], "depth");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_lorebook_json(bytes: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
     let mut book = read_book_source(bytes)?.0;
     if options.parse_decorators {
@@ -245,6 +305,16 @@ pub fn read_lorebook_json(bytes: &[u8], options: &ReadOptions) -> Result<String,
 ///
 /// # Errors
 /// As [`read_lorebook_json`].
+///
+/// ```
+/// // SillyTavern World Info in, the Lorebook object (a card's `character_book`) out.
+/// let wi = br#"{"entries": {"0": {"uid": 0, "key": ["tea"], "keysecondary": [], "content": "Tea is strong.",
+///     "order": 100, "disable": false}}}"#;
+/// let book = ccv3_embed::read_lorebook(wi, &ccv3_embed::ReadOptions::default())?;
+/// assert_eq!(book["entries"][0]["keys"][0], "tea");
+/// assert_eq!(book["entries"][0]["insertion_order"], 100);
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_lorebook(bytes: &[u8], options: &ReadOptions) -> Result<Value, EmbedError> {
     let mut book = read_book_source(bytes)?.0;
     if options.parse_decorators {
@@ -347,6 +417,17 @@ pub(crate) fn book_file_from_value(v: &Value) -> Result<ccv3::BookFile, EmbedErr
 /// # Errors
 /// `bad-input` for a value that is not a card, an unknown format, or an `image` that is not a
 /// PNG; `write-failed` when the container cannot be written.
+///
+/// ```
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember"}});
+/// let png = ccv3_embed::write_card(&card, "png", None)?;
+/// assert!(png.starts_with(b"\x89PNG"));
+/// let v2 = ccv3_embed::write_card(&card, "json-v2", None)?;
+/// assert!(String::from_utf8(v2).unwrap().contains("chara_card_v2"));
+/// assert!(ccv3_embed::write_card(&card, "gif", None).is_err());
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn write_card(card: &Value, format: &str, image: Option<&[u8]>) -> Result<Vec<u8>, EmbedError> {
     write_card_with_files(card, format, image, Vec::new())
 }
@@ -358,6 +439,19 @@ pub fn write_card(card: &Value, format: &str, image: Option<&[u8]>) -> Result<Ve
 ///
 /// # Errors
 /// As [`write_card`].
+///
+/// ```
+/// // A CHARX with one asset: read the card and its files, write it again with them.
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember",
+///     "assets": [{"type": "icon", "uri": "data:image/png;base64,AQID", "name": "main", "ext": "png"}]}});
+/// let charx = ccv3_embed::write_card(&card, "charx", None)?;
+/// let read = ccv3_embed::read_card(&charx, &ccv3_embed::ReadOptions::default())?;
+/// let files = ccv3_embed::read_card_files(&charx)?;
+/// assert_eq!(files[0].1, [1, 2, 3]);
+/// let again = ccv3_embed::write_card_with_files(&read, "charx", None, files)?;
+/// assert_eq!(ccv3_embed::read_card_files(&again)?[0].1, [1, 2, 3]);
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn write_card_with_files(
     card: &Value,
     format: &str,
@@ -424,6 +518,18 @@ pub fn write_card_with_files(
 /// # Errors
 /// `read-failed` when the bytes are not a card (a lorebook included); `limit` when a size
 /// limit is hit.
+///
+/// ```
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember",
+///     "assets": [{"type": "icon", "uri": "data:image/png;base64,AQID", "name": "main", "ext": "png"}]}});
+/// let charx = ccv3_embed::write_card(&card, "charx", None)?;
+/// let files = ccv3_embed::read_card_files(&charx)?;
+/// assert_eq!(files.len(), 1);
+/// assert_eq!(files[0].1, [1, 2, 3]);
+/// // A JSON card carries no files.
+/// assert!(ccv3_embed::read_card_files(&ccv3_embed::write_card(&card, "json", None)?)?.is_empty());
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_files(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, EmbedError> {
     Ok(read_card_file(bytes)?
         .files
@@ -438,6 +544,16 @@ pub fn read_card_files(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, EmbedErro
 ///
 /// # Errors
 /// `bad-input` for a value that is not a lorebook or an unknown format.
+///
+/// ```
+/// let book = serde_json::json!({"entries": [{"keys": ["tea"], "content": "Tea is strong.",
+///     "enabled": true, "insertion_order": 0}]});
+/// let v3 = ccv3_embed::write_lorebook(&book, None)?;
+/// assert!(String::from_utf8(v3).unwrap().contains("lorebook_v3"));
+/// let wi: serde_json::Value = serde_json::from_slice(&ccv3_embed::write_lorebook(&book, Some("worldinfo"))?).unwrap();
+/// assert_eq!(wi["entries"]["0"]["key"][0], "tea");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn write_lorebook(book: &Value, format: Option<&str>) -> Result<Vec<u8>, EmbedError> {
     let format = format.map(|f| f.trim().to_ascii_lowercase());
     let worldinfo = match format.as_deref() {
@@ -468,6 +584,14 @@ fn diagnostics_value(diags: &[Diagnostic]) -> Value {
 /// # Errors
 /// `read-failed` for bytes that are not a card (a lorebook included), `bad-input` for a value
 /// that is not a card.
+///
+/// ```
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember", "creation_date": 1_700_000_000_000u64}});
+/// let found = ccv3_embed::validate_card(ccv3_embed::Source::Json(&card))?;
+/// assert!(found.as_array().unwrap().iter().any(|f| f["code"] == "date-in-milliseconds"));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn validate_card(card: Source<'_>) -> Result<Value, EmbedError> {
     let diags = match card {
         Source::Bytes(b) => {
@@ -496,6 +620,14 @@ pub fn validate_card(card: Source<'_>) -> Result<Value, EmbedError> {
 /// # Errors
 /// `read-failed` for bytes that are not a lorebook (a card included), `bad-input` for a value
 /// that is not a lorebook.
+///
+/// ```
+/// let book = serde_json::json!({"spec": "lorebook_v3", "data": {"entries": [
+///     {"keys": ["/(/"], "content": "x", "enabled": true, "insertion_order": 0, "use_regex": true}]}});
+/// let found = ccv3_embed::validate_lorebook(ccv3_embed::Source::Json(&book))?;
+/// assert!(found.as_array().unwrap().iter().any(|f| f["code"] == "entry-regex-invalid"));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn validate_lorebook(book: Source<'_>) -> Result<Value, EmbedError> {
     let diags = match book {
         Source::Bytes(b) => {

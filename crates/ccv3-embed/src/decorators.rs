@@ -28,6 +28,13 @@ pub fn parse_decorators(content: &str) -> Value {
 /// # Errors
 /// `bad-input` when `decorators` is not a list of decorators (an unknown `type`, a value of the
 /// wrong type, a flag with a value).
+///
+/// ```
+/// let decorators = serde_json::json!([{"type": "depth", "value": 4}]);
+/// let content = ccv3_embed::serialize_decorators(&decorators, "The castle.")?;
+/// assert_eq!(content, "@@depth 4\nThe castle.");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn serialize_decorators(decorators: &Value, content: &str) -> Result<String, EmbedError> {
     let list = match decorators {
         Value::Null => Vec::new(),

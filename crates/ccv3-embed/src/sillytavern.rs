@@ -25,6 +25,16 @@ use serde_json::{json, Map, Value};
 ///
 /// # Errors
 /// `bad-input` when `request` or `settings` is not an object.
+///
+/// ```
+/// let opts = ccv3_embed::sillytavern_scan_options(&serde_json::json!({
+///     "settings": {"world_info_depth": 4, "world_info_budget": 25},
+///     "maxContext": 8192, "tokenizerModel": "gpt-4o"}))?;
+/// assert_eq!(opts["compat"], "sillytavern");
+/// assert_eq!(opts["scanDepth"], 4);
+/// assert_eq!(opts["budget"], 2048); // 25% of 8,192
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn sillytavern_scan_options(request: &Value) -> Result<Value, EmbedError> {
     let req = crate::opts::object(request, "the request")?;
     let settings = match get(req, "settings") {

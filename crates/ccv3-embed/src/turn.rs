@@ -308,6 +308,17 @@ fn scan_doc_with<T: Out>(
 /// # Errors
 /// `bad-input` for a request of the wrong shape, `chat` for a chat the reader refuses,
 /// `read-failed` for book bytes that are not a lorebook or a card with a book.
+///
+/// ```
+/// let book = serde_json::json!({"entries": [{"keys": ["tea"], "content": "Tea is strong.",
+///     "enabled": true, "insertion_order": 0}]});
+/// let out = ccv3_embed::scan_lorebook(&[ccv3_embed::Source::Json(&book)], &serde_json::json!({
+///     "chat": [{"role": "user", "content": "Some tea?"}], "tokenizer": "estimate"}))?;
+/// assert_eq!(out["activated"][0]["content"], "Tea is strong.");
+/// // The next turn passes `out["state"]` back in as `state` (sticky, cooldown and delay).
+/// assert!(out.get("state").is_some());
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn scan_lorebook(books: &[Source<'_>], request: &Value) -> Result<Value, EmbedError> {
     scan_with(books, request)
 }
@@ -316,6 +327,16 @@ pub fn scan_lorebook(books: &[Source<'_>], request: &Value) -> Result<Value, Emb
 ///
 /// # Errors
 /// As [`scan_lorebook`].
+///
+/// ```
+/// let book = serde_json::json!({"entries": [{"keys": ["tea"], "content": "Tea is strong.",
+///     "enabled": true, "insertion_order": 0}]});
+/// let text = ccv3_embed::scan_lorebook_json(&[ccv3_embed::Source::Json(&book)], &serde_json::json!({
+///     "chat": [{"role": "user", "content": "Some tea?"}], "tokenizer": "estimate"}))?;
+/// let out: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// assert_eq!(out["activated"][0]["content"], "Tea is strong.");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn scan_lorebook_json(books: &[Source<'_>], request: &Value) -> Result<String, EmbedError> {
     scan_with(books, request)
 }
@@ -399,6 +420,19 @@ fn with_st_timed(
 /// # Errors
 /// As [`scan_lorebook`], and `bad-input` for a greeting the card does not have or a template
 /// without a history slot.
+///
+/// ```
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+///     "name": "Ember", "description": "{{char}} is a fire spirit.", "first_mes": "Hello, {{user}}.",
+///     "character_book": {"entries": [{"keys": ["tea"], "content": "Ember hates tea.",
+///         "enabled": true, "insertion_order": 0}]}}});
+/// let out = ccv3_embed::build_prompt(ccv3_embed::Source::Json(&card), &[], &serde_json::json!({
+///     "chat": [{"role": "user", "content": "Some tea?"}], "user": "Sam", "tokenizer": "estimate"}))?;
+/// let all = serde_json::to_string(&out["messages"]).unwrap();
+/// assert!(all.contains("Ember is a fire spirit.") && all.contains("Ember hates tea."));
+/// assert!(out["tokens"].is_u64());
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn build_prompt(
     card: Source<'_>,
     books: &[Source<'_>],
@@ -411,6 +445,17 @@ pub fn build_prompt(
 ///
 /// # Errors
 /// As [`build_prompt`].
+///
+/// ```
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember", "first_mes": "Hello, {{user}}."}});
+/// let text = ccv3_embed::build_prompt_json(ccv3_embed::Source::Json(&card), &[], &serde_json::json!({
+///     "chat": [{"role": "user", "content": "Hi"}], "user": "Sam", "tokenizer": "estimate",
+///     "instruct": "chatml"}))?;
+/// let out: serde_json::Value = serde_json::from_str(&text).unwrap();
+/// assert!(out["text"].as_str().unwrap().contains("<|im_start|>user"));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn build_prompt_json(
     card: Source<'_>,
     books: &[Source<'_>],

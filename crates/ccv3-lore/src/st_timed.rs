@@ -102,6 +102,16 @@ fn read_records(
 ///
 /// # Errors
 /// A message naming the first value of the wrong type.
+///
+/// ```
+/// use serde_json::json;
+/// let set = ccv3_lore::st_activated_set(&json!(["World.0", "World.3"]))?;
+/// assert!(set.contains("World.3"));
+/// let by_world = ccv3_lore::st_activated_set(&json!({"World": [0, 3]}))?;
+/// assert_eq!(set, by_world);
+/// assert!(ccv3_lore::st_activated_set(&json!([true])).is_err());
+/// # Ok::<(), String>(())
+/// ```
 pub fn st_activated_set(v: &Value) -> Result<std::collections::HashSet<String>, String> {
     let uid = |u: &Value, at: &str| match u {
         Value::Number(n) => Ok(n.to_string()),

@@ -60,6 +60,18 @@ impl std::fmt::Display for TokenizerKind {
 /// # Errors
 /// [`Error::Encoding`] if a bundled encoding cannot be built; for [`TokenizerKind::HfFile`], the
 /// errors of [`HfTokenizer::from_file`].
+///
+/// ```
+/// use ccv3_tokens::{load, TokenizerKind};
+/// // SillyTavern's estimate needs no vocabulary: ceil(11 UTF-16 units / 3.35) = 4.
+/// let estimate = load(&TokenizerKind::Estimate)?;
+/// assert_eq!(estimate.count("hello world"), 4);
+/// # #[cfg(feature = "bundled")] {
+/// let o200k = load(&"o200k".parse()?)?;
+/// assert_eq!(o200k.count("hello world"), 2);
+/// # }
+/// # Ok::<(), ccv3_tokens::Error>(())
+/// ```
 pub fn load(kind: &TokenizerKind) -> Result<Arc<dyn Tokenizer>, Error> {
     Ok(match kind {
         TokenizerKind::O200k => Arc::new(Tiktoken::new(Encoding::O200k)?),

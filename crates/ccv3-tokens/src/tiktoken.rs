@@ -254,12 +254,26 @@ pub fn register_vocabulary(encoding: Encoding, file: Vec<u8>) -> Result<(), Erro
 }
 
 /// True when `encoding` can be built now: its vocabulary is bundled or registered.
+///
+/// ```
+/// use ccv3_tokens::{has_vocabulary, Encoding};
+/// // Bundled (the default feature) or registered with `register_vocabulary`: then it loads.
+/// assert_eq!(has_vocabulary(Encoding::O200k), cfg!(feature = "bundled"));
+/// ```
 pub fn has_vocabulary(encoding: Encoding) -> bool {
     cfg!(feature = "bundled") || encoding.cell().get().is_some()
 }
 
 /// The vocabulary file of a bundled encoding (the format [`register_vocabulary`] reads): what a
 /// build with the `bundled` feature writes out for builds without it.
+///
+/// ```
+/// use ccv3_tokens::{vocabulary_file, Encoding};
+/// // Written once by a build with `bundled`, then handed to `register_vocabulary` by builds
+/// // without it (a WebAssembly module that downloads its vocabulary, for example).
+/// let file = vocabulary_file(Encoding::Cl100k);
+/// assert!(file.len() > 1_000_000);
+/// ```
 #[cfg(feature = "bundled")]
 pub fn vocabulary_file(encoding: Encoding) -> Vec<u8> {
     let (bytes, slots) = encoding.bundled();
