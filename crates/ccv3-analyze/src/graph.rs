@@ -44,6 +44,16 @@ pub struct Graph {
 
 /// The recursion graph of `book`. Books that do not set `recursive_scanning` are taken as
 /// recursing (SillyTavern's and RisuAI's default); a book that turns it off has no edges.
+///
+/// ```
+/// let ccv3::Document::Lorebook(bf) = ccv3::read_bytes(br#"{"spec": "lorebook_v3", "data": {"entries": [
+///     {"keys": ["castle"], "content": "The castle has a dragon.", "enabled": true, "insertion_order": 0},
+///     {"keys": ["dragon"], "content": "The dragon guards the castle.", "enabled": true, "insertion_order": 1}]}}"#)? else { panic!() };
+/// let graph = ccv3_analyze::lore_graph(&bf.book);
+/// let edges: Vec<(usize, usize)> = graph.edges.iter().map(|e| (e.from, e.to)).collect();
+/// assert_eq!(edges, [(0, 1), (1, 0)]); // a cycle
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn lore_graph(book: &Lorebook) -> Graph {
     let nodes = book
         .entries

@@ -130,6 +130,13 @@ impl LintOptions {
 /// The application a card is written for, where its data tells: RisuAI's extension
 /// (`extensions.risuai`), SillyTavern's (`depth_prompt`, `talkativeness`, `fav`, `world`, or
 /// entries carrying its knobs: `selectiveLogic`, `display_index`); else `None`.
+///
+/// ```
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember", "extensions": {"risuai": {}}}}"#)? else { panic!() };
+/// assert_eq!(ccv3_analyze::lint::card_app(&cf.card), Some(ccv3_analyze::App::Risu));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_app(card: &Card) -> Option<App> {
     let ext = &card.data.extensions;
     if ext.contains_key(ccv3::lorebook::risu::NAMESPACE) {
@@ -156,6 +163,18 @@ fn book_app(book: &Lorebook) -> Option<App> {
 }
 
 /// Lints a card: its lorebook (if any) and the macros of its text fields.
+///
+/// ```
+/// use ccv3_analyze::{lint_card, App, LintOptions};
+/// let text = br#"{"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember",
+///     "description": "{{#when::1}}warm{{/when}}"}}"#;
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(text)? else { panic!() };
+/// let opts = LintOptions { app: Some(App::SillyTavern), ..LintOptions::default() };
+/// let found = lint_card(&cf.card, &opts, &ccv3_tokens::Estimate);
+/// // RisuAI's block macro, in a card for SillyTavern.
+/// assert!(found.iter().any(|f| f.code == "cbs-other-dialect" && f.path == "data.description"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn lint_card(card: &Card, opts: &LintOptions, tok: &dyn Tokenizer) -> Vec<Finding> {
     let app = opts.app.or_else(|| card_app(card)).unwrap_or(App::Spec);
     let mut out = Vec::new();
@@ -203,6 +222,18 @@ pub fn lint_card(card: &Card, opts: &LintOptions, tok: &dyn Tokenizer) -> Vec<Fi
 }
 
 /// Lints a standalone lorebook (its paths start at `data`, as `validate` writes them).
+///
+/// ```
+/// use ccv3_analyze::{lint_lorebook, LintOptions};
+/// let text = br#"{"spec": "lorebook_v3", "data": {"entries": [
+///     {"keys": ["a"], "content": "Fires on every 'a'.", "enabled": true, "insertion_order": 0}]}}"#;
+/// let ccv3::Document::Lorebook(bf) = ccv3::read_bytes(text)? else { panic!() };
+/// let found = lint_lorebook(&bf.book, &LintOptions::default(), &ccv3_tokens::Estimate);
+/// assert!(found.iter().any(|f| f.code == "lore-key-too-broad" && f.entry == Some(0)));
+/// // Every book gets its budget plan.
+/// assert!(found.iter().any(|f| f.code == "lore-budget-plan" && f.budget.is_some()));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn lint_lorebook(book: &Lorebook, opts: &LintOptions, tok: &dyn Tokenizer) -> Vec<Finding> {
     let app = opts.app.or_else(|| book_app(book)).unwrap_or(App::Spec);
     let mut out = Vec::new();
@@ -212,6 +243,16 @@ pub fn lint_lorebook(book: &Lorebook, opts: &LintOptions, tok: &dyn Tokenizer) -
 
 /// Lints whatever a file holds; a lorebook's format tells its application (World Info:
 /// SillyTavern, RisuAI exports and modules: RisuAI, Agnai memory books: Agnai).
+///
+/// ```
+/// use ccv3_analyze::{lint_document, LintOptions};
+/// let doc = ccv3::read_bytes(br#"{"spec": "lorebook_v3", "data": {"entries": [
+///     {"keys": ["castle"], "content": "x", "enabled": true, "insertion_order": 0,
+///      "extensions": {"delay_until_recursion": true, "exclude_recursion": true}}]}}"#)?;
+/// let found = lint_document(&doc, &LintOptions::default(), &ccv3_tokens::Estimate);
+/// assert!(found.iter().any(|f| f.code == "lore-entry-recursion-dead"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn lint_document(doc: &Document, opts: &LintOptions, tok: &dyn Tokenizer) -> Vec<Finding> {
     match doc {
         Document::Card(cf) => lint_card(&cf.card, opts, tok),

@@ -111,6 +111,15 @@ impl Out<'_> {
 }
 
 /// What each of `apps` (default: [`App::PORTABILITY`]) does with the document.
+///
+/// ```
+/// use ccv3_analyze::{portability, App};
+/// let doc = ccv3::read_bytes(br#"{"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember", "nickname": "Em"}}"#)?;
+/// let found = portability(&doc, &[App::V2]);
+/// assert!(found.iter().any(|f| f.code == "v3-field-dropped" && f.path == "data.nickname"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn portability(doc: &Document, apps: &[App]) -> Vec<PortabilityFinding> {
     let apps: &[App] = if apps.is_empty() {
         &App::PORTABILITY

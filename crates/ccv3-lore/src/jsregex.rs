@@ -176,6 +176,11 @@ impl Engine {
 
 /// Splits a `/pattern/flags` key as SillyTavern does; `None` when the key is not of that form
 /// (the validator's rule, [`ccv3::validate::slash_regex`], so both read a key alike).
+///
+/// ```
+/// assert_eq!(ccv3_lore::jsregex::split_slash("/dragons?/i"), Some(("dragons?", "i")));
+/// assert_eq!(ccv3_lore::jsregex::split_slash("dragon"), None);
+/// ```
 pub fn split_slash(key: &str) -> Option<(&str, &str)> {
     ccv3::validate::slash_regex(key)
 }

@@ -59,6 +59,19 @@ fn facts_of(d: &ccv3::decorator::Decorators) -> DecoratorFacts {
 /// `@@ignore_on_max_context` and `@@disable_ui_prompt` come from the entry's decorators as
 /// compiled ([`ccv3_lore::Activation::decorators`], fallbacks applied), `@@priority` over the
 /// entry's `priority`.
+///
+/// ```
+/// use ccv3_lore::{chat::{Chat, Message, Role}, BookInput, BookKind, LorebookCompiler, ScanOptions};
+/// let mut book = ccv3::Lorebook::default();
+/// book.entries.push(ccv3::Entry::new(&["dragon"], "@@depth 2\nDragons breathe fire."));
+/// let books = [BookInput { book: &book, kind: BookKind::Global, name: "world".into(), world_info: false }];
+/// let compiled = LorebookCompiler::new().compile(&books);
+/// let chat = Chat { messages: vec![Message::new(Role::User, "I saw a dragon!")], ..Default::default() };
+/// let result = compiled.scan(&chat, &Default::default(), &ScanOptions::default(), &ccv3_tokens::Estimate);
+/// let inserts = ccv3_prompt::adapters::inserts_from_activations(&result, &books);
+/// assert_eq!(inserts[0].content, "Dragons breathe fire.");
+/// assert!(matches!(inserts[0].position, ccv3_prompt::InsertPosition::Depth { depth: 2, .. }));
+/// ```
 pub fn inserts_from_activations(
     result: &ccv3_lore::ScanResult<'_>,
     books: &[ccv3_lore::BookInput<'_>],
@@ -113,6 +126,12 @@ pub fn inserts_from_activations(
 }
 
 /// Reads `@@disable_ui_prompt` values, keeping the ones this crate knows.
+///
+/// ```
+/// use ccv3_prompt::UiPrompt;
+/// let kept = ccv3_prompt::adapters::ui_prompts(["system_prompt", "pt_unknown"]);
+/// assert_eq!(kept, [UiPrompt::SystemPrompt]);
+/// ```
 pub fn ui_prompts<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<UiPrompt> {
     values.into_iter().filter_map(UiPrompt::parse).collect()
 }

@@ -612,6 +612,11 @@ fn slot_of(position: &InsertPosition, prefill: bool) -> Slot {
 
 /// Splits expanded `mes_example` text on `<START>` (ASCII case-insensitive) into trimmed,
 /// non-blank blocks.
+///
+/// ```
+/// let blocks = ccv3_prompt::assemble::split_examples("<START>\nA: hi\n<start>\n\n<START>B: bye ");
+/// assert_eq!(blocks, ["A: hi", "B: bye"]);
+/// ```
 pub fn split_examples(text: &str) -> Vec<&str> {
     const MARK: &[u8] = b"<start>";
     let bytes = text.as_bytes();
