@@ -23,6 +23,11 @@ use serde_json::{json, Map, Value};
 
 /// True when a JSON object is an Agnai character: `kind: "character"`, or Agnai's native fields
 /// (`name`, `persona`, `greeting`, `scenario`, `sampleChat`) without a `spec`.
+///
+/// ```
+/// let serde_json::Value::Object(obj) = serde_json::json!({"kind": "character", "name": "Ember"}) else { unreachable!() };
+/// assert!(ccv3::agnai::is_agnai_character(&obj));
+/// ```
 pub fn is_agnai_character(obj: &Map<String, Value>) -> bool {
     if obj.contains_key("spec") {
         return false;
@@ -64,6 +69,16 @@ fn persona_text(persona: &Value) -> String {
 /// # Errors
 ///
 /// Those of [`Card::from_json`] (none for an object).
+///
+/// ```
+/// let obj = serde_json::json!({"kind": "character", "name": "Ember",
+///     "persona": {"kind": "text", "attributes": {"text": ["A fire spirit."]}}, "greeting": "Hi."});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// assert!(ccv3::agnai::is_agnai_character(&obj));
+/// let card = ccv3::agnai::card_from_agnai(obj, &mut Vec::new())?;
+/// assert_eq!((card.data.name.as_str(), card.data.first_mes.as_str()), ("Ember", "Hi."));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_from_agnai(obj: Map<String, Value>, diags: &mut Vec<Diagnostic>) -> Result<Card> {
     let mut rest = obj;
     let mut take = |k: &str| rest.shift_remove(k);

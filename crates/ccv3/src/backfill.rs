@@ -141,6 +141,14 @@ pub fn to_v2(card: &Card, options: &BackfillOptions) -> Value {
 }
 
 /// An entry in V2 shape: decorators removed from `content`, V3-only data stashed when asked.
+///
+/// ```
+/// let mut entry = ccv3::Entry::new(&["dragon"], "@@depth 4\nDragons breathe fire.");
+/// entry.use_regex = true;
+/// let v2 = ccv3::backfill::entry_to_v2(&entry, false);
+/// assert_eq!(v2["content"], "Dragons breathe fire."); // decorators are V3 only
+/// assert_eq!(v2["keys"][0], "dragon");
+/// ```
 pub fn entry_to_v2(e: &Entry, stash: bool) -> Object {
     let parsed = decorator::split(&e.content);
     let mut v2 = e.clone();

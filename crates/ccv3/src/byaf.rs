@@ -40,6 +40,13 @@ use serde_json::{json, Map, Value};
 pub const MANIFEST: &str = "manifest.json";
 
 /// True when the zip's files are a BYAF archive (a `manifest.json` at the root, no `card.json`).
+///
+/// ```
+/// use ccv3::charx::CharxFile;
+/// let file = |p: &str| CharxFile { path: p.into(), data: b"{}".to_vec() };
+/// assert!(ccv3::byaf::is_byaf(&[file("manifest.json")]));
+/// assert!(!ccv3::byaf::is_byaf(&[file("manifest.json"), file("card.json")]));
+/// ```
 pub fn is_byaf(files: &[CharxFile]) -> bool {
     files.iter().any(|f| f.path == MANIFEST) && !files.iter().any(|f| f.path == "card.json")
 }
@@ -142,6 +149,17 @@ fn text(v: &Value, key: &str) -> String {
 ///
 /// [`Error::Charx`] naming the file when `manifest.json` or the character file is missing or
 /// not JSON, or when the manifest lists no character.
+///
+/// ```
+/// use ccv3::{byaf, charx};
+/// // A .byaf is a zip without card.json: read its files, then the character.
+/// let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wild/backyard_archive.byaf"));
+/// let (files, _) = charx::read_zip_files(std::io::Cursor::new(&bytes[..]), &charx::Limits::default())?;
+/// assert!(byaf::is_byaf(&files));
+/// let (card, _assets) = byaf::card_from_byaf(&files, &mut Vec::new())?;
+/// assert!(!card.data.name.is_empty());
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_from_byaf(
     files: &[CharxFile],
     diags: &mut Vec<Diagnostic>,

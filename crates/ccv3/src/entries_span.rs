@@ -44,6 +44,12 @@ pub struct EntriesSpan {
 /// it (the parser hands out strings without escapes as slices of the text): past that string
 /// there are only numbers, literals and punctuation, so counting brackets from there finds the
 /// array's `]`. Arrays without such a string (no strings, or the last one escaped) are `None`.
+///
+/// ```
+/// let text = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","character_book":{"entries":[{"keys":["a"],"content":"x"}]}}}"#;
+/// let span = ccv3::entries_span::character_book_entries(text).expect("a plain entries array");
+/// assert_eq!(&text[span.range.clone()], r#"[{"keys":["a"],"content":"x"}]"#);
+/// ```
 pub fn character_book_entries(text: &str) -> Option<EntriesSpan> {
     // From `str`: the text is UTF-8 already, so the parser does not check it again.
     let mut de = serde_json::Deserializer::from_str(text);

@@ -33,6 +33,11 @@ use serde_json::{json, Map, Value};
 pub const NAMESPACE: &str = "faraday";
 
 /// True for a Faraday character export: a `character` object with `aiName` or `aiPersona`.
+///
+/// ```
+/// assert!(ccv3::faraday::is_faraday_character(&serde_json::json!({"character": {"aiName": "Ember"}})));
+/// assert!(!ccv3::faraday::is_faraday_character(&serde_json::json!({"name": "Ember"})));
+/// ```
 pub fn is_faraday_character(v: &Value) -> bool {
     v.get("character")
         .and_then(Value::as_object)
@@ -45,6 +50,16 @@ pub fn is_faraday_character(v: &Value) -> bool {
 /// # Errors
 ///
 /// Those of [`Card::from_json`] (none for an object).
+///
+/// ```
+/// let v = serde_json::json!({"version": 1, "character": {"aiName": "Ember", "aiPersona": "A fire spirit.",
+///     "firstMessage": "Hi.", "loreItems": [{"key": "dragon", "value": "Dragons breathe fire."}]}});
+/// assert!(ccv3::faraday::is_faraday_character(&v));
+/// let card = ccv3::faraday::card_from_faraday(v, &mut Vec::new())?;
+/// assert_eq!(card.data.name, "Ember");
+/// assert_eq!(card.data.character_book.unwrap().entries[0].keys, ["dragon"]);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_from_faraday(v: Value, diags: &mut Vec<Diagnostic>) -> Result<Card> {
     let Value::Object(mut top) = v else {
         return Card::from_json(v, diags);

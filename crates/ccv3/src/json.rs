@@ -53,6 +53,13 @@ pub fn parse_with(bytes: &[u8], opts: &crate::ReadOptions) -> Result<(Value, Vec
 }
 
 /// True when `err` is `serde_json`'s complaint about a lone UTF-16 surrogate escape.
+///
+/// ```
+/// let err = serde_json::from_str::<String>(r#""\ud83d""#).unwrap_err();
+/// assert!(ccv3::json::is_lone_surrogate_error(&err));
+/// let other = serde_json::from_str::<String>("nope").unwrap_err();
+/// assert!(!ccv3::json::is_lone_surrogate_error(&other));
+/// ```
 pub fn is_lone_surrogate_error(err: &serde_json::Error) -> bool {
     let text = err.to_string();
     text.starts_with("lone leading surrogate in hex escape")
@@ -337,6 +344,12 @@ pub(crate) fn with_text<T>(
 }
 
 /// Serialises a value as pretty JSON (two-space indent, UTF-8, no escaping of non-ASCII).
+///
+/// ```
+/// let v = serde_json::json!({"name": "Émile", "tags": ["a"]});
+/// let text = String::from_utf8(ccv3::json::to_pretty(&v)).unwrap();
+/// assert_eq!(text, "{\n  \"name\": \"Émile\",\n  \"tags\": [\n    \"a\"\n  ]\n}\n");
+/// ```
 pub fn to_pretty<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(4096);
     // Writing to memory cannot fail, and every key of what is written here is a string.
@@ -366,6 +379,11 @@ pub(crate) fn write<W: std::io::Write, T: Serialize + ?Sized>(
 }
 
 /// Serialises a value as compact JSON.
+///
+/// ```
+/// let v = serde_json::json!({"name": "Émile", "tags": ["a"]});
+/// assert_eq!(ccv3::json::to_compact(&v), r#"{"name":"Émile","tags":["a"]}"#.as_bytes());
+/// ```
 pub fn to_compact<T: Serialize + ?Sized>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }

@@ -61,11 +61,21 @@ const JPEG: &str = "JPEG";
 const PNG_EXIF: &str = "PNG eXIf";
 
 /// True when `bytes` starts with a RIFF header of type `WEBP`.
+///
+/// ```
+/// assert!(ccv3::legacy::is_webp(b"RIFF\x24\0\0\0WEBPVP8 "));
+/// assert!(!ccv3::legacy::is_webp(b"\x89PNG\r\n\x1a\n"));
+/// ```
 pub fn is_webp(bytes: &[u8]) -> bool {
     bytes.len() >= 12 && bytes.starts_with(b"RIFF") && bytes.get(8..12) == Some(b"WEBP")
 }
 
 /// True when `bytes` starts with a JPEG start-of-image marker (`FF D8 FF`).
+///
+/// ```
+/// assert!(ccv3::legacy::is_jpeg(&[0xFF, 0xD8, 0xFF, 0xE1]));
+/// assert!(!ccv3::legacy::is_jpeg(b"RIFF"));
+/// ```
 pub fn is_jpeg(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0xFF, 0xD8, 0xFF])
 }
@@ -94,6 +104,12 @@ fn u32_le(b: &[u8], at: usize) -> Option<u32> {
 ///
 /// [`Error::Image`] with format `WebP` when the file is not a WebP, has no `EXIF` chunk, or its
 /// EXIF data holds no JSON `UserComment`.
+///
+/// ```
+/// // A WebP without EXIF holds no card: the error says what is missing.
+/// let err = ccv3::legacy::read_webp_card(b"RIFF\x0c\0\0\0WEBPVP8 \0\0\0\0").unwrap_err();
+/// assert!(matches!(err, ccv3::Error::Image { .. }));
+/// ```
 pub fn read_webp_card(bytes: &[u8]) -> Result<String> {
     if !is_webp(bytes) {
         return Err(image_error(
@@ -146,6 +162,15 @@ pub fn read_webp_card(bytes: &[u8]) -> Result<String> {
 ///
 /// [`Error::Image`] with format `PNG eXIf` when the data is not EXIF or no `UserComment`
 /// holds JSON (plain, as a decimal list, or base64 as Faraday writes it).
+///
+/// ```
+/// // A Backyard AI (Faraday-era) PNG export: the character is in the EXIF chunk.
+/// let png = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wild/backyard_faraday_legacy.png"));
+/// let exif = ccv3::png::read_exif_chunk(std::io::Cursor::new(&png[..]), 1 << 20)?.expect("an eXIf chunk");
+/// let json = ccv3::legacy::read_png_exif_card(&exif)?;
+/// assert!(json.contains("aiName") || json.contains("character"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_png_exif_card(exif: &[u8]) -> Result<String> {
     let tiff = exif.strip_prefix(b"Exif\0\0").unwrap_or(exif);
     read_tiff_card(tiff, 0, PNG_EXIF)
@@ -157,6 +182,12 @@ pub fn read_png_exif_card(exif: &[u8]) -> Result<String> {
 ///
 /// [`Error::Image`] with format `JPEG` when the file is not a JPEG, the segments are broken
 /// before the EXIF data, or no EXIF `UserComment` holds JSON.
+///
+/// ```
+/// // A JPEG without an EXIF UserComment holds no card.
+/// let err = ccv3::legacy::read_jpeg_card(&[0xFF, 0xD8, 0xFF, 0xD9]).unwrap_err();
+/// assert!(matches!(err, ccv3::Error::Image { .. }));
+/// ```
 pub fn read_jpeg_card(bytes: &[u8]) -> Result<String> {
     if !is_jpeg(bytes) {
         return Err(image_error(

@@ -38,6 +38,11 @@ const NAME_KEYS: [&str; 4] = ["name", "bot", "<|bot|>", "char_name"];
 /// `context` or `greeting`, and neither a card's `spec`/`data` nor a card's greeting field
 /// (`first_mes`, Pygmalion's `char_greeting`), nor Agnai's `kind`/`persona`
 /// ([`crate::agnai`]).
+///
+/// ```
+/// let serde_json::Value::Object(obj) = serde_json::json!({"name": "Ember", "context": "A fire spirit.", "greeting": "Hi."}) else { unreachable!() };
+/// assert!(ccv3::textgen::is_textgen_character(&obj));
+/// ```
 pub fn is_textgen_character(obj: &Map<String, Value>) -> bool {
     let named = NAME_KEYS.iter().any(|k| obj.contains_key(*k));
     named
@@ -59,6 +64,14 @@ pub fn is_textgen_character(obj: &Map<String, Value>) -> bool {
 /// True for a text-generation-webui instruction template (`instruction-following/*.yaml`):
 /// `instruction_template` (a Jinja template), or the older `user`/`bot`/`turn_template`
 /// prompts without a character's `name` or `greeting`. Not a character.
+///
+/// ```
+/// let obj = serde_json::json!({"instruction_template": "{%- for message in messages %}{{ message['content'] }}{%- endfor %}"});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// // An instruction template, not a character: ccv3 says so instead of reading a nameless card.
+/// assert!(ccv3::textgen::is_textgen_instruction_template(&obj));
+/// assert!(!ccv3::textgen::is_textgen_character(&obj));
+/// ```
 pub fn is_textgen_instruction_template(obj: &Map<String, Value>) -> bool {
     obj.contains_key("instruction_template")
         || (obj.contains_key("turn_template")
@@ -78,6 +91,15 @@ fn card_macros(text: &str) -> String {
 /// # Errors
 ///
 /// Those of [`Card::from_json`] (none for a mapping).
+///
+/// ```
+/// let obj = serde_json::json!({"name": "Ember", "context": "A fire spirit.", "greeting": "Hi."});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// assert!(ccv3::textgen::is_textgen_character(&obj));
+/// let card = ccv3::textgen::card_from_textgen(obj, &mut Vec::new())?;
+/// assert_eq!((card.data.description.as_str(), card.data.first_mes.as_str()), ("A fire spirit.", "Hi."));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_from_textgen(obj: Map<String, Value>, diags: &mut Vec<Diagnostic>) -> Result<Card> {
     let mut rest = obj;
     let name_key = NAME_KEYS

@@ -587,6 +587,12 @@ pub const SILLYTAVERN_MARKERS: [&str; 4] = [
 ];
 
 /// True when an entry's extensions carry one of [`SILLYTAVERN_MARKERS`].
+///
+/// ```
+/// assert!(!ccv3::validate::written_by_sillytavern(&ccv3::Extensions::new()));
+/// let ext = ccv3::Extensions::from_json_text(r#"{"display_index": 3, "position": 1}"#).unwrap();
+/// assert!(ccv3::validate::written_by_sillytavern(&ext));
+/// ```
 pub fn written_by_sillytavern(ext: &crate::Extensions) -> bool {
     let mut found = false;
     ext.visit(|k| SILLYTAVERN_MARKERS.contains(&k), |_, _| found = true);

@@ -52,6 +52,13 @@ fn character_files(files: &[CharxFile]) -> impl Iterator<Item = &str> {
 
 /// True when the zip's files are a Voxta package: a `Characters/{id}/character.json` and no
 /// `card.json`.
+///
+/// ```
+/// use ccv3::charx::CharxFile;
+/// let file = |p: &str| CharxFile { path: p.into(), data: b"{}".to_vec() };
+/// assert!(ccv3::voxta::is_voxta(&[file("Characters/0b1c/character.json")]));
+/// assert!(!ccv3::voxta::is_voxta(&[file("card.json")]));
+/// ```
 pub fn is_voxta(files: &[CharxFile]) -> bool {
     character_files(files).next().is_some() && !files.iter().any(|f| f.path == "card.json")
 }
@@ -254,6 +261,17 @@ fn book_entries(
 ///
 /// [`Error::Charx`] naming the file when the character file is missing, not JSON or not an
 /// object.
+///
+/// ```
+/// use ccv3::{charx, voxta};
+/// // A Voxta package is a zip without card.json: read its files, then the character.
+/// let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wild/voxta_package.voxpkg"));
+/// let (files, _) = charx::read_zip_files(std::io::Cursor::new(&bytes[..]), &charx::Limits::default())?;
+/// assert!(voxta::is_voxta(&files));
+/// let (card, _assets) = voxta::card_from_voxta(&files, &mut Vec::new())?;
+/// assert!(!card.data.name.is_empty());
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_from_voxta(
     files: &[CharxFile],
     diags: &mut Vec<Diagnostic>,

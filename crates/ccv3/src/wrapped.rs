@@ -19,6 +19,11 @@ pub const WRAPPER_KEY: &str = "character";
 
 /// True when `obj` holds a card under [`WRAPPER_KEY`]: an object with `spec` beside a `data`
 /// object (a V2 or V3 card), and `obj` has no `spec` or `data` of its own.
+///
+/// ```
+/// let serde_json::Value::Object(obj) = serde_json::json!({"character": {"spec": "chara_card_v2", "data": {}}}) else { unreachable!() };
+/// assert!(ccv3::wrapped::is_wrapped_card(&obj));
+/// ```
 pub fn is_wrapped_card(obj: &Map<String, Value>) -> bool {
     if obj.contains_key("spec") || obj.contains_key("data") {
         return false;
@@ -38,6 +43,18 @@ pub fn is_wrapped_card(obj: &Map<String, Value>) -> bool {
 /// # Errors
 ///
 /// Those of [`Card::from_json`].
+///
+/// ```
+/// let obj = serde_json::json!({"character": {"spec": "chara_card_v2", "spec_version": "2.0",
+///     "data": {"name": "Ember"}}});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// assert!(ccv3::wrapped::is_wrapped_card(&obj));
+/// let mut diags = Vec::new();
+/// let card = ccv3::wrapped::card_from_wrapped(obj, &mut diags)?;
+/// assert_eq!(card.data.name, "Ember");
+/// assert!(diags.iter().any(|d| d.code == "wrapped-card"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn card_from_wrapped(mut obj: Map<String, Value>, diags: &mut Vec<Diagnostic>) -> Result<Card> {
     let inner = obj.shift_remove(WRAPPER_KEY).unwrap_or(Value::Null);
     let mut card = Card::from_json(inner, diags)?;

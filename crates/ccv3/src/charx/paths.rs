@@ -123,6 +123,14 @@ pub fn safe_join(root: &Path, zip_path: &str) -> Result<PathBuf> {
 ///
 /// `ext` is matched without a leading dot and case-insensitively. Live2D files are recognised by
 /// `moc3`/`moc` and by the compound extensions Cubism uses (`model3.json`, `motion3.json`, ...).
+///
+/// ```
+/// use ccv3::charx::asset_kind;
+/// assert_eq!(asset_kind("PNG"), "images");
+/// assert_eq!(asset_kind(".mp3"), "audio");
+/// assert_eq!(asset_kind("model3.json"), "l2d");
+/// assert_eq!(asset_kind("xyz"), "other");
+/// ```
 pub fn asset_kind(ext: &str) -> &'static str {
     let ext = ext.trim_start_matches('.').to_ascii_lowercase();
     match ext.as_str() {

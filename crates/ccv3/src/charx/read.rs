@@ -819,6 +819,14 @@ pub(crate) fn read_charx_deferred<R: Read + Seek>(
 ///
 /// [`Error::Charx`] for a broken or hostile archive (naming the entry), including a missing
 /// `card.json`; [`Error::Limit`] when a limit is hit; [`Error::Io`] when the reader fails.
+///
+/// ```
+/// use ccv3::charx::{read_charx, write_charx_to_vec, CharxFile, Limits};
+/// let zip = write_charx_to_vec(b"{}", &[CharxFile { path: "x.txt".into(), data: b"x".to_vec() }])?;
+/// let archive = read_charx(std::io::Cursor::new(zip), &Limits::default())?;
+/// assert_eq!(archive.files[0].path, "x.txt");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_charx<R: Read + Seek>(r: R, limits: &Limits) -> Result<CharxArchive> {
     let mut card_json = Vec::new();
     let mut files = Vec::new();
@@ -843,6 +851,17 @@ pub fn read_charx<R: Read + Seek>(r: R, limits: &Limits) -> Result<CharxArchive>
 /// # Errors
 ///
 /// As [`read_charx`].
+///
+/// ```
+/// use ccv3::charx::{read_charx_from_slice, write_charx_to_vec, CharxFile, Limits};
+/// let zip = write_charx_to_vec(b"{}", &[CharxFile { path: "x.txt".into(), data: b"x".to_vec() }])?;
+/// let archive = read_charx_from_slice(&zip, &Limits::default())?;
+/// assert_eq!((archive.card_json.as_slice(), archive.files.len()), (&b"{}"[..], 1));
+/// // Limits are checked entry by entry.
+/// let tight = Limits { max_entries: 1, ..Limits::default() };
+/// assert!(read_charx_from_slice(&zip, &tight).is_err());
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_charx_from_slice(bytes: &[u8], limits: &Limits) -> Result<CharxArchive> {
     read_charx(Cursor::new(bytes), limits)
 }
@@ -855,6 +874,14 @@ pub fn read_charx_from_slice(bytes: &[u8], limits: &Limits) -> Result<CharxArchi
 /// # Errors
 ///
 /// As [`read_charx`].
+///
+/// ```
+/// use ccv3::charx::{read_charx_card_json, write_charx_to_vec, CharxFile, Limits};
+/// let zip = write_charx_to_vec(b"{}", &[CharxFile { path: "big.bin".into(), data: vec![0; 1 << 16] }])?;
+/// // Only card.json is decompressed.
+/// assert_eq!(read_charx_card_json(std::io::Cursor::new(zip), &Limits::default())?, b"{}");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_charx_card_json<R: Read + Seek>(mut r: R, limits: &Limits) -> Result<Vec<u8>> {
     let dir = read_directory(&mut r, limits)?;
     let entry = dir
@@ -923,6 +950,14 @@ pub fn find_zip_start(bytes: &[u8]) -> Option<usize> {
 /// True when the zip at the end of `r` (after any prefix: a JPEG, a stub) lists `card.json` in
 /// its central directory. Reads only the end records and the directory, so a file can be sniffed
 /// without being read whole; the reader's position is left anywhere.
+///
+/// ```
+/// use ccv3::charx::{reader_lists_card_json, write_charx_to_vec};
+/// let mut with = std::io::Cursor::new(write_charx_to_vec(b"{}", &[])?);
+/// assert!(reader_lists_card_json(&mut with));
+/// assert!(!reader_lists_card_json(&mut std::io::Cursor::new(b"not a zip".to_vec())));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn reader_lists_card_json<R: Read + Seek>(r: &mut R) -> bool {
     let mut has_card = false;
     scan_names_in(r, |name, _| {
@@ -936,6 +971,13 @@ pub fn reader_lists_card_json<R: Read + Seek>(r: &mut R) -> bool {
 /// whose central directory lists `card.json`.
 ///
 /// A cheap sniff for format detection; [`read_charx`] does the real checking.
+///
+/// ```
+/// let zip = ccv3::charx::write_charx_to_vec(br#"{"spec":"chara_card_v3"}"#, &[])?;
+/// assert!(ccv3::charx::looks_like_charx(&zip));
+/// assert!(!ccv3::charx::looks_like_charx(b"PK but not a zip"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn looks_like_charx(bytes: &[u8]) -> bool {
     if bytes.starts_with(&LOCAL_SIG) {
         return true;

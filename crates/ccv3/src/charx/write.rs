@@ -208,6 +208,16 @@ where
 /// # Errors
 ///
 /// As [`write_charx`].
+///
+/// ```
+/// use ccv3::charx::{read_charx_from_slice, write_charx_to_vec, CharxFile, Limits};
+/// let files = [CharxFile { path: "assets/icon/images/main.png".into(), data: vec![1, 2, 3] }];
+/// let zip = write_charx_to_vec(br#"{"spec":"chara_card_v3"}"#, &files)?;
+/// let back = read_charx_from_slice(&zip, &Limits::default())?;
+/// assert_eq!(back.card_json, br#"{"spec":"chara_card_v3"}"#);
+/// assert_eq!(back.files, files);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_charx_to_vec(card_json: &[u8], files: &[CharxFile]) -> Result<Vec<u8>> {
     let mut out = Cursor::new(Vec::new());
     write_charx(&mut out, card_json, files)?;

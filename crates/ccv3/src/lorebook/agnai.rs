@@ -26,6 +26,16 @@ use serde_json::Value;
 pub const NAMESPACE: &str = "agnai";
 
 /// Reads an Agnai memory book object into a V3 lorebook.
+///
+/// ```
+/// let obj = serde_json::json!({"kind": "memory", "name": "World", "entries": [
+///     {"name": "Dragons", "entry": "Dragons breathe fire.", "keywords": ["dragon"],
+///      "priority": 10, "weight": 3, "enabled": true}]});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// let book = ccv3::lorebook::agnai::from_agnai(obj, &mut Vec::new());
+/// assert_eq!(book.name.as_deref(), Some("World"));
+/// assert_eq!((book.entries[0].keys[0].as_str(), book.entries[0].insertion_order.as_i64()), ("dragon", Some(3)));
+/// ```
 pub fn from_agnai(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     let mut r = Repairs {
         diags,

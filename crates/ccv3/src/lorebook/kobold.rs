@@ -62,6 +62,14 @@ pub(crate) fn is_kobold_story(obj: &Object) -> bool {
 }
 
 /// Reads a KoboldAI story save (an object) or world info export (an array) into a V3 lorebook.
+///
+/// ```
+/// // KoboldAI Lite's world info export: the list alone.
+/// let v = serde_json::json!([{"key": "dragon, wyrm", "keysecondary": "", "content": "Dragons breathe fire.",
+///     "comment": "", "folder": null, "selective": false, "constant": false}]);
+/// let book = ccv3::lorebook::kobold::from_kobold(v, &mut Vec::new());
+/// assert_eq!(book.entries[0].keys, ["dragon", "wyrm"]);
+/// ```
 pub fn from_kobold(v: Value, diags: &mut Vec<Diagnostic>) -> Lorebook {
     let mut r = Repairs {
         diags,

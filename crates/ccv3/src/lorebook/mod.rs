@@ -295,6 +295,16 @@ pub fn read_lorebook_value(
 }
 
 /// Parses JSON bytes (a UTF-8 BOM is skipped) and reads the lorebook in them.
+///
+/// ```
+/// use ccv3::lorebook::{read_lorebook_slice, BookFormat};
+/// let text = br#"{"entries": {"0": {"uid": 0, "key": ["dragon"], "content": "Dragons breathe fire."}}}"#;
+/// let mut diags = Vec::new();
+/// let (book, format) = read_lorebook_slice(text, &mut diags)?;
+/// assert_eq!(format, BookFormat::WorldInfo);
+/// assert_eq!(book.entries[0].keys, ["dragon"]);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_lorebook_slice(
     bytes: &[u8],
     diags: &mut Vec<Diagnostic>,
@@ -309,6 +319,17 @@ pub fn read_lorebook_slice(
 /// Writes a lorebook in a writable format: `LorebookV3`, `CharacterBook` or `WorldInfo`.
 ///
 /// The importer formats are read-only: asking for one is an [`Error::Parameter`].
+///
+/// ```
+/// use ccv3::lorebook::{write_lorebook_value, BookFormat};
+/// let mut book = ccv3::Lorebook::default();
+/// book.entries.push(ccv3::Entry::new(&["dragon"], "Dragons breathe fire."));
+/// let v3 = write_lorebook_value(&book, BookFormat::LorebookV3)?;
+/// assert_eq!(v3["spec"], "lorebook_v3");
+/// let wi = write_lorebook_value(&book, BookFormat::WorldInfo)?;
+/// assert_eq!(wi["entries"]["0"]["key"][0], "dragon");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_lorebook_value(book: &Lorebook, format: BookFormat) -> Result<Value> {
     match format {
         BookFormat::LorebookV3 => Ok(book.to_lorebook_v3()),

@@ -30,6 +30,15 @@ use serde_json::{Number, Value};
 pub const NAMESPACE: &str = "novelai";
 
 /// Reads a NovelAI lorebook object into a V3 lorebook.
+///
+/// ```
+/// let obj = serde_json::json!({"lorebookVersion": 4, "entries": [
+///     {"text": "Dragons breathe fire.", "keys": ["dragon"], "displayName": "Dragons", "enabled": true}]});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// let book = ccv3::lorebook::novelai::from_novelai(obj, &mut Vec::new());
+/// assert_eq!(book.entries[0].content, "Dragons breathe fire.");
+/// assert_eq!(book.entries[0].name.as_deref(), Some("Dragons"));
+/// ```
 pub fn from_novelai(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     let mut r = Repairs {
         diags,

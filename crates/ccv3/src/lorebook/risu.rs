@@ -32,6 +32,17 @@ use serde_json::Value;
 pub const NAMESPACE: &str = "risuai";
 
 /// Reads a RisuAI lorebook export object into a V3 lorebook.
+///
+/// ```
+/// let obj = serde_json::json!({"type": "risu", "ver": 1, "data": [
+///     {"key": "dragon, wyrm", "secondkey": "", "insertorder": 5, "comment": "Dragons",
+///      "content": "Dragons breathe fire.", "mode": "normal", "alwaysActive": false, "selective": false}]});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// let mut diags = Vec::new();
+/// let book = ccv3::lorebook::risu::from_risu(obj, &mut diags);
+/// assert_eq!(book.entries[0].keys, ["dragon", "wyrm"]);
+/// assert_eq!(book.entries[0].insertion_order.as_i64(), Some(5));
+/// ```
 pub fn from_risu(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     let mut r = Repairs {
         diags,

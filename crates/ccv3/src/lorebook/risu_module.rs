@@ -31,6 +31,18 @@ pub(crate) fn is_risu_module(obj: &Object) -> bool {
 }
 
 /// Reads a RisuAI module object (either shape) into a V3 lorebook.
+///
+/// ```
+/// let obj = serde_json::json!({"type": "risuModule", "name": "Dragons", "id": "m1", "lorebook": [
+///     {"key": "dragon", "secondkey": "", "insertorder": 100, "comment": "", "content": "Dragons breathe fire.",
+///      "mode": "normal", "alwaysActive": false, "selective": false}]});
+/// let serde_json::Value::Object(obj) = obj else { unreachable!() };
+/// let book = ccv3::lorebook::risu_module::from_risu_module(obj, &mut Vec::new());
+/// assert_eq!(book.name.as_deref(), Some("Dragons"));
+/// assert_eq!(book.entries[0].content, "Dragons breathe fire.");
+/// // The module's other parts are kept.
+/// assert!(book.extensions.contains_key("risuai"));
+/// ```
 pub fn from_risu_module(obj: Object, diags: &mut Vec<Diagnostic>) -> Lorebook {
     let mut r = Repairs {
         diags,

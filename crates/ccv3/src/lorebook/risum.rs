@@ -87,6 +87,11 @@ impl RpackTable {
 }
 
 /// True when `bytes` start as a `.risum` file does (magic, version 0, room for a length).
+///
+/// ```
+/// assert!(ccv3::lorebook::risum::is_risum(&[111, 0, 2, 0, 0, 0]));
+/// assert!(!ccv3::lorebook::risum::is_risum(b"{\"type\": \"risuModule\"}"));
+/// ```
 pub fn is_risum(bytes: &[u8]) -> bool {
     bytes.len() >= 6 && bytes.first() == Some(&MAGIC) && bytes.get(1) == Some(&0)
 }
@@ -106,6 +111,18 @@ pub struct Risum {
 ///
 /// [`Error::Format`] naming the byte offset when the file is cut short or a block marker is
 /// neither 0 nor 1; [`Error::Limit`] past [`MAX_ASSETS`] blocks.
+///
+/// ```
+/// use ccv3::lorebook::risum::{is_risum, read_risum, RpackTable};
+/// // A module written by RisuAI's own exporter.
+/// let bytes = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wild/risu_module.risum"));
+/// assert!(is_risum(bytes));
+/// let risum = read_risum(bytes, &RpackTable::RISUAI)?;
+/// let main: serde_json::Value = serde_json::from_slice(&risum.main).unwrap();
+/// assert_eq!(main["type"], "risuModule");
+/// assert_eq!(main["module"]["name"], "Lighthouse Module");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_risum(bytes: &[u8], table: &RpackTable) -> Result<Risum> {
     if !is_risum(bytes) {
         return Err(Error::format(

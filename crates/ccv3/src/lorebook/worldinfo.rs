@@ -523,6 +523,14 @@ fn entry_to_wi(e: &Entry, index: usize) -> (String, Object) {
 ///
 /// Entries are keyed by their `id` (their index when they have none); a key already used gets
 /// the next free integer, as SillyTavern does. See the module docs for the field mapping.
+///
+/// ```
+/// let mut book = ccv3::Lorebook::default();
+/// book.entries.push(ccv3::Entry::new(&["dragon"], "Dragons breathe fire."));
+/// let wi = ccv3::lorebook::worldinfo::to_worldinfo(&book);
+/// assert_eq!(wi["entries"]["0"]["key"][0], "dragon");
+/// assert_eq!(wi["entries"]["0"]["content"], "Dragons breathe fire.");
+/// ```
 pub fn to_worldinfo(book: &Lorebook) -> Value {
     let mut entries = Object::new();
     let mut used: HashSet<String> = HashSet::new();

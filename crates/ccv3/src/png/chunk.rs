@@ -112,6 +112,11 @@ pub struct ChunkInfo {
 }
 
 /// True when `bytes` starts with the PNG signature.
+///
+/// ```
+/// assert!(ccv3::png::is_png(b"\x89PNG\r\n\x1a\n...."));
+/// assert!(!ccv3::png::is_png(b"GIF89a"));
+/// ```
 pub fn is_png(bytes: &[u8]) -> bool {
     bytes.starts_with(&SIGNATURE)
 }

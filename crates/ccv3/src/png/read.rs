@@ -21,6 +21,16 @@ use crate::{Diagnostic, Error, Result};
 /// [`Error::Png`] when the signature is missing, when the chunk stream is truncated or corrupt
 /// before any `ccv3`/`chara` chunk was read, or when card chunks exist but none decodes;
 /// [`Error::Limit`] when a [`Limits`] value is exceeded; [`Error::Io`] on I/O failure.
+///
+/// ```
+/// // A PNG to work with: a card written with ccv3's plain generated picture.
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)? else { panic!() };
+/// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
+/// let chunks = ccv3::png::read_card_chunks(std::io::Cursor::new(&png), &ccv3::png::Limits::default())?;
+/// // The V3 card in `ccv3`, the spec's V2 backfill in `chara`, both base64 as written.
+/// assert!(chunks.ccv3.is_some() && chunks.chara.is_some());
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_card_chunks<R: Read + Seek>(r: R, limits: &Limits) -> Result<CardChunks> {
     read_card_chunks_impl(Plain(r), limits, false).map(|(chunks, _)| chunks)
 }
@@ -354,6 +364,18 @@ pub fn read_card_chunks_from_slice(bytes: &[u8]) -> Result<CardChunks> {
 /// # Errors
 ///
 /// [`Error::Png`] when the signature is missing or the chunk stream is truncated or corrupt.
+///
+/// ```
+/// // A PNG to work with: a card written with ccv3's plain generated picture.
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)? else { panic!() };
+/// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
+/// let chunks = ccv3::png::list_chunks(&png)?;
+/// assert_eq!(chunks[0].kind, "IHDR");
+/// assert_eq!(chunks.last().unwrap().kind, "IEND");
+/// assert!(chunks.iter().all(|c| c.crc_ok));
+/// assert!(chunks.iter().any(|c| c.keyword.as_deref() == Some("ccv3")));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn list_chunks(bytes: &[u8]) -> Result<Vec<ChunkInfo>> {
     let limits = Limits::default();
     let mut walker = Walker::new(Plain(Cursor::new(bytes)), Mode::VerifyAll, &limits)?;
@@ -381,6 +403,15 @@ pub fn list_chunks(bytes: &[u8]) -> Result<Vec<ChunkInfo>> {
 /// # Errors
 ///
 /// [`Error::Limit`] for an `eXIf` chunk over `max_len` bytes; [`Error::Io`] when reading fails.
+///
+/// ```
+/// // A Backyard AI (Faraday-era) PNG export: the character is in the EXIF chunk.
+/// let png = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/wild/backyard_faraday_legacy.png"));
+/// let exif = ccv3::png::read_exif_chunk(std::io::Cursor::new(&png[..]), 1 << 20)?.expect("an eXIf chunk");
+/// let json = ccv3::legacy::read_png_exif_card(&exif)?;
+/// assert!(json.contains("aiName") || json.contains("character"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_exif_chunk<R: Read + Seek>(mut r: R, max_len: u64) -> Result<Option<Vec<u8>>> {
     let mut sig = [0u8; 8];
     if r.read_exact(&mut sig).is_err() || sig != SIGNATURE {

@@ -72,6 +72,20 @@ pub(super) fn check_text_chunk(keyword: &str, value: &[u8]) -> Result<()> {
 ///
 /// Same as [`write_card_chunks`]; nothing is written when the input is rejected (the input is
 /// validated completely first).
+///
+/// ```
+/// // A PNG to work with: a card written with ccv3's plain generated picture.
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)? else { panic!() };
+/// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
+/// let mut out = Vec::new();
+/// ccv3::png::write_card_chunks_to(&png, &[], &mut out)?; // every card chunk removed
+/// assert!(matches!(ccv3::read_bytes(&out), Err(_)));
+/// // A bad keyword is refused before anything is written.
+/// let mut nothing = Vec::new();
+/// assert!(ccv3::png::write_card_chunks_to(&png, &[("bad\0key", b"x")], &mut nothing).is_err());
+/// assert!(nothing.is_empty());
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_card_chunks_to<W: Write>(
     png: &[u8],
     chunks: &[(&str, &[u8])],
@@ -108,6 +122,18 @@ pub fn write_card_chunks_to<W: Write>(
 /// [`Error::Png`] when `png` is not a complete PNG with an `IEND` chunk;
 /// [`Error::Parameter`] for a keyword that is not 1-79 printable ASCII characters or a value
 /// holding NUL.
+///
+/// ```
+/// // A PNG to work with: a card written with ccv3's plain generated picture.
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)? else { panic!() };
+/// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
+/// // Replace the card chunks: only a `chara` chunk now.
+/// let v2 = ccv3::png::encode_text_value(r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"B"}}"#);
+/// let out = ccv3::png::write_card_chunks(&png, &[("chara", &v2)])?;
+/// let ccv3::Document::Card(back) = ccv3::read_bytes(&out)? else { panic!() };
+/// assert_eq!(back.card.data.name, "B");
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn write_card_chunks(png: &[u8], chunks: &[(&str, &[u8])]) -> Result<Vec<u8>> {
     let extra: usize = chunks.iter().map(|(k, v)| k.len() + v.len() + 13).sum();
     let mut out = Vec::with_capacity(png.len().saturating_add(extra));
