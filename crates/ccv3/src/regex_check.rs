@@ -20,6 +20,16 @@ static REGISTERED: std::sync::OnceLock<SyntaxCheck> = std::sync::OnceLock::new()
 
 /// Registers the syntax check of WebAssembly builds (see the module docs); the first one
 /// registered stays. Other builds check with `regress` and ignore this.
+///
+/// ```
+/// // A WebAssembly host registers its own engine's check (JavaScript's `RegExp` in the npm
+/// // package); native builds check with `regress` and ignore it.
+/// fn host_check(pattern: &str, _flags: &str) -> Result<(), String> {
+///     if pattern.contains('(') && !pattern.contains(')') { Err("unterminated group".into()) } else { Ok(()) }
+/// }
+/// ccv3::set_regex_syntax_check(host_check);
+/// assert!(ccv3::check_regex_syntax("(a", "").is_err());
+/// ```
 pub fn set_regex_syntax_check(check: SyntaxCheck) {
     #[cfg(target_arch = "wasm32")]
     let _ = REGISTERED.set(check);
@@ -29,6 +39,12 @@ pub fn set_regex_syntax_check(check: SyntaxCheck) {
 
 /// Checks `pattern` with `flags` (`"iu"`, ...) as ECMAScript does: `Err` with the reason when it
 /// is not a valid regex.
+///
+/// ```
+/// assert!(ccv3::check_regex_syntax("dragons?", "i").is_ok());
+/// let err = ccv3::check_regex_syntax("(unclosed", "").unwrap_err();
+/// assert!(!err.is_empty()); // the regex engine's reason
+/// ```
 pub fn check_regex_syntax(pattern: &str, flags: &str) -> Result<(), String> {
     #[cfg(not(target_arch = "wasm32"))]
     return regress::Regex::with_flags(pattern, flags)

@@ -54,6 +54,12 @@
 use crate::registry::{Family, Registry};
 
 /// Adds the block names and `slot`.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::blocks::register(&mut registry);
+/// assert!(registry.contains("slot"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Blocks;
     // Block headers are evaluated by the expander; as plain macros they stay text.

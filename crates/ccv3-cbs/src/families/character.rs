@@ -48,6 +48,12 @@ fn field(get: fn(&Context) -> &str) -> impl Fn(&mut Call<'_, '_>) -> Option<Stri
 }
 
 /// Adds the character field macros.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::character::register(&mut registry);
+/// assert!(registry.contains("description"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Character;
     r.register_all(

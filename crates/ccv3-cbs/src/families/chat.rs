@@ -31,6 +31,12 @@ use crate::context::Role;
 use crate::registry::{Family, Registry};
 
 /// Adds the chat macros.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::chat::register(&mut registry);
+/// assert!(registry.contains("lastmessage"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Chat;
     r.register_all(f, &["lastmessage"], |c| {

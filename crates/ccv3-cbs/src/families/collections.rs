@@ -115,6 +115,12 @@ fn assign(c: &mut Call<'_, '_>, items: &mut Vec<Value>, index: usize, value: Val
 /// Adds RisuAI's array and dictionary functions.
 ///
 /// Longer than 150 lines on purpose: a table, one registration (name and handler) per macro.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::collections::register(&mut registry);
+/// assert!(registry.contains("makearray"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Collections;
     r.register_all(f, &["makearray", "array", "a"], |c| {

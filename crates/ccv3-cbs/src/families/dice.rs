@@ -16,6 +16,12 @@
 use crate::registry::{Family, Registry};
 
 /// Adds `dice`.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::dice::register(&mut registry);
+/// assert!(registry.contains("dice"));
+/// ```
 pub fn register(r: &mut Registry) {
     r.register_all(Family::Dice, &["dice"], super::spec::roll);
 }

@@ -14,6 +14,12 @@
 use crate::registry::{Family, Registry};
 
 /// Adds `<user>`.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::legacy::register(&mut registry);
+/// assert!(registry.contains("<user>"));
+/// ```
 pub fn register(r: &mut Registry) {
     r.register_all(Family::Legacy, &["<user>"], |c| {
         Some(c.context().user_name.clone())

@@ -72,6 +72,12 @@ fn cbr(c: &mut Call<'_, '_>) -> Option<String> {
 }
 
 /// Adds RisuAI's markup and escape functions.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::markup::register(&mut registry);
+/// assert!(registry.contains("cbr"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Markup;
     r.register_all(f, &["cbr", "cnl", "cnewline"], cbr);

@@ -45,6 +45,12 @@ use crate::registry::{Family, Registry};
 use super::bool_str;
 
 /// Evaluates an expression (grammar in the module docs); `NaN` when malformed.
+///
+/// ```
+/// use ccv3_cbs::families::math::eval;
+/// assert_eq!(eval("1 + 2 * 3"), 7.0);
+/// assert!(eval("1 +").is_nan());
+/// ```
 pub fn eval(expr: &str) -> f64 {
     let mut p = Expr {
         s: expr.as_bytes(),
@@ -282,6 +288,12 @@ impl Expr<'_> {
 }
 
 /// Adds the math and comparison macros.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::math::register(&mut registry);
+/// assert!(registry.contains("calc"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Math;
     r.register_all(f, &["calc", "?"], |c| Some(fmt_num(eval(&c.raw()))));

@@ -91,6 +91,12 @@ pub(crate) fn roll_with(
 }
 
 /// Adds RisuAI's number functions.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::numbers::register(&mut registry);
+/// assert!(registry.contains("round"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Numbers;
     r.register_all(f, &["round"], |c| unary(c, js::round));

@@ -14,6 +14,12 @@
 use crate::registry::{Family, Registry};
 
 /// Adds `original`.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::original::register(&mut registry);
+/// assert!(registry.contains("original"));
+/// ```
 pub fn register(r: &mut Registry) {
     r.register_all(Family::Original, &["original"], |c| {
         Some(if c.first_original() {

@@ -83,6 +83,12 @@ fn message_object(role: Role, content: &str) -> String {
 }
 
 /// Adds RisuAI's chat and application functions.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::risu::register(&mut registry);
+/// assert!(registry.contains("chatindex"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::RisuChat;
     r.register_all(f, &["chatindex"], |_| Some("-1".to_owned()));

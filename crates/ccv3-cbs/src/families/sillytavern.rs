@@ -282,6 +282,12 @@ fn group(c: &Call<'_, '_>, muted: bool, other: bool) -> String {
 }
 
 /// Adds SillyTavern's own macros.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::sillytavern::register(&mut registry);
+/// assert!(registry.contains("charprompt"));
+/// ```
 pub fn register(r: &mut Registry) {
     register_scope(r, Scope::Local, "");
     register_scope(r, Scope::Global, "global");

@@ -43,6 +43,12 @@ use crate::registry::{Family, Registry};
 use super::choices;
 
 /// Adds the spec set.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::spec::register(&mut registry);
+/// assert!(registry.contains("char"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Spec;
     r.register_all(f, &["char", "bot", "<char>", "<bot>"], |c| {

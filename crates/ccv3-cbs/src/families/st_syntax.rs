@@ -43,6 +43,12 @@ use crate::registry::{Family, Registry};
 /// Adds the names of SillyTavern's engine syntax. The expander handles them itself; called
 /// directly (another dialect's expander), `{{if}}` and the shorthand stay text and `{{else}}`
 /// is empty, as SillyTavern's own marker is removed.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::st_syntax::register(&mut registry);
+/// assert!(registry.contains("else"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::SillyTavernSyntax;
     r.register_all(f, &["if", ".name", "$name"], |_| None);

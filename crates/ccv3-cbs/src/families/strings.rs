@@ -121,6 +121,12 @@ fn js_space(c: char) -> bool {
 }
 
 /// Adds RisuAI's string functions.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::strings::register(&mut registry);
+/// assert!(registry.contains("startswith"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Strings;
     r.register_all(f, &["startswith"], |c| two(c, |a, b| a.starts_with(b)));

@@ -25,6 +25,12 @@ use crate::parse::Style;
 use crate::registry::{Family, Registry};
 
 /// Adds the text macros.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::text::register(&mut registry);
+/// assert!(registry.contains("br"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Text;
     r.register_all(f, &["br"], |_| Some("\n".to_owned()));

@@ -182,6 +182,12 @@ fn with_clock(f: fn(Civil, Timestamp) -> String) -> impl Fn(&mut Call<'_, '_>) -
 }
 
 /// Adds the time macros.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::time::register(&mut registry);
+/// assert!(registry.contains("time"));
+/// ```
 pub fn register(r: &mut Registry) {
     let f = Family::Time;
     r.register_all(f, &["time"], |c| {

@@ -134,6 +134,12 @@ fn register_scope(r: &mut Registry, scope: Scope, infix: &str) {
 }
 
 /// Adds the variable macros.
+///
+/// ```
+/// let mut registry = ccv3_cbs::Registry::empty();
+/// ccv3_cbs::families::variables::register(&mut registry);
+/// assert!(registry.contains("settempvar"));
+/// ```
 pub fn register(r: &mut Registry) {
     register_scope(r, Scope::Local, "");
     register_scope(r, Scope::Global, "global");
