@@ -225,7 +225,8 @@ struct Shared {
 /// entries' extensions walked here, on the reading thread), so that taking it only makes the
 /// objects.
 fn read_one(path: &str, options: &ReadOptions) -> Result<tape::Tape, EmbedError> {
-    let card = V3(ccv3_embed::read_card_path_model(
+    // The batch's threads have the cores: no second thread per big book.
+    let card = V3(ccv3_embed::read_card_path_model_on_this_thread(
         std::path::Path::new(path),
         options,
     )?);

@@ -83,7 +83,10 @@ pub(crate) fn to_py<'py, T: Serialize + Sync + ?Sized>(
 fn write<T: Serialize + ?Sized>(value: &T, tx: SyncSender<Chunk>) -> Result<(), Error> {
     let mut w = Writer {
         tx: Some(tx),
-        chunk: Chunk::default(),
+        chunk: Chunk {
+            evs: Vec::with_capacity(CHUNK_EVENTS),
+            text: String::new(),
+        },
         keys: FxHashMap::default(),
     };
     value.serialize(&mut w)?;
@@ -243,7 +246,13 @@ impl Writer {
         self.chunk.evs.push(ev);
         if let Some(tx) = &self.tx {
             if self.chunk.evs.len() >= CHUNK_EVENTS {
-                let full = std::mem::take(&mut self.chunk);
+                // The next chunk starts at its full size (growing it step by step copied each
+                // chunk's events about twice), its text at the size of the last one's.
+                let next = Chunk {
+                    evs: Vec::with_capacity(CHUNK_EVENTS),
+                    text: String::with_capacity(self.chunk.text.len()),
+                };
+                let full = std::mem::replace(&mut self.chunk, next);
                 // The reader is gone when building failed: stop.
                 tx.send(full).map_err(|_| Error("stopped".into()))?;
             }
