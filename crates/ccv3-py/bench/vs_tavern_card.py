@@ -18,7 +18,8 @@ Both readers start from the path: tavern-card is given the file's bytes (`parse_
 "rb").read())`, it has no path reader), ccv3 the path (`read_card(path)`, which skips a PNG's
 image data). Rows run in turns, one call (or one pass over the folder) of each per round, so that
 load on the machine hits them alike; every figure is a median over rounds, every ratio the median
-of the per-round ratios. The load average is printed before and after: the machine is shared.
+of the per-round ratios. Wall time and the process's CPU time (all threads) are both given; the
+load average is printed before and after: on a shared machine the CPU ratios move less.
 """
 
 import argparse
@@ -63,6 +64,22 @@ def report(times, base):
               f"{ratio:5.2f}x {base}")
 
 
+def cpu_timed(cpu, name, fn):
+    """`fn`, adding the process's CPU time of each call (all its threads) to `cpu[name]`."""
+    def run():
+        c = time.process_time()
+        fn()
+        cpu[name].append((time.process_time() - c) * 1000)
+    return run
+
+
+def report_cpu(cpu, base):
+    """Prints each row's median CPU time and its median per-round ratio to `base`."""
+    for name, v in cpu.items():
+        ratio = statistics.median(b / x for b, x in zip(cpu[base], v))
+        print(f"  {name:40s} {statistics.median(v):10.2f} ms CPU median, {ratio:5.2f}x {base}")
+
+
 def cmd_card(a):
     for path in a.files:
         size = os.path.getsize(path)
@@ -71,7 +88,9 @@ def cmd_card(a):
             ("tavern-card", lambda: tavern_read(path)),
             ("ccv3.read_card(path)", lambda: ccv3.read_card(path)),
         ]
-        report(interleaved(rows, a.rounds), "tavern-card")
+        cpu = {name: [] for name, _ in rows}
+        report(interleaved([(n, cpu_timed(cpu, n, f)) for n, f in rows], a.rounds), "tavern-card")
+        report_cpu(cpu, "tavern-card")
     print(f"after: {load()}")
 
 
@@ -123,18 +142,9 @@ def cmd_folder(a):
     rows = [("tavern-card loop", tavern_loop), ("ccv3.read_card loop", ccv3_loop)]
     rows += [(f"ccv3.read_cards(threads={t})", batch(t)) for t in a.threads]
     cpu = {name: [] for name, _ in rows}
-
-    def timed(name, fn):
-        def run():
-            c = time.process_time()
-            fn()
-            cpu[name].append((time.process_time() - c) * 1000)
-        return run
-
-    times = interleaved([(n, timed(n, f)) for n, f in rows], a.rounds, warmup=0)
+    times = interleaved([(n, cpu_timed(cpu, n, f)) for n, f in rows], a.rounds, warmup=0)
     report(times, "tavern-card loop")
-    for name, v in cpu.items():
-        print(f"  {name:40s} CPU {statistics.median(v):10.0f} ms median")
+    report_cpu(cpu, "tavern-card loop")
     print(f"after: {load()}")
 
 
