@@ -130,7 +130,29 @@ pub fn read_card_path_model(
     path: &std::path::Path,
     options: &ReadOptions,
 ) -> Result<ccv3::Card, EmbedError> {
-    let doc = ccv3::read_file_with(path, &library_options()).map_err(|e| {
+    card_path_model(path, options, &library_options())
+}
+
+/// [`read_card_path_model`] on the calling thread alone: a big book's entries are not
+/// converted on a second thread. For callers that read many files on threads of their own
+/// (the Python package's `read_cards`), where the cores are busy already.
+///
+/// # Errors
+/// As [`read_card_path_json`].
+pub fn read_card_path_model_on_this_thread(
+    path: &std::path::Path,
+    options: &ReadOptions,
+) -> Result<ccv3::Card, EmbedError> {
+    card_path_model(path, options, &ccv3::ReadOptions::default())
+}
+
+/// The card of a file read with `read`, its decorators split off when asked.
+fn card_path_model(
+    path: &std::path::Path,
+    options: &ReadOptions,
+    read: &ccv3::ReadOptions,
+) -> Result<ccv3::Card, EmbedError> {
+    let doc = ccv3::read_file_with(path, read).map_err(|e| {
         let e = EmbedError::from_read(&e);
         EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
     })?;

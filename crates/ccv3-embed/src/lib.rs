@@ -66,7 +66,7 @@ pub use cards::{
     read_card_summary_json, read_card_summary_path_json, read_card_summary_seekable_json,
 };
 // The card as the model, for native bindings that build their own objects (ccv3-py).
-pub use cards::{read_card_model, read_card_path_model};
+pub use cards::{read_card_model, read_card_path_model, read_card_path_model_on_this_thread};
 /// The ECMAScript syntax check of regex keys in WebAssembly builds (see
 /// [`ccv3::set_regex_syntax_check`]); the npm package registers JavaScript's `RegExp`.
 pub use ccv3::{set_regex_syntax_check, SyntaxCheck};

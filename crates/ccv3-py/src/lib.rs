@@ -130,10 +130,10 @@ fn big_book(card: &ccv3::Card) -> bool {
         .is_some_and(|b| b.entries.len() >= TAPE_ENTRIES)
 }
 
-/// The card as Python objects (with `tape`, a big book walked on a second thread meanwhile, its
-/// entries' extensions parsed there); the model is freed with the interpreter released.
-fn card_object(py: Python<'_>, card: ccv3::Card, tape: bool) -> PyResult<Bound<'_, PyAny>> {
-    let split = tape && big_book(&card);
+/// The card as Python objects (a big book walked on a second thread meanwhile, its entries'
+/// extensions parsed there); the model is freed with the interpreter released.
+fn card_object(py: Python<'_>, card: ccv3::Card) -> PyResult<Bound<'_, PyAny>> {
+    let split = big_book(&card);
     let card = V3(card);
     let out = if split {
         tape::to_py(py, &card)
@@ -161,7 +161,7 @@ fn read_card_value<'py>(
         }
         Ok(card)
     })?;
-    card_object(py, card, true)
+    card_object(py, card)
 }
 
 /// `read_card_path_value(path, parse_decorators)`: the card of a file as a dict (a PNG's image
@@ -181,7 +181,7 @@ fn read_card_path_value(
         }
         Ok(card)
     })?;
-    card_object(py, card, true)
+    card_object(py, card)
 }
 
 /// `read_lorebook_value(data, parse_decorators)`: the lorebook as a dict.
@@ -202,8 +202,8 @@ fn read_lorebook_value<'py>(
 enum Slot {
     /// Not read yet.
     Pending,
-    /// Read: its card, or why not.
-    Ready(Result<Box<ccv3::Card>, EmbedError>),
+    /// Read: its card's tape, or why not.
+    Ready(Result<tape::Tape, EmbedError>),
     /// Handed to Python.
     Taken,
 }
@@ -221,11 +221,16 @@ struct Shared {
     ready: std::sync::Condvar,
 }
 
-/// Reads one file of a batch, its extensions parsed here on the reading thread.
-fn read_one(path: &str, options: &ReadOptions) -> Result<ccv3::Card, EmbedError> {
-    let card = ccv3_embed::read_card_path_model(std::path::Path::new(path), options)?;
-    parse_extensions(&card);
-    Ok(card)
+/// Reads one file of a batch and writes the card's whole tape (the model's key order and the
+/// entries' extensions walked here, on the reading thread), so that taking it only makes the
+/// objects.
+fn read_one(path: &str, options: &ReadOptions) -> Result<tape::Tape, EmbedError> {
+    // The batch's threads have the cores: no second thread per big book.
+    let card = V3(ccv3_embed::read_card_path_model_on_this_thread(
+        std::path::Path::new(path),
+        options,
+    )?);
+    tape::record(&card).map_err(|e| EmbedError::new("internal", format!("{path}: {e}")))
 }
 
 impl Shared {
@@ -240,7 +245,7 @@ impl Shared {
             // The readers promise not to panic; were one to, the file reports it instead of its
             // taker waiting forever.
             let card = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                read_one(path, &self.options).map(Box::new)
+                read_one(path, &self.options)
             }))
             .unwrap_or_else(|_| {
                 Err(EmbedError::new(
@@ -261,9 +266,9 @@ impl Shared {
 }
 
 /// The cards of [`read_cards_batch`]: threads read the files in order, with the interpreter
-/// released, while Python takes the cards read so far; each card becomes a dict when taken, so
-/// reading the next files overlaps building this one, and a batch never holds more than one
-/// card's Python objects.
+/// released, and write each card's tape ([`tape::record`]), while Python takes the cards read
+/// so far; each card becomes a dict when taken, so reading the next files overlaps building this
+/// one, and a batch never holds more than one card's Python objects.
 #[pyclass(module = "ccv3")]
 struct CardBatch {
     shared: std::sync::Arc<Shared>,
@@ -304,7 +309,7 @@ impl CardBatch {
                 match std::mem::replace(slots.get_mut(i)?, Slot::Taken) {
                     Slot::Pending if threads == 0 => {
                         drop(slots);
-                        return Some(Slot::Ready(read_one(path, &s.options).map(Box::new)));
+                        return Some(Slot::Ready(read_one(path, &s.options)));
                     }
                     Slot::Pending => {
                         slots[i] = Slot::Pending;
@@ -315,8 +320,8 @@ impl CardBatch {
             }
         });
         match slot {
-            // Built on this thread alone: the reading threads have the other cores.
-            Some(Slot::Ready(Ok(card))) => Ok((card_object(py, *card, false)?, None, None)),
+            // Only the objects are made here: the reading threads walked the card.
+            Some(Slot::Ready(Ok(tape))) => Ok((tape::build(py, tape)?, None, None)),
             Some(Slot::Ready(Err(e))) => {
                 Ok((py.None().into_bound(py), Some(e.code), Some(e.message)))
             }

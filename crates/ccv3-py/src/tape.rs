@@ -2,6 +2,9 @@
 //! model's key order, entries' extensions parsed on the way) and writes it as a tape of events
 //! in chunks; the calling thread, holding the interpreter, turns the chunks into objects as they
 //! come. The same objects as [`crate::ser::to_py`] builds, in less time on the calling thread.
+//! A tape can also be written whole ahead of time ([`record`], on a thread that does not hold
+//! the interpreter) and built later ([`build`]): `read_cards`' reading threads do this, so the
+//! calling thread only makes objects.
 
 use crate::key::{KeySer, KeyTarget};
 use crate::ser::GcPause;
@@ -79,15 +82,41 @@ pub(crate) fn to_py<'py, T: Serialize + Sync + ?Sized>(
 /// The writing thread: the whole value, chunk by chunk.
 fn write<T: Serialize + ?Sized>(value: &T, tx: SyncSender<Chunk>) -> Result<(), Error> {
     let mut w = Writer {
-        tx,
-        chunk: Chunk::default(),
+        tx: Some(tx),
+        chunk: Chunk {
+            evs: Vec::with_capacity(CHUNK_EVENTS),
+            text: String::new(),
+        },
         keys: FxHashMap::default(),
     };
     value.serialize(&mut w)?;
     let last = std::mem::take(&mut w.chunk);
-    // The value is whole: a reader gone by now has its answer already.
-    let _ = w.tx.send(last);
+    if let Some(tx) = w.tx {
+        // The value is whole: a reader gone by now has its answer already.
+        let _ = tx.send(last);
+    }
     Ok(())
+}
+
+/// A value's whole tape, written ahead of time by [`record`] and turned into objects by
+/// [`build`].
+pub(crate) struct Tape(Chunk);
+
+/// Writes `value`'s whole tape (one chunk); needs no interpreter, so it runs on any thread.
+pub(crate) fn record<T: Serialize + ?Sized>(value: &T) -> Result<Tape, String> {
+    let mut w = Writer {
+        tx: None,
+        chunk: Chunk::default(),
+        keys: FxHashMap::default(),
+    };
+    value.serialize(&mut w).map_err(|e| e.0)?;
+    Ok(Tape(w.chunk))
+}
+
+/// The objects of a [`record`]ed tape: what [`crate::ser::to_py`] builds of the same value.
+pub(crate) fn build(py: Python<'_>, tape: Tape) -> PyResult<Bound<'_, PyAny>> {
+    let mut chunk = Some(tape.0);
+    read_chunks(py, |_| chunk.take())
 }
 
 /// What the calling thread is building.
@@ -99,19 +128,31 @@ enum Frame<'py> {
 /// The calling thread: objects from the chunks, in order, until the value is whole.
 /// The receiver is dropped on return, which stops the writer if the value is not whole.
 fn read<'py>(py: Python<'py>, rx: Receiver<Chunk>) -> PyResult<Bound<'py, PyAny>> {
+    let mut rx = Some(rx);
+    read_chunks(py, |py| {
+        let r = rx.take()?;
+        // Waits with the interpreter released (the receiver goes along and comes back).
+        let (back, got) = py.detach(move || {
+            let got = r.recv();
+            (r, got)
+        });
+        rx = Some(back);
+        got.ok()
+    })
+}
+
+/// Objects from the chunks `next` gives, in order, until the value is whole; a value `next`
+/// ends (`None`) before it is whole is an error.
+fn read_chunks<'py>(
+    py: Python<'py>,
+    mut next: impl FnMut(Python<'py>) -> Option<Chunk>,
+) -> PyResult<Bound<'py, PyAny>> {
     let _paused = GcPause::new(py)?;
     let mut keys: Vec<Bound<'py, PyString>> = Vec::new();
     let mut stack: Vec<Frame<'py>> = Vec::new();
     let broken = || pyo3::exceptions::PyValueError::new_err("the value's tape is broken");
-    let mut rx = rx;
     loop {
-        // Waits with the interpreter released (the receiver goes along and comes back).
-        let (back, got) = py.detach(move || {
-            let got = rx.recv();
-            (rx, got)
-        });
-        rx = back;
-        let Ok(chunk) = got else {
+        let Some(chunk) = next(py) else {
             return Err(broken());
         };
         let text = chunk.text.as_str();
@@ -192,9 +233,10 @@ impl ser::Error for Error {
     }
 }
 
-/// The writing side: the chunk being filled and the keys numbered so far.
+/// The writing side: the chunk being filled and the keys numbered so far; without a channel
+/// the whole tape stays in one chunk.
 struct Writer {
-    tx: SyncSender<Chunk>,
+    tx: Option<SyncSender<Chunk>>,
     chunk: Chunk,
     keys: FxHashMap<Box<str>, u32>,
 }
@@ -202,10 +244,18 @@ struct Writer {
 impl Writer {
     fn push(&mut self, ev: Ev) -> Result<(), Error> {
         self.chunk.evs.push(ev);
-        if self.chunk.evs.len() >= CHUNK_EVENTS {
-            let full = std::mem::take(&mut self.chunk);
-            // The reader is gone when building failed: stop.
-            self.tx.send(full).map_err(|_| Error("stopped".into()))?;
+        if let Some(tx) = &self.tx {
+            if self.chunk.evs.len() >= CHUNK_EVENTS {
+                // The next chunk starts at its full size (growing it step by step copied each
+                // chunk's events about twice), its text at the size of the last one's.
+                let next = Chunk {
+                    evs: Vec::with_capacity(CHUNK_EVENTS),
+                    text: String::with_capacity(self.chunk.text.len()),
+                };
+                let full = std::mem::replace(&mut self.chunk, next);
+                // The reader is gone when building failed: stop.
+                tx.send(full).map_err(|_| Error("stopped".into()))?;
+            }
         }
         Ok(())
     }

@@ -199,6 +199,35 @@ def test_cards_are_built_as_json_loads_builds_the_json_text(examples, corpus):
     assert compared > 10
 
 
+def test_read_cards_builds_what_read_card_builds(examples, corpus):
+    # Issue 29: read_cards' reading threads write each card's whole tape and the calling thread
+    # only makes the objects; the dicts are still json.loads of the card's JSON text (values,
+    # types, key order) and the errors read_card's. CCV3_GEN names a folder of the peers'
+    # generated cards (python3 ../shared/peers/gen.py --out DIR) to compare those too.
+    from ccv3 import _ccv3
+
+    files = [examples / n for n in ("ember.png", "ember.charx", "ember.json", "world.json")]
+    files += sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix != ".tsv")
+    gen = os.environ.get("CCV3_GEN")
+    if gen:
+        files += sorted(p for p in pathlib.Path(gen).glob("card*") if p.stat().st_size < 20_000_000)
+    for decorators in (True, False):
+        for threads in (1, 2):
+            got = list(ccv3.read_cards(files, threads=threads, parse_decorators=decorators))
+            assert [p for p, _ in got] == files
+            for f, card in got:
+                try:
+                    want = json.loads(_ccv3.read_card_path(str(f), decorators))
+                except ccv3.Ccv3Error as e:
+                    assert isinstance(card, ccv3.Ccv3Error) and card.code == e.code, f
+                    continue
+                assert card == want, f
+                assert _shape(card) == _shape(want), f
+                if threads == 1:
+                    direct = ccv3.read_card(f, decorators)
+                    assert direct == want and _shape(direct) == _shape(want), f
+
+
 def test_reading_leaves_the_garbage_collector_as_it_was(examples):
     # The collector is paused while a card's dicts are built (issue 11 section 5), then restored.
     import gc
