@@ -139,6 +139,15 @@ pub fn read_card_path_model(
 ///
 /// # Errors
 /// As [`read_card_path_json`].
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-embed-doc-read-card-path-model-on-this-thread.json");
+/// std::fs::write(&path, r#"{"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember"}}"#).unwrap();
+/// let card = ccv3_embed::read_card_path_model_on_this_thread(&path, &ccv3_embed::ReadOptions::default())?;
+/// assert_eq!(card.data.name, "Ember");
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_path_model_on_this_thread(
     path: &std::path::Path,
     options: &ReadOptions,
