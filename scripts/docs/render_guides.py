@@ -55,6 +55,7 @@ def render_guides(root: pathlib.Path, out: pathlib.Path) -> list[tuple[str, str]
         text = re.sub(r"(\]\s?)\(([^)\s#]+\.md)(#[^)\s]*)?\)", link, text)
         body = markdown2.markdown(text, extras=EXTRAS)
         title = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), rel.stem)
+        title = title.replace("`", "")
         home = "../" * len(dest.relative_to(out).parts[:-1]) + "index.html"
         dest.write_text(page(f"{title} - ccv3", body, home), encoding="utf-8")
         listed.append((f"{title} ({rel})", str(dest.relative_to(out))))
