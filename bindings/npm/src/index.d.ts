@@ -1,5 +1,12 @@
 // TypeScript declarations for the npm package `ccv3` (Node entry; `ccv3/web` adds init).
 
+/**
+ * The npm package `ccv3` in Node: `import { readCard } from 'ccv3'` or `require('ccv3')`. Cards
+ * and lorebooks are plain objects, files are `Uint8Array`s, and every Error it throws carries a
+ * stable `code` ({@link Ccv3Error}). Browsers import `ccv3/web` (the same functions, after `init()`).
+ *
+ * @module ccv3
+ */
 /** Any JSON value. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -423,7 +430,19 @@ export declare class CompiledLorebooks {
   free(): void;
 }
 
-/** Reads a card (V1/V2 JSON, PNG/APNG, CHARX, WebP/JPEG) as a V3 object. */
+/**
+ * Reads a card (V1/V2 JSON, PNG/APNG, CHARX, WebP/JPEG) as a V3 object.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { readCard } from 'ccv3';
+ *
+ * const card = readCard(readFileSync('examples/ember.png'));
+ * console.log(card.spec, card.data.name); // => chara_card_v3 Ember Vale
+ * console.log(card.data.character_book.entries.length); // => 5
+ * ```
+ */
 export declare function readCard(bytes: Uint8Array, options?: ReadOptions): CharacterCardV3;
 /** What a character list shows of a card (readCardSummary). */
 export interface CardSummary {
@@ -448,50 +467,308 @@ export interface ReadCardSummaryOptions {}
 /**
  * What a character list shows of a card file, read without building the card (much faster
  * than readCard): the values readCard gives. A lorebook file is an error.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { readCardSummary } from 'ccv3';
+ *
+ * const summary = readCardSummary(readFileSync('examples/ember.png'));
+ * console.log(summary.name, summary.container, summary.entries); // => Ember Vale PNG 5
+ * console.log(JSON.stringify(summary.tags)); // => ["example","fantasy","lighthouse"]
+ * ```
  */
 export declare function readCardSummary(bytes: Uint8Array, options?: ReadCardSummaryOptions): CardSummary;
-/** The files a card file carries besides the card (CHARX entries, PNG asset chunks), in file order. */
+/**
+ * The files a card file carries besides the card (CHARX entries, PNG asset chunks), in file order.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { readCard, readCardFiles, writeCard } from 'ccv3';
+ *
+ * // A CHARX that carries an image for an `embeded://` asset (examples/ember.png's only asset is
+ * // `ccdefault:`, the card's own image, so it carries no other file).
+ * const card = readCard(readFileSync('examples/ember.png'));
+ * card.data.assets.push({ type: 'icon', uri: 'embeded://assets/icon/images/lamp.png', name: 'lamp', ext: 'png' });
+ * const lamp = { path: 'assets/icon/images/lamp.png', bytes: readFileSync('examples/ember.png') };
+ * const charx = writeCard(card, { format: 'charx', files: [lamp] });
+ * console.log(JSON.stringify(readCardFiles(charx).map((f) => f.path))); // => ["assets/icon/images/lamp.png"]
+ * ```
+ */
 export declare function readCardFiles(bytes: Uint8Array): CardFile[];
-/** Reads a lorebook (lorebook_v3, bare book, SillyTavern World Info, NovelAI, Agnai, RisuAI). */
+/**
+ * Reads a lorebook (lorebook_v3, bare book, SillyTavern World Info, NovelAI, Agnai, RisuAI).
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { readLorebook } from 'ccv3';
+ *
+ * const book = readLorebook(readFileSync('examples/world.json')); // SillyTavern World Info
+ * console.log(book.entries.length, JSON.stringify(book.entries[0].keys)); // => 2 ["mainland","Harrowport"]
+ * ```
+ */
 export declare function readLorebook(bytes: Uint8Array, options?: ReadOptions): Lorebook;
-/** Splits the decorator lines off an entry's content. */
+/**
+ * Splits the decorator lines off an entry's content.
+ *
+ * @example
+ * ```js
+ * import { parseDecorators } from 'ccv3';
+ *
+ * const { decorators, content } = parseDecorators('@@depth 2\n@@role system\nThe lamp is lit.');
+ * console.log(JSON.stringify(decorators)); // => [{"type":"depth","value":2},{"type":"role","value":"system"}]
+ * console.log(content); // => The lamp is lit.
+ * ```
+ */
 export declare function parseDecorators(content: string): ParsedDecorators;
-/** Writes decorators back as `@@` lines before `content`; the inverse of parseDecorators. */
+/**
+ * Writes decorators back as `@@` lines before `content`; the inverse of parseDecorators.
+ *
+ * @example
+ * ```js
+ * import { serializeDecorators } from 'ccv3';
+ *
+ * const text = serializeDecorators([{ type: 'depth', value: 2 }, { type: 'activate' }], 'The lamp is lit.');
+ * console.log(JSON.stringify(text)); // => "@@depth 2\n@@activate\nThe lamp is lit."
+ * ```
+ */
 export declare function serializeDecorators(decorators: Decorator[], content: string): string;
-/** Writes a card as PNG (ccv3 plus the V2 chara backfill), CHARX or JSON. */
+/**
+ * Writes a card as PNG (ccv3 plus the V2 chara backfill), CHARX or JSON.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { readCard, readCardFiles, writeCard } from 'ccv3';
+ *
+ * const png = readFileSync('examples/ember.png');
+ * const card = readCard(png);
+ * const charx = writeCard(card, { format: 'charx', files: readCardFiles(png) }); // keeps the assets
+ * console.log(readCard(charx).data.name); // => Ember Vale
+ * const v2 = JSON.parse(new TextDecoder().decode(writeCard(card, { format: 'json-v2' })));
+ * console.log(v2.spec, v2.spec_version); // => chara_card_v2 2.0
+ * ```
+ */
 export declare function writeCard(card: CharacterCardV3, options: WriteCardOptions): Uint8Array;
-/** Writes a lorebook as lorebook_v3 JSON (default) or SillyTavern World Info. */
+/**
+ * Writes a lorebook as lorebook_v3 JSON (default) or SillyTavern World Info.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { readLorebook, writeLorebook } from 'ccv3';
+ *
+ * const book = readLorebook(readFileSync('examples/world.json'));
+ * const v3 = JSON.parse(new TextDecoder().decode(writeLorebook(book)));
+ * console.log(v3.spec, v3.data.entries.length); // => lorebook_v3 2
+ * const worldInfo = writeLorebook(book, { format: 'worldinfo' }); // SillyTavern's file again
+ * console.log(readLorebook(worldInfo).entries.length); // => 2
+ * ```
+ */
 export declare function writeLorebook(lorebook: Lorebook, options?: WriteLorebookOptions): Uint8Array;
-/** Validates a card's file bytes or a card object. */
+/**
+ * Validates a card's file bytes or a card object.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { validateCard } from 'ccv3';
+ *
+ * console.log(validateCard(readFileSync('examples/ember.png'))); // => []
+ * const [first] = validateCard({ spec: 'chara_card_v3', spec_version: '3.0', data: { name: 'Nameless' } });
+ * console.log(first.severity, first.code, first.path); // => error missing-required-field data.description
+ * ```
+ */
 export declare function validateCard(bytesOrCard: Uint8Array | CharacterCardV3 | { [key: string]: Json }): Diagnostic[];
-/** Validates a lorebook's file bytes or a lorebook object. */
+/**
+ * Validates a lorebook's file bytes or a lorebook object.
+ *
+ * @example
+ * ```js
+ * import { validateLorebook } from 'ccv3';
+ *
+ * const entry = { keys: ['lamp'], content: 'The lamp is lit.', enabled: true, insertion_order: 0, use_regex: false };
+ * console.log(validateLorebook({ extensions: {}, entries: [{ ...entry, extensions: {} }] })); // => []
+ * const problems = validateLorebook({ entries: [entry] }).map((d) => `${d.code} at ${d.path}`);
+ * console.log(JSON.stringify(problems)); // => ["missing-required-field at extensions","missing-required-field at entries[0].extensions"]
+ * ```
+ */
 export declare function validateLorebook(bytesOrLorebook: Uint8Array | Lorebook | { [key: string]: Json }): Diagnostic[];
-/** Lints a card: its lorebook and the macros and decorators of its text (issue 27). */
+/**
+ * Lints a card: its lorebook and the macros and decorators of its text (issue 27).
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { lintCard } from 'ccv3';
+ *
+ * const findings = lintCard(readFileSync('examples/ember.png'), { app: 'sillytavern' });
+ * console.log(JSON.stringify(findings.map((f) => f.code))); // => ["lore-budget-plan","decorator-ignored-by-app","decorator-ignored-by-app","decorator-ignored-by-app"]
+ * console.log(findings[1].path); // => data.character_book.entries[1].content
+ * console.log(findings[1].message); // => SillyTavern ignores @@depth; no fallback it knows follows
+ * ```
+ */
 export declare function lintCard(input: AnalysisInput, options?: LintOptions): LintFinding[];
-/** Lints a lorebook (paths start at `data`). */
+/**
+ * Lints a lorebook (paths start at `data`).
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { lintLorebook } from 'ccv3';
+ *
+ * const findings = lintLorebook(readFileSync('examples/world.json'));
+ * console.log(JSON.stringify(findings.map((f) => `${f.code} at ${f.path}`))); // => ["lore-budget-plan at data"]
+ * ```
+ */
 export declare function lintLorebook(input: AnalysisInput, options?: LintOptions): LintFinding[];
-/** Which entry triggers which in a recursion step, of a lorebook or a card's book. */
+/**
+ * Which entry triggers which in a recursion step, of a lorebook or a card's book.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { loreGraph } from 'ccv3';
+ *
+ * const graph = loreGraph(readFileSync('examples/ember.png'));
+ * console.log(graph.nodes.length, 'entries'); // => 5 entries
+ * console.log(JSON.stringify(graph.edges)); // => [{"from":3,"to":0,"key":"Teeth"}]
+ * ```
+ */
 export declare function loreGraph(input: AnalysisInput, options?: {}): LoreGraph;
-/** What SillyTavern, RisuAI, Agnai and any V2 reader do with a card or lorebook. */
+/**
+ * What SillyTavern, RisuAI, Agnai and any V2 reader do with a card or lorebook.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { portability } from 'ccv3';
+ *
+ * const findings = portability(readFileSync('examples/ember.png'), { apps: ['v2'] });
+ * console.log(findings.length, findings[0].code, findings[0].path); // => 11 v3-field-dropped data.assets
+ * ```
+ */
 export declare function portability(input: AnalysisInput, options?: PortabilityOptions): PortabilityFinding[];
-/** Compiles lorebooks once, for many scanLorebook calls. */
+/**
+ * Compiles lorebooks once, for many scanLorebook calls.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { compileLorebooks, scanLorebook } from 'ccv3';
+ *
+ * const books = compileLorebooks([readFileSync('examples/ember.png'), readFileSync('examples/world.json')]);
+ * const chat = [{ role: 'user', content: 'What are the Teeth?' }];
+ * const first = scanLorebook({ books, chat });
+ * chat.push({ role: 'assistant', content: 'Rocks off the point.' }, { role: 'user', content: 'And the lamp?' });
+ * const second = scanLorebook({ books, chat, state: first.state }); // the next turn, same compiled books
+ * books.free();
+ * console.log(first.activated.length, second.activated.length); // => 2 3
+ * ```
+ */
 export declare function compileLorebooks(books: BookInput | BookInput[]): CompiledLorebooks;
-/** Runs the lorebook engine over a chat: one turn. Pass `state` back in on the next turn. */
+/**
+ * Runs the lorebook engine over a chat: one turn. Pass `state` back in on the next turn.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { readCard, scanLorebook } from 'ccv3';
+ *
+ * const card = readCard(readFileSync('examples/ember.png'));
+ * const scan = scanLorebook({
+ *   books: [card.data.character_book],
+ *   chat: [{ role: 'user', name: 'Sam', content: 'Tell me about the lighthouse lamp.' }],
+ * });
+ * console.log(JSON.stringify(scan.activated.map((e) => e.name))); // => ["Island","Old Sol"]
+ * console.log(scan.activated[1].reason); // => key "lamp" in message 0
+ * ```
+ */
 export declare function scanLorebook(request: ScanRequest): ScanResult;
-/** SillyTavern's World Info settings (`getWorldInfoSettings()`), context size and tokenizer model as scan options (`compat: 'sillytavern'`, `budget`, ...). */
+/**
+ * SillyTavern's World Info settings (`getWorldInfoSettings()`), context size and tokenizer model as scan options (`compat: 'sillytavern'`, `budget`, ...).
+ *
+ * @example
+ * ```js
+ * import { sillyTavernScanOptions } from 'ccv3';
+ *
+ * const options = sillyTavernScanOptions({ settings: { world_info_depth: 2, world_info_budget: 25 }, maxContext: 8192 });
+ * console.log(options.compat, options.scanDepth, options.budget); // => sillytavern 2 2048
+ * ```
+ */
 export declare function sillyTavernScanOptions(request: {
   settings: { [key: string]: Json };
   maxContext: number;
   tokenizerModel?: string;
   trigger?: string;
 }): Omit<ScanOptions, 'chat'>;
-/** Builds a prompt (scan, then assemble within the context budget): one turn. */
+/**
+ * Builds a prompt (scan, then assemble within the context budget): one turn.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { buildPrompt, readCard } from 'ccv3';
+ *
+ * const card = readCard(readFileSync('examples/ember.png'));
+ * const prompt = buildPrompt({ card, chat: [{ role: 'user', content: 'What are the Teeth?' }], user: 'Sam', maxContext: 4096 });
+ * console.log(JSON.stringify(prompt.messages.map((m) => m.role))); // => ["system","assistant","user","system"]
+ * console.log(prompt.tokens <= 4096); // => true
+ * ```
+ */
 export declare function buildPrompt(request: BuildPromptRequest): PromptResult;
-/** Expands CBS macros (`{{char}}`, `{{user}}`, `{{random::a::b}}`, ...) in a text. */
+/**
+ * Expands CBS macros (`{{char}}`, `{{user}}`, `{{random::a::b}}`, ...) in a text.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { expandMacros, readCard } from 'ccv3';
+ *
+ * const card = readCard(readFileSync('examples/ember.png'));
+ * console.log(expandMacros('{{char}} greets {{user}}.', { card, user: 'Sam' })); // => Ember greets Sam.
+ * console.log(expandMacros('{{upper::lamp}} {{roll::1}}')); // => LAMP 1
+ * ```
+ */
 export declare function expandMacros(text: string, context?: MacroContext): string;
-/** Counts the tokens of a text ('o200k' by default). */
+/**
+ * Counts the tokens of a text ('o200k' by default).
+ *
+ * @example
+ * ```js
+ * import { countTokens } from 'ccv3';
+ *
+ * console.log(countTokens('The lamp of the lighthouse is lit.')); // => 8
+ * console.log(countTokens('The lamp of the lighthouse is lit.', 'cl100k')); // => 9
+ * ```
+ */
 export declare function countTokens(text: string, encoding?: Encoding): number;
-/** Registers a tokenizer vocabulary's bytes (the package's `vocab/*.vocab` files); Node does this on first need. */
+/**
+ * Registers a tokenizer vocabulary's bytes (the package's `vocab/*.vocab` files); Node does this on first need.
+ *
+ * @example
+ * ```js
+ * import { readFileSync } from 'node:fs';
+ * import { createRequire } from 'node:module';
+ * import { countTokens, registerVocabulary } from 'ccv3';
+ *
+ * // What a host without file access does (Node loads the shipped file by itself on first need).
+ * const file = createRequire(import.meta.url).resolve('ccv3/vocab/cl100k_base.vocab');
+ * registerVocabulary('cl100k', readFileSync(file));
+ * console.log(countTokens('hello world', 'cl100k')); // => 2
+ * ```
+ */
 export declare function registerVocabulary(encoding: Encoding, bytes: Uint8Array): void;
-/** The package version. */
+/**
+ * The package version.
+ *
+ * @example
+ * ```js
+ * import { version } from 'ccv3';
+ *
+ * console.log(version); // the package.json version, e.g. 0.1.0
+ * ```
+ */
 export declare const version: string;
