@@ -209,9 +209,10 @@ function makeApi(host) {
     const data = asBytes(bytes, 'bytes');
     const parse = boolOption(options, 'parseDecorators', true);
     // The card comes in two parts: the card with its book's entries empty, and the entries,
-    // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book,
-    // from the card's text (every error was found by read_card_parts already): parsed as they
-    // stand where the core found that the model keeps them (asIsEntries), else read by the core.
+    // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book
+    // or a small one whose entries all stand as the core keeps them, from the card's text
+    // (every error was found by read_card_parts already): parsed as they stand where the core
+    // found that the model keeps them (asIsEntries), else read by the core.
     const parts = guard((raw) => raw.read_card_parts(data, parse));
     const card = fromJson(parts[0]);
     const book = card.data && card.data.character_book;
@@ -237,7 +238,7 @@ function makeApi(host) {
     return fromJson(guard((raw) => raw.read_card_summary(data)));
   }
 
-  // A big book's entries from the card text `text`: `places` is [start, end, ...reread] (see
+  // A book's entries from the card text `text`: `places` is [start, end, ...reread] (see
   // read_card_parts in crates/ccv3-wasm): the array at text[start..end] parsed as it is, each
   // entry given `decorators: []` at its end when they are split off (the model's value for an
   // entry without decorator lines), and the entries at the places `reread` read by the core.

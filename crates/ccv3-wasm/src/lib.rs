@@ -207,7 +207,7 @@ pub fn read_card_summary(bytes: &js_sys::Uint8Array) -> Result<String, JsValue> 
 /// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in
 /// JavaScript); returns `[card, entries, later, places]`: the V3 card as JSON text with its
 /// book's `entries` empty; those entries as the UTF-8 bytes of a JSON array, or (`later`, for a
-/// big book) the card's JSON text to read them from when they are wanted; `undefined` for the
+/// big book or a small one read as it stands) the card's JSON text to read them from when they are wanted; `undefined` for the
 /// one not given (both without a book). With `later`, `places` is `undefined` when the entries
 /// are all read by `card_entries`, or a `Uint32Array` `[start, end, ...reread]`: the entries
 /// array stands at `later[start..end]` and is parsed as it is (each entry given `decorators: []`
