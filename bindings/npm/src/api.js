@@ -219,6 +219,9 @@ function makeApi(host) {
     if (book && parts[1] !== undefined) {
       const text = parts[1];
       lazyValue(book, 'entries', () => JSON.parse(utf8Decoder().decode(text)));
+    } else if (book && typeof parts[2] === 'string') {
+      const text = parts[2];
+      lazyValue(book, 'entries', () => asStands(JSON.parse(text), parse));
     } else if (book && parts[2] !== undefined && parts[3] !== undefined) {
       const text = parts[2];
       const places = parts[3];
@@ -238,6 +241,13 @@ function makeApi(host) {
     return fromJson(guard((raw) => raw.read_card_summary(data)));
   }
 
+  // Entries parsed as they stand: each given `decorators: []` at its end when decorators are
+  // split off (the model's value for an entry without decorator lines).
+  function asStands(list, parse) {
+    if (parse) for (let i = 0; i < list.length; i++) list[i].decorators = [];
+    return list;
+  }
+
   // A book's entries from the card text `text`: `places` is [start, end, ...reread] (see
   // read_card_parts in crates/ccv3-wasm): the array at text[start..end] parsed as it is, each
   // entry given `decorators: []` at its end when they are split off (the model's value for an
@@ -245,8 +255,7 @@ function makeApi(host) {
   function asIsEntries(text, places, parse) {
     const start = places[0];
     const end = places[1];
-    const list = JSON.parse(utf8Decoder().decode(text.subarray(start, end)));
-    if (parse) for (let i = 0; i < list.length; i++) list[i].decorators = [];
+    const list = asStands(JSON.parse(utf8Decoder().decode(text.subarray(start, end))), parse);
     if (places.length > 2) {
       const reread = places.subarray(2);
       const read = fromJson(guard((raw) => raw.card_entries_at(text, start, end, reread, parse)));

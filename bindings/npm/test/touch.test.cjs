@@ -78,6 +78,8 @@ const cases = [
 ];
 
 function pathOf(parts) {
+  // A small book read wholly as it stands: its entries' text as a string.
+  if (typeof parts[2] === 'string' && parts[3] === undefined) return 'as-is';
   if (parts[2] !== undefined && parts[3] !== undefined) return parts[3].length === 2 ? 'as-is' : 'as-is + reread';
   if (parts[2] !== undefined) return 'later';
   return 'plain';
