@@ -209,15 +209,19 @@ function makeApi(host) {
     const data = asBytes(bytes, 'bytes');
     const parse = boolOption(options, 'parseDecorators', true);
     // The card comes in two parts: the card with its book's entries empty, and the entries,
-    // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book,
-    // from the card's text (every error was found by read_card_parts already): parsed as they
-    // stand where the core found that the model keeps them (asIsEntries), else read by the core.
+    // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book
+    // or a small one whose entries all stand as the core keeps them, from the card's text
+    // (every error was found by read_card_parts already): parsed as they stand where the core
+    // found that the model keeps them (asIsEntries), else read by the core.
     const parts = guard((raw) => raw.read_card_parts(data, parse));
     const card = fromJson(parts[0]);
     const book = card.data && card.data.character_book;
     if (book && parts[1] !== undefined) {
       const text = parts[1];
       lazyValue(book, 'entries', () => JSON.parse(utf8Decoder().decode(text)));
+    } else if (book && typeof parts[2] === 'string') {
+      const text = parts[2];
+      lazyValue(book, 'entries', () => asStands(JSON.parse(text), parse));
     } else if (book && parts[2] !== undefined && parts[3] !== undefined) {
       const text = parts[2];
       const places = parts[3];
@@ -237,15 +241,21 @@ function makeApi(host) {
     return fromJson(guard((raw) => raw.read_card_summary(data)));
   }
 
-  // A big book's entries from the card text `text`: `places` is [start, end, ...reread] (see
+  // Entries parsed as they stand: each given `decorators: []` at its end when decorators are
+  // split off (the model's value for an entry without decorator lines).
+  function asStands(list, parse) {
+    if (parse) for (let i = 0; i < list.length; i++) list[i].decorators = [];
+    return list;
+  }
+
+  // A book's entries from the card text `text`: `places` is [start, end, ...reread] (see
   // read_card_parts in crates/ccv3-wasm): the array at text[start..end] parsed as it is, each
   // entry given `decorators: []` at its end when they are split off (the model's value for an
   // entry without decorator lines), and the entries at the places `reread` read by the core.
   function asIsEntries(text, places, parse) {
     const start = places[0];
     const end = places[1];
-    const list = JSON.parse(utf8Decoder().decode(text.subarray(start, end)));
-    if (parse) for (let i = 0; i < list.length; i++) list[i].decorators = [];
+    const list = asStands(JSON.parse(utf8Decoder().decode(text.subarray(start, end))), parse);
     if (places.length > 2) {
       const reread = places.subarray(2);
       const read = fromJson(guard((raw) => raw.card_entries_at(text, start, end, reread, parse)));

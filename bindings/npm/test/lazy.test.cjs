@@ -14,7 +14,8 @@ const { corpusRows, example, code } = require('./helpers.cjs');
 const raw = require(path.join(path.dirname(require.resolve('ccv3')), 'node', 'ccv3_wasm.js'));
 const plain = (bytes, parse = true) => JSON.parse(raw.read_card(bytes, parse));
 // A book over 64 KiB of entries is read by the core on first access (the later path); a small
-// one arrives as JSON text. Each test below runs on both.
+// one that needs the core (ember.png: decorator lines to split off) arrives as JSON text (one
+// that does not goes the later path too: touch.test.cjs). Each test below runs on both.
 function bigPng() {
   const entries = Array.from({ length: 600 }, (_, i) => ({
     keys: [`k${i}`],

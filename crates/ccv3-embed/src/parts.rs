@@ -2,20 +2,26 @@
 //! used: the card without its book's entries, and the entries (their JSON text, or the card's
 //! text to read them from later with [`card_entries_json`]).
 //!
-//! Reading a PNG card with a big book, most of the time goes into the book's entries: building
-//! the model of each and writing it back as JSON. [`read_card_parts`] checks the whole card text
-//! as the reader's JSON parser would, finds where `data.character_book.entries` stands, and
-//! reads the card with an empty array there ([`ccv3::entries_span`]); the entries are read from the same text only when
-//! they are asked for. Anything unusual (a key of that path twice, a spelling that differs only
-//! in case, text the check refuses, a card the reader refuses) takes the plain path: the whole
-//! card read at once, so the parts always put together give [`crate::read_card_json`]'s value.
+//! Reading a PNG card with a book, most of the time goes into the book's entries: building the
+//! model of each and writing it back as JSON. [`read_card_parts`] checks the whole card text as
+//! the reader's JSON parser would, finds where `data.character_book.entries` stands, and reads the
+//! card with an empty array there ([`ccv3::entries_span`]); the entries are read from the same
+//! text only when they are asked for. A small book (under 64 KiB of entries) goes that way only
+//! when every entry stands as the model keeps it (issue 29: then the binding's own JSON parser
+//! builds them all). Otherwise, and for anything unusual (a key of that path twice, a spelling
+//! that differs only in case, text the check refuses, a card the reader refuses), the card takes
+//! the plain path: read at once, so the parts always put together give
+//! [`crate::read_card_json`]'s value.
 
 use crate::cards::{card_json, card_of, split_decorators};
 use crate::{EmbedError, ReadOptions};
 use ccv3::{Card, Lorebook};
 use std::io::{Read, Seek, SeekFrom};
 
-/// Entries texts shorter than this are read at once (the later path pays off for big books).
+/// Entries texts from this size on are handed out for later even when some entries must be read
+/// through the model; a smaller book is handed out only when every entry stands as the model
+/// keeps it (else the whole card is read at once: a second model read of a small card costs more
+/// than it saves).
 const LATER_FROM: usize = 64 * 1024;
 
 /// A card as two parts ([`read_card_parts`]).
@@ -54,8 +60,8 @@ pub enum PartEntries {
 
 /// Reads a card from a random-access source (see [`ccv3::read_seekable`]: a PNG's image data is
 /// seeked past, never read) in two parts: the card without its book's entries, and the entries,
-/// either as JSON text or, for a big book, as the card text to read them from when they are
-/// wanted ([`card_entries_json`]). Putting the entries back into `data.character_book` gives the
+/// either as JSON text or, for a big book or a small one whose entries all stand as the model
+/// keeps them, as the card text to read them from when they are wanted ([`card_entries_json`]). Putting the entries back into `data.character_book` gives the
 /// value of [`crate::read_card_json`] for the same bytes; every error is found here, not later.
 ///
 /// ```
@@ -264,13 +270,22 @@ fn png_card_text<R: Read + Seek>(source: &mut R) -> Option<String> {
     chunks.ccv3
 }
 
-/// The card of `text` without its entries, when its entries are big and everything is as usual.
+/// The card of `text` without its entries, when everything is as usual and its entries are big
+/// or all stand as the model keeps them.
 fn later_parts(text: String, options: &ReadOptions) -> Result<Option<CardParts>, EmbedError> {
     let Some(span) = ccv3::entries_span::character_book_entries(&text) else {
         return Ok(None);
     };
     let range = span.range.clone();
-    if range.len() < LATER_FROM {
+    let reread = span.changed.map(|mut reread| {
+        if options.parse_decorators {
+            reread.extend(span.decorated);
+            reread.sort_unstable();
+        }
+        reread
+    });
+    let all_as_is = reread.as_ref().is_some_and(Vec::is_empty);
+    if range.len() < LATER_FROM && !all_as_is {
         return Ok(None);
     }
     let bytes = text.as_bytes();
@@ -290,20 +305,14 @@ fn later_parts(text: String, options: &ReadOptions) -> Result<Option<CardParts>,
     }
     let card = card_json(&card, head.len() + 1024)?;
     let text = text.into_bytes();
-    let entries = match span.changed {
+    let entries = match reread {
         // An item that is not an object: the reader drops it, so all are read through it.
         None => PartEntries::Later(text),
-        Some(mut reread) => {
-            if options.parse_decorators {
-                reread.extend(span.decorated);
-                reread.sort_unstable();
-            }
-            PartEntries::AsIs {
-                text,
-                range,
-                reread,
-            }
-        }
+        Some(reread) => PartEntries::AsIs {
+            text,
+            range,
+            reread,
+        },
     };
     Ok(Some(CardParts {
         card,

@@ -321,6 +321,51 @@ fn read_card_parts_of_big_books_read_entries_later_and_join_into_read_card_json(
 }
 
 #[test]
+fn small_books_read_as_they_stand_only_when_every_entry_is_the_models() {
+    // Issue 29 (read + touch everything): a small book goes the later path only when no entry
+    // needs the model (nothing to repair, no decorators to split), else the card is read at once;
+    // either way the parts join into read_card_json.
+    let entries: Vec<Value> = (0..20)
+        .map(|i| {
+            json!({"keys": [format!("k{i}")], "content": format!("@@depth {i}\nEntry {i} \u{e9}."),
+                "extensions": {"position": i % 3}, "enabled": i % 2 == 0, "insertion_order": i,
+                "use_regex": false, "zz_extra": i})
+        })
+        .collect();
+    let small = serde_json::to_string(&json!({"spec": "chara_card_v3", "spec_version": "3.0",
+        "data": {"name": "Small", "character_book": {"name": "B", "entries": entries}}}))
+    .unwrap();
+    assert!(small.len() < 64 * 1024);
+    let plain = small.replace("@@depth", "depth");
+    let path = |text: &str, o: &ReadOptions| {
+        let png = png_of_text(text);
+        assert_eq!(parts_joined(&png, o), whole(&png, o));
+        match read_card_parts(std::io::Cursor::new(&png), o)
+            .unwrap()
+            .entries
+        {
+            Some(PartEntries::AsIs { reread, .. }) => {
+                assert!(reread.is_empty());
+                "as-is"
+            }
+            Some(PartEntries::Json(_)) => "at once",
+            _ => "other",
+        }
+    };
+    assert_eq!(path(&plain, &ReadOptions::default()), "as-is");
+    assert_eq!(path(&plain, &RAW), "as-is");
+    // Decorator lines: split off (at once), or kept in the content (as they stand).
+    assert_eq!(path(&small, &ReadOptions::default()), "at once");
+    assert_eq!(path(&small, &RAW), "as-is");
+    // A repair (a required field missing), or an item that is not an object: at once.
+    let repaired = plain.replacen("\"enabled\":true,", "", 1);
+    assert_ne!(repaired, plain);
+    assert_eq!(path(&repaired, &RAW), "at once");
+    let item = plain.replacen("\"entries\":[", "\"entries\":[1,", 1);
+    assert_eq!(path(&item, &RAW), "at once");
+}
+
+#[test]
 fn big_books_entries_read_as_they_stand_are_the_models_entries() {
     // Issue 29 (npm readCard, every value touched): entries the model keeps as they are are
     // parsed from the card text by the wrapper's JSON parser; each kind of entry the model

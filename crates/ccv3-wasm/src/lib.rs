@@ -126,6 +126,17 @@ pub fn read_card(bytes: &[u8], parse_decorators: bool) -> Result<String, JsValue
     ccv3_embed::read_card_json(bytes, &ReadOptions { parse_decorators }).map_err(to_js)
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// A JavaScript object with a numeric `length` (a typed array).
+    #[wasm_bindgen(extends = js_sys::Object)]
+    type HasLength;
+
+    /// `length` as a number: js-sys's `length()` is a `u32`, which a longer array would wrap.
+    #[wasm_bindgen(method, getter)]
+    fn length(this: &HasLength) -> f64;
+}
+
 /// A JavaScript `Uint8Array` read in place, as a random-access source: each read copies only
 /// the bytes asked for into WebAssembly memory (a PNG card's image data is never copied).
 struct JsBytes<'a> {
@@ -138,11 +149,7 @@ impl<'a> JsBytes<'a> {
     /// The array as a source, or `limit` when it is longer than a WebAssembly memory can
     /// address (4 GiB).
     fn new(array: &'a js_sys::Uint8Array) -> Result<Self, JsValue> {
-        // `length` as a number: js-sys's `length()` is a `u32`, which a longer array would wrap.
-        let len = js_sys::Reflect::get(array, &JsValue::from_str("length"))
-            .ok()
-            .and_then(|v| v.as_f64())
-            .unwrap_or(f64::NAN);
+        let len = array.unchecked_ref::<HasLength>().length();
         if !(0.0..=f64::from(u32::MAX)).contains(&len) {
             return Err(js_error(
                 "limit",
@@ -207,12 +214,15 @@ pub fn read_card_summary(bytes: &js_sys::Uint8Array) -> Result<String, JsValue> 
 /// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in
 /// JavaScript); returns `[card, entries, later, places]`: the V3 card as JSON text with its
 /// book's `entries` empty; those entries as the UTF-8 bytes of a JSON array, or (`later`, for a
-/// big book) the card's JSON text to read them from when they are wanted; `undefined` for the
+/// big book or a small one read as it stands) the card's JSON text to read them from when they are wanted; `undefined` for the
 /// one not given (both without a book). With `later`, `places` is `undefined` when the entries
 /// are all read by `card_entries`, or a `Uint32Array` `[start, end, ...reread]`: the entries
 /// array stands at `later[start..end]` and is parsed as it is (each entry given `decorators: []`
 /// at its end when decorators are split off), except the entries at the places `reread`, read
-/// by `card_entries_at`. The wrapper builds the entries on first access.
+/// by `card_entries_at`. `later` is instead a string, and `places` `undefined`, when every entry
+/// stands as the model keeps it and their text is under 64 KiB: that text (the array as it
+/// stands, each entry given `decorators: []` at its end when decorators are split off). The
+/// wrapper builds the entries on first access.
 #[wasm_bindgen]
 pub fn read_card_parts(
     bytes: &js_sys::Uint8Array,
@@ -233,6 +243,18 @@ pub fn read_card_parts(
             js_sys::Uint8Array::from(text.as_slice()).into(),
             undefined(),
         ),
+        // A small book read wholly as it stands: only its entries' text, as a string (no copy of
+        // the card text kept for later).
+        Some(ccv3_embed::PartEntries::AsIs {
+            text,
+            range,
+            reread,
+        }) if reread.is_empty() && range.len() < STRING_BELOW => {
+            match text.get(range.clone()).map(std::str::from_utf8) {
+                Some(Ok(entries)) => (undefined(), JsValue::from_str(entries), undefined()),
+                _ => return Err(js_error("internal", "the entries are not in the card text")),
+            }
+        }
         Some(ccv3_embed::PartEntries::AsIs {
             text,
             range,
@@ -256,6 +278,10 @@ pub fn read_card_parts(
     out.push(&places);
     Ok(out)
 }
+
+/// Entries texts read wholly as they stand are handed out as a string below this size (a bigger
+/// one stays bytes until first access: `readCard` alone would pay for decoding it).
+const STRING_BELOW: usize = 64 * 1024;
 
 /// Reads the entries of a card's book from the card's JSON text (`later` of
 /// `read_card_parts`); returns them as JSON text.
