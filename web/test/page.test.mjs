@@ -594,7 +594,7 @@ test('speed: the page lints the 8.6 MB card after it is shown, and again after a
   });
   const totals = edits.map((e) => e.total);
   const part = (k) => median(edits.map((e) => e[k])).toFixed(1);
-  console.log(`# edit to lint list drawn, 2,000-entry book: median ${median(totals).toFixed(1)} ms (${totals.map((x) => x.toFixed(0)).join(', ')}); its parts (medians): from the edit to the lint starting ${part('wait')} ms (the page's input handler ${part('handler')} ms, then the browser's frame if it runs first), the lintCard call ${part('lint')} ms, drawing the list ${part('draw')} ms; after it, the budget chart ${part('budget')} ms; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`# edit to lint list drawn, 2,000-entry book: median ${median(totals).toFixed(1)} ms (${totals.map((x) => x.toFixed(0)).join(', ')}); its parts (medians): the page's input handler ${part('handler')} ms, from its edit to the lint starting ${part('wait')} ms (a browser frame, if one runs first), the lintCard call ${part('lint')} ms, drawing the list ${part('draw')} ms; after it, the budget chart ${part('budget')} ms; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
   // Generous bounds only (a loaded 2-core machine): the numbers above are the measurement.
   assert.ok(median(totals) < 2000, `edit to lint ${median(totals)} ms`);
   assert.deepEqual(errors, []);
