@@ -1095,8 +1095,15 @@ function notes() {
   return out;
 }
 
+let notesShown = null;
+
 function updateNotes() {
-  $('#download-notes').replaceChildren(...notes().map((n) => el('li', { text: n })));
+  // Most edits leave the notes as they were: then the list stays (no layout of the page).
+  const list = notes();
+  const key = list.join('\n');
+  if (key === notesShown) return;
+  notesShown = key;
+  $('#download-notes').replaceChildren(...list.map((n) => el('li', { text: n })));
 }
 
 function download(format) {
