@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Python package `ccv3`: exactly one abi3 wheel (CPython 3.9 and later) in
+# Builds the Python package `ccv3`: exactly one abi3 manylinux wheel (CPython 3.9 and later) in
 # target/bindings/wheels/ (older wheels removed), installed into the virtualenv
 # target/bindings/venv, which is created with maturin and pytest from PyPI when missing.
 # No arguments. PYTHON names the interpreter for the venv (default python3).
@@ -26,7 +26,12 @@ fi
 
 rm -rf "$wheels"
 mkdir -p "$wheels"
-"$venv/bin/maturin" build --release --strip \
+# A manylinux wheel (PEP 600): maturin checks that the library needs no newer glibc symbol than
+# the policy allows (linked on Debian 12, it needs glibc 2.34 symbols; CCV3_MANYLINUX=off for a plain
+# linux wheel) and tags it, so pip installs it on any Linux with glibc 2.34 or later.
+compat=(--compatibility "${CCV3_MANYLINUX:-manylinux_2_34}")
+[ "${CCV3_MANYLINUX:-}" != off ] || compat=()
+"$venv/bin/maturin" build --release --strip "${compat[@]}" \
     --manifest-path crates/ccv3-py/Cargo.toml \
     --interpreter "$venv/bin/python" \
     --out "$wheels"

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, Union
-
-from typing_extensions import assert_type
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple, TypeVar, Union
 
 import ccv3
 
 if TYPE_CHECKING:
+    from typing_extensions import assert_type
     from ccv3 import (
         ActivatedEntry,
         CardSummary,
@@ -36,6 +35,12 @@ if TYPE_CHECKING:
         RejectedEntry,
         ScanResult,
     )
+else:
+    T = TypeVar("T")
+
+    def assert_type(value: T, _type: object) -> T:
+        """typing.assert_type of Python 3.11 (the program runs on 3.9+ with nothing installed)."""
+        return value
 
 
 def check(ok: bool, what: str) -> None:
@@ -113,7 +118,7 @@ check(any(a["name"] == "Old Sol" for a in activated), f"activated: {[a['name'] f
 compiled = ccv3.compile_lorebooks([book], trigger="normal")
 names: List[str] = compiled.book_names
 again: ScanResult = ccv3.scan_lorebook(compiled, chat, state=scan["state"])
-turn: ScanResult = compiled.scan("Sam: the lamp", state=again["state"])
+turn: ScanResult = compiled.scan([{"role": "user", "content": "The lamp?"}], state=again["state"])
 prompt: PromptResult = ccv3.build_prompt(card, chat, max_context=4096, user="Sam", books=[world])
 check(len(prompt["messages"]) > 0 and prompt["tokens"] > 0, "a prompt")
 text: str = ccv3.expand_macros("{{char}} greets {{user}}.", card=card, user="Sam")
