@@ -31,7 +31,7 @@ mkdir -p "$wheels"
 # linux wheel) and tags it, so pip installs it on any Linux with glibc 2.34 or later.
 compat=(--compatibility "${CCV3_MANYLINUX:-manylinux_2_34}")
 [ "${CCV3_MANYLINUX:-}" != off ] || compat=()
-"$venv/bin/maturin" build --release --strip "${compat[@]}" \
+"$venv/bin/maturin" build --release --strip --locked "${compat[@]}" \
     --manifest-path crates/ccv3-py/Cargo.toml \
     --interpreter "$venv/bin/python" \
     --out "$wheels"

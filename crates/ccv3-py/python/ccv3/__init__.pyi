@@ -24,6 +24,30 @@ from typing import (
 from typing_extensions import NotRequired
 
 __version__: str
+__all__ = [
+    "Ccv3Error",
+    "__version__",
+    "read_card",
+    "read_cards",
+    "read_card_summary",
+    "read_lorebook",
+    "parse_decorators",
+    "serialize_decorators",
+    "write_card",
+    "write_lorebook",
+    "validate_card",
+    "validate_lorebook",
+    "lint_card",
+    "lint_lorebook",
+    "lore_graph",
+    "portability",
+    "scan_lorebook",
+    "compile_lorebooks",
+    "CompiledLorebooks",
+    "build_prompt",
+    "expand_macros",
+    "count_tokens",
+]
 
 # Any JSON value (``extensions``, ``state`` and other free-form parts).
 Json = Any
@@ -117,7 +141,7 @@ class CharacterCardV3(TypedDict):
     spec_version: str
     data: CardData
 
-# Earlier names of the card and book shapes.
+# The card as the functions' signatures name it.
 Card = CharacterCardV3
 # A card or lorebook to write, validate or analyse: the TypedDict, or any dict of that shape.
 CardInput = Union[CharacterCardV3, Dict[str, Any]]
@@ -140,7 +164,7 @@ class Diagnostic(TypedDict):
     path: str
     message: str
 
-def read_card(data: Data, parse_decorators: bool = True) -> CharacterCardV3: ...
+def read_card(data: Data, parse_decorators: bool = True) -> Card: ...
 
 class CardSummary(TypedDict):
     name: str
@@ -157,7 +181,7 @@ class CardSummary(TypedDict):
 def read_card_summary(data: Data) -> CardSummary: ...
 def read_cards(
     paths: Iterable[PathLike], threads: Optional[int] = None, parse_decorators: bool = True
-) -> Iterator[Tuple[PathLike, Union[CharacterCardV3, Ccv3Error]]]: ...
+) -> Iterator[Tuple[PathLike, Union[Card, Ccv3Error]]]: ...
 def read_lorebook(data: Data, parse_decorators: bool = True) -> Lorebook: ...
 def parse_decorators(content: str) -> ParsedDecorators: ...
 def serialize_decorators(decorators: Sequence[Decorator], content: str) -> str: ...
