@@ -91,6 +91,10 @@ def read_card(data, parse_decorators=True):
 
     With ``parse_decorators`` (the default) each lorebook entry gets ``decorators`` (see
     :func:`parse_decorators`) and its ``content`` without the decorator lines.
+
+    >>> card = read_card("examples/ember.png")
+    >>> card["spec"], card["data"]["name"], len(card["data"]["character_book"]["entries"])
+    ('chara_card_v3', 'Ember Vale', 5)
     """
     if _is_path(data):
         # Rust reads the file itself: a PNG's image data is skipped, never read.
@@ -105,6 +109,10 @@ def read_card_summary(data):
     ``container`` (``"JSON"``, ``"PNG"``, ``"CHARX"``, ...), ``greetings`` (``first_mes`` when
     not empty plus the alternate greetings), ``entries`` (of the embedded lorebook) and
     ``assets``. The values are those :func:`read_card` gives; a lorebook file is an error.
+
+    >>> summary = read_card_summary("examples/ember.png")
+    >>> summary["name"], summary["container"], summary["entries"]
+    ('Ember Vale', 'PNG', 5)
     """
     if _is_path(data):
         return _loads(_ccv3.read_card_summary_path(_os.fsdecode(_os.fspath(data))))
@@ -116,6 +124,11 @@ def read_cards(paths, threads=None, parse_decorators=True):
     in the order of ``paths`` (any iterable, read lazily in batches).
 
     ``threads`` is the number of threads (default: one per core).
+
+    >>> for path, card in read_cards(["examples/ember.png", "examples/ember.charx"]):
+    ...     print(path, card["data"]["name"])
+    examples/ember.png Ember Vale
+    examples/ember.charx Ember Vale
     """
     if threads is not None and (not isinstance(threads, int) or threads < 1):
         raise _error("bad-input", f"threads must be a whole number of at least 1, not {threads!r}")
@@ -136,7 +149,12 @@ def read_cards(paths, threads=None, parse_decorators=True):
 def read_lorebook(data, parse_decorators=True):
     """Reads a lorebook file (``lorebook_v3``, a bare book, SillyTavern World Info, NovelAI,
     Agnai, RisuAI) as the Lorebook dict (the structure of a card's ``data.character_book``).
-    A card's bytes give its character book."""
+    A card's bytes give its character book.
+
+    >>> book = read_lorebook("examples/world.json")
+    >>> book["entries"][0]["keys"]
+    ['mainland', 'Harrowport']
+    """
     return _ccv3.read_lorebook_value(_bytes(data), bool(parse_decorators))
 
 
@@ -149,13 +167,20 @@ def parse_decorators(content):
     ``additional_keys``/``exclude_keys``, absent for flags (``activate``, ...). An unknown
     decorator is ``{"type": "unknown", "name": name, "value": text}``. ``@@@`` fallbacks are
     ``"fallbacks": [...]`` on the decorator they follow.
+
+    >>> parse_decorators("@@depth 2\\n@@activate\\nThe lamp.")
+    {'decorators': [{'type': 'depth', 'value': 2}, {'type': 'activate'}], 'content': 'The lamp.'}
     """
     return _loads(_ccv3.parse_decorators(content))
 
 
 def serialize_decorators(decorators, content):
     """Writes ``decorators`` as ``@@`` lines above ``content``; the inverse of
-    :func:`parse_decorators`."""
+    :func:`parse_decorators`.
+
+    >>> serialize_decorators([{"type": "depth", "value": 2}], "The lamp.")
+    '@@depth 2\\nThe lamp.'
+    """
     return _ccv3.serialize_decorators(_dumps(decorators, "decorators"), content)
 
 
@@ -163,14 +188,27 @@ def write_card(card, format="png", image=None):
     """Writes a card dict as ``format`` (``"png"``, ``"charx"``, ``"json"`` or ``"json-v2"``, the
     spec's V2 backfill) and returns the bytes. Decorators are written back to ``@@`` lines; PNG carries ``ccv3`` plus the V2
     ``chara`` backfill, on ``image`` (PNG bytes or a path), else the card's own picture or a
-    placeholder."""
+    placeholder.
+
+    >>> card = read_card("examples/ember.json")
+    >>> write_card(card, "png")[:8]
+    b'\\x89PNG\\r\\n\\x1a\\n'
+    >>> read_card(write_card(card, "charx"))["data"]["name"]
+    'Ember Vale'
+    """
     img = None if image is None else _bytes(image, "image")
     return _ccv3.write_card(_dumps(card, "card"), format, img)
 
 
 def write_lorebook(book, format=None):
     """Writes a Lorebook dict as ``lorebook_v3`` JSON (the default) or, with
-    ``format="worldinfo"``, SillyTavern World Info; returns the bytes."""
+    ``format="worldinfo"``, SillyTavern World Info; returns the bytes.
+
+    >>> book = read_lorebook("examples/world.json")
+    >>> data = write_lorebook(book, format="worldinfo")
+    >>> len(read_lorebook(data)["entries"]) == len(book["entries"])
+    True
+    """
     return _ccv3.write_lorebook(_dumps(book, "lorebook"), format)
 
 
@@ -182,13 +220,23 @@ def _validate(kind, data):
 
 def validate_card(data):
     """Validates a card (a dict, bytes or a path): a list of
-    ``{"severity", "code", "path", "message"}`` as ``ccv3 validate --json`` reports."""
+    ``{"severity", "code", "path", "message"}`` as ``ccv3 validate --json`` reports.
+
+    >>> validate_card("examples/ember.png")
+    []
+    >>> validate_card({"spec": "chara_card_v3", "spec_version": "3.0", "data": {}})[0]["severity"]
+    'error'
+    """
     return _validate("card", data)
 
 
 def validate_lorebook(data):
     """Validates a lorebook (a dict, bytes or a path): a list of
-    ``{"severity", "code", "path", "message"}``."""
+    ``{"severity", "code", "path", "message"}``.
+
+    >>> validate_lorebook("examples/world.json")
+    []
+    """
     return _validate("lorebook", data)
 
 
@@ -208,26 +256,45 @@ def lint_card(data, options=None, **kwargs):
     text, as ``ccv3 lint --json`` (a list of ``{"severity", "code", "path", "entry", "message"}``,
     ``"budget"`` on ``lore-budget-plan``). Options (a dict or keywords): ``app`` (``"spec"``,
     ``"sillytavern"``, ``"risuai"``, ``"agnai"``), ``tokenizer`` (``"o200k"``, ``"cl100k"``,
-    ``"estimate"``), ``budget``, ``max_context``, ``budget_cap``."""
+    ``"estimate"``), ``budget``, ``max_context``, ``budget_cap``.
+
+    >>> findings = lint_card("examples/ember.png", app="sillytavern", tokenizer="estimate")
+    >>> [f["code"] for f in findings if f["code"] == "lore-budget-plan"]
+    ['lore-budget-plan']
+    """
     return _analyze("lint_card", data, options, kwargs)
 
 
 def lint_lorebook(data, options=None, **kwargs):
-    """Lints a lorebook (a dict, bytes or a path) as :func:`lint_card`; paths start at ``data``."""
+    """Lints a lorebook (a dict, bytes or a path) as :func:`lint_card`; paths start at ``data``.
+
+    >>> all(f["path"].startswith("data") for f in lint_lorebook("examples/world.json"))
+    True
+    """
     return _analyze("lint_lorebook", data, options, kwargs)
 
 
 def lore_graph(data, options=None, **kwargs):
     """The recursion graph of a lorebook or a card's book (a dict, bytes or a path), as
     ``ccv3 lore graph --json``: ``{"nodes": [{"entry", "name", "constant", "enabled"}],
-    "edges": [{"from", "to", "key"}]}`` (and ``"truncated": True`` when the search was cut)."""
+    "edges": [{"from", "to", "key"}]}`` (and ``"truncated": True`` when the search was cut).
+
+    >>> graph = lore_graph("examples/ember.png")
+    >>> [node["name"] for node in graph["nodes"]]
+    ['The Teeth', 'Old Sol', 'Supply boat', 'Storms', 'Island']
+    """
     return _analyze("lore_graph", data, options, kwargs)
 
 
 def portability(data, options=None, **kwargs):
     """What SillyTavern, RisuAI, Agnai and any V2 reader do with a card or lorebook (a dict,
     bytes or a path), as ``ccv3 portability --json``: a list of ``{"app", "severity", "code",
-    "path", "entry", "message"}``. Option ``apps``: the application ids to report on."""
+    "path", "entry", "message"}``. Option ``apps``: the application ids to report on.
+
+    >>> findings = portability("examples/ember.png", apps=["v2"])
+    >>> all(f["app"] == "v2" for f in findings)
+    True
+    """
     return _analyze("portability", data, options, kwargs)
 
 
@@ -274,6 +341,14 @@ def scan_lorebook(books, chat, state=None, seed=None, **options):
 
     ``books`` may also be a :class:`CompiledLorebooks` (see :func:`compile_lorebooks`): its
     options were fixed when it was compiled, but for ``st_timed`` and ``st_activated``.
+
+    >>> chat = [{"role": "user", "content": "Is a storm coming to the Teeth?"}]
+    >>> result = scan_lorebook(["examples/ember.png"], chat)
+    >>> [entry["name"] for entry in result["activated"]]
+    ['Island', 'The Teeth']
+    >>> [entry["reason"] for entry in result["rejected"] if entry["name"] == "Storms"]
+    ['secondary logic AND_ANY']
+    >>> after = scan_lorebook(["examples/ember.png"], chat, state=result["state"])
     """
     if isinstance(books, CompiledLorebooks):
         per_scan = {k: options.pop(k) for k in ("st_timed", "st_activated") if k in options}
@@ -297,12 +372,22 @@ class CompiledLorebooks:
 
     @property
     def book_names(self):
-        """The books' display names (their ``name``, else ``books[i]``), in order."""
+        """The books' display names (their ``name``, else ``books[i]``), in order.
+
+        >>> compile_lorebooks(["examples/world.json"]).book_names
+        ['books[0]']
+        """
         return self._native.book_names()
 
     def scan(self, chat, state=None, seed=None, st_timed=None, st_activated=None):
         """As :func:`scan_lorebook`, with the options given at compile time (``st_timed`` and
-        ``st_activated`` are per scan)."""
+        ``st_activated`` are per scan).
+
+        >>> books = compile_lorebooks(["examples/ember.png"])
+        >>> result = books.scan([{"role": "user", "content": "Is the lamp lit?"}])
+        >>> [entry["name"] for entry in result["activated"]]
+        ['Island', 'Old Sol']
+        """
         request = {"chat": chat, "state": state, "seed": seed,
                    "st_timed": st_timed, "st_activated": st_activated}
         return _loads(self._native.scan(_dumps(request, "request")))
@@ -310,7 +395,13 @@ class CompiledLorebooks:
 
 def compile_lorebooks(books, **options):
     """Compiles ``books`` (as :func:`scan_lorebook` takes them) once with ``options``, for many
-    scans: compiling a big book costs far more than scanning it."""
+    scans: compiling a big book costs far more than scanning it.
+
+    >>> books = compile_lorebooks(["examples/ember.png", "examples/world.json"])
+    >>> chat = [{"role": "user", "content": "Tea at Harrowport?"}]
+    >>> [entry["book"] for entry in scan_lorebook(books, chat)["activated"]]
+    [...'books[1]'...]
+    """
     values, blobs = _request(list(books))
     request = dict(options)
     request["books"] = values
@@ -323,6 +414,11 @@ def build_prompt(card, chat, **options):
 
     Options: ``books``, ``state``, ``seed``, ``user``, ``max_context``, ``instruct``, ..., and
     the engine settings of :func:`scan_lorebook` (``min_activations``, ``trigger``, ...).
+
+    >>> chat = [{"role": "user", "name": "Sam", "content": "Hello!"}]
+    >>> prompt = build_prompt("examples/ember.png", chat, user="Sam", max_context=4096)
+    >>> prompt["messages"][0]["role"], prompt["tokens"] > 0
+    ('system', True)
     """
     books = list(options.pop("books", None) or [])
     values, blobs = _request(books)
@@ -341,6 +437,9 @@ def expand_macros(text, **context):
     Context keywords: ``card`` (a dict, bytes or a path), ``chat``, ``user``, ``char``,
     ``variables`` (``{"local": {...}, "global": {...}}`` or a flat dict), ``now`` (unix
     seconds; without it time macros are empty), ``seed``, ``greeting``, ``display``.
+
+    >>> expand_macros("{{char}} greets {{user}}.", card="examples/ember.png", user="Sam")
+    'Ember greets Sam.'
     """
     card = context.get("card")
     if card is not None and not isinstance(card, dict):
@@ -350,5 +449,9 @@ def expand_macros(text, **context):
 
 def count_tokens(text, encoding="o200k"):
     """Counts the tokens of ``text`` with ``encoding``: ``"o200k"`` (the default), ``"cl100k"``
-    or ``"estimate"``."""
+    or ``"estimate"``.
+
+    >>> count_tokens("hello world")
+    2
+    """
     return _ccv3.count_tokens(text, encoding)
