@@ -180,6 +180,15 @@ fn card_path_model(
 ///
 /// # Errors
 /// As [`read_card_json`].
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","tags":["fire"],
+///   "first_mes":"Hi","character_book":{"entries":[{"keys":["a"],"content":"x","enabled":true,"insertion_order":0}]}}}"#;
+/// let summary: serde_json::Value = serde_json::from_str(&ccv3_embed::read_card_summary_json(text)?).unwrap();
+/// assert_eq!(summary["name"], "Ember");
+/// assert_eq!(summary["entries"], 1);
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
     let summary = ccv3::read_summary_bytes(bytes, &library_options())
         .map_err(|e| EmbedError::from_read(&e))?;
@@ -191,6 +200,13 @@ pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
 ///
 /// # Errors
 /// As [`read_card_summary_json`].
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember"}}"#;
+/// let json = ccv3_embed::read_card_summary_seekable_json(std::io::Cursor::new(&text[..]))?;
+/// assert!(json.contains(r#""name":"Ember""#));
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
     source: R,
 ) -> Result<String, EmbedError> {
@@ -204,6 +220,15 @@ pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
 ///
 /// # Errors
 /// As [`read_card_summary_json`]; `read-failed` naming the path when the file cannot be read.
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-embed-doc-read-card-summary-path-json.json");
+/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember"}}"#).unwrap();
+/// let json = ccv3_embed::read_card_summary_path_json(&path)?;
+/// assert!(json.contains(r#""name":"Ember""#));
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn read_card_summary_path_json(path: &std::path::Path) -> Result<String, EmbedError> {
     let summary = ccv3::read_summary_file(path, &library_options()).map_err(|e| {
         let e = EmbedError::from_read(&e);

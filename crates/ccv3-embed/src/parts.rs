@@ -131,6 +131,16 @@ pub fn read_card_parts<R: Read + Seek>(
 /// # Errors
 /// `read-failed` when the text is not a card with a book (never for the text that
 /// [`read_card_parts`] handed out).
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","character_book":{
+///   "entries":[{"keys":["a"],"content":"@@depth 2\nx","enabled":true,"insertion_order":0}]}}}"#;
+/// let entries = ccv3_embed::card_entries_json(text, &ccv3_embed::ReadOptions::default())?;
+/// let entries: serde_json::Value = serde_json::from_str(&entries).unwrap();
+/// assert_eq!(entries[0]["content"], "x");
+/// assert_eq!(entries[0]["decorators"][0]["type"], "depth");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn card_entries_json(card_text: &[u8], options: &ReadOptions) -> Result<String, EmbedError> {
     let mut card =
         Card::from_json_text(card_text, &mut Vec::new()).map_err(|e| EmbedError::from_read(&e))?;
@@ -153,6 +163,17 @@ pub fn card_entries_json(card_text: &[u8], options: &ReadOptions) -> Result<Stri
 /// `read-failed` when `range` is not where an array stands, a place is past its end or out of
 /// order, or the text is not a card with such a book (never for what [`read_card_parts`] handed
 /// out).
+///
+/// ```
+/// let text = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","character_book":{"entries":[{"keys":["a"],"content":"x","enabled":true,"insertion_order":0},{"keys":"b","content":"y"}]}}}"#;
+/// let span = ccv3::entries_span::character_book_entries(text).unwrap();
+/// // Only the second entry needs the model (its keys are text, not a list): read it alone.
+/// let reread = ccv3_embed::card_entries_at_json(text.as_bytes(), span.range, &[1], &ccv3_embed::ReadOptions::default())?;
+/// let reread: serde_json::Value = serde_json::from_str(&reread).unwrap();
+/// assert_eq!(reread.as_array().unwrap().len(), 1);
+/// assert_eq!(reread[0]["content"], "y");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
 pub fn card_entries_at_json(
     card_text: &[u8],
     range: std::ops::Range<usize>,

@@ -112,6 +112,15 @@ pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummar
 /// # Errors
 ///
 /// As [`crate::read_file_with`]; [`Error::Format`] for a lorebook.
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-doc-read-summary-file.json");
+/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","creator":"me","tags":["x"]}}"#)?;
+/// let s = ccv3::read_summary_file(&path, &ccv3::ReadOptions::default())?;
+/// assert_eq!((s.name.as_str(), s.creator.as_str(), s.tags.len()), ("A", "me", 1));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary> {
     let file = std::fs::File::open(path)?;
     let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
@@ -129,6 +138,15 @@ pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary>
 /// # Errors
 ///
 /// As [`crate::read_seekable_with`]; [`Error::Format`] for a lorebook.
+///
+/// ```
+/// // A PNG card: its picture is seeked past, never read.
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)? else { panic!() };
+/// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
+/// let s = ccv3::read_summary_seekable(std::io::Cursor::new(&png), &ccv3::ReadOptions::default())?;
+/// assert_eq!((s.name.as_str(), s.container.as_str()), ("A", "PNG"));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
 pub fn read_summary_seekable<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardSummary> {
     let start = r.stream_position()?;
     if let Some(s) = summary_of_source(&mut r, opts)? {
