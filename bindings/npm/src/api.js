@@ -234,7 +234,11 @@ function makeApi(host) {
     if (options !== undefined && options !== null && !isPlainObject(options)) {
       throw badInput(`options must be an object, got ${describe(options)}`);
     }
-    return fromJson(guard((raw) => raw.read_card_summary(data)));
+    const tokens = options && options.tokens;
+    if (tokens === undefined || tokens === null) return fromJson(guard((raw) => raw.read_card_summary(data)));
+    // The permanent fields' tokens, counted with the encoding `tokens` (issue 29).
+    const enc = encodingName(tokens, 'options.tokens');
+    return fromJson(withTokens(enc, (raw) => raw.read_card_summary(data, enc)));
   }
 
   // A big book's entries from the card text `text`: `places` is [start, end, ...reread] (see

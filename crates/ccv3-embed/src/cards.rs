@@ -117,14 +117,23 @@ pub fn read_card_path_model(
 
 /// What a character list shows of a card ([`ccv3::CardSummary`]: name, nickname, creator, tags,
 /// spec, container, counts of greetings, lorebook entries and assets) as compact JSON text, read
-/// from a file's bytes without building the card ([`ccv3::read_summary_bytes`]; issue 29).
+/// from a file's bytes without building the card ([`ccv3::read_summary_bytes`]; issue 29). With
+/// `tokens` (an encoding as [`crate::count_tokens`] names it: `o200k`, `cl100k` or `estimate`),
+/// also `permanent_tokens`: the tokens of the permanent fields ([`ccv3::PERMANENT_FIELDS`]).
 ///
 /// # Errors
-/// As [`read_card_json`].
-pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
-    let summary = ccv3::read_summary_bytes(bytes, &library_options())
-        .map_err(|e| EmbedError::from_read(&e))?;
-    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+/// As [`read_card_json`]; as [`crate::count_tokens`] for the encoding.
+pub fn read_card_summary_json(bytes: &[u8], tokens: Option<&str>) -> Result<String, EmbedError> {
+    let opts = library_options();
+    let summary = match tokens {
+        None => ccv3::read_summary_bytes(bytes, &opts),
+        Some(encoding) => {
+            let tok = crate::text::tokenizer(Some(encoding))?;
+            ccv3::read_summary_bytes_counting(bytes, &opts, &|t| tok.count(t))
+        }
+    }
+    .map_err(|e| EmbedError::from_read(&e))?;
+    summary_json(&summary)
 }
 
 /// [`read_card_summary_json`] of a random-access source ([`ccv3::read_summary_seekable`]: a
@@ -134,10 +143,18 @@ pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
 /// As [`read_card_summary_json`].
 pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
     source: R,
+    tokens: Option<&str>,
 ) -> Result<String, EmbedError> {
-    let summary = ccv3::read_summary_seekable(source, &library_options())
-        .map_err(|e| EmbedError::from_read(&e))?;
-    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+    let opts = library_options();
+    let summary = match tokens {
+        None => ccv3::read_summary_seekable(source, &opts),
+        Some(encoding) => {
+            let tok = crate::text::tokenizer(Some(encoding))?;
+            ccv3::read_summary_seekable_counting(source, &opts, &|t| tok.count(t))
+        }
+    }
+    .map_err(|e| EmbedError::from_read(&e))?;
+    summary_json(&summary)
 }
 
 /// [`read_card_summary_json`] of the file at `path` ([`ccv3::read_summary_file`]: a PNG's image
@@ -145,12 +162,28 @@ pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
 ///
 /// # Errors
 /// As [`read_card_summary_json`]; `read-failed` naming the path when the file cannot be read.
-pub fn read_card_summary_path_json(path: &std::path::Path) -> Result<String, EmbedError> {
-    let summary = ccv3::read_summary_file(path, &library_options()).map_err(|e| {
+pub fn read_card_summary_path_json(
+    path: &std::path::Path,
+    tokens: Option<&str>,
+) -> Result<String, EmbedError> {
+    let opts = library_options();
+    let summary = match tokens {
+        None => ccv3::read_summary_file(path, &opts),
+        Some(encoding) => {
+            let tok = crate::text::tokenizer(Some(encoding))?;
+            ccv3::read_summary_file_counting(path, &opts, &|t| tok.count(t))
+        }
+    }
+    .map_err(|e| {
         let e = EmbedError::from_read(&e);
         EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
     })?;
-    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+    summary_json(&summary)
+}
+
+/// A summary as compact JSON text.
+fn summary_json(summary: &ccv3::CardSummary) -> Result<String, EmbedError> {
+    serde_json::to_string(summary).map_err(|e| EmbedError::write_failed(e.to_string()))
 }
 
 /// A card as compact V3 JSON text.

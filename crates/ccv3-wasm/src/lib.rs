@@ -197,11 +197,15 @@ impl std::io::Seek for JsBytes<'_> {
 }
 
 /// Reads what a character list shows of a card from a `Uint8Array`, in place (a PNG's image
-/// data stays in JavaScript); returns the summary as JSON text (issue 29).
+/// data stays in JavaScript); returns the summary as JSON text (issue 29), with the permanent
+/// tokens counted in `tokens` (an encoding) when given.
 #[wasm_bindgen]
-pub fn read_card_summary(bytes: &js_sys::Uint8Array) -> Result<String, JsValue> {
+pub fn read_card_summary(
+    bytes: &js_sys::Uint8Array,
+    tokens: Option<String>,
+) -> Result<String, JsValue> {
     let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
-    ccv3_embed::read_card_summary_seekable_json(source).map_err(to_js)
+    ccv3_embed::read_card_summary_seekable_json(source, tokens.as_deref()).map_err(to_js)
 }
 
 /// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in
