@@ -100,3 +100,34 @@ test('readCardSummary counts the permanent tokens when asked', () => {
   assert.throws(() => ccv3.readCardSummary(example('ember.json'), { tokens: 'nope' }), code('bad-input'));
   assert.throws(() => ccv3.readCardSummary(example('ember.json'), { tokens: 5 }), code('bad-input'));
 });
+
+// The summary reads a PNG's chunk headers in place through a DataView of the array (issue 29):
+// from a view into a bigger buffer (an offset) the answer is the same as from the bytes alone,
+// whole, cut short anywhere or with a byte flipped (the same values, or the same error code).
+test('readCardSummary reads a PNG in place: offsets, cuts, damage', () => {
+  const png = example('ember.png');
+  const answer = (bytes) => {
+    try {
+      return ccv3.readCardSummary(bytes);
+    } catch (e) {
+      assert.equal(typeof e.code, 'string', e.message);
+      return e.code;
+    }
+  };
+  const atOffset = (bytes) => {
+    const big = new Uint8Array(bytes.length + 13);
+    big.set(bytes, 7);
+    return big.subarray(7, 7 + bytes.length);
+  };
+  assert.deepEqual(answer(atOffset(png)), answer(png));
+  assert.deepEqual(answer(Buffer.from(png)), answer(png));
+  assert.equal(answer(png).name, 'Ember Vale');
+  const step = Math.max(1, Math.floor(png.length / 61));
+  for (let cut = 0; cut < png.length; cut += step) {
+    const part = Uint8Array.from(png.subarray(0, cut));
+    assert.deepEqual(answer(atOffset(part)), answer(part), `cut at ${cut}`);
+    const flipped = Uint8Array.from(png);
+    flipped[cut] ^= 0x20;
+    assert.deepEqual(answer(atOffset(flipped)), answer(flipped), `byte ${cut} flipped`);
+  }
+});
