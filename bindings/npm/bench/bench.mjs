@@ -9,6 +9,8 @@
 //  0. (--only summary) readCardSummary against readCard and the peers over 1,000 cards of a folder
 //     (issue 29).
 //
+//  (--only first) the first read in a fresh Node process and in headless Chromium (issue 29).
+//
 // node bindings/npm/bench/bench.mjs --gen /tmp/gen --peers DIR_WITH_node_modules [--pkg target/bindings/npm] [--only read] [--rounds 60] [--baseline PKG]
 //   --only read: part 1 only; --rounds: rounds of the interleaved readCard comparison
 //   --baseline: another build of the package, interleaved beside this one (read + touch rows)
@@ -168,6 +170,152 @@ if (args.only === 'summary') {
   }
   report(row);
   process.exit(0);
+}
+
+// ---- First read in a fresh process (issue 29) ----
+// node bindings/npm/bench/bench.mjs --only first --gen DIR --peers DIR [--rounds 15] [--baseline PKG]
+//   [--chromium /usr/bin/chromium] [--playwright DIR_WITH_node_modules (default web/test)]
+// Node: each round spawns, in turn, a bare `node -e ''`, a Node process that requires the package
+// and reads card_5MB_post.png once with readCard (module load, WebAssembly compile and
+// instantiate, one read), the same with --baseline's package when given, and one that imports
+// @character-foundry/loader and reads the card once with parseCard. The card's bytes are read
+// before the clock starts. Medians over rounds of: the whole process's wall time minus the bare
+// process's (Node's own start), and, inside the process, the import and the first read.
+// Chromium (headless, when found): each round a fresh browser context (no HTTP or code cache)
+// opens a page that fetches the card's bytes, then times `import('ccv3/web')`, `await init()`
+// and the first readCard; `init()` compiles the core as it streams in (compileStreaming of the
+// served application/wasm) or, in the `bytes` variant, from the fetched bytes (WebAssembly.compile).
+if (args.only === 'first-child') {
+  // One measurement in this fresh process: prints {import_ms, read_ms}.
+  const bytes = fs.readFileSync(args.card);
+  const t0 = performance.now();
+  let read;
+  if (args.which === 'cf') {
+    const preq = createRequire(path.join(path.resolve(args.peers), 'package.json'));
+    const { parseCard } = await import(pathToImport(preq.resolve('@character-foundry/loader')));
+    read = parseCard;
+  } else {
+    const lib = createRequire(import.meta.url)(path.join(path.resolve(args.which), 'index.cjs'));
+    read = (b) => lib.readCard(b);
+  }
+  const t1 = performance.now();
+  const card = await read(bytes);
+  const t2 = performance.now();
+  if (!(card.card || card).data.name) throw new Error('no card read');
+  console.log(JSON.stringify({ import_ms: t1 - t0, read_ms: t2 - t1 }));
+  process.exit(0);
+}
+if (args.only === 'first') {
+  const { spawnSync } = await import('node:child_process');
+  const card = path.join(gen, 'card_5MB_post.png');
+  const rounds = Number(args.rounds || 15);
+  const self = fileURLToPath(import.meta.url);
+  const run = (argv) => {
+    const a = performance.now();
+    const r = spawnSync(process.execPath, argv, { encoding: 'utf8' });
+    const wall = performance.now() - a;
+    if (r.status !== 0) throw new Error(`${argv.join(' ')}: ${r.stderr}`);
+    return { wall, ...(r.stdout.trim() ? JSON.parse(r.stdout.trim().split('\n').pop()) : {}) };
+  };
+  const child = (which) => () => run([self, '--only', 'first-child', '--which', which, '--card', card, '--peers', peers || '']);
+  const impls = { bare: () => run(['-e', '']), ccv3: child(pkg) };
+  if (args.baseline) impls.baseline = child(path.resolve(args.baseline));
+  if (peers) impls.cf = child('cf');
+  const t = Object.fromEntries(Object.keys(impls).map((k) => [k, []]));
+  for (const k in impls) impls[k](); // warm the page cache
+  for (let i = 0; i < rounds; i++) for (const k in impls) t[k].push(impls[k]());
+  const bare = median(t.bare.map((x) => x.wall));
+  const row = { op: 'first read in a fresh Node process: card_5MB_post.png', rounds, load: os.loadavg().map((x) => x.toFixed(1)).join(' '), bare_node_ms: bare };
+  for (const k of Object.keys(impls).filter((x) => x !== 'bare')) {
+    row[`${k} process_minus_bare_ms`] = median(t[k].map((x) => x.wall)) - bare;
+    row[`${k} import_ms`] = median(t[k].map((x) => x.import_ms));
+    row[`${k} first_read_ms`] = median(t[k].map((x) => x.read_ms));
+    row[`${k} import_plus_read_ms`] = median(t[k].map((x) => x.import_ms + x.read_ms));
+  }
+  if (peers) {
+    // Per round: ccv3's (import + read) / cf's read after its import; whole processes.
+    row['ccv3 (require + read) / cf read'] = median(t.ccv3.map((x, i) => (x.import_ms + x.read_ms) / t.cf[i].read_ms));
+    row['ccv3 process / cf process (minus bare)'] = median(t.ccv3.map((x, i) => (x.wall - t.bare[i].wall) / (t.cf[i].wall - t.bare[i].wall)));
+  }
+  report(row);
+  await firstReadInChromium(card, rounds);
+  process.exit(0);
+}
+
+/** The browser entry's first read in headless Chromium (see `--only first`). */
+async function firstReadInChromium(cardPath, rounds) {
+  const executablePath = args.chromium || '/usr/bin/chromium';
+  let chromium;
+  try {
+    const preq = createRequire(path.join(path.resolve(args.playwright || path.join(repo, 'web', 'test')), 'package.json'));
+    ({ chromium } = preq('playwright-core'));
+  } catch (_) {
+    console.log('(no playwright-core: `cd web/test && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci`; Chromium part skipped)');
+    return;
+  }
+  if (!fs.existsSync(executablePath)) {
+    console.log(`(no Chromium at ${executablePath}; Chromium part skipped)`);
+    return;
+  }
+  const http = await import('node:http');
+  const types = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
+  const page = `<!doctype html><script type="module">
+    const q = new URLSearchParams(location.search);
+    const card = new Uint8Array(await (await fetch('/card.png')).arrayBuffer());
+    const wasm = q.get('variant') === 'bytes' ? await (await fetch('/pkg/web/ccv3_wasm_bg.wasm')).arrayBuffer() : undefined;
+    const t0 = performance.now();
+    const m = await import('/pkg/web/index.js');
+    const t1 = performance.now();
+    await m.default(wasm);
+    const t2 = performance.now();
+    const c = m.readCard(card);
+    const t3 = performance.now();
+    window.result = { import_ms: t1 - t0, init_ms: t2 - t1, read_ms: t3 - t2, total_ms: t3 - t0, name: c.data.name };
+  </script>`;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    let file = null;
+    if (url.pathname === '/card.png') file = cardPath;
+    else if (url.pathname.startsWith('/pkg/')) file = path.join(pkg, url.pathname.slice(5));
+    if (url.pathname === '/') {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end(page);
+      return;
+    }
+    if (!file || !path.resolve(file).startsWith(path.dirname(cardPath)) && !path.resolve(file).startsWith(pkg) || !fs.existsSync(file)) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': types[path.extname(file)] || 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  try {
+    const variants = ['streaming', 'bytes'];
+    const t = Object.fromEntries(variants.map((v) => [v, []]));
+    const once = async (variant) => {
+      const context = await browser.newContext();
+      const p = await context.newPage();
+      await p.goto(`${base}/?variant=${variant}`);
+      const r = await p.waitForFunction(() => window.result, null, { timeout: 60000 });
+      const v = await r.jsonValue();
+      await context.close();
+      return v;
+    };
+    for (const v of variants) await once(v);
+    for (let i = 0; i < rounds; i++) for (const v of variants) t[v].push(await once(v));
+    const row = { op: 'first read in headless Chromium (fresh context): card_5MB_post.png', rounds, load: os.loadavg().map((x) => x.toFixed(1)).join(' ') };
+    for (const v of variants) {
+      for (const k of ['import_ms', 'init_ms', 'read_ms', 'total_ms']) row[`${v} ${k}`] = median(t[v].map((x) => x[k]));
+    }
+    report(row);
+  } finally {
+    await browser.close();
+    server.close();
+  }
 }
 
 // ---- 1. readCard ----

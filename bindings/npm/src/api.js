@@ -238,7 +238,11 @@ function makeApi(host) {
     if (options !== undefined && options !== null && !isPlainObject(options)) {
       throw badInput(`options must be an object, got ${describe(options)}`);
     }
-    return fromJson(guard((raw) => raw.read_card_summary(data)));
+    const tokens = options && options.tokens;
+    if (tokens === undefined || tokens === null) return fromJson(guard((raw) => raw.read_card_summary(data)));
+    // The permanent fields' tokens, counted with the encoding `tokens` (issue 29).
+    const enc = encodingName(tokens, 'options.tokens');
+    return fromJson(withTokens(enc, (raw) => raw.read_card_summary(data, enc)));
   }
 
   // Entries parsed as they stand: each given `decorators: []` at its end when decorators are

@@ -461,9 +461,18 @@ export interface CardSummary {
   entries: number;
   /** Items of `data.assets` (0 when absent). */
   assets: number;
+  /**
+   * Only with the `tokens` option: the tokens of the fields SillyTavern counts as permanent
+   * (name, description, personality, scenario, `extensions.depth_prompt.prompt`), each field
+   * counted and the counts added.
+   */
+  permanent_tokens?: number;
 }
-/** Options of readCardSummary (none yet). */
-export interface ReadCardSummaryOptions {}
+/** Options of readCardSummary. */
+export interface ReadCardSummaryOptions {
+  /** Count the permanent fields' tokens with this encoding (`permanent_tokens`); not counted by default. */
+  tokens?: 'o200k' | 'cl100k' | 'estimate';
+}
 /**
  * What a character list shows of a card file, read without building the card (much faster
  * than readCard): the values readCard gives. A lorebook file is an error.

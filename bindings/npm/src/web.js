@@ -3,7 +3,8 @@
 // `init()` fetches and instantiates the WebAssembly core next to this file (or takes what
 // wasm-bindgen's init takes: a URL, Response, bytes or WebAssembly.Module). `initSync(bytesOrModule)`
 // does the same synchronously. Tokenizer vocabularies are not in the core: `await loadTokenizer('o200k')`
-// (or 'cl100k') before countTokens, scanLorebook, compileLorebooks or buildPrompt (they count tokens).
+// (or 'cl100k') before countTokens, scanLorebook, compileLorebooks, buildPrompt or readCardSummary's
+// `tokens` option (they count tokens).
 import * as glue from './ccv3_wasm.js';
 import { makeApi } from './api.js';
 
@@ -33,7 +34,7 @@ function host() {
       return false; // web: vocabularies are loaded asynchronously with loadTokenizer()
     },
     missingVocabulary(name) {
-      return `ccv3/web: counting tokens needs the ${name} vocabulary: call \`await loadTokenizer('${name}')\` first (countTokens, scanLorebook, compileLorebooks and buildPrompt count tokens)`;
+      return `ccv3/web: counting tokens needs the ${name} vocabulary: call \`await loadTokenizer('${name}')\` first (countTokens, scanLorebook, compileLorebooks, buildPrompt and readCardSummary's \`tokens\` option count tokens)`;
     },
     version: '__CCV3_VERSION__',
   };

@@ -74,3 +74,60 @@ test('readCardSummary refuses a lorebook and what is not bytes', () => {
   assert.throws(() => ccv3.readCardSummary('nope'), code('bad-input'));
   assert.throws(() => ccv3.readCardSummary(example('ember.json'), 5), code('bad-input'));
 });
+
+// Issue 29: "the token count of the permanent fields if asked": `{ tokens: encoding }` adds
+// `permanent_tokens` (last), the name, description, personality, scenario and character's note
+// (`extensions.depth_prompt.prompt`) each counted by countTokens and added (SillyTavern 1.19.0's
+// permanent counters, public/index.html `data-token-permanent`; ccv3::PERMANENT_FIELDS).
+test('readCardSummary counts the permanent tokens when asked', () => {
+  for (const name of ['ember.json', 'ember.png', 'ember.charx']) {
+    const bytes = example(name);
+    assert.equal(ccv3.readCardSummary(bytes).permanent_tokens, undefined, name);
+    const d = ccv3.readCard(bytes).data;
+    for (const enc of ['o200k', 'cl100k', 'estimate']) {
+      const s = ccv3.readCardSummary(bytes, { tokens: enc });
+      assert.equal(Object.keys(s).at(-1), 'permanent_tokens');
+      const note = d.extensions.depth_prompt ? d.extensions.depth_prompt.prompt : '';
+      assert.ok(note.length > 0, 'ember has a character note');
+      const expected = [d.name, d.description, d.personality, d.scenario, note]
+        .map((t) => (t ? ccv3.countTokens(t, enc) : 0))
+        .reduce((a, b) => a + b, 0);
+      assert.equal(s.permanent_tokens, expected, `${name} ${enc}`);
+      const { permanent_tokens, ...rest } = s;
+      assert.deepEqual(rest, ccv3.readCardSummary(bytes), name);
+    }
+  }
+  assert.throws(() => ccv3.readCardSummary(example('ember.json'), { tokens: 'nope' }), code('bad-input'));
+  assert.throws(() => ccv3.readCardSummary(example('ember.json'), { tokens: 5 }), code('bad-input'));
+});
+
+// The summary reads a PNG's chunk headers in place through a DataView of the array (issue 29):
+// from a view into a bigger buffer (an offset) the answer is the same as from the bytes alone,
+// whole, cut short anywhere or with a byte flipped (the same values, or the same error code).
+test('readCardSummary reads a PNG in place: offsets, cuts, damage', () => {
+  const png = example('ember.png');
+  const answer = (bytes) => {
+    try {
+      return ccv3.readCardSummary(bytes);
+    } catch (e) {
+      assert.equal(typeof e.code, 'string', e.message);
+      return e.code;
+    }
+  };
+  const atOffset = (bytes) => {
+    const big = new Uint8Array(bytes.length + 13);
+    big.set(bytes, 7);
+    return big.subarray(7, 7 + bytes.length);
+  };
+  assert.deepEqual(answer(atOffset(png)), answer(png));
+  assert.deepEqual(answer(Buffer.from(png)), answer(png));
+  assert.equal(answer(png).name, 'Ember Vale');
+  const step = Math.max(1, Math.floor(png.length / 61));
+  for (let cut = 0; cut < png.length; cut += step) {
+    const part = Uint8Array.from(png.subarray(0, cut));
+    assert.deepEqual(answer(atOffset(part)), answer(part), `cut at ${cut}`);
+    const flipped = Uint8Array.from(png);
+    flipped[cut] ^= 0x20;
+    assert.deepEqual(answer(atOffset(flipped)), answer(flipped), `byte ${cut} flipped`);
+  }
+});

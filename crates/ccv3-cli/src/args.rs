@@ -42,6 +42,12 @@ pub enum Command {
         /// the card: much faster on big cards. A card only.
         #[arg(long)]
         summary: bool,
+        /// With --summary: also count the permanent tokens (the name, description,
+        /// personality, scenario and character's note, `extensions.depth_prompt.prompt`, as
+        /// SillyTavern counts them) with this tokenizer: o200k, cl100k or a HuggingFace
+        /// tokenizer.json path (feature `hf`).
+        #[arg(long, value_name = "TOKENIZER", requires = "summary")]
+        tokens: Option<String>,
         /// Write to FILE instead of standard output (atomically: FILE appears whole or not at
         /// all; `-`: standard output).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -733,6 +739,8 @@ const INSPECT_EXAMPLES: &str = "Examples:
   ccv3 inspect card.png                      a summary
   ccv3 inspect card.charx --json | jq .data.name
   ccv3 inspect card.png --json -o card.json  the card as V3 JSON, in a file
+  ccv3 inspect card.png --summary --json --tokens o200k
+                                             a character list's row, permanent tokens counted
   curl -s URL | ccv3 inspect -               a card from standard input";
 
 /// Examples of `ccv3 cbs`.

@@ -120,15 +120,26 @@ pub fn load(path: &Path, what: &str) -> Result<ccv3::Document, CliError> {
 }
 
 /// Reads a card's summary ([`ccv3::read_summary_file`]), naming the file on failure; `-`
-/// reads standard input (claimed for `what`).
-pub fn load_summary(path: &Path, what: &str) -> Result<ccv3::CardSummary, CliError> {
+/// reads standard input (claimed for `what`). With `count`, the permanent tokens are counted.
+pub fn load_summary(
+    path: &Path,
+    what: &str,
+    count: Option<&dyn Fn(&str) -> usize>,
+) -> Result<ccv3::CardSummary, CliError> {
     let opts = read_options();
     if crate::dash::is_dash(path) {
         let bytes = crate::stdio::read(what, opts.max_file_len, RAISE_HINT)?;
-        return ccv3::read_summary_bytes(&bytes, &opts)
-            .map_err(|e| read_error(crate::dash::stdin_path(), e));
+        return match count {
+            Some(c) => ccv3::read_summary_bytes_counting(&bytes, &opts, c),
+            None => ccv3::read_summary_bytes(&bytes, &opts),
+        }
+        .map_err(|e| read_error(crate::dash::stdin_path(), e));
     }
-    ccv3::read_summary_file(path, &opts).map_err(|e| read_error(path, e))
+    match count {
+        Some(c) => ccv3::read_summary_file_counting(path, &opts, c),
+        None => ccv3::read_summary_file(path, &opts),
+    }
+    .map_err(|e| read_error(path, e))
 }
 
 /// Reads a card or lorebook from standard input (issue 16: `-`), at most `max_file_len` bytes

@@ -453,3 +453,45 @@ fn cli_inspect_summary_json_contract() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("a lorebook, not a character card"));
 }
+
+/// Issue 29: "the token count of the permanent fields if asked": `--tokens T` adds
+/// `permanent_tokens` (last) to `ccv3 inspect --summary --json`, the sum of the name,
+/// description, personality, scenario and character's note counted by T (SillyTavern's
+/// permanent fields, `ccv3::PERMANENT_FIELDS`); `--tokens` needs `--summary`.
+#[test]
+fn cli_inspect_summary_tokens() {
+    let card = example("ember.png");
+    let o = ccv3(&[
+        &"inspect",
+        &"--summary",
+        &"--json",
+        &"--tokens",
+        &"o200k",
+        &card,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys.last(), Some(&"permanent_tokens"));
+    // The counts `ccv3 tokens` gives the fields, plus the name and the character's note.
+    let o = ccv3(&[&"tokens", &card, &"--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    let f = &t["fields"];
+    let tok = ccv3_tokens::load(&"o200k".parse().unwrap()).unwrap();
+    let expected = tok.count("Ember Vale")
+        + tok.count("{{char}} smells of lamp oil and salt.")
+        + ["description", "personality", "scenario"]
+            .iter()
+            .map(|k| f[*k].as_u64().unwrap() as usize)
+            .sum::<usize>();
+    assert_eq!(v["permanent_tokens"], expected);
+    let o = ccv3(&[&"inspect", &"--summary", &"--tokens", &"o200k", &card]);
+    assert!(
+        stdout(&o).contains(&format!("permanent:   {expected} tokens")),
+        "{}",
+        stdout(&o)
+    );
+    let o = ccv3(&[&"inspect", &"--json", &"--tokens", &"o200k", &card]);
+    assert_eq!(o.status.code(), Some(2), "--tokens without --summary");
+}

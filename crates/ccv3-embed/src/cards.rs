@@ -176,23 +176,32 @@ fn card_path_model(
 
 /// What a character list shows of a card ([`ccv3::CardSummary`]: name, nickname, creator, tags,
 /// spec, container, counts of greetings, lorebook entries and assets) as compact JSON text, read
-/// from a file's bytes without building the card ([`ccv3::read_summary_bytes`]; issue 29).
+/// from a file's bytes without building the card ([`ccv3::read_summary_bytes`]; issue 29). With
+/// `tokens` (an encoding as [`crate::count_tokens`] names it: `o200k`, `cl100k` or `estimate`),
+/// also `permanent_tokens`: the tokens of the permanent fields ([`ccv3::PERMANENT_FIELDS`]).
 ///
 /// # Errors
-/// As [`read_card_json`].
+/// As [`read_card_json`]; as [`crate::count_tokens`] for the encoding.
 ///
 /// ```
 /// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","tags":["fire"],
 ///   "first_mes":"Hi","character_book":{"entries":[{"keys":["a"],"content":"x","enabled":true,"insertion_order":0}]}}}"#;
-/// let summary: serde_json::Value = serde_json::from_str(&ccv3_embed::read_card_summary_json(text)?).unwrap();
+/// let summary: serde_json::Value = serde_json::from_str(&ccv3_embed::read_card_summary_json(text, None)?).unwrap();
 /// assert_eq!(summary["name"], "Ember");
 /// assert_eq!(summary["entries"], 1);
 /// # Ok::<(), ccv3_embed::EmbedError>(())
 /// ```
-pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
-    let summary = ccv3::read_summary_bytes(bytes, &library_options())
-        .map_err(|e| EmbedError::from_read(&e))?;
-    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+pub fn read_card_summary_json(bytes: &[u8], tokens: Option<&str>) -> Result<String, EmbedError> {
+    let opts = library_options();
+    let summary = match tokens {
+        None => ccv3::read_summary_bytes(bytes, &opts),
+        Some(encoding) => {
+            let tok = crate::text::tokenizer(Some(encoding))?;
+            ccv3::read_summary_bytes_counting(bytes, &opts, &|t| tok.count(t))
+        }
+    }
+    .map_err(|e| EmbedError::from_read(&e))?;
+    summary_json(&summary)
 }
 
 /// [`read_card_summary_json`] of a random-access source ([`ccv3::read_summary_seekable`]: a
@@ -203,16 +212,24 @@ pub fn read_card_summary_json(bytes: &[u8]) -> Result<String, EmbedError> {
 ///
 /// ```
 /// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember"}}"#;
-/// let json = ccv3_embed::read_card_summary_seekable_json(std::io::Cursor::new(&text[..]))?;
-/// assert!(json.contains(r#""name":"Ember""#));
+/// let json = ccv3_embed::read_card_summary_seekable_json(std::io::Cursor::new(&text[..]), Some("estimate"))?;
+/// assert!(json.contains(r#""name":"Ember""#) && json.contains("permanent_tokens"));
 /// # Ok::<(), ccv3_embed::EmbedError>(())
 /// ```
 pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
     source: R,
+    tokens: Option<&str>,
 ) -> Result<String, EmbedError> {
-    let summary = ccv3::read_summary_seekable(source, &library_options())
-        .map_err(|e| EmbedError::from_read(&e))?;
-    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+    let opts = library_options();
+    let summary = match tokens {
+        None => ccv3::read_summary_seekable(source, &opts),
+        Some(encoding) => {
+            let tok = crate::text::tokenizer(Some(encoding))?;
+            ccv3::read_summary_seekable_counting(source, &opts, &|t| tok.count(t))
+        }
+    }
+    .map_err(|e| EmbedError::from_read(&e))?;
+    summary_json(&summary)
 }
 
 /// [`read_card_summary_json`] of the file at `path` ([`ccv3::read_summary_file`]: a PNG's image
@@ -224,17 +241,33 @@ pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
 /// ```
 /// let path = std::env::temp_dir().join("ccv3-embed-doc-read-card-summary-path-json.json");
 /// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember"}}"#).unwrap();
-/// let json = ccv3_embed::read_card_summary_path_json(&path)?;
+/// let json = ccv3_embed::read_card_summary_path_json(&path, None)?;
 /// assert!(json.contains(r#""name":"Ember""#));
 /// # std::fs::remove_file(&path).unwrap();
 /// # Ok::<(), ccv3_embed::EmbedError>(())
 /// ```
-pub fn read_card_summary_path_json(path: &std::path::Path) -> Result<String, EmbedError> {
-    let summary = ccv3::read_summary_file(path, &library_options()).map_err(|e| {
+pub fn read_card_summary_path_json(
+    path: &std::path::Path,
+    tokens: Option<&str>,
+) -> Result<String, EmbedError> {
+    let opts = library_options();
+    let summary = match tokens {
+        None => ccv3::read_summary_file(path, &opts),
+        Some(encoding) => {
+            let tok = crate::text::tokenizer(Some(encoding))?;
+            ccv3::read_summary_file_counting(path, &opts, &|t| tok.count(t))
+        }
+    }
+    .map_err(|e| {
         let e = EmbedError::from_read(&e);
         EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
     })?;
-    serde_json::to_string(&summary).map_err(|e| EmbedError::write_failed(e.to_string()))
+    summary_json(&summary)
+}
+
+/// A summary as compact JSON text.
+fn summary_json(summary: &ccv3::CardSummary) -> Result<String, EmbedError> {
+    serde_json::to_string(summary).map_err(|e| EmbedError::write_failed(e.to_string()))
 }
 
 /// A card as compact V3 JSON text.

@@ -83,17 +83,26 @@ fn read_card_path(
     run(py, || ccv3_embed::read_card_path_json(&path, &o))
 }
 
-/// `read_card_summary(data)`: what a character list shows of a card, as JSON text (issue 29).
+/// `read_card_summary(data, tokens=None)`: what a character list shows of a card, as JSON text
+/// (issue 29); `tokens` (an encoding) counts the permanent fields' tokens.
 #[pyfunction]
-fn read_card_summary(py: Python<'_>, data: &[u8]) -> PyResult<String> {
-    run(py, || ccv3_embed::read_card_summary_json(data))
+#[pyo3(signature = (data, tokens=None))]
+fn read_card_summary(py: Python<'_>, data: &[u8], tokens: Option<&str>) -> PyResult<String> {
+    run(py, || ccv3_embed::read_card_summary_json(data, tokens))
 }
 
-/// `read_card_summary_path(path)`: [`read_card_summary`] of a file (a PNG's image data is
-/// skipped, a CHARX streamed).
+/// `read_card_summary_path(path, tokens=None)`: [`read_card_summary`] of a file (a PNG's image
+/// data is skipped, a CHARX streamed).
 #[pyfunction]
-fn read_card_summary_path(py: Python<'_>, path: std::path::PathBuf) -> PyResult<String> {
-    run(py, || ccv3_embed::read_card_summary_path_json(&path))
+#[pyo3(signature = (path, tokens=None))]
+fn read_card_summary_path(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    tokens: Option<&str>,
+) -> PyResult<String> {
+    run(py, || {
+        ccv3_embed::read_card_summary_path_json(&path, tokens)
+    })
 }
 
 /// A card model written as the V3 object ([`ccv3::Card::serialize_v3`]).

@@ -300,6 +300,28 @@ def test_read_card_summary_agrees_with_read_card(examples, name):
     assert summary["assets"] == len(data.get("assets") or [])
 
 
+@pytest.mark.parametrize("name", ["ember.json", "ember.png", "ember.charx"])
+def test_read_card_summary_counts_the_permanent_tokens_when_asked(examples, name):
+    # Issue 29: "the token count of the permanent fields if asked": SillyTavern 1.19.0's
+    # permanent counters (public/index.html data-token-permanent): name, description,
+    # personality, scenario and the character's note, each counted and added.
+    path = examples / name
+    assert "permanent_tokens" not in ccv3.read_card_summary(path)
+    data = ccv3.read_card(path)["data"]
+    note = data["extensions"]["depth_prompt"]["prompt"]
+    for enc in ["o200k", "cl100k", "estimate"]:
+        expected = sum(
+            ccv3.count_tokens(t, enc) if t else 0
+            for t in [data["name"], data["description"], data["personality"], data["scenario"], note]
+        )
+        summary = ccv3.read_card_summary(path, tokens=enc)
+        assert list(summary)[-1] == "permanent_tokens"
+        assert summary["permanent_tokens"] == expected
+        assert ccv3.read_card_summary(path.read_bytes(), tokens=enc) == summary
+    with pytest.raises(ccv3.Ccv3Error):
+        ccv3.read_card_summary(path, tokens="nope")
+
+
 def test_read_card_summary_of_a_lorebook_is_an_error(examples):
     with pytest.raises(ccv3.Ccv3Error) as err:
         ccv3.read_card_summary(examples / "world.json")

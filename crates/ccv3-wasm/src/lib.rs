@@ -143,7 +143,17 @@ struct JsBytes<'a> {
     array: &'a js_sys::Uint8Array,
     len: u64,
     pos: u64,
+    /// The first read after a seek gives at most [`HEADER_READ`] bytes, read through a
+    /// `DataView` (a few number reads, no view made and copied out): the summary's PNG walk
+    /// reads one chunk header after each seek (issue 29: a PNG of 231 `IDAT` chunks).
+    header_reads: bool,
+    /// A seek came last (with `header_reads`).
+    jumped: bool,
+    view: Option<js_sys::DataView>,
 }
+
+/// The bytes a header read gives (a PNG chunk's length, type, and the next chunk's start).
+const HEADER_READ: usize = 16;
 
 impl<'a> JsBytes<'a> {
     /// The array as a source, or `limit` when it is longer than a WebAssembly memory can
@@ -160,12 +170,53 @@ impl<'a> JsBytes<'a> {
             array,
             len: len as u64,
             pos: 0,
+            header_reads: false,
+            jumped: false,
+            view: None,
         })
+    }
+
+    /// Reads up to [`HEADER_READ`] bytes at the position through a `DataView` of the array.
+    fn read_header(&mut self, buf: &mut [u8]) -> usize {
+        let left = self.len.saturating_sub(self.pos);
+        let n = usize::try_from(left).map_or(HEADER_READ, |l| l.min(HEADER_READ));
+        let n = n.min(buf.len());
+        let (Ok(start), Some(dst)) = (usize::try_from(self.pos), buf.get_mut(..n)) else {
+            return 0;
+        };
+        if n == 0 {
+            return 0;
+        }
+        let array = self.array;
+        // Made on first need: the array holds bytes here, so its buffer is not detached.
+        let view = self.view.get_or_insert_with(|| {
+            js_sys::DataView::new(
+                &array.buffer(),
+                array.byte_offset() as usize,
+                array.length() as usize,
+            )
+        });
+        let mut at = start;
+        let mut words = dst.chunks_exact_mut(4);
+        for word in &mut words {
+            word.copy_from_slice(&view.get_uint32(at).to_be_bytes());
+            at += 4;
+        }
+        for byte in words.into_remainder() {
+            *byte = view.get_uint8(at);
+            at += 1;
+        }
+        self.pos += n as u64;
+        n
     }
 }
 
 impl std::io::Read for JsBytes<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.jumped {
+            self.jumped = false;
+            return Ok(self.read_header(buf));
+        }
         let left = self.len.saturating_sub(self.pos);
         let n = usize::try_from(left).map_or(buf.len(), |left| left.min(buf.len()));
         let (Ok(start), Some(dst)) = (u32::try_from(self.pos), buf.get_mut(..n)) else {
@@ -193,6 +244,7 @@ impl std::io::Seek for JsBytes<'_> {
             Some(n) => {
                 // Past the end is allowed (as for files); reads there return 0 bytes.
                 self.pos = n;
+                self.jumped = self.header_reads;
                 Ok(n)
             }
             None => Err(std::io::Error::new(
@@ -204,11 +256,19 @@ impl std::io::Seek for JsBytes<'_> {
 }
 
 /// Reads what a character list shows of a card from a `Uint8Array`, in place (a PNG's image
-/// data stays in JavaScript); returns the summary as JSON text (issue 29).
+/// data stays in JavaScript); returns the summary as JSON text (issue 29), with the permanent
+/// tokens counted in `tokens` (an encoding) when given.
 #[wasm_bindgen]
-pub fn read_card_summary(bytes: &js_sys::Uint8Array) -> Result<String, JsValue> {
-    let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
-    ccv3_embed::read_card_summary_seekable_json(source).map_err(to_js)
+pub fn read_card_summary(
+    bytes: &js_sys::Uint8Array,
+    tokens: Option<String>,
+) -> Result<String, JsValue> {
+    // The same reader type as read_card_parts' (no second copy of the generic readers in the
+    // core), whose source reads each chunk header after a seek through a `DataView`.
+    let mut src = JsBytes::new(bytes)?;
+    src.header_reads = true;
+    let source = std::io::BufReader::with_capacity(512, src);
+    ccv3_embed::read_card_summary_seekable_json(source, tokens.as_deref()).map_err(to_js)
 }
 
 /// Reads a card from a `Uint8Array` without copying it whole (a PNG's image data stays in

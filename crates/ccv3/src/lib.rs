@@ -65,5 +65,9 @@ pub use model::{
 pub use posread::ReadScratch;
 pub use read_options::{ReadOptions, MAX_FILE_LEN};
 pub use regex_check::{check_regex_syntax, set_regex_syntax_check, SyntaxCheck};
-pub use summary::{read_summary_bytes, read_summary_file, read_summary_seekable, CardSummary};
+pub use summary::{
+    permanent_tokens, read_summary_bytes, read_summary_bytes_counting, read_summary_file,
+    read_summary_file_counting, read_summary_seekable, read_summary_seekable_counting, CardSummary,
+    PERMANENT_FIELDS,
+};
 pub use validate::{validate_card, validate_lorebook};

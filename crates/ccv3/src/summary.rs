@@ -23,6 +23,12 @@ use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+mod permanent;
+pub use permanent::{permanent_tokens, PERMANENT_FIELDS};
+
+/// A token counter for the permanent fields, when the caller asked for their count.
+type Counter<'a> = Option<&'a dyn Fn(&str) -> usize>;
+
 /// What a character list shows of a card: [`read_summary_bytes`] and [`read_summary_file`]
 /// read it without building the card; [`CardSummary::from_card`] takes it from a card read in
 /// full (the two agree).
@@ -54,6 +60,10 @@ pub struct CardSummary {
     pub entries: usize,
     /// Items of `data.assets`, 0 when it is absent (not the spec's default list of one icon).
     pub assets: usize,
+    /// The tokens of the permanent fields ([`PERMANENT_FIELDS`]) when they were asked for
+    /// ([`read_summary_bytes_counting`] and its siblings); `None` (and not serialized) otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permanent_tokens: Option<usize>,
 }
 
 impl CardSummary {
@@ -74,6 +84,15 @@ impl CardSummary {
             greetings: usize::from(!d.first_mes.is_empty()) + d.alternate_greetings.len(),
             entries: d.character_book.as_ref().map_or(0, |b| b.entries.len()),
             assets: d.assets.as_ref().map_or(0, Vec::len),
+            permanent_tokens: None,
+        }
+    }
+
+    /// The summary of a card read in full, its permanent tokens counted when `count` is given.
+    fn from_card_counted(card: &Card, container: Container, count: Counter<'_>) -> CardSummary {
+        CardSummary {
+            permanent_tokens: count.map(|c| permanent_tokens(card, c)),
+            ..CardSummary::from_card(card, container)
         }
     }
 }
@@ -94,14 +113,42 @@ impl CardSummary {
 ///
 /// As [`crate::read_bytes_with`]; [`Error::Format`] for a lorebook.
 pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummary> {
+    summary_bytes(bytes, opts, None)
+}
+
+/// [`read_summary_bytes`] with the permanent tokens ([`PERMANENT_FIELDS`]) counted by `count`
+/// (a tokenizer's count of one text) in [`CardSummary::permanent_tokens`].
+///
+/// # Errors
+///
+/// As [`read_summary_bytes`].
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","description":"A fire spirit."}}"#;
+/// let words = |t: &str| t.split_whitespace().count();
+/// let s = ccv3::read_summary_bytes_counting(text, &ccv3::ReadOptions::default(), &words)?;
+/// assert_eq!(s.permanent_tokens, Some(4));
+/// assert_eq!(ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default())?.permanent_tokens, None);
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn read_summary_bytes_counting(
+    bytes: &[u8],
+    opts: &ReadOptions,
+    count: &dyn Fn(&str) -> usize,
+) -> Result<CardSummary> {
+    summary_bytes(bytes, opts, Some(count))
+}
+
+/// [`read_summary_bytes`], counting the permanent tokens when `count` is given.
+fn summary_bytes(bytes: &[u8], opts: &ReadOptions, count: Counter<'_>) -> Result<CardSummary> {
     let fast = if png::is_png(bytes) {
-        summary_of_png(&mut std::io::Cursor::new(bytes), opts)?
+        summary_of_png(&mut std::io::Cursor::new(bytes), opts, count)?
     } else {
-        summary_of_loaded(bytes, opts)?
+        summary_of_loaded(bytes, opts, count)?
     };
     match fast {
         Some(s) => Ok(s),
-        None => summary_of_document(crate::read_bytes_with(bytes, opts)?),
+        None => summary_of_document(crate::read_bytes_with(bytes, opts)?, count),
     }
 }
 
@@ -122,11 +169,40 @@ pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummar
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary> {
+    summary_file(path, opts, None)
+}
+
+/// [`read_summary_file`] with the permanent tokens counted by `count`
+/// ([`read_summary_bytes_counting`]).
+///
+/// # Errors
+///
+/// As [`read_summary_file`].
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-doc-read-summary-file-counting.json");
+/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","scenario":"A forge."}}"#)?;
+/// let words = |t: &str| t.split_whitespace().count();
+/// let s = ccv3::read_summary_file_counting(&path, &ccv3::ReadOptions::default(), &words)?;
+/// assert_eq!(s.permanent_tokens, Some(3));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn read_summary_file_counting(
+    path: &Path,
+    opts: &ReadOptions,
+    count: &dyn Fn(&str) -> usize,
+) -> Result<CardSummary> {
+    summary_file(path, opts, Some(count))
+}
+
+/// [`read_summary_file`], counting the permanent tokens when `count` is given.
+fn summary_file(path: &Path, opts: &ReadOptions, count: Counter<'_>) -> Result<CardSummary> {
     let file = std::fs::File::open(path)?;
     let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
-    match summary_of_source(&mut r, opts)? {
+    match summary_of_source(&mut r, opts, count)? {
         Some(s) => Ok(s),
-        None => summary_of_document(crate::read_file_with(path, opts)?),
+        None => summary_of_document(crate::read_file_with(path, opts)?, count),
     }
 }
 
@@ -147,19 +223,54 @@ pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary>
 /// assert_eq!((s.name.as_str(), s.container.as_str()), ("A", "PNG"));
 /// # Ok::<(), ccv3::Error>(())
 /// ```
-pub fn read_summary_seekable<R: Read + Seek>(mut r: R, opts: &ReadOptions) -> Result<CardSummary> {
+pub fn read_summary_seekable<R: Read + Seek>(r: R, opts: &ReadOptions) -> Result<CardSummary> {
+    summary_seekable(r, opts, None)
+}
+
+/// [`read_summary_seekable`] with the permanent tokens counted by `count`
+/// ([`read_summary_bytes_counting`]).
+///
+/// # Errors
+///
+/// As [`read_summary_seekable`].
+///
+/// ```
+/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","personality":"Warm."}}"#;
+/// let words = |t: &str| t.split_whitespace().count();
+/// let s = ccv3::read_summary_seekable_counting(std::io::Cursor::new(&text[..]), &ccv3::ReadOptions::default(), &words)?;
+/// assert_eq!(s.permanent_tokens, Some(2));
+/// # Ok::<(), ccv3::Error>(())
+/// ```
+pub fn read_summary_seekable_counting<R: Read + Seek>(
+    r: R,
+    opts: &ReadOptions,
+    count: &dyn Fn(&str) -> usize,
+) -> Result<CardSummary> {
+    summary_seekable(r, opts, Some(count))
+}
+
+/// [`read_summary_seekable`], counting the permanent tokens when `count` is given.
+fn summary_seekable<R: Read + Seek>(
+    mut r: R,
+    opts: &ReadOptions,
+    count: Counter<'_>,
+) -> Result<CardSummary> {
     let start = r.stream_position()?;
-    if let Some(s) = summary_of_source(&mut r, opts)? {
+    if let Some(s) = summary_of_source(&mut r, opts, count)? {
         return Ok(s);
     }
     r.seek(SeekFrom::Start(start))?;
-    summary_of_document(crate::read_seekable_with(r, opts)?)
+    summary_of_document(crate::read_seekable_with(r, opts)?, count)
 }
 
 /// The summary read from a source's current position, or `None` when the full reader must
 /// decide (the source is then anywhere). A PNG is read in place (its picture seeked past), of a
 /// zip only the directory and `card.json`; anything else is read whole.
-fn summary_of_source<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Option<CardSummary>> {
+fn summary_of_source<R: Read + Seek>(
+    r: &mut R,
+    opts: &ReadOptions,
+    count: Counter<'_>,
+) -> Result<Option<CardSummary>> {
     let start = r.stream_position()?;
     let mut head = [0u8; 8];
     let mut n = 0;
@@ -172,13 +283,13 @@ fn summary_of_source<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Op
     r.seek(SeekFrom::Start(start))?;
     let head = head.get(..n).unwrap_or_default();
     if png::is_png(head) {
-        return summary_of_png(r, opts);
+        return summary_of_png(r, opts, count);
     }
     if head.starts_with(b"PK\x03\x04") {
         // A zip: only its directory and `card.json` are read, never the whole file.
         return Ok(charx::read_charx_card_json(&mut *r, &opts.charx)
             .ok()
-            .and_then(|text| summary_of_card_json(&text, opts)));
+            .and_then(|text| summary_of_card_json(&text, opts, count)));
     }
     let len = r.seek(SeekFrom::End(0))?.saturating_sub(start);
     r.seek(SeekFrom::Start(start))?;
@@ -191,13 +302,17 @@ fn summary_of_source<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Op
     if bytes.len() as u64 > opts.max_file_len {
         return Ok(None);
     }
-    summary_of_loaded(&bytes, opts)
+    summary_of_loaded(&bytes, opts, count)
 }
 
 /// The summary of a PNG from its card chunks, as the full reader picks them (`ccv3` first,
 /// then `chara`); `None` when the full reader must decide (a broken chunk, no card chunk, a
 /// card text the summary does not read).
-fn summary_of_png<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Option<CardSummary>> {
+fn summary_of_png<R: Read + Seek>(
+    r: &mut R,
+    opts: &ReadOptions,
+    count: Counter<'_>,
+) -> Result<Option<CardSummary>> {
     let start = r.stream_position()?;
     let limits = png::Limits {
         read_chara: false,
@@ -209,7 +324,7 @@ fn summary_of_png<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Optio
     };
     if let Some(text) = &chunks.ccv3 {
         // A `ccv3` chunk that holds a card is the one the full reader reads.
-        return Ok(summary_or_card(text, opts, Container::Png));
+        return Ok(summary_or_card(text, opts, Container::Png, count));
     }
     if !chunks.chara_skipped {
         return Ok(None);
@@ -223,14 +338,18 @@ fn summary_of_png<R: Read + Seek>(r: &mut R, opts: &ReadOptions) -> Result<Optio
         return Ok(None);
     };
     Ok(match (&chunks.ccv3, &chunks.chara) {
-        (None, Some(text)) => summary_or_card(text, opts, Container::Png),
+        (None, Some(text)) => summary_or_card(text, opts, Container::Png, count),
         _ => None,
     })
 }
 
 /// The summary of a whole file's bytes that are not a PNG: a zip after a prefix, a JPEG, a
 /// WebP or JSON text; `None` when the full reader must decide.
-fn summary_of_loaded(bytes: &[u8], opts: &ReadOptions) -> Result<Option<CardSummary>> {
+fn summary_of_loaded(
+    bytes: &[u8],
+    opts: &ReadOptions,
+    count: Counter<'_>,
+) -> Result<Option<CardSummary>> {
     if png::is_png(bytes) {
         return Ok(None);
     }
@@ -240,50 +359,64 @@ fn summary_of_loaded(bytes: &[u8], opts: &ReadOptions) -> Result<Option<CardSumm
         let mut cursor = std::io::Cursor::new(bytes);
         return Ok(charx::read_charx_card_json(&mut &mut cursor, &opts.charx)
             .ok()
-            .and_then(|text| summary_of_card_json(&text, opts)));
+            .and_then(|text| summary_of_card_json(&text, opts, count)));
     }
     let (text, container) = if legacy::is_jpeg(bytes) {
         (legacy::read_jpeg_card(bytes)?, Container::Jpeg)
     } else if legacy::is_webp(bytes) {
         (legacy::read_webp_card(bytes)?, Container::Webp)
     } else {
-        return Ok(summarize_text(bytes, opts, Container::Json));
+        return Ok(summarize_text(bytes, opts, Container::Json, count));
     };
     // The EXIF text is decoded once: read by the summary, or in full as the full reader does.
-    match summarize_text(text.as_bytes(), opts, container) {
+    match summarize_text(text.as_bytes(), opts, container, count) {
         Some(s) => Ok(Some(s)),
-        None => Ok(Some(CardSummary::from_card(
+        None => Ok(Some(CardSummary::from_card_counted(
             &crate::document::card_from_image_text(&text, opts)?,
             container,
+            count,
         ))),
     }
 }
 
 /// The summary of a CHARX's `card.json`, or of the card the full reader makes of it; `None`
 /// when it holds no card (a BYAF or Voxta package has no `card.json`: the full reader's).
-fn summary_of_card_json(text: &[u8], opts: &ReadOptions) -> Option<CardSummary> {
-    summarize_text(text, opts, Container::Charx).or_else(|| {
+fn summary_of_card_json(
+    text: &[u8],
+    opts: &ReadOptions,
+    count: Counter<'_>,
+) -> Option<CardSummary> {
+    summarize_text(text, opts, Container::Charx, count).or_else(|| {
         let card = crate::document::card_from_card_json(text, opts).ok()?;
-        Some(CardSummary::from_card(&card, Container::Charx))
+        Some(CardSummary::from_card_counted(
+            &card,
+            Container::Charx,
+            count,
+        ))
     })
 }
 
 /// The summary of a card chunk's text, or the summary of the card the full reader makes of the
 /// text (a V1 card, a repaired one) without walking the file again; `None` when the text holds
 /// no card (the full reader then decides, and gives its error).
-fn summary_or_card(text: &str, opts: &ReadOptions, container: Container) -> Option<CardSummary> {
-    summarize_text(text.as_bytes(), opts, container).or_else(|| {
+fn summary_or_card(
+    text: &str,
+    opts: &ReadOptions,
+    container: Container,
+    count: Counter<'_>,
+) -> Option<CardSummary> {
+    summarize_text(text.as_bytes(), opts, container, count).or_else(|| {
         let card = crate::document::card_from_image_text(text, opts).ok()?;
-        Some(CardSummary::from_card(&card, container))
+        Some(CardSummary::from_card_counted(&card, container, count))
     })
 }
 
 /// The summary of a document read in full; a lorebook is an error.
-fn summary_of_document(doc: Document) -> Result<CardSummary> {
+fn summary_of_document(doc: Document, count: Counter<'_>) -> Result<CardSummary> {
     match doc {
         Document::Card(CardFile {
             card, container, ..
-        }) => Ok(CardSummary::from_card(&card, container)),
+        }) => Ok(CardSummary::from_card_counted(&card, container, count)),
         Document::Lorebook(_) => Err(Error::format(
             "",
             "a lorebook, not a character card: it has no card summary",
@@ -292,8 +425,14 @@ fn summary_of_document(doc: Document) -> Result<CardSummary> {
 }
 
 /// The summary of card JSON text, when it is plainly a wrapped V2/V3 card within the limits of
-/// `opts`; `None` sends the caller to the full reader.
-fn summarize_text(text: &[u8], opts: &ReadOptions, container: Container) -> Option<CardSummary> {
+/// `opts` (and, when counted, its permanent fields are strings); `None` sends the caller to the
+/// full reader.
+fn summarize_text(
+    text: &[u8],
+    opts: &ReadOptions,
+    container: Container,
+    count: Counter<'_>,
+) -> Option<CardSummary> {
     let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
     let len = text.len() as u64;
     // Within every limit the full reader checks, or the full reader gives its error.
@@ -301,7 +440,13 @@ fn summarize_text(text: &[u8], opts: &ReadOptions, container: Container) -> Opti
         return None;
     }
     let top: Top<'_> = serde_json::from_slice(text).ok()?;
-    top.into_summary(container)
+    let mut summary = top.into_summary(container)?;
+    if let Some(count) = count {
+        // A second pass over the text, only when asked: the list without counts copies none
+        // of these fields.
+        summary.permanent_tokens = Some(permanent::permanent_tokens_of_text(text, count)?);
+    }
+    Some(summary)
 }
 
 /// The `data` fields a hybrid card may take from the top level that the summary shows.
@@ -365,6 +510,7 @@ impl Top<'_> {
             greetings: usize::from(d.first_mes.is_some_and(|s| s.0)) + d.alternate_greetings,
             entries: d.entries,
             assets: d.assets,
+            permanent_tokens: None,
         })
     }
 }
@@ -487,6 +633,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
 }
 
 /// A string, borrowed from the JSON text when it holds no escape.
+#[derive(Default)]
 struct Text<'a>(Cow<'a, str>);
 
 impl Text<'_> {

@@ -210,3 +210,118 @@ fn summary_serializes_with_the_listed_names() {
     assert_eq!(v["greetings"], 1);
     assert_eq!(v["container"], "JSON");
 }
+
+/// A token counter for the tests: one token per byte, so that every character of every
+/// permanent field shows in the count.
+fn bytes_count(text: &str) -> usize {
+    text.len()
+}
+
+/// What the full reader's card gives with its permanent tokens counted.
+fn full_counted_of_bytes(bytes: &[u8]) -> Result<CardSummary, String> {
+    match ccv3::read_bytes_with(bytes, &ReadOptions::default()) {
+        Ok(Document::Card(cf)) => Ok(CardSummary {
+            permanent_tokens: Some(ccv3::permanent_tokens(&cf.card, &bytes_count)),
+            ..CardSummary::from_card(&cf.card, cf.container)
+        }),
+        Ok(Document::Lorebook(_)) => Err("lorebook".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Issue 29: "the token count of the permanent fields if asked": from the path, the bytes and a
+/// seekable source, the count the full read's card gives, on every file we have.
+#[test]
+fn permanent_tokens_agree_with_the_full_read_on_every_file() {
+    let opts = ReadOptions::default();
+    let mut counted = 0;
+    for path in &all_files() {
+        let bytes = std::fs::read(path).expect("readable");
+        let full = full_counted_of_bytes(&bytes);
+        let summary = summary_of(ccv3::read_summary_bytes_counting(
+            &bytes,
+            &opts,
+            &bytes_count,
+        ));
+        assert_eq!(summary, full, "{} (from the bytes)", path.display());
+        let summary = summary_of(ccv3::read_summary_file_counting(path, &opts, &bytes_count));
+        assert_eq!(summary, full, "{} (from the path)", path.display());
+        let summary = summary_of(ccv3::read_summary_seekable_counting(
+            std::io::Cursor::new(&bytes),
+            &opts,
+            &bytes_count,
+        ));
+        assert_eq!(summary, full, "{} (from a seekable source)", path.display());
+        counted += usize::from(full.is_ok_and(|s| s.permanent_tokens.unwrap_or(0) > 0));
+    }
+    assert!(counted > 10, "only {counted} cards with permanent text");
+}
+
+/// The permanent fields are SillyTavern's (1.19.0 `public/index.html`: the counters marked
+/// `data-token-permanent="true"`): name, description, personality, scenario and the character's
+/// note; not the greetings, examples, system prompt or post-history instructions. Each field is
+/// counted on its own; wrong types and `null` give the full reader's values.
+#[test]
+fn permanent_tokens_count_sillytaverns_permanent_fields() {
+    let opts = ReadOptions::default();
+    let card = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ab","description":"ccc","personality":"dddd","scenario":"e\u00e9","first_mes":"xxxxxxxxxx","mes_example":"xxxxxxxxxx","system_prompt":"xxxxxxxxxx","post_history_instructions":"xxxxxxxxxx","creator_notes":"xxxxxxxxxx","alternate_greetings":["xxxxxxxxxx"],"extensions":{"depth_prompt":{"prompt":"ffffff","depth":4}}}}"#;
+    let s =
+        ccv3::read_summary_bytes_counting(card.as_bytes(), &opts, &bytes_count).expect("a card");
+    // 2 + 3 + 4 + ("e" + U+00E9 in UTF-8: 3 bytes) + 6.
+    assert_eq!(s.permanent_tokens, Some(18));
+    // Each field on its own: a counter of calls sees five non-empty texts.
+    let calls = std::cell::Cell::new(0);
+    let one = |_: &str| {
+        calls.set(calls.get() + 1);
+        1
+    };
+    let s = ccv3::read_summary_bytes_counting(card.as_bytes(), &opts, &one).expect("a card");
+    assert_eq!((s.permanent_tokens, calls.get()), (Some(5), 5));
+    assert_eq!(
+        ccv3::PERMANENT_FIELDS,
+        [
+            "name",
+            "description",
+            "personality",
+            "scenario",
+            "extensions.depth_prompt.prompt"
+        ]
+    );
+    // Fields of other types, null, a depth_prompt without a string prompt, V1, hybrid and
+    // stashed cards: the full reader's card decides.
+    for text in [
+        r#"{"spec":"chara_card_v3","data":{"name":"A","description":null}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","description":5,"scenario":["s"]}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","extensions":{"depth_prompt":{"prompt":7}}}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","extensions":{"depth_prompt":"p"}}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","extensions":null}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A\n","description":"d\u00e9","extensions":{"depth_prompt":{"prompt":"p\"q"}}}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","description":"a","description":"b"}}"#,
+        r#"{"name":"V1","description":"desc","personality":"p","scenario":"s","first_mes":"hi"}"#,
+        r#"{"spec":"chara_card_v2","name":"Top","description":"top","data":{"extensions":{}}}"#,
+        r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"A","description":"d","extensions":{"ccv3":{"nickname":"N"}}}}"#,
+    ] {
+        let summary = summary_of(ccv3::read_summary_bytes_counting(
+            text.as_bytes(),
+            &opts,
+            &bytes_count,
+        ));
+        assert_eq!(summary, full_counted_of_bytes(text.as_bytes()), "{text}");
+    }
+}
+
+/// Without the count, the summary's JSON stays as it was (no `permanent_tokens` key); with it,
+/// the key comes last.
+#[test]
+fn permanent_tokens_are_serialized_only_when_asked() {
+    let text = br#"{"spec":"chara_card_v3","data":{"name":"A","description":"dd"}}"#;
+    let opts = ReadOptions::default();
+    let plain = ccv3::read_summary_bytes(text, &opts).expect("a card");
+    let v = serde_json::to_value(&plain).expect("serialized");
+    assert!(v.get("permanent_tokens").is_none());
+    let counted = ccv3::read_summary_bytes_counting(text, &opts, &bytes_count).expect("a card");
+    let v = serde_json::to_value(&counted).expect("serialized");
+    let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
+    assert_eq!(keys.last().map(|k| k.as_str()), Some("permanent_tokens"));
+    assert_eq!(v["permanent_tokens"], 3);
+}

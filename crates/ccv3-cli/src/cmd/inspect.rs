@@ -1,7 +1,7 @@
 //! `ccv3 inspect FILE [--json]`.
 
 use super::validate::plural;
-use crate::error::CmdResult;
+use crate::error::{CliError, CmdResult};
 use crate::load::load;
 use crate::shown::shown;
 use ccv3::{Document, Severity};
@@ -29,10 +29,29 @@ pub fn run(path: &Path, json: bool, output: Option<&Path>) -> CmdResult {
     Ok(0)
 }
 
-/// `ccv3 inspect --summary [--json] FILE`: what a character list shows of a card (issue 29),
-/// as one JSON object or as lines.
-pub fn run_summary(path: &Path, json: bool, output: Option<&Path>) -> CmdResult {
-    let s = crate::load::load_summary(path, "FILE")?;
+/// `ccv3 inspect --summary [--json] [--tokens T] FILE`: what a character list shows of a card
+/// (issue 29), as one JSON object or as lines; with `--tokens`, the permanent tokens counted.
+pub fn run_summary(
+    path: &Path,
+    json: bool,
+    tokens: Option<&str>,
+    output: Option<&Path>,
+) -> CmdResult {
+    let tok = match tokens {
+        Some(name) => {
+            let kind: ccv3_tokens::TokenizerKind = name
+                .parse()
+                .map_err(|e| CliError::file(Path::new("--tokens"), e))?;
+            Some(ccv3_tokens::load(&kind).map_err(|e| CliError::file(Path::new("--tokens"), e))?)
+        }
+        None => None,
+    };
+    let count = tok.as_ref().map(|t| move |text: &str| t.count(text));
+    let s = crate::load::load_summary(
+        path,
+        "FILE",
+        count.as_ref().map(|c| c as &dyn Fn(&str) -> usize),
+    )?;
     let mut w = crate::output::Out::open(output)?;
     if json {
         let mut text = ccv3::json::to_pretty(&s);
@@ -60,6 +79,9 @@ fn summary_lines(s: &ccv3::CardSummary) -> String {
         ("lorebook:", format!("{} entries", s.entries)),
         ("assets:", s.assets.to_string()),
     ]);
+    if let Some(n) = s.permanent_tokens {
+        rows.push(("permanent:", format!("{n} tokens")));
+    }
     let mut out = String::new();
     for (label, value) in rows {
         let _ = writeln!(out, "{label:<13}{value}");

@@ -37,8 +37,9 @@ pub fn run(cli: Cli) -> CmdResult {
             file,
             json,
             summary,
+            tokens,
             output,
-        } if summary => inspect::run_summary(&file, json, output.as_deref()),
+        } if summary => inspect::run_summary(&file, json, tokens.as_deref(), output.as_deref()),
         Command::Inspect {
             file, json, output, ..
         } => inspect::run(&file, json, output.as_deref()),

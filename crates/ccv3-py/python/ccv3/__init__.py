@@ -102,21 +102,25 @@ def read_card(data, parse_decorators=True):
     return _ccv3.read_card_value(_bytes(data), bool(parse_decorators))
 
 
-def read_card_summary(data):
+def read_card_summary(data, tokens=None):
     """What a character list shows of a card file, read without building the card (much faster
     than :func:`read_card` on big cards): a dict with ``name``, ``nickname`` (``None`` when
     unset), ``creator``, ``tags``, ``spec`` (``"V1"``, ``"V2"`` or ``"V3"``), ``spec_version``,
     ``container`` (``"JSON"``, ``"PNG"``, ``"CHARX"``, ...), ``greetings`` (``first_mes`` when
     not empty plus the alternate greetings), ``entries`` (of the embedded lorebook) and
     ``assets``. The values are those :func:`read_card` gives; a lorebook file is an error.
+    With ``tokens`` (an encoding: ``"o200k"``, ``"cl100k"`` or ``"estimate"``), also
+    ``permanent_tokens``: the tokens of the fields SillyTavern counts as permanent (name,
+    description, personality, scenario, ``extensions.depth_prompt.prompt``), each counted and
+    added.
 
     >>> summary = read_card_summary("examples/ember.png")
     >>> summary["name"], summary["container"], summary["entries"]
     ('Ember Vale', 'PNG', 5)
     """
     if _is_path(data):
-        return _loads(_ccv3.read_card_summary_path(_os.fsdecode(_os.fspath(data))))
-    return _loads(_ccv3.read_card_summary(_bytes(data)))
+        return _loads(_ccv3.read_card_summary_path(_os.fsdecode(_os.fspath(data)), tokens))
+    return _loads(_ccv3.read_card_summary(_bytes(data), tokens))
 
 
 def read_cards(paths, threads=None, parse_decorators=True):

@@ -177,8 +177,10 @@ class CardSummary(TypedDict):
     greetings: int
     entries: int
     assets: int
+    # Only with read_card_summary(data, tokens=...): the permanent fields' tokens.
+    permanent_tokens: NotRequired[int]
 
-def read_card_summary(data: Data) -> CardSummary: ...
+def read_card_summary(data: Data, tokens: Optional[Literal["o200k", "cl100k", "estimate"]] = None) -> CardSummary: ...
 def read_cards(
     paths: Iterable[PathLike], threads: Optional[int] = None, parse_decorators: bool = True
 ) -> Iterator[Tuple[PathLike, Union[Card, Ccv3Error]]]: ...
