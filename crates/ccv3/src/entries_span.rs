@@ -2,7 +2,9 @@
 //! of them the model reads as they stand: a reader that wants a big book's entries only later
 //! (the bindings' `read_card_parts`) reads the card with an empty array there and the entries
 //! from the same text when they are asked for, the entries read as they stand by its own JSON
-//! parser and only the others through the model.
+//! parser and only the others through the model. The same pass notes whether the card around
+//! the entries stands as the model keeps it ([`EntriesSpan::card_as_is`]): then the text with an
+//! empty array there is the card without its entries, and the model need not read it at all.
 //!
 //! ```
 //! let text = r#"{"spec":"chara_card_v3","data":{"name":"A","character_book":{"entries":[{"content":"x"}]}}}"#;
@@ -149,8 +151,8 @@ enum Role<'s> {
     Value,
 }
 
-/// Every value inside the `entries` value, checked as `serde_json::Value` would be parsed, noting its last
-/// string and what [`Role`] asks; gives the value's [`Shape`].
+/// Every value inside the `entries` value, checked as `serde_json::Value` would be parsed,
+/// noting its last string and what [`Role`] asks; gives the value's [`Shape`].
 struct Track<'s> {
     last: &'s mut Option<(usize, usize)>,
     depth: usize,
@@ -442,8 +444,8 @@ enum PeekRole {
     Asset,
 }
 
-/// A value outside the entries, checked as `serde_json::Value` would be parsed, with the shape [`CardAsIs`]
-/// needs.
+/// A value outside the entries, checked as `serde_json::Value` would be parsed, with the shape
+/// [`CardAsIs`] needs.
 struct Peek(PeekRole);
 
 impl<'de> DeserializeSeed<'de> for Peek {
