@@ -98,3 +98,59 @@ for (const [label, text, paths] of cases) {
     });
   });
 }
+
+// The card around the entries (issue 29): a V3 card whose every field the model keeps as it is
+// (SPEC_V3 "CharacterCard Object" types, required fields there, each key once) is handed out as
+// its own text, with `[]` where the entries stand; anything the reader changes sends the card
+// through the model. SillyTavern's top-level copies of the fields, unknown fields at each level,
+// a key twice inside `extensions`, escapes and odd numbers all stand as they are.
+const fullCard = (entries) =>
+  '{"name":"Top","description":"top","creatorcomment":"c","avatar":"none","tags":["t"],' +
+  '"spec":"chara_card_v3","spec_version":"3.0","zz_top":{"a":[1,2.5e3,-0.0]},' +
+  '"data":{"name":"Ex\\u00e9 \\"q\\"","description":"d \\ud83d\\ude00","personality":"p","scenario":"s",' +
+  '"first_mes":"hi","mes_example":"ex","creator_notes":"cn","system_prompt":"","post_history_instructions":"",' +
+  '"alternate_greetings":["a","b"],"tags":[],"creator":"me","character_version":"1",' +
+  '"extensions":{"talkativeness":"0.5","fav":false,"depth_prompt":{"depth":4,"prompt":"x"},"dup":1,"dup":2,' +
+  '"big":123456789012345678901234567890,"f":1.0},' +
+  '"group_only_greetings":[],"nickname":"","creator_notes_multilingual":{"fr":"bonjour"},' +
+  '"source":["https://example.invalid"],"creation_date":1700000000,"modification_date":1.5,' +
+  '"assets":[{"type":"icon","uri":"ccdefault:","name":"main","ext":"png","x":1}],"zz_data":null,' +
+  '"character_book":{"name":"B","description":"","scan_depth":3,"token_budget":512,' +
+  `"recursive_scanning":false,"extensions":{},"zz_book":[null],"entries":[${entries.join(',')}]}}}`;
+const full = fullCard(asIs);
+const edit = (from, to) => {
+  assert.ok(full.includes(from), from);
+  return full.replace(from, to);
+};
+const cardCases = [
+  ['as it stands', full, true],
+  ['spaced', full.replace(/,"/g, ' ,\n "'), true],
+  ['V2', edit('chara_card_v3', 'chara_card_v2'), false],
+  ['a required field missing', edit('"creator":"me",', ''), false],
+  ['a field of the wrong type', edit('"tags":[],', '"tags":"a, b",'), false],
+  ['a number as a string', edit('1700000000', '"1700000000"'), false],
+  ['a null field', edit('"nickname":"",', '"nickname":null,'), false],
+  ['a key written twice', edit('"scenario":"s",', '"scenario":"s","scenario":"t",'), false],
+  ['a top-level key written twice', edit('"avatar":"none",', '"avatar":"none","avatar":"x",'), false],
+  ['an unknown key written twice', edit('"zz_data":null,', '"zz_data":null,"zz_data":1,'), false],
+  ['a numeric spec_version', edit('"spec_version":"3.0"', '"spec_version":3.0'), false],
+  ['extensions not an object', edit('"extensions":{"talkativeness"', '"extensions":"{}","x":{"talkativeness"'), false],
+  ['a hybrid field', edit('"nickname":"",', '').replace('"avatar"', '"nickname":"N","avatar"'), false],
+  ['a book without extensions', edit('"extensions":{},"zz_book"', '"zz_book"'), false],
+  ['an asset without ext', edit(',"ext":"png"', ''), false],
+  ['an asset that is not an object', edit('"assets":[{', '"assets":[1,{'), false],
+];
+
+for (const [label, text, asItStands] of cardCases) {
+  test(`a small V3 card, ${label}: the card read as it stands only when the model keeps it`, () => {
+    const png = pngOf(text);
+    [true, false].forEach((parse) => {
+      const want = JSON.stringify(JSON.parse(raw.read_card(png, parse)));
+      const got = JSON.stringify(ccv3.readCard(png, { parseDecorators: parse }));
+      assert.ok(got === want, `parseDecorators ${parse}: ${got.slice(0, 300)}`);
+      const parts = raw.read_card_parts(png, parse);
+      assert.equal(typeof parts[2], 'string', `parseDecorators ${parse}`);
+      assert.equal(parts[0] === text.replace(parts[2], '[]'), asItStands, `parseDecorators ${parse}`);
+    });
+  });
+}

@@ -27,8 +27,9 @@ const LATER_FROM: usize = 64 * 1024;
 /// A card as two parts ([`read_card_parts`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardParts {
-    /// The V3 card as compact JSON text, the same as [`crate::read_card_json`] gives except that
-    /// its `data.character_book.entries` (when the card has a book) is the empty array `[]`.
+    /// The V3 card as JSON text, the same value as [`crate::read_card_json`] gives except that
+    /// its `data.character_book.entries` (when the card has a book) is the empty array `[]`:
+    /// compact, or the card's own text when it stands as the model keeps it (issue 29).
     pub card: String,
     /// The book's entries; `None` when the card has no book.
     pub entries: Option<PartEntries>,
@@ -317,14 +318,22 @@ fn later_parts(text: String, options: &ReadOptions) -> Result<Option<CardParts>,
     head.extend_from_slice(before);
     head.extend_from_slice(b"[]");
     head.extend_from_slice(after);
-    let Ok(card) = Card::from_json_text(&head, &mut Vec::new()) else {
-        return Ok(None);
+    let card = if span.card_as_is {
+        // The model would write the same value back (issue 29): the text stands for itself.
+        match String::from_utf8(head) {
+            Ok(card) => card,
+            Err(_) => return Ok(None),
+        }
+    } else {
+        let Ok(card) = Card::from_json_text(&head, &mut Vec::new()) else {
+            return Ok(None);
+        };
+        match &card.data.character_book {
+            Some(book) if book.entries.is_empty() => {}
+            _ => return Ok(None),
+        }
+        card_json(&card, head.len() + 1024)?
     };
-    match &card.data.character_book {
-        Some(book) if book.entries.is_empty() => {}
-        _ => return Ok(None),
-    }
-    let card = card_json(&card, head.len() + 1024)?;
     let text = text.into_bytes();
     let entries = match reread {
         // An item that is not an object: the reader drops it, so all are read through it.

@@ -1056,3 +1056,227 @@ fn scan_lorebook_takes_compat_sillytavern() {
     assert_eq!(names(&st), ["B", "A"]);
     assert!(ccv3_embed::scan_lorebook(&books, &json!({"chat": chat, "compat": "nope"})).is_err());
 }
+
+/// A V3 card that stands as the model keeps it (issue 29): SillyTavern's top-level copies of
+/// the fields, every `data` field the spec names of its type, a book with extensions, assets,
+/// unknown fields at each level, a key twice inside `extensions`, escapes and odd numbers.
+fn card_as_it_stands() -> String {
+    r#"{"name":"Top","description":"top desc","creatorcomment":"c","avatar":"none","tags":["t"],
+ "spec":"chara_card_v3","spec_version":"3.0","zz_top":{"a":[1,2.5e3,-0.0]},
+ "data":{"name":"Ex\u00e9 \"q\"","description":"d","personality":"p","scenario":"s",
+  "first_mes":"hi","mes_example":"ex","creator_notes":"cn","system_prompt":"","post_history_instructions":"",
+  "alternate_greetings":["a","b"],"tags":[],"creator":"me","character_version":"1",
+  "extensions":{"talkativeness":"0.5","fav":false,"depth_prompt":{"depth":4,"prompt":"x"},"dup":1,"dup":2,
+   "big":123456789012345678901234567890,"f":1.0},
+  "group_only_greetings":[],"nickname":"","creator_notes_multilingual":{"fr":"bonjour"},
+  "source":["https://example.invalid"],"creation_date":1700000000,"modification_date":1.5,
+  "assets":[{"type":"icon","uri":"ccdefault:","name":"main","ext":"png","x":1}],
+  "zz_data":null,
+  "character_book":{"name":"B","description":"","scan_depth":3,"token_budget":512,
+   "recursive_scanning":false,"extensions":{},"zz_book":[null],
+   "entries":[{"keys":["k"],"content":"c","extensions":{},"enabled":true,"insertion_order":0,
+    "use_regex":false}]}}}"#
+        .to_string()
+}
+
+#[test]
+fn cards_that_stand_as_the_model_keeps_them_are_not_read_through_it() {
+    // Issue 29 (read + touch everything on small cards): a V3 card whose every field the model
+    // would keep as it is (SPEC_V3 "CharacterCard Object" types, required fields present, each
+    // key once) is handed out as its own text; any change the reader makes (a V2 card is
+    // upgraded, a missing field added, a wrong type converted, a key twice, a hybrid card's
+    // field taken from the top level) sends it through the model. Either way the parts join
+    // into read_card_json.
+    let base = card_as_it_stands();
+    let pretty =
+        serde_json::to_string_pretty(&serde_json::from_str::<Value>(&base).unwrap()).unwrap();
+    let edit = |from: &str, to: &str| {
+        assert!(base.contains(from), "{from}");
+        base.replacen(from, to, 1)
+    };
+    let cases: Vec<(&str, String, bool)> = vec![
+        ("as it stands", base.clone(), true),
+        ("pretty-printed", pretty, true),
+        ("V2", edit("chara_card_v3", "chara_card_v2"), false),
+        (
+            "required field missing",
+            edit(r#""creator":"me","#, ""),
+            false,
+        ),
+        (
+            "wrong type",
+            edit(r#""tags":[],"#, r#""tags":"a, b","#),
+            false,
+        ),
+        (
+            "number as a string",
+            edit("1700000000", r#""1700000000""#),
+            false,
+        ),
+        (
+            "null field",
+            edit(r#""nickname":"","#, r#""nickname":null,"#),
+            false,
+        ),
+        (
+            "key twice in data",
+            edit(r#""scenario":"s","#, r#""scenario":"s","scenario":"t","#),
+            false,
+        ),
+        (
+            "key twice at the top",
+            edit(r#""avatar":"none","#, r#""avatar":"none","avatar":"x","#),
+            false,
+        ),
+        (
+            "unknown key twice",
+            edit(r#""zz_data":null,"#, r#""zz_data":null,"zz_data":1,"#),
+            false,
+        ),
+        (
+            "empty spec_version",
+            edit(r#""spec_version":"3.0""#, r#""spec_version":"""#),
+            false,
+        ),
+        (
+            "numeric spec_version",
+            edit(r#""spec_version":"3.0""#, r#""spec_version":3.0"#),
+            false,
+        ),
+        (
+            "extensions not an object",
+            edit(
+                r#""extensions":{"talkativeness""#,
+                r#""extensions":"{}","x":{"talkativeness""#,
+            ),
+            false,
+        ),
+        (
+            "hybrid field",
+            edit(r#""nickname":"","#, "").replacen(r#""avatar""#, r#""nickname":"N","avatar""#, 1),
+            false,
+        ),
+        (
+            "book without extensions",
+            edit(r#""extensions":{},"zz_book""#, r#""zz_book""#),
+            false,
+        ),
+        (
+            "book number as a string",
+            edit(r#""scan_depth":3"#, r#""scan_depth":"3""#),
+            false,
+        ),
+        ("asset without ext", edit(r#","ext":"png""#, ""), false),
+        (
+            "asset uri a number",
+            edit(r#""uri":"ccdefault:""#, r#""uri":7"#),
+            false,
+        ),
+        (
+            "asset not an object",
+            edit(r#""assets":[{"#, r#""assets":[1,{"#),
+            false,
+        ),
+        (
+            "assets not an array",
+            edit(
+                r#""assets":[{"type":"icon","uri":"ccdefault:","name":"main","ext":"png","x":1}]"#,
+                r#""assets":{}"#,
+            ),
+            false,
+        ),
+        (
+            "spec twice",
+            edit(
+                r#""spec":"chara_card_v3","#,
+                r#""spec":"chara_card_v3","spec":"chara_card_v3","#,
+            ),
+            false,
+        ),
+    ];
+    for (name, text, as_is) in cases {
+        let span = ccv3::entries_span::character_book_entries(&text).expect(name);
+        assert_eq!(span.card_as_is, as_is, "{name}");
+        let png = png_of_text(&text);
+        for o in [ReadOptions::default(), RAW] {
+            assert_eq!(parts_joined(&png, &o), whole(&png, &o), "{name}");
+        }
+    }
+}
+
+/// The value at `path` (object keys, or array places as numbers) in `v`.
+fn field_at<'v>(v: &'v mut Value, path: &[&str]) -> &'v mut Value {
+    let mut cur = v;
+    for p in path {
+        cur = match p.parse::<usize>() {
+            Ok(i) => &mut cur[i],
+            Err(_) => &mut cur[*p],
+        };
+    }
+    cur
+}
+
+#[test]
+fn every_field_of_any_type_or_missing_joins_into_read_card_json() {
+    // Issue 29: whichever way a card is read (as it stands or through the model), the parts
+    // must join into read_card_json. Each field of the card as it stands, at the top level, in
+    // `data`, in the book and in an asset, is given every JSON type in turn, or removed.
+    let base: Value = serde_json::from_str(&card_as_it_stands()).unwrap();
+    let values = [
+        json!(null),
+        json!(1),
+        json!(2.5),
+        json!("1"),
+        json!(""),
+        json!("chara_card_v3"),
+        json!(true),
+        json!([]),
+        json!(["a"]),
+        json!([1]),
+        json!({}),
+        json!({"a": 1}),
+    ];
+    let at: [&[&str]; 4] = [
+        &[],
+        &["data"],
+        &["data", "character_book"],
+        &["data", "assets", "0"],
+    ];
+    let mut cards = Vec::new();
+    for path in at {
+        let keys: Vec<String> = field_at(&mut base.clone(), path)
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| !matches!(k.as_str(), "data" | "character_book" | "entries"))
+            .cloned()
+            .collect();
+        for key in keys {
+            let mut gone = base.clone();
+            field_at(&mut gone, path)
+                .as_object_mut()
+                .unwrap()
+                .shift_remove(&key);
+            cards.push(gone);
+            for v in &values {
+                let mut card = base.clone();
+                field_at(&mut card, path)[key.as_str()] = v.clone();
+                cards.push(card);
+            }
+        }
+    }
+    assert!(cards.len() > 400);
+    let mut as_is = 0;
+    for card in cards {
+        let text = serde_json::to_string(&card).unwrap();
+        as_is += usize::from(
+            ccv3::entries_span::character_book_entries(&text).is_some_and(|s| s.card_as_is),
+        );
+        let png = png_of_text(&text);
+        for o in [ReadOptions::default(), RAW] {
+            assert_eq!(parts_joined(&png, &o), whole(&png, &o), "{text}");
+        }
+    }
+    // Some stand as they are (an unknown field of any type, a string for a string), most not.
+    assert!(as_is > 20, "{as_is}");
+}

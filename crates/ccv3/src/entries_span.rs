@@ -2,7 +2,9 @@
 //! of them the model reads as they stand: a reader that wants a big book's entries only later
 //! (the bindings' `read_card_parts`) reads the card with an empty array there and the entries
 //! from the same text when they are asked for, the entries read as they stand by its own JSON
-//! parser and only the others through the model.
+//! parser and only the others through the model. The same pass notes whether the card around
+//! the entries stands as the model keeps it ([`EntriesSpan::card_as_is`]): then the text with an
+//! empty array there is the card without its entries, and the model need not read it at all.
 //!
 //! ```
 //! let text = r#"{"spec":"chara_card_v3","data":{"name":"A","character_book":{"entries":[{"content":"x"}]}}}"#;
@@ -16,6 +18,7 @@
 //! ```
 
 use crate::model::book::{EntryAsIs, Shape};
+use crate::model::card_as_is::{AssetAsIs, CardAsIs};
 use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -34,6 +37,11 @@ pub struct EntriesSpan {
     /// The places of the other entries that splitting decorators off may change (`@@` in the
     /// content, or a `decorators` field), ascending.
     pub decorated: Vec<usize>,
+    /// The card around the entries is a V3 card that the model reads and writes back as the
+    /// same JSON value (every field of the spec's type, each key once, the required ones there,
+    /// nothing repaired or moved; issue 29): the text with an empty array at `range` is the
+    /// card without its entries, no model read needed.
+    pub card_as_is: bool,
 }
 
 /// Where `data.character_book.entries` (an array) stands in the card JSON `text`, when the whole
@@ -53,7 +61,13 @@ pub struct EntriesSpan {
 pub fn character_book_entries(text: &str) -> Option<EntriesSpan> {
     // From `str`: the text is UTF-8 already, so the parser does not check it again.
     let mut de = serde_json::Deserializer::from_str(text);
-    let found = Path(0).deserialize(&mut de).ok()?;
+    let mut card = CardAsIs::default();
+    let found = Path {
+        depth: 0,
+        card: &mut card,
+    }
+    .deserialize(&mut de)
+    .ok()?;
     de.end().ok()?;
     let Found {
         key_end,
@@ -106,6 +120,7 @@ pub fn character_book_entries(text: &str) -> Option<EntriesSpan> {
         range: start..i + 1,
         changed,
         decorated,
+        card_as_is: card.as_is(),
     })
 }
 
@@ -136,8 +151,8 @@ enum Role<'s> {
     Value,
 }
 
-/// Every value inside the `entries` value, checked as [`Walk`] checks it, noting its last
-/// string and what [`Role`] asks; gives the value's [`Shape`].
+/// Every value inside the `entries` value, checked as `serde_json::Value` would be parsed,
+/// noting its last string and what [`Role`] asks; gives the value's [`Shape`].
 struct Track<'s> {
     last: &'s mut Option<(usize, usize)>,
     depth: usize,
@@ -299,54 +314,6 @@ impl<'de> Visitor<'de> for TrackedKey<'_> {
     }
 }
 
-/// Every value, checked as `serde_json::Value` would be parsed, nothing kept.
-struct Walk;
-
-impl<'de> DeserializeSeed<'de> for Walk {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(Walk)
-    }
-}
-
-impl<'de> Visitor<'de> for Walk {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(Walk)?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_key_seed(Walk)?.is_some() {
-            map.next_value_seed(Walk)?;
-        }
-        Ok(())
-    }
-}
-
 /// A key, borrowed when it has no escapes.
 struct Key<'de>(Cow<'de, str>);
 
@@ -372,26 +339,30 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
 /// The keys of the path, outermost first.
 const PATH: [&str; 3] = ["data", "character_book", "entries"];
 
-/// The object at depth `.0` of [`PATH`] (0: the document): every value checked as [`Walk`]
-/// checks it, and where the `entries` array is.
-struct Path(usize);
+/// The object at depth `depth` of [`PATH`] (0: the document): every value checked as [`Walk`]
+/// checks it, and where the `entries` array is; the fields around it noted in `card`.
+struct Path<'c> {
+    depth: usize,
+    card: &'c mut CardAsIs,
+}
 
-impl<'de> DeserializeSeed<'de> for Path {
+impl<'de> DeserializeSeed<'de> for Path<'_> {
     type Value = Option<Found>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Path {
+impl<'de> Visitor<'de> for Path<'_> {
     type Value = Option<Found>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let Some(&want) = PATH.get(self.0) else {
+        let Some(&want) = PATH.get(self.depth) else {
             return Err(A::Error::custom("too deep"));
         };
+        let card = self.card;
         let mut found = None;
         let mut seen = false;
         while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
@@ -400,7 +371,7 @@ impl<'de> Visitor<'de> for Path {
                     return Err(A::Error::custom("a key of the path occurs twice"));
                 }
                 seen = true;
-                found = if self.0 + 1 == PATH.len() {
+                found = if self.depth + 1 == PATH.len() {
                     let (mut last, mut items) = (None, Vec::new());
                     map.next_value_seed(Track {
                         last: &mut last,
@@ -417,14 +388,141 @@ impl<'de> Visitor<'de> for Path {
                         Cow::Owned(_) => None,
                     }
                 } else {
-                    map.next_value_seed(Path(self.0 + 1))?
+                    if self.depth == 1 {
+                        card.add_data(want, Shape::Object);
+                    }
+                    map.next_value_seed(Path {
+                        depth: self.depth + 1,
+                        card: &mut *card,
+                    })?
                 };
             } else if PATH.iter().any(|p| k.eq_ignore_ascii_case(p)) {
                 return Err(A::Error::custom("a key spelled like one of the path"));
             } else {
-                map.next_value_seed(Walk)?;
+                let top = self.depth == 0 && (k == "spec" || k == "spec_version");
+                let assets = self.depth == 1 && k == "assets";
+                let role = match (top, assets) {
+                    (true, _) => PeekRole::Keep,
+                    (_, true) => PeekRole::Assets,
+                    _ => PeekRole::Plain,
+                };
+                let peeked = map.next_value_seed(Peek(role))?;
+                match self.depth {
+                    0 => card.add_top(&k, peeked.text.as_deref()),
+                    1 => card.add_data(&k, peeked.shape),
+                    _ => card.add_book(&k, peeked.shape),
+                }
             }
         }
         Ok(found)
+    }
+}
+
+/// What [`Peek`] saw of a value: its shape, and its text when asked for and a string.
+struct Peeked<'de> {
+    shape: Shape,
+    text: Option<Cow<'de, str>>,
+}
+
+impl Peeked<'_> {
+    fn of(shape: Shape) -> Self {
+        Peeked { shape, text: None }
+    }
+}
+
+/// What [`Peek`] looks for in a value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PeekRole {
+    /// Only its shape.
+    Plain,
+    /// Its shape and, for a string, its text.
+    Keep,
+    /// A card's `assets`: [`Shape::Object`] when it is an array of assets that stand as they
+    /// are ([`AssetAsIs`]), else [`Shape::Other`].
+    Assets,
+    /// An item of `assets`: [`Shape::Object`] when it stands as it is.
+    Asset,
+}
+
+/// A value outside the entries, checked as `serde_json::Value` would be parsed, with the shape
+/// [`CardAsIs`] needs.
+struct Peek(PeekRole);
+
+impl<'de> DeserializeSeed<'de> for Peek {
+    type Value = Peeked<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Peek {
+    type Value = Peeked<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Peeked::of(Shape::Bool))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Peeked::of(Shape::Number))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Peeked::of(Shape::Number))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Peeked::of(Shape::Number))
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        let text = (self.0 == PeekRole::Keep).then_some(Cow::Borrowed(s));
+        Ok(Peeked {
+            shape: Shape::Str { at_signs: false },
+            text,
+        })
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        let text = (self.0 == PeekRole::Keep).then(|| Cow::Owned(s.to_string()));
+        Ok(Peeked {
+            shape: Shape::Str { at_signs: false },
+            text,
+        })
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Peeked::of(Shape::Other))
+    }
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Peeked::of(Shape::Other))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let (item, mut fits) = if self.0 == PeekRole::Assets {
+            (PeekRole::Asset, true)
+        } else {
+            (PeekRole::Plain, true)
+        };
+        while let Some(p) = seq.next_element_seed(Peek(item))? {
+            fits &= match item {
+                PeekRole::Asset => p.shape == Shape::Object,
+                _ => matches!(p.shape, Shape::Str { .. }),
+            };
+        }
+        Ok(Peeked::of(match (self.0, fits) {
+            (PeekRole::Assets, true) => Shape::Object,
+            (PeekRole::Assets, false) => Shape::Other,
+            (_, true) => Shape::Strings,
+            _ => Shape::Other,
+        }))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut asset = AssetAsIs::default();
+        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
+            let p = map.next_value_seed(Peek(PeekRole::Plain))?;
+            if self.0 == PeekRole::Asset {
+                asset.add(&k, p.shape);
+            }
+        }
+        Ok(Peeked::of(match self.0 {
+            PeekRole::Assets => Shape::Other,
+            PeekRole::Asset if !asset.as_is() => Shape::Other,
+            _ => Shape::Object,
+        }))
     }
 }

@@ -336,11 +336,11 @@ pub(super) const DATA_FIELDS: [&str; 22] = [
 ];
 
 /// How many of [`DATA_FIELDS`] (the first ones) a V3 card must have.
-const REQUIRED_COUNT: usize = 15;
+pub(super) const REQUIRED_COUNT: usize = 15;
 
 /// The place of `key` in [`DATA_FIELDS`] (a `match`, not a search through the list with a
 /// string compare per field, for the keys every card repeats).
-fn data_field(key: &str) -> Option<usize> {
+pub(super) fn data_field(key: &str) -> Option<usize> {
     Some(match key {
         "name" => 0,
         "description" => 1,

@@ -4,6 +4,7 @@
 mod asset;
 pub(crate) mod book;
 mod card;
+pub(crate) mod card_as_is;
 mod card_read;
 mod extensions;
 pub(crate) mod fields;
