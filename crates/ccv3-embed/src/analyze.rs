@@ -3,8 +3,8 @@
 //! [`ccv3_analyze`]'s; this module reads the input and the options.
 
 use crate::cards::{book_file_from_value, card_from_value, read_book_and_card, read_document};
+use crate::encoding::tokenizer;
 use crate::opts::{self, get};
-use crate::text::tokenizer;
 use crate::{EmbedError, Source};
 use ccv3::{CardFile, Container, Document, Lorebook};
 use ccv3_analyze::{App, LintOptions};

@@ -196,7 +196,7 @@ pub fn read_card_summary_json(bytes: &[u8], tokens: Option<&str>) -> Result<Stri
     let summary = match tokens {
         None => ccv3::read_summary_bytes(bytes, &opts),
         Some(encoding) => {
-            let tok = crate::text::tokenizer(Some(encoding))?;
+            let tok = crate::encoding::tokenizer(Some(encoding))?;
             ccv3::read_summary_bytes_counting(bytes, &opts, &|t| tok.count(t))
         }
     }
@@ -224,7 +224,7 @@ pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
     let summary = match tokens {
         None => ccv3::read_summary_seekable(source, &opts),
         Some(encoding) => {
-            let tok = crate::text::tokenizer(Some(encoding))?;
+            let tok = crate::encoding::tokenizer(Some(encoding))?;
             ccv3::read_summary_seekable_counting(source, &opts, &|t| tok.count(t))
         }
     }
@@ -254,7 +254,7 @@ pub fn read_card_summary_path_json(
     let summary = match tokens {
         None => ccv3::read_summary_file(path, &opts),
         Some(encoding) => {
-            let tok = crate::text::tokenizer(Some(encoding))?;
+            let tok = crate::encoding::tokenizer(Some(encoding))?;
             ccv3::read_summary_file_counting(path, &opts, &|t| tok.count(t))
         }
     }

@@ -48,6 +48,7 @@
 mod analyze;
 mod cards;
 mod decorators;
+mod encoding;
 mod error;
 mod opts;
 mod parts;

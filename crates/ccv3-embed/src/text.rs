@@ -1,12 +1,12 @@
 //! Text functions: CBS macro expansion and token counting.
 
 use crate::cards::card_from_value;
+use crate::encoding::tokenizer;
 use crate::opts::{self, get};
 use crate::EmbedError;
 use ccv3_cbs::{Mode, Timestamp, Variables};
 use ccv3_lore::chat::Chat;
 use ccv3_prompt::{Session, SessionOptions};
-use ccv3_tokens::{Tokenizer, TokenizerKind};
 use serde_json::Value;
 
 /// Reads a chat given as a JSON value: an array of `{role, name?, content}`, an object with
@@ -136,24 +136,6 @@ pub fn expand_macros(text: &str, context: &Value) -> Result<String, EmbedError> 
         session = session.with_card(card, "card");
     }
     Ok(session.expand_macros(text, &chat, &mut vars, mode).text)
-}
-
-/// The tokenizer named `encoding` (`o200k`, the default, `cl100k` or `estimate`).
-pub(crate) fn tokenizer(
-    encoding: Option<&str>,
-) -> Result<std::sync::Arc<dyn Tokenizer>, EmbedError> {
-    let name = encoding.unwrap_or(ccv3_prompt::defaults::TOKENIZER);
-    let kind: TokenizerKind = name.parse().map_err(|_| {
-        EmbedError::bad_input(format!(
-            "unknown encoding {name:?}: use o200k, cl100k or estimate"
-        ))
-    })?;
-    if matches!(kind, TokenizerKind::HfFile(_)) {
-        return Err(EmbedError::bad_input(format!(
-            "unknown encoding {name:?}: use o200k, cl100k or estimate"
-        )));
-    }
-    ccv3_tokens::load(&kind).map_err(|e| EmbedError::new("tokenizer-unavailable", e.to_string()))
 }
 
 /// Counts the tokens of `text` with `encoding`: `o200k` (the default), `cl100k` or `estimate`.

@@ -4,10 +4,11 @@
 use crate::cards::{
     book_file_from_value, card_from_value, read_book_card_world_info, read_card_data,
 };
+use crate::encoding::tokenizer;
 use crate::error::EmbedError;
 use crate::opts::{self, get, type_name};
 use crate::source::Source;
-use crate::text::{read_chat, read_now, read_variables, tokenizer};
+use crate::text::{read_chat, read_now, read_variables};
 use ccv3::{CardData, Lorebook};
 use ccv3_lore::chat::Chat;
 use ccv3_lore::{BookKind, ScanState, Strategy, Trigger};

@@ -22,8 +22,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+use text::Text;
 
 mod permanent;
+mod text;
 pub use permanent::{permanent_tokens, PERMANENT_FIELDS};
 
 /// A token counter for the permanent fields, when the caller asked for their count.
@@ -629,38 +631,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
             }
         }
         d.deserialize_map(V)
-    }
-}
-
-/// A string, borrowed from the JSON text when it holds no escape.
-#[derive(Default)]
-struct Text<'a>(Cow<'a, str>);
-
-impl Text<'_> {
-    fn owned(self) -> String {
-        self.0.into_owned()
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(
-                self,
-                s: &'de str,
-            ) -> std::result::Result<Text<'de>, E> {
-                Ok(Text(Cow::Borrowed(s)))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<Text<'de>, E> {
-                Ok(Text(Cow::Owned(s.to_owned())))
-            }
-        }
-        d.deserialize_str(V)
     }
 }
 

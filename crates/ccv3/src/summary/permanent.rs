@@ -1,7 +1,7 @@
 //! A card's permanent tokens: the tokens of the fields a chat's prompt always carries, as
 //! SillyTavern counts them beside its character editor (issue 29).
 
-use super::Text;
+use super::text::Text;
 use crate::Card;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
