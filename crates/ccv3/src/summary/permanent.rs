@@ -42,16 +42,25 @@ pub fn permanent_tokens(card: &Card, count: &dyn Fn(&str) -> usize) -> usize {
         .and_then(|p| p.get("prompt"))
         .and_then(|p| p.as_str())
         .unwrap_or("");
-    [
-        d.name.as_str(),
-        &d.description,
-        &d.personality,
-        &d.scenario,
-        note,
-    ]
-    .into_iter()
-    .map(|t| if t.is_empty() { 0 } else { count(t) })
-    .sum()
+    count_fields(
+        [
+            d.name.as_str(),
+            &d.description,
+            &d.personality,
+            &d.scenario,
+            note,
+        ],
+        count,
+    )
+}
+
+/// The permanent fields' texts (in [`PERMANENT_FIELDS`] order) each counted by `count` and
+/// added; an empty field counts 0 without asking `count`.
+fn count_fields(fields: [&str; 5], count: &dyn Fn(&str) -> usize) -> usize {
+    fields
+        .into_iter()
+        .map(|t| if t.is_empty() { 0 } else { count(t) })
+        .sum()
 }
 
 /// The permanent tokens of the card JSON text the summary read (a wrapped V2/V3 card), or
@@ -64,14 +73,16 @@ pub(super) fn permanent_tokens_of_text(
     let top: Top<'_> = serde_json::from_slice(text).ok()?;
     let d = top.data;
     let note = d.note.as_deref().unwrap_or("");
-    Some(
-        [&d.name.0, &d.description.0, &d.personality.0, &d.scenario.0]
-            .into_iter()
-            .map(|t| t.as_ref())
-            .chain([note])
-            .map(|t| if t.is_empty() { 0 } else { count(t) })
-            .sum(),
-    )
+    Some(count_fields(
+        [
+            &d.name.0,
+            &d.description.0,
+            &d.personality.0,
+            &d.scenario.0,
+            note,
+        ],
+        count,
+    ))
 }
 
 /// The top-level object: its `data`.
