@@ -350,3 +350,57 @@ fn missing_fields_decorators_and_word_boundaries() {
     // into the chat, and `é` is a letter.
     assert_eq!(spec, v(&[&["before_char:1", "at_depth:2"]]));
 }
+
+/// The reasons of one SillyTavern-mode scan of `entries` over `chat` (oldest message first),
+/// by entry index.
+fn st_reasons(entries: Value, chat: &[&str]) -> Vec<(usize, String)> {
+    let mut diags = Vec::new();
+    let (book, _) =
+        ccv3::lorebook::read_lorebook_value(json!({ "entries": entries }), &mut diags).unwrap();
+    let compiled = LorebookCompiler::new().compile(&[BookInput {
+        book: &book,
+        kind: BookKind::Global,
+        name: "w".into(),
+        world_info: false,
+    }]);
+    let opts = ScanOptions {
+        compat: Compat::SillyTavern,
+        recursive: true,
+        ..ScanOptions::default()
+    };
+    let chat = Chat::from(
+        chat.iter()
+            .map(|c| Message::new(Role::User, c))
+            .collect::<Vec<_>>(),
+    );
+    let r = compiled.scan(&chat, &ScanState::default(), &opts, &ccv3_tokens::Estimate);
+    let mut out: Vec<(usize, String)> = r
+        .activated
+        .iter()
+        .map(|a| (a.entry.index, a.reason.to_string()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// SillyTavern matches keys in one text (the messages in depth, then the recursion steps'
+/// contents, joined: `WorldInfoBuffer.get`), which says nothing of where a key was; the
+/// explanation names the message or the entry that held it, as the default mode's does
+/// (docs/sillytavern-compat.md, "Explanations").
+#[test]
+fn explanation_names_the_message_or_the_entry_that_held_the_key() {
+    let reasons = st_reasons(
+        json!({"0": {"uid": 0, "key": ["apple"], "content": "It grows on a pear tree.", "order": 100, "position": 0},
+               "1": {"uid": 1, "key": ["pear"], "content": "B", "order": 100, "position": 0},
+               "2": {"uid": 2, "key": ["plum"], "content": "C", "order": 100, "position": 0}}),
+        &["a plum", "an apple"],
+    );
+    assert_eq!(
+        reasons,
+        [
+            (0, "key \"apple\" in message 1".to_string()),
+            (1, "key \"pear\" in entry 0#0 (recursion)".to_string()),
+            (2, "key \"plum\" in message 0".to_string()),
+        ]
+    );
+}

@@ -2,7 +2,7 @@
 //! SillyTavern's types, its decorator header, its position.
 
 use super::super::ScanOptions;
-use crate::compile::{CEntry, CompiledBooks, DepthSpec};
+use crate::compile::{CEntry, CompiledBooks, DepthSpec, EntryRef};
 use crate::position::Position;
 use ccv3::decorator::DecoratorRole;
 use serde_json::Value;
@@ -37,6 +37,8 @@ const EXT_FIELDS: [&str; 22] = [
 /// One entry as SillyTavern sees it.
 pub(super) struct StEntry<'a> {
     pub(super) rank: u32,
+    /// Where it stands in the compiler's input (book, index).
+    pub(super) at: EntryRef,
     pub(super) id: u64,
     pub(super) keys: Vec<String>,
     pub(super) secondary: Vec<String>,
@@ -229,6 +231,7 @@ impl<'a> StEntry<'a> {
             depth,
             role,
             rank,
+            at: e.at,
             id: cb.id(e),
             keys: e.entry.keys.iter().map(resolve).collect(),
             secondary: e

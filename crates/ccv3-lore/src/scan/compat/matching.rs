@@ -39,7 +39,17 @@ pub(super) struct Buffer {
     /// Messages, newest first, trimmed.
     pub(super) depth: Vec<String>,
     pub(super) recurse: Vec<String>,
+    /// The entries whose contents make each part of `recurse`, in the same order.
+    pub(super) recurse_from: Vec<Vec<usize>>,
     pub(super) skew: usize,
+}
+
+/// The part of an entry's scan text where a key was found, for the explanation.
+pub(super) enum Place {
+    /// The chat message with this index (0: the oldest).
+    Message(usize),
+    /// The content of this entry (a recursion step).
+    Entry(usize),
 }
 
 impl Buffer {
@@ -98,6 +108,56 @@ impl Buffer {
             s.push_str(&self.recurse.join("\n\x01"));
         }
         s
+    }
+}
+
+impl Buffer {
+    /// Where in entry `i`'s scan text key `key` matched, found by matching each part alone: the
+    /// chat messages newest first (each with the `\x01` SillyTavern starts it with), then the
+    /// contents the recursion steps added. SillyTavern matches the parts joined, so a match that
+    /// spans two parts is found in none (`None`). The matcher's per-text caches and the scan's
+    /// regex allowance are left as they were; locating spends at most one key's regex steps.
+    pub(super) fn locate(
+        &self,
+        st: &mut St<'_, '_>,
+        i: usize,
+        key: &str,
+        base: usize,
+        state: State,
+        len: usize,
+    ) -> Option<Place> {
+        let depth = match st.entries[i].scan_depth {
+            Some(d) => d,
+            None => (base + self.skew) as i64,
+        };
+        let depth = (depth.max(0) as usize)
+            .min(MAX_SCAN_DEPTH)
+            .min(self.depth.len());
+        let lower = std::mem::take(&mut st.lower);
+        let filter = st.filter.replace(None);
+        let regex_left = st.regex_left;
+        st.regex_left = regex_left.min(st.opts.regex_key_steps);
+        let mut found = None;
+        for (j, m) in self.depth[..depth].iter().enumerate() {
+            if st.matches(&Arc::from(format!("\x01{m}")), key, i) {
+                found = Some(Place::Message(len.saturating_sub(1 + j)));
+                break;
+            }
+        }
+        if found.is_none() && state != State::MinActivations {
+            'parts: for from in &self.recurse_from {
+                for &k in from {
+                    if st.matches(&Arc::from(format!("\x01{}", st.entries[k].content)), key, i) {
+                        found = Some(Place::Entry(k));
+                        break 'parts;
+                    }
+                }
+            }
+        }
+        st.lower = lower;
+        st.filter = filter;
+        st.regex_left = regex_left;
+        found
     }
 }
 

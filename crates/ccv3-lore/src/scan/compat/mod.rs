@@ -64,6 +64,7 @@ pub(super) fn scan<'a>(
     let mut buf = Buffer {
         depth: Buffer::messages(chat, opts),
         recurse: Vec::new(),
+        recurse_from: Vec::new(),
         skew: 0,
     };
     let mut timed = timed::Timed::check(&st.entries, prev, len);

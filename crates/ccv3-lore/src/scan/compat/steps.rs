@@ -3,7 +3,7 @@
 //! (contents joined with a newline each, counted with the recursion text, stopping at `>=`).
 
 use super::groups::groups;
-use super::matching::{Buffer, St};
+use super::matching::{Buffer, Place, St};
 use super::shared::{roll, State, MAX_STEPS};
 use super::timed::Timed;
 use crate::compile::CompiledBooks;
@@ -131,6 +131,7 @@ pub(super) fn run(
         );
         texts.clear();
 
+        let before = out.activated.len();
         add_in_budget(
             st,
             &now,
@@ -142,6 +143,7 @@ pub(super) fn run(
             tok,
             len,
         );
+        place_keys(st, buf, &mut out, before, state_now, len);
         let for_recursion: Vec<usize> = now
             .iter()
             .copied()
@@ -150,6 +152,34 @@ pub(super) fn run(
         next_step(st, buf, &mut w, &out, state_now, &for_recursion, len);
     }
     out
+}
+
+/// The step's new activations by a key say where the key was: which chat message, or which
+/// activated entry's content (a recursion step). The step's matching only says that the
+/// entry's whole scan text held it.
+fn place_keys(
+    st: &mut St<'_, '_>,
+    buf: &Buffer,
+    out: &mut Outcome,
+    from: usize,
+    state_now: State,
+    len: usize,
+) {
+    let base = st.opts.scan_depth as usize;
+    for &i in &out.activated[from..] {
+        let Some(ActivationReason::Key { key, .. }) = &out.why[i] else {
+            continue;
+        };
+        let key = Arc::clone(key);
+        out.why[i] = Some(match buf.locate(st, i, key.trim(), base, state_now, len) {
+            Some(Place::Message(message)) => ActivationReason::Key { key, message },
+            Some(Place::Entry(k)) => ActivationReason::Recursion {
+                key,
+                from: st.entries[k].at,
+            },
+            None => continue,
+        });
+    }
 }
 
 /// One entry in one step: why it activates, or why not.
@@ -372,6 +402,13 @@ fn next_step(
         if !text.is_empty() {
             w.all_text = format!("{text}\n{}", w.all_text);
             buf.recurse.push(text);
+            buf.recurse_from.push(
+                for_recursion
+                    .iter()
+                    .copied()
+                    .filter(|&i| !st.entries[i].content.is_empty())
+                    .collect(),
+            );
         }
     }
 }
