@@ -179,24 +179,9 @@ pub fn lint_card(card: &Card, opts: &LintOptions, tok: &dyn Tokenizer) -> Vec<Fi
     let app = opts.app.or_else(|| card_app(card)).unwrap_or(App::Spec);
     let mut out = Vec::new();
     let d = &card.data;
-    let fields: [(&str, &str); 6] = [
-        ("description", &d.description),
-        ("personality", &d.personality),
-        ("scenario", &d.scenario),
-        ("first_mes", &d.first_mes),
-        ("mes_example", &d.mes_example),
-        ("system_prompt", &d.system_prompt),
-    ];
-    for (name, text) in fields {
+    for (name, text) in d.prompt_texts() {
         check_macros(text, &format!("data.{name}"), None, app, &mut out);
     }
-    check_macros(
-        &d.post_history_instructions,
-        "data.post_history_instructions",
-        None,
-        app,
-        &mut out,
-    );
     for (i, g) in d.alternate_greetings.iter().enumerate() {
         check_macros(
             g,

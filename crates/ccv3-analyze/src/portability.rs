@@ -241,16 +241,7 @@ fn card(app: App, card: &Card, out: &mut Out<'_>) {
             }
         }
     }
-    let fields: [(&str, &str); 7] = [
-        ("description", &d.description),
-        ("personality", &d.personality),
-        ("scenario", &d.scenario),
-        ("first_mes", &d.first_mes),
-        ("mes_example", &d.mes_example),
-        ("system_prompt", &d.system_prompt),
-        ("post_history_instructions", &d.post_history_instructions),
-    ];
-    for (name, text) in fields {
+    for (name, text) in d.prompt_texts() {
         macros(app, text, format!("data.{name}"), None, out);
     }
     for (i, g) in d.alternate_greetings.iter().enumerate() {

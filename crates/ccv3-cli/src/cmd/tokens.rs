@@ -21,18 +21,10 @@ pub fn run(path: &Path, tokenizer: &str, as_json: bool, output: Option<&Path>) -
     let book = match &doc {
         Document::Card(cf) => {
             let d = &cf.card.data;
-            for (name, text) in [
-                ("description", &d.description),
-                ("personality", &d.personality),
-                ("scenario", &d.scenario),
-                ("first_mes", &d.first_mes),
-                ("mes_example", &d.mes_example),
-                ("system_prompt", &d.system_prompt),
-                ("post_history_instructions", &d.post_history_instructions),
-                ("creator_notes", &d.creator_notes),
-            ] {
+            for (name, text) in d.prompt_texts() {
                 fields.push((name, tok.count(text)));
             }
+            fields.push(("creator_notes", tok.count(&d.creator_notes)));
             let alt: usize = d.alternate_greetings.iter().map(|g| tok.count(g)).sum();
             fields.push(("alternate_greetings", alt));
             let group: usize = d.group_only_greetings.iter().map(|g| tok.count(g)).sum();

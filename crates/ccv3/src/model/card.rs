@@ -104,6 +104,29 @@ impl CardData {
         }
     }
 
+    /// The seven text fields an application puts into the prompt, by their JSON names, in the
+    /// spec's order: description, personality, scenario, first message, example messages,
+    /// system prompt, post-history instructions (the greetings beside `first_mes` and the
+    /// lorebook are not among them).
+    ///
+    /// ```
+    /// let d = ccv3::CardData { scenario: "A storm.".into(), ..Default::default() };
+    /// let fields = d.prompt_texts();
+    /// assert_eq!(fields[2], ("scenario", "A storm."));
+    /// assert_eq!(fields.map(|(name, _)| name)[6], "post_history_instructions");
+    /// ```
+    pub fn prompt_texts(&self) -> [(&'static str, &str); 7] {
+        [
+            ("description", &self.description),
+            ("personality", &self.personality),
+            ("scenario", &self.scenario),
+            ("first_mes", &self.first_mes),
+            ("mes_example", &self.mes_example),
+            ("system_prompt", &self.system_prompt),
+            ("post_history_instructions", &self.post_history_instructions),
+        ]
+    }
+
     /// The creator notes to show to a user whose language is `lang` (ISO 639-1, like `en`).
     ///
     /// SPEC_V3 `creator_notes`: without `creator_notes_multilingual`, `creator_notes` is the note;
