@@ -131,17 +131,7 @@ impl<'s, 'a> Scan<'s, 'a> {
             } else {
                 RejectReason::NoMatch
             });
-            let r = Rejected {
-                entry: e.at,
-                name: e.display_name(),
-                reason,
-            };
-            if matches!(r.reason, RejectReason::Budget { .. }) {
-                sink.on_cut(&r);
-            } else {
-                sink.on_suppressed(&r);
-            }
-            rejected.push(r);
+            Rejected::record(e, reason, sink, &mut rejected);
         }
         // Entries are unique: an unstable sort gives the same order.
         rejected.sort_unstable_by_key(|r| r.entry);

@@ -205,6 +205,29 @@ pub struct Rejected<'a> {
     pub reason: RejectReason,
 }
 
+impl<'a> Rejected<'a> {
+    /// The rejection of compiled entry `e`, told to `sink` (a budget cut as cut, anything else as
+    /// suppressed) and added to `into`.
+    pub(crate) fn record(
+        e: &crate::compile::CEntry<'a>,
+        reason: RejectReason,
+        sink: &mut dyn ExplainSink,
+        into: &mut Vec<Rejected<'a>>,
+    ) {
+        let r = Rejected {
+            entry: e.at,
+            name: e.display_name(),
+            reason,
+        };
+        if matches!(r.reason, RejectReason::Budget { .. }) {
+            sink.on_cut(&r);
+        } else {
+            sink.on_suppressed(&r);
+        }
+        into.push(r);
+    }
+}
+
 /// Receives explanations as the scan produces them (push style). All methods default to nothing.
 pub trait ExplainSink {
     /// An entry was activated.

@@ -80,18 +80,12 @@ pub(super) fn result<'a>(
         {
             continue;
         }
-        let e = &cb.entries[entries[i].rank as usize];
-        let r = Rejected {
-            entry: e.at,
-            name: e.display_name(),
+        Rejected::record(
+            &cb.entries[entries[i].rank as usize],
             reason,
-        };
-        if matches!(r.reason, RejectReason::Budget { .. }) {
-            sink.on_cut(&r);
-        } else {
-            sink.on_suppressed(&r);
-        }
-        rejected.push(r);
+            sink,
+            &mut rejected,
+        );
     }
     ScanResult {
         activated: out,
