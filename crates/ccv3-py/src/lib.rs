@@ -159,13 +159,13 @@ enum Read {
     /// The card's text stands as the model keeps it: its objects are built from the text.
     AsIs(ccv3_embed::AsIsCard),
     /// Any other card.
-    Model(ccv3::Card),
+    Model(Box<ccv3::Card>),
 }
 
 /// The objects of a card as read; its text or model is freed with the interpreter released.
 fn read_object(py: Python<'_>, card: Read) -> PyResult<Bound<'_, PyAny>> {
     match card {
-        Read::Model(card) => card_object(py, card),
+        Read::Model(card) => card_object(py, *card),
         Read::AsIs(card) => {
             let out = astext::to_py(py, &card);
             py.detach(move || drop(card));
@@ -192,7 +192,7 @@ fn read_card_value<'py>(
         if !big_book(&card) {
             parse_extensions(&card);
         }
-        Ok(Read::Model(card))
+        Ok(Read::Model(Box::new(card)))
     })?;
     read_object(py, card)
 }
@@ -215,7 +215,7 @@ fn read_card_path_value(
         if !big_book(&card) {
             parse_extensions(&card);
         }
-        Ok(Read::Model(card))
+        Ok(Read::Model(Box::new(card)))
     })?;
     read_object(py, card)
 }
