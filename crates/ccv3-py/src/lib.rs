@@ -3,9 +3,11 @@
 //! Every function calls the facade crate `ccv3_embed` with the interpreter released
 //! ([`Python::detach`]), so other Python threads run meanwhile. Cards and lorebooks come back as
 //! Python objects built straight from the Rust values once the interpreter is held again
-//! (`ser.rs`: no JSON text in between); other values cross as JSON text, which the Python layer
-//! (`python/ccv3/__init__.py`) writes with `json.dumps` and reads with `loads`. Failures raise
-//! `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
+//! (`ser.rs`: no JSON text in between), or, for a card whose text the library finds standing as
+//! the model keeps it, from that text (`astext.rs`: no model at all); other values cross as JSON
+//! text, which the Python layer (`python/ccv3/__init__.py`) writes with `json.dumps` and reads
+//! with `loads`. Failures raise `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable
+//! `code`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
