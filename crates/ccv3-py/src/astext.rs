@@ -64,6 +64,12 @@ impl<'py, 't> Builder<'py, 't> {
         ))
     }
 
+    /// The text from `at` on, as bytes.
+    fn rest(&self) -> &'t [u8] {
+        let text: &'t str = self.text;
+        text.as_bytes().get(self.at..).unwrap_or_default()
+    }
+
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.at).copied()
     }
@@ -103,7 +109,7 @@ impl<'py, 't> Builder<'py, 't> {
     }
 
     fn word(&mut self, word: &str, v: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        if !self.text[self.at..].starts_with(word) {
+        if !self.rest().starts_with(word.as_bytes()) {
             return Err(self.broken());
         }
         self.at += word.len();
@@ -212,7 +218,7 @@ impl<'py, 't> Builder<'py, 't> {
             return Err(self.broken());
         };
         match memchr::memchr2(b'"', b'\\', rest) {
-            Some(n) if rest[n] == b'"' => {
+            Some(n) if rest.get(n) == Some(&b'"') => {
                 self.at = start + n + 1;
                 // Both ends stand next to a `"`, so they are character boundaries.
                 text.get(start..start + n)
@@ -221,7 +227,8 @@ impl<'py, 't> Builder<'py, 't> {
             }
             Some(n) => {
                 self.scratch.clear();
-                self.scratch.push_str(&text[start..start + n]);
+                let piece = text.get(start..start + n).ok_or_else(|| self.broken())?;
+                self.scratch.push_str(piece);
                 self.at = start + n;
                 self.escaped()?;
                 Ok(Text::Scratch)
@@ -263,7 +270,7 @@ impl<'py, 't> Builder<'py, 't> {
                     self.at += 2;
                 }
                 Some(_) => {
-                    let rest = &bytes[self.at..];
+                    let rest = self.rest();
                     let n = memchr::memchr2(b'"', b'\\', rest).ok_or_else(|| self.broken())?;
                     let piece = text
                         .get(self.at..self.at + n)
@@ -295,7 +302,7 @@ impl<'py, 't> Builder<'py, 't> {
     fn unicode_escape(&mut self) -> PyResult<char> {
         let high = self.hex4()?;
         let code = if (0xD800..0xDC00).contains(&high) {
-            if !self.text[self.at..].starts_with("\\u") {
+            if !self.rest().starts_with(b"\\u") {
                 return Err(self.broken());
             }
             self.at += 2;
@@ -326,7 +333,7 @@ impl<'py, 't> Builder<'py, 't> {
             }
             end += 1;
         }
-        let token = &self.text[start..end];
+        let token = self.text.get(start..end).ok_or_else(|| self.broken())?;
         self.at = end;
         if integer {
             let (negative, digits) = match token.strip_prefix('-') {
