@@ -28,6 +28,7 @@ pub(crate) fn to_py<'py>(
         text: &card.text,
         at: 0,
         keys: FxHashMap::default(),
+        last_keys: Vec::new(),
         items: Vec::new(),
         entries: card.decorators.then_some(card.entries.start),
         scratch: String::new(),
@@ -48,6 +49,8 @@ struct Builder<'py, 't> {
     at: usize,
     /// Keys made so far, by their text.
     keys: FxHashMap<&'t str, Bound<'py, PyString>>,
+    /// At each depth, the keys of the objects read there, by place, the latest of each.
+    last_keys: Vec<Vec<(&'t str, Bound<'py, PyString>)>>,
     /// The items of the lists being built, innermost last.
     items: Vec<Bound<'py, PyAny>>,
     /// Where the entries array starts, when each entry gets `"decorators": []`.
@@ -127,9 +130,11 @@ impl<'py, 't> Builder<'py, 't> {
             self.at += 1;
             return Ok(dict);
         }
+        let mut n = 0;
         loop {
             self.ws();
-            let key = self.key()?;
+            let key = self.key(depth, n)?;
+            n += 1;
             self.ws();
             self.expect(b':')?;
             self.ws();
@@ -195,16 +200,37 @@ impl<'py, 't> Builder<'py, 't> {
             .clone()
     }
 
-    fn key(&mut self) -> PyResult<Bound<'py, PyString>> {
+    /// The `n`th key of an object at `depth`: most often the same text as the `n`th key of the
+    /// last object there (an entry's fields come in the same order entry after entry), which is
+    /// compared first; else looked up by its text.
+    fn key(&mut self, depth: usize, n: usize) -> PyResult<Bound<'py, PyString>> {
         let py = self.py;
-        match self.string()? {
-            Text::Slice(s) => Ok(self
-                .keys
-                .entry(s)
-                .or_insert_with(|| PyString::intern(py, s))
-                .clone()),
-            Text::Scratch => Ok(PyString::intern(py, &self.scratch)),
+        let s = match self.string()? {
+            Text::Slice(s) => s,
+            Text::Scratch => return Ok(PyString::intern(py, &self.scratch)),
+        };
+        let last = self.last_keys.get(depth).and_then(|keys| keys.get(n));
+        if let Some((text, key)) = last {
+            if *text == s {
+                return Ok(key.clone());
+            }
         }
+        let key = self
+            .keys
+            .entry(s)
+            .or_insert_with(|| PyString::intern(py, s))
+            .clone();
+        if self.last_keys.len() <= depth {
+            self.last_keys.resize_with(depth + 1, Vec::new);
+        }
+        if let Some(keys) = self.last_keys.get_mut(depth) {
+            if let Some(slot) = keys.get_mut(n) {
+                *slot = (s, key.clone());
+            } else if keys.len() == n {
+                keys.push((s, key.clone()));
+            }
+        }
+        Ok(key)
     }
 
     /// A string at `at`: its slice of the text when it has no escape, else decoded into
