@@ -73,7 +73,10 @@ pub use cards::{read_card_model, read_card_path_model, read_card_path_model_on_t
 pub use ccv3::{set_regex_syntax_check, SyntaxCheck};
 pub use decorators::{parse_decorators, serialize_decorators};
 pub use error::EmbedError;
-pub use parts::{card_entries_at_json, card_entries_json, read_card_parts, CardParts, PartEntries};
+pub use parts::{
+    card_entries_at_json, card_entries_json, read_card_as_is, read_card_parts,
+    read_card_path_as_is, AsIsCard, CardParts, PartEntries,
+};
 pub use sillytavern::sillytavern_scan_options;
 pub use source::Source;
 pub use text::{count_tokens, expand_macros};

@@ -349,3 +349,77 @@ fn later_parts(text: String, options: &ReadOptions) -> Result<Option<CardParts>,
         entries: Some(entries),
     }))
 }
+
+/// A card whose JSON text stands as the model keeps it, its book's entries included
+/// ([`read_card_as_is`]): a binding builds the card with its own JSON parser from `text`, with
+/// no model read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsIsCard {
+    /// The card's JSON text (a PNG's `ccv3` chunk, decoded).
+    pub text: String,
+    /// Where `data.character_book.entries` stands in `text` (brackets included).
+    pub entries: std::ops::Range<usize>,
+    /// Decorators are split off (none of the entries has any): each entry then ends with
+    /// `"decorators": []`, added after its own fields.
+    pub decorators: bool,
+}
+
+/// Reads a card from a random-access source as its own JSON text when the reader would give
+/// back exactly that text's value (issue 29): a PNG whose `ccv3` chunk is a V3 card standing as
+/// the model keeps it ([`ccv3::entries_span::EntriesSpan::card_as_is`]), with a book whose
+/// entries all stand as they are (and, when `options` split decorators off, none has `@@` lines
+/// or a `decorators` field). The JSON value of [`AsIsCard::text`], each entry given
+/// `"decorators": []` when [`AsIsCard::decorators`] is set, is then [`crate::read_card_json`]'s
+/// value for the same bytes, key order included. `None` for any other source, card or failure:
+/// the caller reads it through the model ([`crate::read_card_model`]), which reports the errors.
+///
+/// ```
+/// use ccv3_embed::{read_card_as_is, ReadOptions};
+/// let card = serde_json::json!({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+///     "name": "Ember", "description": "", "tags": [], "creator": "", "character_version": "",
+///     "mes_example": "", "extensions": {}, "system_prompt": "", "post_history_instructions": "",
+///     "first_mes": "", "alternate_greetings": [], "personality": "", "scenario": "",
+///     "creator_notes": "", "group_only_greetings": [],
+///     "character_book": {"extensions": {}, "entries": [{"keys": ["fire"], "content": "Warm.",
+///         "extensions": {}, "enabled": true, "insertion_order": 0, "use_regex": false}]}}});
+/// let png = ccv3_embed::write_card(&card, "png", None)?;
+/// let options = ReadOptions::default();
+/// let as_is = read_card_as_is(std::io::Cursor::new(&png), &options).expect("stands as it is");
+/// let mut value: serde_json::Value = serde_json::from_str(&as_is.text).unwrap();
+/// value["data"]["character_book"]["entries"][0]["decorators"] = serde_json::json!([]);
+/// assert_eq!(value, ccv3_embed::read_card(&png, &options)?);
+/// // A V2 card is upgraded by the reader: not as it stands.
+/// let v2 = serde_json::json!({"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "A"}});
+/// let png = ccv3_embed::write_card(&v2, "png", None)?;
+/// assert!(read_card_as_is(std::io::Cursor::new(&png), &options).is_none());
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
+pub fn read_card_as_is<R: Read + Seek>(mut source: R, options: &ReadOptions) -> Option<AsIsCard> {
+    let text = png_card_text(&mut source)?;
+    let span = ccv3::entries_span::character_book_entries(&text)?;
+    let changed = span.changed?;
+    let decorated = options.parse_decorators && !span.decorated.is_empty();
+    if !span.card_as_is || !changed.is_empty() || decorated {
+        return None;
+    }
+    Some(AsIsCard {
+        text,
+        entries: span.range,
+        decorators: options.parse_decorators,
+    })
+}
+
+/// [`read_card_as_is`] of the file at `path` (a PNG's image data seeked past, never read);
+/// `None` also when the file cannot be opened ([`crate::read_card_path_model`] reports that).
+///
+/// ```
+/// let path = std::env::temp_dir().join("ccv3-embed-doc-read-card-path-as-is.json");
+/// std::fs::write(&path, r#"{"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "Ember"}}"#).unwrap();
+/// // Only PNG cards are read as they stand.
+/// assert!(ccv3_embed::read_card_path_as_is(&path, &ccv3_embed::ReadOptions::default()).is_none());
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn read_card_path_as_is(path: &std::path::Path, options: &ReadOptions) -> Option<AsIsCard> {
+    let file = std::fs::File::open(path).ok()?;
+    read_card_as_is(std::io::BufReader::new(file), options)
+}

@@ -1194,14 +1194,36 @@ fn cards_that_stand_as_the_model_keeps_them_are_not_read_through_it() {
             false,
         ),
     ];
-    for (name, text, as_is) in cases {
+    for (name, text, as_is_card) in cases {
         let span = ccv3::entries_span::character_book_entries(&text).expect(name);
-        assert_eq!(span.card_as_is, as_is, "{name}");
+        assert_eq!(span.card_as_is, as_is_card, "{name}");
         let png = png_of_text(&text);
         for o in [ReadOptions::default(), RAW] {
             assert_eq!(parts_joined(&png, &o), whole(&png, &o), "{name}");
+            // The whole card read as its text (the Python package builds it from that).
+            let as_is = ccv3_embed::read_card_as_is(std::io::Cursor::new(&png), &o);
+            assert_eq!(as_is.is_some(), as_is_card, "{name}");
+            if let Some(card) = as_is {
+                let joined = serde_json::to_string(&as_is_joined(&card)).unwrap();
+                assert_eq!(Ok(joined), whole(&png, &o), "{name}");
+            }
         }
     }
+}
+
+/// The value of a card read as its text ([`ccv3_embed::read_card_as_is`]): each entry given
+/// `"decorators": []` when they are split off, as the Python package builds it.
+fn as_is_joined(card: &ccv3_embed::AsIsCard) -> Value {
+    let mut v: Value = serde_json::from_str(&card.text).unwrap();
+    if card.decorators {
+        let entries = &mut v["data"]["character_book"]["entries"];
+        for e in entries.as_array_mut().unwrap() {
+            e.as_object_mut()
+                .unwrap()
+                .insert("decorators".into(), json!([]));
+        }
+    }
+    v
 }
 
 /// The value at `path` (object keys, or array places as numbers) in `v`.

@@ -14,6 +14,10 @@
         /tmp/gen/card_5MB_*.png
     $PY crates/ccv3-py/bench/vs_tavern_card.py folder /tmp/cards1000 --rounds 5
 
+`--baseline SITE` adds the rows of another build of ccv3 (SITE: the site-packages folder holding its
+`ccv3` package, e.g. a second venv with main's wheel), loaded in the same process under another
+name, so that before and after run interleaved too.
+
 Both readers start from the path: tavern-card is given the file's bytes (`parse_png_card(open(path,
 "rb").read())`, it has no path reader), ccv3 the path (`read_card(path)`, which skips a PNG's
 image data). Rows run in turns, one call (or one pass over the folder) of each per round, so that
@@ -36,6 +40,22 @@ def tavern_read(path):
     """tavern-card's read of a card file: the bytes, then its PNG parser."""
     with open(path, "rb") as f:
         return tavern_card.parse_png_card(f.read())
+
+
+BASELINE = None
+
+
+def load_baseline(site):
+    """The `ccv3` package in `site` (another build), imported as `ccv3_baseline`: a copy of the
+    package folder under that name, so that its extension loads beside this one."""
+    import importlib
+    import shutil
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix="ccv3-baseline-")
+    shutil.copytree(os.path.join(site, "ccv3"), os.path.join(tmp, "ccv3_baseline"))
+    sys.path.insert(0, tmp)
+    return importlib.import_module("ccv3_baseline")
 
 
 def load():
@@ -88,6 +108,8 @@ def cmd_card(a):
             ("tavern-card", lambda: tavern_read(path)),
             ("ccv3.read_card(path)", lambda: ccv3.read_card(path)),
         ]
+        if BASELINE:
+            rows.append(("baseline read_card(path)", lambda: BASELINE.read_card(path)))
         cpu = {name: [] for name, _ in rows}
         report(interleaved([(n, cpu_timed(cpu, n, f)) for n, f in rows], a.rounds), "tavern-card")
         report_cpu(cpu, "tavern-card")
@@ -141,6 +163,14 @@ def cmd_folder(a):
 
     rows = [("tavern-card loop", tavern_loop), ("ccv3.read_card loop", ccv3_loop)]
     rows += [(f"ccv3.read_cards(threads={t})", batch(t)) for t in a.threads]
+    if BASELINE:
+        def baseline_batch(threads):
+            def run():
+                for _, card in BASELINE.read_cards(files, threads=threads):
+                    if isinstance(card, Exception):
+                        raise card
+            return run
+        rows += [(f"baseline read_cards(threads={t})", baseline_batch(t)) for t in a.threads]
     cpu = {name: [] for name, _ in rows}
     times = interleaved([(n, cpu_timed(cpu, n, f)) for n, f in rows], a.rounds, warmup=0)
     report(times, "tavern-card loop")
@@ -162,7 +192,12 @@ def main():
     f.add_argument("dir")
     f.add_argument("--rounds", type=int, default=5)
     f.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--baseline", metavar="SITE",
+                    help="also time the ccv3 package in SITE (another build), interleaved")
     a = ap.parse_args()
+    if a.baseline:
+        global BASELINE
+        BASELINE = load_baseline(a.baseline)
     {"card": cmd_card, "make-folder": cmd_make_folder, "folder": cmd_folder}[a.cmd](a)
 
 

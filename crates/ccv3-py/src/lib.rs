@@ -3,9 +3,11 @@
 //! Every function calls the facade crate `ccv3_embed` with the interpreter released
 //! ([`Python::detach`]), so other Python threads run meanwhile. Cards and lorebooks come back as
 //! Python objects built straight from the Rust values once the interpreter is held again
-//! (`ser.rs`: no JSON text in between); other values cross as JSON text, which the Python layer
-//! (`python/ccv3/__init__.py`) writes with `json.dumps` and reads with `loads`. Failures raise
-//! `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable `code`.
+//! (`ser.rs`: no JSON text in between), or, for a card whose text the library finds standing as
+//! the model keeps it, from that text (`astext.rs`: no model at all); other values cross as JSON
+//! text, which the Python layer (`python/ccv3/__init__.py`) writes with `json.dumps` and reads
+//! with `loads`. Failures raise `ccv3.Ccv3Error` (a `ValueError`) with the facade's stable
+//! `code`.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -16,6 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::Value;
 
+mod astext;
 mod key;
 mod ser;
 mod tape;
@@ -153,6 +156,26 @@ fn card_object(py: Python<'_>, card: ccv3::Card) -> PyResult<Bound<'_, PyAny>> {
     out
 }
 
+/// A card as read, before its objects are made.
+enum Read {
+    /// The card's text stands as the model keeps it: its objects are built from the text.
+    AsIs(ccv3_embed::AsIsCard),
+    /// Any other card.
+    Model(Box<ccv3::Card>),
+}
+
+/// The objects of a card as read; its text or model is freed with the interpreter released.
+fn read_object(py: Python<'_>, card: Read) -> PyResult<Bound<'_, PyAny>> {
+    match card {
+        Read::Model(card) => card_object(py, *card),
+        Read::AsIs(card) => {
+            let out = astext::to_py(py, &card);
+            py.detach(move || drop(card));
+            out
+        }
+    }
+}
+
 /// `read_card_value(data, parse_decorators)`: the card as a dict (what `json.loads` of
 /// [`read_card`]'s text gives, without the text).
 #[pyfunction]
@@ -163,14 +186,17 @@ fn read_card_value<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
+        if let Some(card) = ccv3_embed::read_card_as_is(std::io::Cursor::new(data), &o) {
+            return Ok(Read::AsIs(card));
+        }
         let card = ccv3_embed::read_card_model(data, &o)?;
         // A big book's extensions are parsed on the tape's thread instead.
         if !big_book(&card) {
             parse_extensions(&card);
         }
-        Ok(card)
+        Ok(Read::Model(Box::new(card)))
     })?;
-    card_object(py, card)
+    read_object(py, card)
 }
 
 /// `read_card_path_value(path, parse_decorators)`: the card of a file as a dict (a PNG's image
@@ -183,14 +209,17 @@ fn read_card_path_value(
 ) -> PyResult<Bound<'_, PyAny>> {
     let o = ReadOptions { parse_decorators };
     let card = run(py, || {
+        if let Some(card) = ccv3_embed::read_card_path_as_is(&path, &o) {
+            return Ok(Read::AsIs(card));
+        }
         let card = ccv3_embed::read_card_path_model(&path, &o)?;
         // A big book's extensions are parsed on the tape's thread instead.
         if !big_book(&card) {
             parse_extensions(&card);
         }
-        Ok(card)
+        Ok(Read::Model(Box::new(card)))
     })?;
-    card_object(py, card)
+    read_object(py, card)
 }
 
 /// `read_lorebook_value(data, parse_decorators)`: the lorebook as a dict.
@@ -211,8 +240,8 @@ fn read_lorebook_value<'py>(
 enum Slot {
     /// Not read yet.
     Pending,
-    /// Read: its card's tape, or why not.
-    Ready(Result<tape::Tape, EmbedError>),
+    /// Read: its card's text or tape, or why not.
+    Ready(Result<Taped, EmbedError>),
     /// Handed to Python.
     Taken,
 }
@@ -230,16 +259,29 @@ struct Shared {
     ready: std::sync::Condvar,
 }
 
-/// Reads one file of a batch and writes the card's whole tape (the model's key order and the
-/// entries' extensions walked here, on the reading thread), so that taking it only makes the
-/// objects.
-fn read_one(path: &str, options: &ReadOptions) -> Result<tape::Tape, EmbedError> {
+/// A file of a batch, read, ready for its objects to be made.
+enum Taped {
+    /// The card's text stands as the model keeps it.
+    AsIs(ccv3_embed::AsIsCard),
+    /// The card's whole tape.
+    Tape(tape::Tape),
+}
+
+/// Reads one file of a batch: a card standing as the model keeps it as its text, any other
+/// card as its whole tape (the model's key order and the entries' extensions walked here, on
+/// the reading thread), so that taking it only makes the objects.
+fn read_one(path: &str, options: &ReadOptions) -> Result<Taped, EmbedError> {
+    let path = std::path::Path::new(path);
+    if let Some(card) = ccv3_embed::read_card_path_as_is(path, options) {
+        return Ok(Taped::AsIs(card));
+    }
     // The batch's threads have the cores: no second thread per big book.
     let card = V3(ccv3_embed::read_card_path_model_on_this_thread(
-        std::path::Path::new(path),
-        options,
+        path, options,
     )?);
-    tape::record(&card).map_err(|e| EmbedError::new("internal", format!("{path}: {e}")))
+    let tape = tape::record(&card)
+        .map_err(|e| EmbedError::new("internal", format!("{}: {e}", path.display())))?;
+    Ok(Taped::Tape(tape))
 }
 
 impl Shared {
@@ -330,7 +372,10 @@ impl CardBatch {
         });
         match slot {
             // Only the objects are made here: the reading threads walked the card.
-            Some(Slot::Ready(Ok(tape))) => Ok((tape::build(py, tape)?, None, None)),
+            Some(Slot::Ready(Ok(Taped::Tape(tape)))) => Ok((tape::build(py, tape)?, None, None)),
+            Some(Slot::Ready(Ok(Taped::AsIs(card)))) => {
+                Ok((read_object(py, Read::AsIs(card))?, None, None))
+            }
             Some(Slot::Ready(Err(e))) => {
                 Ok((py.None().into_bound(py), Some(e.code), Some(e.message)))
             }

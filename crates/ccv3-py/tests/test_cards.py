@@ -326,3 +326,64 @@ def test_read_card_summary_of_a_lorebook_is_an_error(examples):
     with pytest.raises(ccv3.Ccv3Error) as err:
         ccv3.read_card_summary(examples / "world.json")
     assert "lorebook" in str(err.value)
+
+
+def _png_with_card_text(text):
+    """A 1x1 PNG whose `ccv3` chunk is `text` as it is (base64 of its UTF-8), no `chara` chunk."""
+    import base64
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
+    card = b"ccv3\x00" + base64.b64encode(text.encode())
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"tEXt", card)
+            + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b""))
+
+
+def _as_is_card_text(entries, extensions):
+    """The JSON text of a V3 card the model keeps as it is, with these entries (JSON texts) and
+    `data.extensions` (a JSON text), written by hand: spacing, escapes and numbers as given."""
+    data = ('"name":"Ember \\u00e9\\ud83d\\ude00","description":"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t",'
+            '"tags":[],"creator":"","character_version":"","mes_example":"","extensions":'
+            + extensions + ',"system_prompt":"","post_history_instructions":"","first_mes":"Hi",'
+            '"alternate_greetings":["é ∑ 😀"],"personality":"","scenario":"","creator_notes":"",'
+            '"group_only_greetings":[],"character_book":{"extensions":{},"entries":['
+            + ",".join(entries) + "]}")
+    return '{ "spec" : "chara_card_v3", "spec_version":"3.0",\n "data": {' + data + "}}"
+
+
+def test_cards_that_stand_as_they_are_are_built_from_their_text(tmp_path):
+    # Issue 29: a PNG card whose text the model keeps as it is (ccv3_embed::read_card_as_is) is
+    # built straight from that text; the objects must still be exactly json.loads of the card
+    # the model writes (read_card_path): values, types (int or float as serde_json reads the
+    # number: -0 and integers past 64 bits are floats), key order, a key twice inside
+    # extensions, escapes and surrogate pairs, and `decorators: []` after each entry's fields.
+    from ccv3 import _ccv3
+
+    numbers = ('{"ints":[0,1,-1,18446744073709551615,-9223372036854775808,9223372036854775807],'
+               '"floats":[-0,-0.0,0.5,1e2,1E-7,-2.5e+3,18446744073709551616,-9223372036854775809,'
+               '123456789012345678901234567890,0.1,2.2250738585072014e-308,1.7976931348623157e308],'
+               '"twice":1,"nested":{"a":[[[],{}],{"b":null,"c":true,"d":false}]},"twice":[2],'
+               '"esc\\u0041key":"\\u0000\\u001f","":""}')
+    entry = ('{"keys":["k{i}","é"],"content":"Entry {i} with a \\"quote\\".","extensions":{ext},'
+             '"enabled":true,"insertion_order":{i},"use_regex":false,"priority":{p},"id":{id},'
+             '"comment":"c","x-extra":[1,2.5,"s"]}')
+    entries = [entry.replace("{i}", str(i)).replace("{ext}", numbers if i % 2 else "{}")
+               .replace("{p}", "1.5" if i % 3 else "-0").replace("{id}", '"s"' if i % 4 else str(i))
+               for i in range(300)]
+    for i, (ents, ext) in enumerate([(entries, numbers), (entries[:3], "{}"), ([], numbers)]):
+        path = tmp_path / f"as_is_{i}.png"
+        png = _png_with_card_text(_as_is_card_text(ents, ext))
+        path.write_bytes(png)
+        for decorators in (True, False):
+            want = json.loads(_ccv3.read_card_path(str(path), decorators))
+            got = [ccv3.read_card(path, decorators), ccv3.read_card(png, decorators)]
+            got += [c for _, c in ccv3.read_cards([path, path], threads=2, parse_decorators=decorators)]
+            for card in got:
+                assert card == want and repr(card) == repr(want), (i, decorators)
+                assert _shape(card) == _shape(want), (i, decorators)
+            if ents and decorators:
+                assert all(e["decorators"] == [] for e in want["data"]["character_book"]["entries"])
