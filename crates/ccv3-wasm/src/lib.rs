@@ -11,6 +11,12 @@
 //!   for "the next file's bytes";
 //! - `blob` + `lens`: the files' bytes concatenated, and each file's length.
 //!
+//! Two modules are built from this crate (`scripts/build-bindings`): the full core, and with the
+//! feature `read-core` the read core, which leaves out every export of the `full` module (and the
+//! token counts of [`read_card_summary`]): the package's Node entry compiles the read core at
+//! `require`, so that a program that starts and reads a card compiles a third of the code (issue
+//! 29), and the full core on the first call that needs more.
+//!
 //! The module is built with `panic = "immediate-abort"` (no panic machinery, for size), so nothing
 //! here may panic: every input error is a returned `Error`. If the instance ever traps anyway,
 //! the JavaScript wrapper reports code `internal` and restarts it.
