@@ -8,6 +8,7 @@ use ccv3_embed::{EmbedError, ReadOptions, Source};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+/// A `bad-input` error with `message`.
 fn bad_input(message: impl std::fmt::Display) -> JsValue {
     js_error("bad-input", &message.to_string())
 }
