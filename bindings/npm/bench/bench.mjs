@@ -235,6 +235,7 @@ if (args.only === 'first') {
   if (peers) {
     // Per round: ccv3's (import + read) / cf's read after its import; whole processes.
     row['ccv3 (require + read) / cf read'] = median(t.ccv3.map((x, i) => (x.import_ms + x.read_ms) / t.cf[i].read_ms));
+    if (t.baseline) row['baseline (require + read) / cf read'] = median(t.baseline.map((x, i) => (x.import_ms + x.read_ms) / t.cf[i].read_ms));
     row['ccv3 process / cf process (minus bare)'] = median(t.ccv3.map((x, i) => (x.wall - t.bare[i].wall) / (t.cf[i].wall - t.bare[i].wall)));
   }
   report(row);

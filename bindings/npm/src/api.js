@@ -6,6 +6,9 @@
 // host restarts it and the call fails with code 'internal'.
 'use strict';
 
+// The calls the read core serves (see makeApi's host.raw).
+const READ = 'read';
+
 const ENCODINGS = { o200k: 'o200k', o200k_base: 'o200k', cl100k: 'cl100k', cl100k_base: 'cl100k' };
 
 function ccv3Error(code, message) {
@@ -154,7 +157,10 @@ function lazyValue(obj, key, make) {
 
 /**
  * Builds the public functions.
- * host.raw() -> the current raw exports; host.restart() -> replaces a trapped instance;
+ * host.raw(core) -> the current raw exports; `core` is 'read' when the call needs only the read
+ * core's (read_card_parts, card_entries, card_entries_at, read_card_summary without token counts,
+ * version): the Node host serves those from a smaller module (issue 29), the web host has one;
+ * host.restart() -> replaces every trapped or possibly trapped instance;
  * host.loadVocabulary(encoding, register) -> registers a vocabulary synchronously with
  * register(encoding, bytes), or returns false if it cannot; host.version -> the version string.
  */
@@ -162,9 +168,10 @@ function makeApi(host) {
   let generation = 0;
   const loaded = new Set();
 
-  // Runs `f(raw)`; errors with a code pass through, anything else means the instance trapped.
-  function guard(f) {
-    const raw = host.raw();
+  // Runs `f(raw)` on the core `core` asks for (see makeApi); errors with a code pass through,
+  // anything else means the instance trapped.
+  function guard(f, core) {
+    const raw = host.raw(core);
     try {
       return f(raw);
     } catch (e) {
@@ -213,7 +220,7 @@ function makeApi(host) {
     // or a small one whose entries all stand as the core keeps them, from the card's text
     // (every error was found by read_card_parts already): parsed as they stand where the core
     // found that the model keeps them (asIsEntries), else read by the core.
-    const parts = guard((raw) => raw.read_card_parts(data, parse));
+    const parts = guard((raw) => raw.read_card_parts(data, parse), READ);
     const card = fromJson(parts[0]);
     const book = card.data && card.data.character_book;
     if (book && parts[1] !== undefined) {
@@ -228,7 +235,7 @@ function makeApi(host) {
       lazyValue(book, 'entries', () => asIsEntries(text, places, parse));
     } else if (book && parts[2] !== undefined) {
       const text = parts[2];
-      lazyValue(book, 'entries', () => fromJson(guard((raw) => raw.card_entries(text, parse))));
+      lazyValue(book, 'entries', () => fromJson(guard((raw) => raw.card_entries(text, parse), READ)));
     }
     return card;
   }
@@ -239,7 +246,7 @@ function makeApi(host) {
       throw badInput(`options must be an object, got ${describe(options)}`);
     }
     const tokens = options && options.tokens;
-    if (tokens === undefined || tokens === null) return fromJson(guard((raw) => raw.read_card_summary(data)));
+    if (tokens === undefined || tokens === null) return fromJson(guard((raw) => raw.read_card_summary(data), READ));
     // The permanent fields' tokens, counted with the encoding `tokens` (issue 29).
     const enc = encodingName(tokens, 'options.tokens');
     return fromJson(withTokens(enc, (raw) => raw.read_card_summary(data, enc)));
@@ -262,7 +269,7 @@ function makeApi(host) {
     const list = asStands(JSON.parse(utf8Decoder().decode(text.subarray(start, end))), parse);
     if (places.length > 2) {
       const reread = places.subarray(2);
-      const read = fromJson(guard((raw) => raw.card_entries_at(text, start, end, reread, parse)));
+      const read = fromJson(guard((raw) => raw.card_entries_at(text, start, end, reread, parse), READ));
       for (let i = 0; i < reread.length; i++) list[reread[i]] = read[i];
     }
     return list;

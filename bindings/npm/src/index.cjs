@@ -1,15 +1,33 @@
 'use strict';
-// Node entry (CommonJS): the WebAssembly core is instantiated synchronously on first require.
+// Node entry (CommonJS). Two WebAssembly cores, each instantiated synchronously (issue 29):
+// - the read core (node/ccv3_read_bg.wasm, about a third of the full one: only what readCard,
+//   its lazy entries and readCardSummary without token counts need), compiled at require, so that
+//   an application that starts and reads a card compiles only that;
+// - the full core (web/ccv3_wasm_bg.wasm, every export), compiled on the first call that needs it.
 const fs = require('fs');
 const path = require('path');
 const { makeApi } = require('./api.cjs');
 
-const GLUE = require.resolve('./node/ccv3_wasm.js');
-let raw = require(GLUE);
+const READ_GLUE = require.resolve('./node/ccv3_read.js');
+const FULL_GLUE = require.resolve('./node/ccv3_wasm.js');
+let read = require(READ_GLUE);
+let full = null;
 
+function raw(core) {
+  if (core === 'read') return read;
+  if (full === null) full = require(FULL_GLUE);
+  return full;
+}
+
+// A trap leaves no instance trusted: both cores start again (the full one if it was loaded).
 function restart() {
-  delete require.cache[GLUE];
-  raw = require(GLUE);
+  delete require.cache[READ_GLUE];
+  read = require(READ_GLUE);
+  if (full !== null) {
+    full = null;
+    delete require.cache[FULL_GLUE];
+    full = require(FULL_GLUE);
+  }
 }
 
 function loadVocabulary(encoding, register) {
@@ -24,4 +42,4 @@ function loadVocabulary(encoding, register) {
   return true;
 }
 
-module.exports = makeApi({ raw: () => raw, restart, loadVocabulary, version: raw.version() });
+module.exports = makeApi({ raw, restart, loadVocabulary, version: read.version() });

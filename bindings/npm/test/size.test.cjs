@@ -19,3 +19,18 @@ test('the WebAssembly core is under 2.5 MB (issue 11, section 5)', () => {
       'docs/benchmarks.md (WebAssembly size)',
   );
 });
+
+// The Node entry's read core (issue 29, first read in a fresh process): `require('ccv3')` compiles
+// it, so its size is the start-up cost; it holds only the reads (crates/ccv3-wasm, feature
+// read-core). An export that is not a read left in it by mistake would grow it past this.
+const READ_LIMIT = 1_000_000;
+
+test('the read core that require compiles stays under 1 MB (issue 29)', () => {
+  const core = path.join(path.dirname(require.resolve('ccv3')), 'node', 'ccv3_read_bg.wasm');
+  const size = fs.statSync(core).size;
+  assert.ok(
+    size < READ_LIMIT,
+    `the read core ${core} is ${size.toLocaleString('en')} bytes, over ${READ_LIMIT.toLocaleString('en')}: ` +
+      'check that crates/ccv3-wasm leaves every export but the reads out with the feature read-core',
+  );
+});
