@@ -255,6 +255,32 @@ mod tests {
         json!({"tokenizer": "estimate"})
     }
 
+    /// Issue 27 (lint as the user types): the object's text in, the findings' text out, the same
+    /// findings as `lint_card` of the object, for the example cards as `read_card` returns them
+    /// (with and without `decorators` lists) and for every target application.
+    #[test]
+    fn lint_card_json_gives_lint_card_findings() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/");
+        for file in ["ember.json", "ember.png", "ember.charx"] {
+            let bytes = std::fs::read(format!("{dir}{file}")).unwrap();
+            for parse_decorators in [true, false] {
+                let read = crate::ReadOptions { parse_decorators };
+                let v = crate::read_card(&bytes, &read).unwrap();
+                let text = serde_json::to_string(&v).unwrap();
+                for app in ["spec", "sillytavern", "risuai", "agnai"] {
+                    let o = json!({"tokenizer": "estimate", "app": app});
+                    let want = lint_card(Source::Json(&v), &o).unwrap();
+                    assert!(!want.as_array().unwrap().is_empty());
+                    let got = lint_card_json(&text, &o).unwrap();
+                    assert_eq!(got, serde_json::to_string(&want).unwrap(), "{file} {app}");
+                }
+            }
+        }
+        let o = json!({"tokenizer": "nope"});
+        assert_eq!(lint_card_json("{}", &o).unwrap_err().code, "bad-input");
+        assert_eq!(lint_card_json("[]", &est()).unwrap_err().code, "bad-input");
+    }
+
     #[test]
     fn lint_card_gives_the_cli_findings() {
         // The same call as `ccv3 lint` (crates/ccv3-cli/src/cmd/lint.rs): lint_document.
