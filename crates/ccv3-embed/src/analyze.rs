@@ -2,7 +2,9 @@
 //! `ccv3 lore graph --json` and `ccv3 portability --json` print them. The findings are
 //! [`ccv3_analyze`]'s; this module reads the input and the options.
 
-use crate::cards::{book_file_from_value, card_from_value, read_book_and_card, read_document};
+use crate::cards::{
+    book_file_from_value, card_from_text, card_from_value, read_book_and_card, read_document,
+};
 use crate::encoding::tokenizer;
 use crate::opts::{self, get};
 use crate::{EmbedError, Source};
@@ -96,6 +98,40 @@ pub fn lint_card(input: Source<'_>, options: &Value) -> Result<Value, EmbedError
     };
     let tok = tokenizer(opts::string(options, "tokenizer")?)?;
     to_value(&ccv3_analyze::lint_card(&card, &lint, &*tok))
+}
+
+/// [`lint_card`] of a card object given as its JSON text, with the findings as JSON text (what
+/// the npm and Python packages send and get back for an object): the same findings as
+/// `lint_card(Source::Json(&parsed), options)`, written compact. Faster when linting as the
+/// user types: a well-formed card (as [`read_card`] returns it, `decorators` lists included) is
+/// read from the text straight into the card model, and the findings are written straight to
+/// text, with no `serde_json::Value` built, copied and freed on either side. Options as
+/// [`lint_card`].
+///
+/// ```
+/// let card = r#"{"spec": "chara_card_v3", "spec_version": "3.0",
+///     "data": {"name": "Ember", "description": "{{nosuchmacro}}"}}"#;
+/// let options = serde_json::json!({"tokenizer": "estimate"});
+/// let found = ccv3_embed::lint_card_json(card, &options)?;
+/// assert!(found.starts_with(r#"[{"severity":"warning","code":"cbs-unknown-macro""#));
+/// let parsed: serde_json::Value = serde_json::from_str(card).unwrap();
+/// let value = ccv3_embed::lint_card(ccv3_embed::Source::Json(&parsed), &options)?;
+/// assert_eq!(found, serde_json::to_string(&value).unwrap());
+/// assert_eq!(ccv3_embed::lint_card_json("{", &options).unwrap_err().code, "bad-input");
+/// # Ok::<(), ccv3_embed::EmbedError>(())
+/// ```
+///
+/// [`read_card`]: crate::read_card
+///
+/// # Errors
+/// As [`lint_card`] for a value; `bad-input` for text that is not JSON.
+pub fn lint_card_json(text: &str, options: &Value) -> Result<String, EmbedError> {
+    let options = opts::object(options, "the options")?;
+    let lint = lint_options(options)?;
+    let card = card_from_text(text)?.0;
+    let tok = tokenizer(opts::string(options, "tokenizer")?)?;
+    serde_json::to_string(&ccv3_analyze::lint_card(&card, &lint, &*tok))
+        .map_err(|e| EmbedError::write_failed(e.to_string()))
 }
 
 /// Lints a lorebook (file bytes or a lorebook object) as `ccv3 lint --json`; paths start at
@@ -217,6 +253,32 @@ mod tests {
 
     fn est() -> Value {
         json!({"tokenizer": "estimate"})
+    }
+
+    /// Issue 27 (lint as the user types): the object's text in, the findings' text out, the same
+    /// findings as `lint_card` of the object, for the example cards as `read_card` returns them
+    /// (with and without `decorators` lists) and for every target application.
+    #[test]
+    fn lint_card_json_gives_lint_card_findings() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/");
+        for file in ["ember.json", "ember.png", "ember.charx"] {
+            let bytes = std::fs::read(format!("{dir}{file}")).unwrap();
+            for parse_decorators in [true, false] {
+                let read = crate::ReadOptions { parse_decorators };
+                let v = crate::read_card(&bytes, &read).unwrap();
+                let text = serde_json::to_string(&v).unwrap();
+                for app in ["spec", "sillytavern", "risuai", "agnai"] {
+                    let o = json!({"tokenizer": "estimate", "app": app});
+                    let want = lint_card(Source::Json(&v), &o).unwrap();
+                    assert!(!want.as_array().unwrap().is_empty());
+                    let got = lint_card_json(&text, &o).unwrap();
+                    assert_eq!(got, serde_json::to_string(&want).unwrap(), "{file} {app}");
+                }
+            }
+        }
+        let o = json!({"tokenizer": "nope"});
+        assert_eq!(lint_card_json("{}", &o).unwrap_err().code, "bad-input");
+        assert_eq!(lint_card_json("[]", &est()).unwrap_err().code, "bad-input");
     }
 
     #[test]

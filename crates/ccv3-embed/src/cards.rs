@@ -453,13 +453,86 @@ pub(crate) fn card_from_value(v: &Value) -> Result<(ccv3::Card, Vec<Diagnostic>)
             type_name(v)
         )));
     }
-    let mut v = v.clone();
+    card_from_owned_value(v.clone())
+}
+
+/// [`card_from_value`] of a value the caller no longer needs (no copy of it is made).
+fn card_from_owned_value(mut v: Value) -> Result<(ccv3::Card, Vec<Diagnostic>), EmbedError> {
+    if !v.is_object() {
+        return Err(EmbedError::bad_input(format!(
+            "a card must be an object, found {}",
+            type_name(&v)
+        )));
+    }
     if let Some(entries) = v.pointer_mut("/data/character_book/entries") {
         join_decorators(entries, "data.character_book.entries")?;
     }
     let mut diags = Vec::new();
     let card = ccv3::Card::from_json(v, &mut diags).map_err(|e| EmbedError::from_value(&e))?;
     Ok((card, diags))
+}
+
+/// [`card_from_value`] of the JSON text of a card object: the same card and diagnostics (the
+/// key order of an entry whose `decorators` list was joined aside, which analysis never reads).
+///
+/// A well-formed V2 or V3 card (one the reader repairs nothing in, as [`read_card`] writes them)
+/// is read straight from the text into the model ([`ccv3::Card::from_json_text`]: no `Value`
+/// tree, no copy of one), and its entries' `decorators` lists are joined there. Any other text
+/// (a repair, a V1 card, a `data` object without its wrapper, an error) is read through the
+/// `Value`, so that it gets exactly [`card_from_value`]'s repairs and errors.
+pub(crate) fn card_from_text(text: &str) -> Result<(ccv3::Card, Vec<Diagnostic>), EmbedError> {
+    if let Some(read) = well_formed_card_from_text(text) {
+        return read;
+    }
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| EmbedError::bad_input(format!("the card is not valid JSON: {e}")))?;
+    card_from_owned_value(v)
+}
+
+/// The fast path of [`card_from_text`]; `None` for text it must leave to the `Value` path.
+fn well_formed_card_from_text(
+    text: &str,
+) -> Option<Result<(ccv3::Card, Vec<Diagnostic>), EmbedError>> {
+    // `serde_json` refuses a byte order mark that the text reader skips with a diagnostic.
+    if text.starts_with('\u{feff}') {
+        return None;
+    }
+    let mut diags = Vec::new();
+    let mut card = ccv3::Card::from_json_text(text.as_bytes(), &mut diags).ok()?;
+    // No repair at all: every entry item was an object with a string `content` (so entry `i`
+    // is item `i` of `data.character_book.entries`), and no lone surrogate was replaced.
+    // A wrapped V2/V3 card: `data.character_book` is the card's book.
+    let wrapped = matches!(
+        card.origin,
+        Some(ccv3::SpecVersion::V2 | ccv3::SpecVersion::V3)
+    );
+    if !diags.is_empty() || !wrapped {
+        return None;
+    }
+    if let Some(book) = card.data.character_book.as_mut() {
+        if let Err(e) = join_entry_decorators(&mut book.entries, "data.character_book.entries") {
+            return Some(Err(e));
+        }
+    }
+    Some(Ok((card, diags)))
+}
+
+/// [`join_decorators`] on model entries read from well-formed JSON (each entry's `content` a
+/// string): the `decorators` list of each entry written back into its `content` as `@@` lines,
+/// and removed. `path` names the entries in errors.
+fn join_entry_decorators(entries: &mut [Entry], path: &str) -> Result<(), EmbedError> {
+    for (i, e) in entries.iter_mut().enumerate() {
+        let Some(list) = e.extra.shift_remove(DECORATORS) else {
+            continue;
+        };
+        if list.is_null() {
+            continue;
+        }
+        let list = Vec::<Decorator>::deserialize(&list)
+            .map_err(|err| EmbedError::bad_input(format!("{path}[{i}].decorators: {err}")))?;
+        e.content = decorator::serialize(&list, &e.content);
+    }
+    Ok(())
 }
 
 /// A lorebook model from a caller's JSON value (a Lorebook object as [`read_lorebook`] returns
@@ -747,5 +820,112 @@ mod tests {
         let opts = super::library_options();
         assert_eq!(opts.entry_thread, cfg!(feature = "parallel"));
         assert_eq!(opts.entry_thread(false), ccv3::ReadOptions::default());
+    }
+
+    use super::{card_from_text, card_from_value};
+    use serde_json::{json, Value};
+
+    /// A card's JSON text, as the npm and Python packages send an object.
+    fn both(v: &Value) -> (String, Value) {
+        (serde_json::to_string(v).unwrap(), v.clone())
+    }
+
+    /// The fast text path (issue 27: lint as the user types) reads every card exactly as the
+    /// `Value` path does: the same card, diagnostics and errors, for cards as `read_card` returns
+    /// them (`decorators` lists) and for text it must leave to the `Value` path.
+    #[test]
+    fn card_from_text_reads_as_card_from_value() {
+        let entry = |content: Value, decorators: Value| {
+            json!({"keys": ["k"], "content": content, "extensions": {}, "enabled": true,
+                "insertion_order": 0, "use_regex": false, "decorators": decorators})
+        };
+        // Every field a V3 (or V2) card has, as the writers write them: nothing to repair.
+        let v3 = super::read_card(
+            br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#,
+            &super::ReadOptions::default(),
+        )
+        .unwrap();
+        let v2: Value =
+            serde_json::from_slice(&super::write_card(&v3, "json-v2", None).unwrap()).unwrap();
+        let card = |spec: &str, entries: Vec<Value>| {
+            let mut c = if spec == "chara_card_v3" {
+                v3.clone()
+            } else {
+                v2.clone()
+            };
+            c["data"]["character_book"] = json!({"entries": entries, "extensions": {}});
+            c
+        };
+        let depth = json!([{"type": "depth", "value": 2}, {"type": "activate"}]);
+        let mut cases = Vec::new();
+        let mut fast = Vec::new();
+        for spec in ["chara_card_v3", "chara_card_v2"] {
+            cases.push(card(spec, vec![entry(json!("Text."), depth.clone())]));
+            cases.push(card(spec, vec![entry(json!("Text."), json!([]))]));
+            cases.push(card(spec, vec![entry(json!("Text."), Value::Null)]));
+            cases.push(card(spec, vec![entry(json!(""), depth.clone())]));
+            fast.extend(cases[cases.len() - 4..].iter().cloned());
+            // A list that is not decorators, a content that is not a string, an item that is
+            // not an entry, a missing content: the errors and repairs of the `Value` path.
+            cases.push(card(
+                spec,
+                vec![entry(json!("Text."), json!([{"type": 5}]))],
+            ));
+            cases.push(card(spec, vec![entry(json!(7), depth.clone())]));
+            cases.push(card(
+                spec,
+                vec![json!("no entry"), entry(json!("T"), json!(3))],
+            ));
+            let mut no_content = entry(json!("T"), depth.clone());
+            no_content.as_object_mut().unwrap().remove("content");
+            cases.push(card(spec, vec![no_content]));
+        }
+        // A V1 card and a `data` object without its wrapper, both with a `data.character_book`
+        // that the `Value` path joins and the card's own book does not hold.
+        let inner = card("chara_card_v3", vec![entry(json!("T"), depth.clone())]);
+        cases.push(json!({"name": "A", "description": "d", "first_mes": "hi",
+            "data": inner["data"].clone()}));
+        cases.push(json!({"name": "A", "creator": "c", "data": inner["data"].clone()}));
+        cases.push(json!({"spec": "lorebook_v3", "data": {"entries": []}}));
+        cases.push(json!([1]));
+        // Well-formed V2 and V3 cards take the fast path (the others may or may not).
+        for v in &fast {
+            let text = both(v).0;
+            assert!(super::well_formed_card_from_text(&text).is_some(), "{text}");
+        }
+        for v in &cases {
+            let (text, v) = both(v);
+            let fast = card_from_text(&text);
+            let plain = card_from_value(&v);
+            match (fast, plain) {
+                (Ok((fc, fd)), Ok((pc, pd))) => {
+                    assert_eq!(fc, pc, "{text}");
+                    assert_eq!(fd, pd, "{text}");
+                    assert_eq!(fc.to_v3_json(), pc.to_v3_json(), "{text}");
+                }
+                (Err(f), Err(p)) => assert_eq!((f.code, f.message), (p.code, p.message), "{text}"),
+                (f, p) => panic!("{text}: {:?} / {:?}", f.map(|_| ()), p.map(|_| ())),
+            }
+        }
+        // Text only: a byte order mark, a lone surrogate and a repeated key read as the parsed
+        // text does (or fail as parsing it does), and text that is not JSON is `bad-input`.
+        let plain_of = |t: &str| serde_json::from_str::<Value>(t).map(|v| card_from_value(&v));
+        for text in [
+            "\u{feff}{\"spec\":\"chara_card_v3\",\"data\":{\"name\":\"A\"}}",
+            r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"\ud800"}}"#,
+            r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","name":"B"}}"#,
+            r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"},"data":{"name":"B"}}"#,
+        ] {
+            let fast = card_from_text(text);
+            match plain_of(text) {
+                Ok(Ok((pc, pd))) => {
+                    let (fc, fd) = fast.unwrap();
+                    assert_eq!((fc, fd), (pc, pd), "{text}");
+                }
+                Ok(Err(p)) => assert_eq!(fast.unwrap_err().message, p.message, "{text}"),
+                Err(_) => assert_eq!(fast.unwrap_err().code, "bad-input", "{text}"),
+            }
+        }
+        assert_eq!(card_from_text("{").unwrap_err().code, "bad-input");
     }
 }

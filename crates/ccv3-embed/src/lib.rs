@@ -18,7 +18,8 @@
 //! - The lorebook engine and prompts: [`scan_lorebook`] and [`build_prompt`], through the turn
 //!   policy of [`ccv3_prompt::Session`]; each returns the `state` the next turn passes back in.
 //! - Text: [`expand_macros`] (CBS), [`count_tokens`].
-//! - Static analysis (issue 27): [`lint_card`], [`lint_lorebook`], [`lore_graph`],
+//! - Static analysis (issue 27): [`lint_card`] (and [`lint_card_json`]: a card object's JSON
+//!   text in, the findings' JSON text out), [`lint_lorebook`], [`lore_graph`],
 //!   [`portability`], the JSON of `ccv3 lint`, `ccv3 lore graph` and `ccv3 portability --json`.
 //!
 //! Option keys in request objects are accepted in `snake_case` and in `camelCase`
@@ -57,7 +58,7 @@ mod source;
 mod text;
 mod turn;
 
-pub use analyze::{lint_card, lint_lorebook, lore_graph, portability};
+pub use analyze::{lint_card, lint_card_json, lint_lorebook, lore_graph, portability};
 pub use cards::{
     read_card, read_card_json, read_card_path_json, read_lorebook, read_lorebook_json,
     validate_card, validate_lorebook, write_card, write_lorebook, ReadOptions,

@@ -526,6 +526,10 @@ fn analyze(
             other => return Err(EmbedError::bad_input(format!("no analysis {other:?}"))),
         };
         let options = parse(options, "options")?;
+        if let (None, Some(t), "lint_card") = (data, json, kind) {
+            // A card object's JSON text, read straight into the card model.
+            return ccv3_embed::lint_card_json(t, &options);
+        }
         let value;
         let source = match (data, json) {
             (Some(b), _) => Source::Bytes(b),

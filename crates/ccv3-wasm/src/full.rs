@@ -200,14 +200,22 @@ fn analyze(
     json_text(&report.map_err(to_js)?)
 }
 
-/// Lints a card; returns the findings of `ccv3 lint --json` as JSON text.
+/// Lints a card; returns the findings of `ccv3 lint --json` as JSON text. A card object's JSON
+/// text goes to [`ccv3_embed::lint_card_json`] (read straight into the card model, the findings
+/// written straight to text).
 #[wasm_bindgen]
 pub fn lint_card(
     bytes: Option<Vec<u8>>,
     json: Option<String>,
     options_json: &str,
 ) -> Result<String, JsValue> {
-    analyze(bytes, json, options_json, "card", ccv3_embed::lint_card)
+    match (bytes, json) {
+        (None, Some(text)) => {
+            let options = parse(options_json, "the options")?;
+            ccv3_embed::lint_card_json(&text, &options).map_err(to_js)
+        }
+        (bytes, json) => analyze(bytes, json, options_json, "card", ccv3_embed::lint_card),
+    }
 }
 
 /// Lints a lorebook; returns the findings of `ccv3 lint --json` as JSON text.
