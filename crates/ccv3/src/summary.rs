@@ -62,8 +62,8 @@ pub struct CardSummary {
     pub entries: usize,
     /// Items of `data.assets`, 0 when it is absent (not the spec's default list of one icon).
     pub assets: usize,
-    /// The tokens of the permanent fields ([`PERMANENT_FIELDS`]) when they were asked for
-    /// ([`read_summary_bytes_counting`] and its siblings); `None` (and not serialized) otherwise.
+    /// The tokens of the permanent fields ([`PERMANENT_FIELDS`]) when they were asked for (the
+    /// `count` of [`read_summary_bytes`] and its siblings); `None` (and not serialized) otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permanent_tokens: Option<usize>,
 }
@@ -100,49 +100,30 @@ impl CardSummary {
 }
 
 /// The summary of a card in `bytes` (any container [`crate::read_bytes_with`] reads, with the
-/// limits of `opts`).
+/// limits of `opts`). With `count` (a tokenizer's count of one text), the permanent fields'
+/// tokens ([`PERMANENT_FIELDS`]) are counted into [`CardSummary::permanent_tokens`].
 ///
 /// ```
 /// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","tags":["x"],
 ///   "first_mes":"Hi","alternate_greetings":["Yo"],"character_book":{"entries":[{},{}]}}}"#;
-/// let s = ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default())?;
+/// let s = ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default(), None)?;
 /// assert_eq!((s.name.as_str(), s.greetings, s.entries), ("A", 2, 2));
-/// assert_eq!(s.container, "JSON");
+/// assert_eq!((s.container.as_str(), s.permanent_tokens), ("JSON", None));
+/// // The permanent tokens, counted here in words.
+/// let words = |t: &str| t.split_whitespace().count();
+/// let s = ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default(), Some(&words))?;
+/// assert_eq!(s.permanent_tokens, Some(1));
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 ///
 /// # Errors
 ///
 /// As [`crate::read_bytes_with`]; [`Error::Format`] for a lorebook.
-pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummary> {
-    summary_bytes(bytes, opts, None)
-}
-
-/// [`read_summary_bytes`] with the permanent tokens ([`PERMANENT_FIELDS`]) counted by `count`
-/// (a tokenizer's count of one text) in [`CardSummary::permanent_tokens`].
-///
-/// # Errors
-///
-/// As [`read_summary_bytes`].
-///
-/// ```
-/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","description":"A fire spirit."}}"#;
-/// let words = |t: &str| t.split_whitespace().count();
-/// let s = ccv3::read_summary_bytes_counting(text, &ccv3::ReadOptions::default(), &words)?;
-/// assert_eq!(s.permanent_tokens, Some(4));
-/// assert_eq!(ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default())?.permanent_tokens, None);
-/// # Ok::<(), ccv3::Error>(())
-/// ```
-pub fn read_summary_bytes_counting(
+pub fn read_summary_bytes(
     bytes: &[u8],
     opts: &ReadOptions,
-    count: &dyn Fn(&str) -> usize,
+    count: Option<&dyn Fn(&str) -> usize>,
 ) -> Result<CardSummary> {
-    summary_bytes(bytes, opts, Some(count))
-}
-
-/// [`read_summary_bytes`], counting the permanent tokens when `count` is given.
-fn summary_bytes(bytes: &[u8], opts: &ReadOptions, count: Counter<'_>) -> Result<CardSummary> {
     let fast = if png::is_png(bytes) {
         summary_of_png(&mut std::io::Cursor::new(bytes), opts, count)?
     } else {
@@ -156,7 +137,7 @@ fn summary_bytes(bytes: &[u8], opts: &ReadOptions, count: Counter<'_>) -> Result
 
 /// The summary of the card in the file at `path` (any container [`crate::read_file_with`]
 /// reads, with the limits of `opts`): a PNG's picture is seeked past, only a CHARX's
-/// `card.json` is read.
+/// `card.json` is read. `count` as for [`read_summary_bytes`].
 ///
 /// # Errors
 ///
@@ -164,42 +145,20 @@ fn summary_bytes(bytes: &[u8], opts: &ReadOptions, count: Counter<'_>) -> Result
 ///
 /// ```
 /// let path = std::env::temp_dir().join("ccv3-doc-read-summary-file.json");
-/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","creator":"me","tags":["x"]}}"#)?;
-/// let s = ccv3::read_summary_file(&path, &ccv3::ReadOptions::default())?;
+/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","creator":"me","tags":["x"],"scenario":"A forge."}}"#)?;
+/// let s = ccv3::read_summary_file(&path, &ccv3::ReadOptions::default(), None)?;
 /// assert_eq!((s.name.as_str(), s.creator.as_str(), s.tags.len()), ("A", "me", 1));
-/// # std::fs::remove_file(&path)?;
-/// # Ok::<(), ccv3::Error>(())
-/// ```
-pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary> {
-    summary_file(path, opts, None)
-}
-
-/// [`read_summary_file`] with the permanent tokens counted by `count`
-/// ([`read_summary_bytes_counting`]).
-///
-/// # Errors
-///
-/// As [`read_summary_file`].
-///
-/// ```
-/// let path = std::env::temp_dir().join("ccv3-doc-read-summary-file-counting.json");
-/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","scenario":"A forge."}}"#)?;
 /// let words = |t: &str| t.split_whitespace().count();
-/// let s = ccv3::read_summary_file_counting(&path, &ccv3::ReadOptions::default(), &words)?;
+/// let s = ccv3::read_summary_file(&path, &ccv3::ReadOptions::default(), Some(&words))?;
 /// assert_eq!(s.permanent_tokens, Some(3));
 /// # std::fs::remove_file(&path)?;
 /// # Ok::<(), ccv3::Error>(())
 /// ```
-pub fn read_summary_file_counting(
+pub fn read_summary_file(
     path: &Path,
     opts: &ReadOptions,
-    count: &dyn Fn(&str) -> usize,
+    count: Option<&dyn Fn(&str) -> usize>,
 ) -> Result<CardSummary> {
-    summary_file(path, opts, Some(count))
-}
-
-/// [`read_summary_file`], counting the permanent tokens when `count` is given.
-fn summary_file(path: &Path, opts: &ReadOptions, count: Counter<'_>) -> Result<CardSummary> {
     let file = std::fs::File::open(path)?;
     let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
     match summary_of_source(&mut r, opts, count)? {
@@ -211,7 +170,8 @@ fn summary_file(path: &Path, opts: &ReadOptions, count: Counter<'_>) -> Result<C
 /// The summary of the card in a random-access source (a JavaScript `Uint8Array` behind a
 /// binding, say), read from its current position as [`crate::read_seekable_with`] reads it: a
 /// PNG's picture is seeked past, never copied; of a CHARX only `card.json` is read; any other
-/// container is read whole, up to [`ReadOptions::max_file_len`].
+/// container is read whole, up to [`ReadOptions::max_file_len`]. `count` as for
+/// [`read_summary_bytes`].
 ///
 /// # Errors
 ///
@@ -219,43 +179,19 @@ fn summary_file(path: &Path, opts: &ReadOptions, count: Counter<'_>) -> Result<C
 ///
 /// ```
 /// // A PNG card: its picture is seeked past, never read.
-/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)? else { panic!() };
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","personality":"Warm."}}"#)? else { panic!() };
 /// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
-/// let s = ccv3::read_summary_seekable(std::io::Cursor::new(&png), &ccv3::ReadOptions::default())?;
+/// let s = ccv3::read_summary_seekable(std::io::Cursor::new(&png), &ccv3::ReadOptions::default(), None)?;
 /// assert_eq!((s.name.as_str(), s.container.as_str()), ("A", "PNG"));
-/// # Ok::<(), ccv3::Error>(())
-/// ```
-pub fn read_summary_seekable<R: Read + Seek>(r: R, opts: &ReadOptions) -> Result<CardSummary> {
-    summary_seekable(r, opts, None)
-}
-
-/// [`read_summary_seekable`] with the permanent tokens counted by `count`
-/// ([`read_summary_bytes_counting`]).
-///
-/// # Errors
-///
-/// As [`read_summary_seekable`].
-///
-/// ```
-/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","personality":"Warm."}}"#;
 /// let words = |t: &str| t.split_whitespace().count();
-/// let s = ccv3::read_summary_seekable_counting(std::io::Cursor::new(&text[..]), &ccv3::ReadOptions::default(), &words)?;
+/// let s = ccv3::read_summary_seekable(std::io::Cursor::new(&png), &ccv3::ReadOptions::default(), Some(&words))?;
 /// assert_eq!(s.permanent_tokens, Some(2));
 /// # Ok::<(), ccv3::Error>(())
 /// ```
-pub fn read_summary_seekable_counting<R: Read + Seek>(
-    r: R,
-    opts: &ReadOptions,
-    count: &dyn Fn(&str) -> usize,
-) -> Result<CardSummary> {
-    summary_seekable(r, opts, Some(count))
-}
-
-/// [`read_summary_seekable`], counting the permanent tokens when `count` is given.
-fn summary_seekable<R: Read + Seek>(
+pub fn read_summary_seekable<R: Read + Seek>(
     mut r: R,
     opts: &ReadOptions,
-    count: Counter<'_>,
+    count: Option<&dyn Fn(&str) -> usize>,
 ) -> Result<CardSummary> {
     let start = r.stream_position()?;
     if let Some(s) = summary_of_source(&mut r, opts, count)? {
