@@ -16,7 +16,7 @@
 use crate::document::CardFile;
 use crate::error::{Error, Result};
 use crate::{charx, legacy, png, Card, Container, Document, ReadOptions};
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
@@ -26,6 +26,7 @@ use text::Text;
 
 mod permanent;
 mod text;
+use permanent::Permanent;
 pub use permanent::{permanent_tokens, PERMANENT_FIELDS};
 
 /// A token counter for the permanent fields, when the caller asked for their count.
@@ -377,14 +378,16 @@ fn summarize_text(
     if len > opts.max_json_len || len / 2 > opts.max_json_values {
         return None;
     }
-    let top: Top<'_> = serde_json::from_slice(text).ok()?;
-    let mut summary = top.into_summary(container)?;
-    if let Some(count) = count {
-        // A second pass over the text, only when asked: the list without counts copies none
-        // of these fields.
-        summary.permanent_tokens = Some(permanent::permanent_tokens_of_text(text, count)?);
+    // The permanent fields are read in the same pass, only when counted: the list without
+    // counts copies none of them.
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let top = TopSeed {
+        counting: count.is_some(),
     }
-    Some(summary)
+    .deserialize(&mut de)
+    .ok()?;
+    de.end().ok()?;
+    top.into_summary(container, count)
 }
 
 /// The `data` fields a hybrid card may take from the top level that the summary shows.
@@ -409,7 +412,9 @@ struct Top<'a> {
 }
 
 impl Top<'_> {
-    fn into_summary(self, container: Container) -> Option<CardSummary> {
+    /// The summary, its permanent tokens counted by `count` when given; `None` when the full
+    /// reader must decide.
+    fn into_summary(self, container: Container, count: Counter<'_>) -> Option<CardSummary> {
         let spec = match self.spec?.0.as_ref() {
             "chara_card_v3" => "V3",
             "chara_card_v2" => "V2",
@@ -432,6 +437,7 @@ impl Top<'_> {
             _ if spec == "V2" => "2.0".into(),
             _ => "3.0".into(),
         };
+        let permanent_tokens = count.map(|c| d.permanent.count(d.name.as_ref(), c));
         Some(CardSummary {
             name: d.name.map(Text::owned).unwrap_or_default(),
             nickname: d.nickname.flatten().map(Text::owned),
@@ -448,7 +454,7 @@ impl Top<'_> {
             greetings: usize::from(d.first_mes.is_some_and(|s| s.0)) + d.alternate_greetings,
             entries: d.entries,
             assets: d.assets,
-            permanent_tokens: None,
+            permanent_tokens,
         })
     }
 }
@@ -466,41 +472,51 @@ fn once<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     Ok(())
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Top<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a card object")
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Top<'de>, A::Error> {
-                let mut top = Top {
-                    spec: None,
-                    spec_version: None,
-                    data: None,
-                    top_fields: Vec::new(),
-                };
-                while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-                    match k.as_ref() {
-                        "spec" => once(&mut top.spec, &mut map)?,
-                        "spec_version" => once(&mut top.spec_version, &mut map)?,
-                        "data" => once(&mut top.data, &mut map)?,
-                        other => {
-                            if SHOWN_FIELDS.contains(&other) {
-                                top.top_fields.push(k);
-                            }
-                            map.next_value::<IgnoredAny>()?;
-                        }
+/// Reads a [`Top`], with the permanent fields of `data` when `counting`.
+struct TopSeed {
+    counting: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for TopSeed {
+    type Value = Top<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Top<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed {
+    type Value = Top<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a card object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Top<'de>, A::Error> {
+        let mut top = Top {
+            spec: None,
+            spec_version: None,
+            data: None,
+            top_fields: Vec::new(),
+        };
+        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
+            match k.as_ref() {
+                "spec" => once(&mut top.spec, &mut map)?,
+                "spec_version" => once(&mut top.spec_version, &mut map)?,
+                "data" => {
+                    if top.data.is_some() {
+                        return Err(de::Error::custom("duplicate key"));
                     }
+                    top.data = Some(map.next_value_seed(DataSeed {
+                        counting: self.counting,
+                    })?);
                 }
-                Ok(top)
+                other => {
+                    if SHOWN_FIELDS.contains(&other) {
+                        top.top_fields.push(k);
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_map(V)
+        Ok(top)
     }
 }
 
@@ -520,53 +536,71 @@ struct Data<'a> {
     has_stash: bool,
     /// The shown fields present.
     seen: Vec<&'static str>,
+    /// The permanent fields besides the name, read only when counted.
+    permanent: Permanent<'a>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Data<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a data object")
+/// Reads a [`Data`], with its permanent fields when `counting`.
+struct DataSeed {
+    counting: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for DataSeed {
+    type Value = Data<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Data<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DataSeed {
+    type Value = Data<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a data object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Data<'de>, A::Error> {
+        let mut d = Data::default();
+        let (mut greetings, mut book, mut assets, mut ext) = (None, None, None, None);
+        let p = &mut d.permanent;
+        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
+            if let Some(shown) = SHOWN_FIELDS.iter().find(|f| **f == k.as_ref()) {
+                d.seen.push(shown);
             }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Data<'de>, A::Error> {
-                let mut d = Data::default();
-                let (mut greetings, mut book, mut assets, mut ext) = (None, None, None, None);
-                while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-                    if let Some(shown) = SHOWN_FIELDS.iter().find(|f| **f == k.as_ref()) {
-                        d.seen.push(shown);
+            match k.as_ref() {
+                "name" => once(&mut d.name, &mut map)?,
+                "nickname" => once(&mut d.nickname, &mut map)?,
+                "creator" => once(&mut d.creator, &mut map)?,
+                "tags" => once(&mut d.tags, &mut map)?,
+                "first_mes" => once(&mut d.first_mes, &mut map)?,
+                "alternate_greetings" => once(&mut greetings, &mut map)?,
+                "character_book" => once(&mut book, &mut map)?,
+                "assets" => once(&mut assets, &mut map)?,
+                "extensions" => {
+                    if ext.is_some() {
+                        return Err(de::Error::custom("duplicate key"));
                     }
-                    match k.as_ref() {
-                        "name" => once(&mut d.name, &mut map)?,
-                        "nickname" => once(&mut d.nickname, &mut map)?,
-                        "creator" => once(&mut d.creator, &mut map)?,
-                        "tags" => once(&mut d.tags, &mut map)?,
-                        "first_mes" => once(&mut d.first_mes, &mut map)?,
-                        "alternate_greetings" => once(&mut greetings, &mut map)?,
-                        "character_book" => once(&mut book, &mut map)?,
-                        "assets" => once(&mut assets, &mut map)?,
-                        "extensions" => once(&mut ext, &mut map)?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
+                    ext = Some(map.next_value_seed(ExtensionsSeed {
+                        counting: self.counting,
+                    })?);
                 }
-                let greetings: Option<Count<AnyString>> = greetings;
-                d.alternate_greetings = greetings.map_or(0, |c| c.0);
-                let book: Option<Option<Book>> = book;
-                d.entries = book.flatten().map_or(0, |b| b.entries);
-                let assets: Option<Option<Count<AnyObject>>> = assets;
-                d.assets = assets.flatten().map_or(0, |c| c.0);
-                let ext: Option<Extensions> = ext;
-                d.has_stash = ext.is_some_and(|e| e.has_stash);
-                Ok(d)
+                "description" if self.counting => once(&mut p.description, &mut map)?,
+                "personality" if self.counting => once(&mut p.personality, &mut map)?,
+                "scenario" if self.counting => once(&mut p.scenario, &mut map)?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_map(V)
+        let greetings: Option<Count<AnyString>> = greetings;
+        d.alternate_greetings = greetings.map_or(0, |c| c.0);
+        let book: Option<Option<Book>> = book;
+        d.entries = book.flatten().map_or(0, |b| b.entries);
+        let assets: Option<Option<Count<AnyObject>>> = assets;
+        d.assets = assets.flatten().map_or(0, |c| c.0);
+        if let Some(ext) = ext {
+            d.has_stash = ext.has_stash;
+            d.permanent.note = ext.note;
+        }
+        Ok(d)
     }
 }
 
@@ -681,31 +715,44 @@ impl<'de> Deserialize<'de> for Book {
     }
 }
 
-/// A `data.extensions` object: whether it holds a V3 stash.
+/// A `data.extensions` object: whether it holds a V3 stash, and the character's note when the
+/// permanent fields are counted.
 struct Extensions {
     has_stash: bool,
+    /// `depth_prompt.prompt` when it is a string (read only when counted).
+    note: Option<String>,
 }
 
-impl<'de> Deserialize<'de> for Extensions {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Extensions;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Extensions, A::Error> {
-                let mut has_stash = false;
-                while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-                    has_stash |= k == crate::backfill::STASH_KEY;
-                    map.next_value::<IgnoredAny>()?;
-                }
-                Ok(Extensions { has_stash })
+/// Reads an [`Extensions`], with its character's note when `counting`.
+struct ExtensionsSeed {
+    counting: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for ExtensionsSeed {
+    type Value = Extensions;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Extensions, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ExtensionsSeed {
+    type Value = Extensions;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Extensions, A::Error> {
+        let mut ext = Extensions {
+            has_stash: false,
+            note: None,
+        };
+        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
+            ext.has_stash |= k == crate::backfill::STASH_KEY;
+            if self.counting && k == "depth_prompt" {
+                ext.note = permanent::depth_prompt_note(&map.next_value()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        d.deserialize_map(V)
+        Ok(ext)
     }
 }
