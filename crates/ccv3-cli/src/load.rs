@@ -129,17 +129,10 @@ pub fn load_summary(
     let opts = read_options();
     if crate::dash::is_dash(path) {
         let bytes = crate::stdio::read(what, opts.max_file_len, RAISE_HINT)?;
-        return match count {
-            Some(c) => ccv3::read_summary_bytes_counting(&bytes, &opts, c),
-            None => ccv3::read_summary_bytes(&bytes, &opts),
-        }
-        .map_err(|e| read_error(crate::dash::stdin_path(), e));
+        return ccv3::read_summary_bytes(&bytes, &opts, count)
+            .map_err(|e| read_error(crate::dash::stdin_path(), e));
     }
-    match count {
-        Some(c) => ccv3::read_summary_file_counting(path, &opts, c),
-        None => ccv3::read_summary_file(path, &opts),
-    }
-    .map_err(|e| read_error(path, e))
+    ccv3::read_summary_file(path, &opts, count).map_err(|e| read_error(path, e))
 }
 
 /// Reads a card or lorebook from standard input (issue 16: `-`), at most `max_file_len` bytes

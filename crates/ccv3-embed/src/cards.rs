@@ -193,13 +193,9 @@ fn card_path_model(
 /// ```
 pub fn read_card_summary_json(bytes: &[u8], tokens: Option<&str>) -> Result<String, EmbedError> {
     let opts = library_options();
-    let summary = match tokens {
-        None => ccv3::read_summary_bytes(bytes, &opts),
-        Some(encoding) => {
-            let tok = crate::encoding::tokenizer(Some(encoding))?;
-            ccv3::read_summary_bytes_counting(bytes, &opts, &|t| tok.count(t))
-        }
-    }
+    let summary = with_counter(tokens, |count| {
+        ccv3::read_summary_bytes(bytes, &opts, count)
+    })?
     .map_err(|e| EmbedError::from_read(&e))?;
     summary_json(&summary)
 }
@@ -221,13 +217,9 @@ pub fn read_card_summary_seekable_json<R: std::io::Read + std::io::Seek>(
     tokens: Option<&str>,
 ) -> Result<String, EmbedError> {
     let opts = library_options();
-    let summary = match tokens {
-        None => ccv3::read_summary_seekable(source, &opts),
-        Some(encoding) => {
-            let tok = crate::encoding::tokenizer(Some(encoding))?;
-            ccv3::read_summary_seekable_counting(source, &opts, &|t| tok.count(t))
-        }
-    }
+    let summary = with_counter(tokens, |count| {
+        ccv3::read_summary_seekable(source, &opts, count)
+    })?
     .map_err(|e| EmbedError::from_read(&e))?;
     summary_json(&summary)
 }
@@ -251,18 +243,25 @@ pub fn read_card_summary_path_json(
     tokens: Option<&str>,
 ) -> Result<String, EmbedError> {
     let opts = library_options();
-    let summary = match tokens {
-        None => ccv3::read_summary_file(path, &opts),
-        Some(encoding) => {
-            let tok = crate::encoding::tokenizer(Some(encoding))?;
-            ccv3::read_summary_file_counting(path, &opts, &|t| tok.count(t))
-        }
-    }
-    .map_err(|e| {
-        let e = EmbedError::from_read(&e);
-        EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
-    })?;
+    let summary = with_counter(tokens, |count| ccv3::read_summary_file(path, &opts, count))?
+        .map_err(|e| {
+            let e = EmbedError::from_read(&e);
+            EmbedError::new(e.code, format!("{}: {}", path.display(), e.message))
+        })?;
     summary_json(&summary)
+}
+
+/// Runs a summary reader with the token counter of the encoding `tokens` when one is given;
+/// the error is the encoding's (`bad-input` for an unknown one), the result the reader's.
+fn with_counter(
+    tokens: Option<&str>,
+    read: impl FnOnce(Option<&dyn Fn(&str) -> usize>) -> ccv3::Result<ccv3::CardSummary>,
+) -> Result<ccv3::Result<ccv3::CardSummary>, EmbedError> {
+    let Some(encoding) = tokens else {
+        return Ok(read(None));
+    };
+    let tok = crate::encoding::tokenizer(Some(encoding))?;
+    Ok(read(Some(&|t| tok.count(t))))
 }
 
 /// A summary as compact JSON text.

@@ -66,8 +66,7 @@ pub use posread::ReadScratch;
 pub use read_options::{ReadOptions, MAX_FILE_LEN};
 pub use regex_check::{check_regex_syntax, set_regex_syntax_check, SyntaxCheck};
 pub use summary::{
-    permanent_tokens, read_summary_bytes, read_summary_bytes_counting, read_summary_file,
-    read_summary_file_counting, read_summary_seekable, read_summary_seekable_counting, CardSummary,
+    permanent_tokens, read_summary_bytes, read_summary_file, read_summary_seekable, CardSummary,
     PERMANENT_FIELDS,
 };
 pub use validate::{validate_card, validate_lorebook};

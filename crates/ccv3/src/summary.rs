@@ -16,7 +16,7 @@
 use crate::document::CardFile;
 use crate::error::{Error, Result};
 use crate::{charx, legacy, png, Card, Container, Document, ReadOptions};
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
@@ -26,6 +26,7 @@ use text::Text;
 
 mod permanent;
 mod text;
+use permanent::Permanent;
 pub use permanent::{permanent_tokens, PERMANENT_FIELDS};
 
 /// A token counter for the permanent fields, when the caller asked for their count.
@@ -62,8 +63,8 @@ pub struct CardSummary {
     pub entries: usize,
     /// Items of `data.assets`, 0 when it is absent (not the spec's default list of one icon).
     pub assets: usize,
-    /// The tokens of the permanent fields ([`PERMANENT_FIELDS`]) when they were asked for
-    /// ([`read_summary_bytes_counting`] and its siblings); `None` (and not serialized) otherwise.
+    /// The tokens of the permanent fields ([`PERMANENT_FIELDS`]) when they were asked for (the
+    /// `count` of [`read_summary_bytes`] and its siblings); `None` (and not serialized) otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permanent_tokens: Option<usize>,
 }
@@ -100,49 +101,30 @@ impl CardSummary {
 }
 
 /// The summary of a card in `bytes` (any container [`crate::read_bytes_with`] reads, with the
-/// limits of `opts`).
+/// limits of `opts`). With `count` (a tokenizer's count of one text), the permanent fields'
+/// tokens ([`PERMANENT_FIELDS`]) are counted into [`CardSummary::permanent_tokens`].
 ///
 /// ```
 /// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","tags":["x"],
 ///   "first_mes":"Hi","alternate_greetings":["Yo"],"character_book":{"entries":[{},{}]}}}"#;
-/// let s = ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default())?;
+/// let s = ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default(), None)?;
 /// assert_eq!((s.name.as_str(), s.greetings, s.entries), ("A", 2, 2));
-/// assert_eq!(s.container, "JSON");
+/// assert_eq!((s.container.as_str(), s.permanent_tokens), ("JSON", None));
+/// // The permanent tokens, counted here in words.
+/// let words = |t: &str| t.split_whitespace().count();
+/// let s = ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default(), Some(&words))?;
+/// assert_eq!(s.permanent_tokens, Some(1));
 /// # Ok::<(), ccv3::Error>(())
 /// ```
 ///
 /// # Errors
 ///
 /// As [`crate::read_bytes_with`]; [`Error::Format`] for a lorebook.
-pub fn read_summary_bytes(bytes: &[u8], opts: &ReadOptions) -> Result<CardSummary> {
-    summary_bytes(bytes, opts, None)
-}
-
-/// [`read_summary_bytes`] with the permanent tokens ([`PERMANENT_FIELDS`]) counted by `count`
-/// (a tokenizer's count of one text) in [`CardSummary::permanent_tokens`].
-///
-/// # Errors
-///
-/// As [`read_summary_bytes`].
-///
-/// ```
-/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","description":"A fire spirit."}}"#;
-/// let words = |t: &str| t.split_whitespace().count();
-/// let s = ccv3::read_summary_bytes_counting(text, &ccv3::ReadOptions::default(), &words)?;
-/// assert_eq!(s.permanent_tokens, Some(4));
-/// assert_eq!(ccv3::read_summary_bytes(text, &ccv3::ReadOptions::default())?.permanent_tokens, None);
-/// # Ok::<(), ccv3::Error>(())
-/// ```
-pub fn read_summary_bytes_counting(
+pub fn read_summary_bytes(
     bytes: &[u8],
     opts: &ReadOptions,
-    count: &dyn Fn(&str) -> usize,
+    count: Option<&dyn Fn(&str) -> usize>,
 ) -> Result<CardSummary> {
-    summary_bytes(bytes, opts, Some(count))
-}
-
-/// [`read_summary_bytes`], counting the permanent tokens when `count` is given.
-fn summary_bytes(bytes: &[u8], opts: &ReadOptions, count: Counter<'_>) -> Result<CardSummary> {
     let fast = if png::is_png(bytes) {
         summary_of_png(&mut std::io::Cursor::new(bytes), opts, count)?
     } else {
@@ -156,7 +138,7 @@ fn summary_bytes(bytes: &[u8], opts: &ReadOptions, count: Counter<'_>) -> Result
 
 /// The summary of the card in the file at `path` (any container [`crate::read_file_with`]
 /// reads, with the limits of `opts`): a PNG's picture is seeked past, only a CHARX's
-/// `card.json` is read.
+/// `card.json` is read. `count` as for [`read_summary_bytes`].
 ///
 /// # Errors
 ///
@@ -164,42 +146,20 @@ fn summary_bytes(bytes: &[u8], opts: &ReadOptions, count: Counter<'_>) -> Result
 ///
 /// ```
 /// let path = std::env::temp_dir().join("ccv3-doc-read-summary-file.json");
-/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","creator":"me","tags":["x"]}}"#)?;
-/// let s = ccv3::read_summary_file(&path, &ccv3::ReadOptions::default())?;
+/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","creator":"me","tags":["x"],"scenario":"A forge."}}"#)?;
+/// let s = ccv3::read_summary_file(&path, &ccv3::ReadOptions::default(), None)?;
 /// assert_eq!((s.name.as_str(), s.creator.as_str(), s.tags.len()), ("A", "me", 1));
-/// # std::fs::remove_file(&path)?;
-/// # Ok::<(), ccv3::Error>(())
-/// ```
-pub fn read_summary_file(path: &Path, opts: &ReadOptions) -> Result<CardSummary> {
-    summary_file(path, opts, None)
-}
-
-/// [`read_summary_file`] with the permanent tokens counted by `count`
-/// ([`read_summary_bytes_counting`]).
-///
-/// # Errors
-///
-/// As [`read_summary_file`].
-///
-/// ```
-/// let path = std::env::temp_dir().join("ccv3-doc-read-summary-file-counting.json");
-/// std::fs::write(&path, r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","scenario":"A forge."}}"#)?;
 /// let words = |t: &str| t.split_whitespace().count();
-/// let s = ccv3::read_summary_file_counting(&path, &ccv3::ReadOptions::default(), &words)?;
+/// let s = ccv3::read_summary_file(&path, &ccv3::ReadOptions::default(), Some(&words))?;
 /// assert_eq!(s.permanent_tokens, Some(3));
 /// # std::fs::remove_file(&path)?;
 /// # Ok::<(), ccv3::Error>(())
 /// ```
-pub fn read_summary_file_counting(
+pub fn read_summary_file(
     path: &Path,
     opts: &ReadOptions,
-    count: &dyn Fn(&str) -> usize,
+    count: Option<&dyn Fn(&str) -> usize>,
 ) -> Result<CardSummary> {
-    summary_file(path, opts, Some(count))
-}
-
-/// [`read_summary_file`], counting the permanent tokens when `count` is given.
-fn summary_file(path: &Path, opts: &ReadOptions, count: Counter<'_>) -> Result<CardSummary> {
     let file = std::fs::File::open(path)?;
     let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
     match summary_of_source(&mut r, opts, count)? {
@@ -211,7 +171,8 @@ fn summary_file(path: &Path, opts: &ReadOptions, count: Counter<'_>) -> Result<C
 /// The summary of the card in a random-access source (a JavaScript `Uint8Array` behind a
 /// binding, say), read from its current position as [`crate::read_seekable_with`] reads it: a
 /// PNG's picture is seeked past, never copied; of a CHARX only `card.json` is read; any other
-/// container is read whole, up to [`ReadOptions::max_file_len`].
+/// container is read whole, up to [`ReadOptions::max_file_len`]. `count` as for
+/// [`read_summary_bytes`].
 ///
 /// # Errors
 ///
@@ -219,43 +180,19 @@ fn summary_file(path: &Path, opts: &ReadOptions, count: Counter<'_>) -> Result<C
 ///
 /// ```
 /// // A PNG card: its picture is seeked past, never read.
-/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#)? else { panic!() };
+/// let ccv3::Document::Card(cf) = ccv3::read_bytes(br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","personality":"Warm."}}"#)? else { panic!() };
 /// let png = ccv3::write_png(&cf, None, ccv3::CardVersion::V3)?;
-/// let s = ccv3::read_summary_seekable(std::io::Cursor::new(&png), &ccv3::ReadOptions::default())?;
+/// let s = ccv3::read_summary_seekable(std::io::Cursor::new(&png), &ccv3::ReadOptions::default(), None)?;
 /// assert_eq!((s.name.as_str(), s.container.as_str()), ("A", "PNG"));
-/// # Ok::<(), ccv3::Error>(())
-/// ```
-pub fn read_summary_seekable<R: Read + Seek>(r: R, opts: &ReadOptions) -> Result<CardSummary> {
-    summary_seekable(r, opts, None)
-}
-
-/// [`read_summary_seekable`] with the permanent tokens counted by `count`
-/// ([`read_summary_bytes_counting`]).
-///
-/// # Errors
-///
-/// As [`read_summary_seekable`].
-///
-/// ```
-/// let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ember","personality":"Warm."}}"#;
 /// let words = |t: &str| t.split_whitespace().count();
-/// let s = ccv3::read_summary_seekable_counting(std::io::Cursor::new(&text[..]), &ccv3::ReadOptions::default(), &words)?;
+/// let s = ccv3::read_summary_seekable(std::io::Cursor::new(&png), &ccv3::ReadOptions::default(), Some(&words))?;
 /// assert_eq!(s.permanent_tokens, Some(2));
 /// # Ok::<(), ccv3::Error>(())
 /// ```
-pub fn read_summary_seekable_counting<R: Read + Seek>(
-    r: R,
-    opts: &ReadOptions,
-    count: &dyn Fn(&str) -> usize,
-) -> Result<CardSummary> {
-    summary_seekable(r, opts, Some(count))
-}
-
-/// [`read_summary_seekable`], counting the permanent tokens when `count` is given.
-fn summary_seekable<R: Read + Seek>(
+pub fn read_summary_seekable<R: Read + Seek>(
     mut r: R,
     opts: &ReadOptions,
-    count: Counter<'_>,
+    count: Option<&dyn Fn(&str) -> usize>,
 ) -> Result<CardSummary> {
     let start = r.stream_position()?;
     if let Some(s) = summary_of_source(&mut r, opts, count)? {
@@ -441,14 +378,16 @@ fn summarize_text(
     if len > opts.max_json_len || len / 2 > opts.max_json_values {
         return None;
     }
-    let top: Top<'_> = serde_json::from_slice(text).ok()?;
-    let mut summary = top.into_summary(container)?;
-    if let Some(count) = count {
-        // A second pass over the text, only when asked: the list without counts copies none
-        // of these fields.
-        summary.permanent_tokens = Some(permanent::permanent_tokens_of_text(text, count)?);
+    // The permanent fields are read in the same pass, only when counted: the list without
+    // counts copies none of them.
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let top = TopSeed {
+        counting: count.is_some(),
     }
-    Some(summary)
+    .deserialize(&mut de)
+    .ok()?;
+    de.end().ok()?;
+    top.into_summary(container, count)
 }
 
 /// The `data` fields a hybrid card may take from the top level that the summary shows.
@@ -473,7 +412,9 @@ struct Top<'a> {
 }
 
 impl Top<'_> {
-    fn into_summary(self, container: Container) -> Option<CardSummary> {
+    /// The summary, its permanent tokens counted by `count` when given; `None` when the full
+    /// reader must decide.
+    fn into_summary(self, container: Container, count: Counter<'_>) -> Option<CardSummary> {
         let spec = match self.spec?.0.as_ref() {
             "chara_card_v3" => "V3",
             "chara_card_v2" => "V2",
@@ -496,6 +437,7 @@ impl Top<'_> {
             _ if spec == "V2" => "2.0".into(),
             _ => "3.0".into(),
         };
+        let permanent_tokens = count.map(|c| d.permanent.count(d.name.as_ref(), c));
         Some(CardSummary {
             name: d.name.map(Text::owned).unwrap_or_default(),
             nickname: d.nickname.flatten().map(Text::owned),
@@ -512,7 +454,7 @@ impl Top<'_> {
             greetings: usize::from(d.first_mes.is_some_and(|s| s.0)) + d.alternate_greetings,
             entries: d.entries,
             assets: d.assets,
-            permanent_tokens: None,
+            permanent_tokens,
         })
     }
 }
@@ -530,41 +472,51 @@ fn once<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
     Ok(())
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Top<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Top<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a card object")
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Top<'de>, A::Error> {
-                let mut top = Top {
-                    spec: None,
-                    spec_version: None,
-                    data: None,
-                    top_fields: Vec::new(),
-                };
-                while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-                    match k.as_ref() {
-                        "spec" => once(&mut top.spec, &mut map)?,
-                        "spec_version" => once(&mut top.spec_version, &mut map)?,
-                        "data" => once(&mut top.data, &mut map)?,
-                        other => {
-                            if SHOWN_FIELDS.contains(&other) {
-                                top.top_fields.push(k);
-                            }
-                            map.next_value::<IgnoredAny>()?;
-                        }
+/// Reads a [`Top`], with the permanent fields of `data` when `counting`.
+struct TopSeed {
+    counting: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for TopSeed {
+    type Value = Top<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Top<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed {
+    type Value = Top<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a card object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Top<'de>, A::Error> {
+        let mut top = Top {
+            spec: None,
+            spec_version: None,
+            data: None,
+            top_fields: Vec::new(),
+        };
+        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
+            match k.as_ref() {
+                "spec" => once(&mut top.spec, &mut map)?,
+                "spec_version" => once(&mut top.spec_version, &mut map)?,
+                "data" => {
+                    if top.data.is_some() {
+                        return Err(de::Error::custom("duplicate key"));
                     }
+                    top.data = Some(map.next_value_seed(DataSeed {
+                        counting: self.counting,
+                    })?);
                 }
-                Ok(top)
+                other => {
+                    if SHOWN_FIELDS.contains(&other) {
+                        top.top_fields.push(k);
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_map(V)
+        Ok(top)
     }
 }
 
@@ -584,53 +536,71 @@ struct Data<'a> {
     has_stash: bool,
     /// The shown fields present.
     seen: Vec<&'static str>,
+    /// The permanent fields besides the name, read only when counted.
+    permanent: Permanent<'a>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Data<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Data<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a data object")
+/// Reads a [`Data`], with its permanent fields when `counting`.
+struct DataSeed {
+    counting: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for DataSeed {
+    type Value = Data<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Data<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DataSeed {
+    type Value = Data<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a data object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Data<'de>, A::Error> {
+        let mut d = Data::default();
+        let (mut greetings, mut book, mut assets, mut ext) = (None, None, None, None);
+        let p = &mut d.permanent;
+        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
+            if let Some(shown) = SHOWN_FIELDS.iter().find(|f| **f == k.as_ref()) {
+                d.seen.push(shown);
             }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Data<'de>, A::Error> {
-                let mut d = Data::default();
-                let (mut greetings, mut book, mut assets, mut ext) = (None, None, None, None);
-                while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-                    if let Some(shown) = SHOWN_FIELDS.iter().find(|f| **f == k.as_ref()) {
-                        d.seen.push(shown);
+            match k.as_ref() {
+                "name" => once(&mut d.name, &mut map)?,
+                "nickname" => once(&mut d.nickname, &mut map)?,
+                "creator" => once(&mut d.creator, &mut map)?,
+                "tags" => once(&mut d.tags, &mut map)?,
+                "first_mes" => once(&mut d.first_mes, &mut map)?,
+                "alternate_greetings" => once(&mut greetings, &mut map)?,
+                "character_book" => once(&mut book, &mut map)?,
+                "assets" => once(&mut assets, &mut map)?,
+                "extensions" => {
+                    if ext.is_some() {
+                        return Err(de::Error::custom("duplicate key"));
                     }
-                    match k.as_ref() {
-                        "name" => once(&mut d.name, &mut map)?,
-                        "nickname" => once(&mut d.nickname, &mut map)?,
-                        "creator" => once(&mut d.creator, &mut map)?,
-                        "tags" => once(&mut d.tags, &mut map)?,
-                        "first_mes" => once(&mut d.first_mes, &mut map)?,
-                        "alternate_greetings" => once(&mut greetings, &mut map)?,
-                        "character_book" => once(&mut book, &mut map)?,
-                        "assets" => once(&mut assets, &mut map)?,
-                        "extensions" => once(&mut ext, &mut map)?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
+                    ext = Some(map.next_value_seed(ExtensionsSeed {
+                        counting: self.counting,
+                    })?);
                 }
-                let greetings: Option<Count<AnyString>> = greetings;
-                d.alternate_greetings = greetings.map_or(0, |c| c.0);
-                let book: Option<Option<Book>> = book;
-                d.entries = book.flatten().map_or(0, |b| b.entries);
-                let assets: Option<Option<Count<AnyObject>>> = assets;
-                d.assets = assets.flatten().map_or(0, |c| c.0);
-                let ext: Option<Extensions> = ext;
-                d.has_stash = ext.is_some_and(|e| e.has_stash);
-                Ok(d)
+                "description" if self.counting => once(&mut p.description, &mut map)?,
+                "personality" if self.counting => once(&mut p.personality, &mut map)?,
+                "scenario" if self.counting => once(&mut p.scenario, &mut map)?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_map(V)
+        let greetings: Option<Count<AnyString>> = greetings;
+        d.alternate_greetings = greetings.map_or(0, |c| c.0);
+        let book: Option<Option<Book>> = book;
+        d.entries = book.flatten().map_or(0, |b| b.entries);
+        let assets: Option<Option<Count<AnyObject>>> = assets;
+        d.assets = assets.flatten().map_or(0, |c| c.0);
+        if let Some(ext) = ext {
+            d.has_stash = ext.has_stash;
+            d.permanent.note = ext.note;
+        }
+        Ok(d)
     }
 }
 
@@ -745,31 +715,44 @@ impl<'de> Deserialize<'de> for Book {
     }
 }
 
-/// A `data.extensions` object: whether it holds a V3 stash.
+/// A `data.extensions` object: whether it holds a V3 stash, and the character's note when the
+/// permanent fields are counted.
 struct Extensions {
     has_stash: bool,
+    /// `depth_prompt.prompt` when it is a string (read only when counted).
+    note: Option<String>,
 }
 
-impl<'de> Deserialize<'de> for Extensions {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Extensions;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Extensions, A::Error> {
-                let mut has_stash = false;
-                while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-                    has_stash |= k == crate::backfill::STASH_KEY;
-                    map.next_value::<IgnoredAny>()?;
-                }
-                Ok(Extensions { has_stash })
+/// Reads an [`Extensions`], with its character's note when `counting`.
+struct ExtensionsSeed {
+    counting: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for ExtensionsSeed {
+    type Value = Extensions;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Extensions, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ExtensionsSeed {
+    type Value = Extensions;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Extensions, A::Error> {
+        let mut ext = Extensions {
+            has_stash: false,
+            note: None,
+        };
+        while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
+            ext.has_stash |= k == crate::backfill::STASH_KEY;
+            if self.counting && k == "depth_prompt" {
+                ext.note = permanent::depth_prompt_note(&map.next_value()?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        d.deserialize_map(V)
+        Ok(ext)
     }
 }

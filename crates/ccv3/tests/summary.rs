@@ -75,16 +75,21 @@ fn summary_agrees_with_the_full_read_on_every_file() {
     let mut cards = 0;
     for path in &files {
         let full = full_of_file(path);
-        let summary = summary_of(ccv3::read_summary_file(path, &ReadOptions::default()));
+        let summary = summary_of(ccv3::read_summary_file(path, &ReadOptions::default(), None));
         assert_eq!(summary, full, "{} (from the path)", path.display());
         let bytes = std::fs::read(path).expect("readable");
         let full = full_of_bytes(&bytes);
-        let summary = summary_of(ccv3::read_summary_bytes(&bytes, &ReadOptions::default()));
+        let summary = summary_of(ccv3::read_summary_bytes(
+            &bytes,
+            &ReadOptions::default(),
+            None,
+        ));
         assert_eq!(summary, full, "{} (from the bytes)", path.display());
         let mut source = std::io::Cursor::new(&bytes);
         let summary = summary_of(ccv3::read_summary_seekable(
             &mut source,
             &ReadOptions::default(),
+            None,
         ));
         assert_eq!(summary, full, "{} (from a seekable source)", path.display());
         cards += usize::from(full.is_ok());
@@ -102,11 +107,19 @@ fn summary_agrees_on_cards_cut_short_and_damaged() {
         let step = (bytes.len() / 97).max(1);
         for cut in (0..bytes.len()).step_by(step) {
             let part = &bytes[..cut];
-            let summary = summary_of(ccv3::read_summary_bytes(part, &ReadOptions::default()));
+            let summary = summary_of(ccv3::read_summary_bytes(
+                part,
+                &ReadOptions::default(),
+                None,
+            ));
             assert_eq!(summary, full_of_bytes(part), "{name} cut at {cut}");
             let mut flipped = bytes.clone();
             flipped[cut] ^= 0x20;
-            let summary = summary_of(ccv3::read_summary_bytes(&flipped, &ReadOptions::default()));
+            let summary = summary_of(ccv3::read_summary_bytes(
+                &flipped,
+                &ReadOptions::default(),
+                None,
+            ));
             assert_eq!(
                 summary,
                 full_of_bytes(&flipped),
@@ -160,6 +173,7 @@ fn summary_agrees_on_repaired_cards() {
         let summary = summary_of(ccv3::read_summary_bytes(
             text.as_bytes(),
             &ReadOptions::default(),
+            None,
         ));
         assert_eq!(summary, full_of_bytes(text.as_bytes()), "{text}");
     }
@@ -171,7 +185,7 @@ fn summary_keeps_the_read_limits() {
     let text = br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A"}}"#;
     let mut opts = ReadOptions::default();
     opts.max_json_len = 10;
-    let err = ccv3::read_summary_bytes(text, &opts).expect_err("over the limit");
+    let err = ccv3::read_summary_bytes(text, &opts, None).expect_err("over the limit");
     assert!(
         err.to_string().contains("ReadOptions::max_json_len"),
         "{err}"
@@ -184,7 +198,7 @@ fn summary_keeps_the_read_limits() {
 fn summary_serializes_with_the_listed_names() {
     let text =
         br#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","first_mes":"x"}}"#;
-    let s = ccv3::read_summary_bytes(text, &ReadOptions::default()).expect("a card");
+    let s = ccv3::read_summary_bytes(text, &ReadOptions::default(), None).expect("a card");
     let v = serde_json::to_value(&s).expect("serialized");
     let keys: Vec<&str> = v
         .as_object()
@@ -238,18 +252,14 @@ fn permanent_tokens_agree_with_the_full_read_on_every_file() {
     for path in &all_files() {
         let bytes = std::fs::read(path).expect("readable");
         let full = full_counted_of_bytes(&bytes);
-        let summary = summary_of(ccv3::read_summary_bytes_counting(
-            &bytes,
-            &opts,
-            &bytes_count,
-        ));
+        let summary = summary_of(ccv3::read_summary_bytes(&bytes, &opts, Some(&bytes_count)));
         assert_eq!(summary, full, "{} (from the bytes)", path.display());
-        let summary = summary_of(ccv3::read_summary_file_counting(path, &opts, &bytes_count));
+        let summary = summary_of(ccv3::read_summary_file(path, &opts, Some(&bytes_count)));
         assert_eq!(summary, full, "{} (from the path)", path.display());
-        let summary = summary_of(ccv3::read_summary_seekable_counting(
+        let summary = summary_of(ccv3::read_summary_seekable(
             std::io::Cursor::new(&bytes),
             &opts,
-            &bytes_count,
+            Some(&bytes_count),
         ));
         assert_eq!(summary, full, "{} (from a seekable source)", path.display());
         counted += usize::from(full.is_ok_and(|s| s.permanent_tokens.unwrap_or(0) > 0));
@@ -265,8 +275,7 @@ fn permanent_tokens_agree_with_the_full_read_on_every_file() {
 fn permanent_tokens_count_sillytaverns_permanent_fields() {
     let opts = ReadOptions::default();
     let card = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"Ab","description":"ccc","personality":"dddd","scenario":"e\u00e9","first_mes":"xxxxxxxxxx","mes_example":"xxxxxxxxxx","system_prompt":"xxxxxxxxxx","post_history_instructions":"xxxxxxxxxx","creator_notes":"xxxxxxxxxx","alternate_greetings":["xxxxxxxxxx"],"extensions":{"depth_prompt":{"prompt":"ffffff","depth":4}}}}"#;
-    let s =
-        ccv3::read_summary_bytes_counting(card.as_bytes(), &opts, &bytes_count).expect("a card");
+    let s = ccv3::read_summary_bytes(card.as_bytes(), &opts, Some(&bytes_count)).expect("a card");
     // 2 + 3 + 4 + ("e" + U+00E9 in UTF-8: 3 bytes) + 6.
     assert_eq!(s.permanent_tokens, Some(18));
     // Each field on its own: a counter of calls sees five non-empty texts.
@@ -275,7 +284,7 @@ fn permanent_tokens_count_sillytaverns_permanent_fields() {
         calls.set(calls.get() + 1);
         1
     };
-    let s = ccv3::read_summary_bytes_counting(card.as_bytes(), &opts, &one).expect("a card");
+    let s = ccv3::read_summary_bytes(card.as_bytes(), &opts, Some(&one)).expect("a card");
     assert_eq!((s.permanent_tokens, calls.get()), (Some(5), 5));
     assert_eq!(
         ccv3::PERMANENT_FIELDS,
@@ -297,14 +306,17 @@ fn permanent_tokens_count_sillytaverns_permanent_fields() {
         r#"{"spec":"chara_card_v3","data":{"name":"A","extensions":null}}"#,
         r#"{"spec":"chara_card_v3","data":{"name":"A\n","description":"d\u00e9","extensions":{"depth_prompt":{"prompt":"p\"q"}}}}"#,
         r#"{"spec":"chara_card_v3","data":{"name":"A","description":"a","description":"b"}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","extensions":{"depth_prompt":{"prompt":"a"},"depth_prompt":{"prompt":"bb"}}}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","extensions":{"depth_prompt":{"prompt":"a"}},"extensions":{}}}"#,
+        r#"{"spec":"chara_card_v3","data":{"name":"A","description":"d"}} trailing"#,
         r#"{"name":"V1","description":"desc","personality":"p","scenario":"s","first_mes":"hi"}"#,
         r#"{"spec":"chara_card_v2","name":"Top","description":"top","data":{"extensions":{}}}"#,
         r#"{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"A","description":"d","extensions":{"ccv3":{"nickname":"N"}}}}"#,
     ] {
-        let summary = summary_of(ccv3::read_summary_bytes_counting(
+        let summary = summary_of(ccv3::read_summary_bytes(
             text.as_bytes(),
             &opts,
-            &bytes_count,
+            Some(&bytes_count),
         ));
         assert_eq!(summary, full_counted_of_bytes(text.as_bytes()), "{text}");
     }
@@ -316,10 +328,10 @@ fn permanent_tokens_count_sillytaverns_permanent_fields() {
 fn permanent_tokens_are_serialized_only_when_asked() {
     let text = br#"{"spec":"chara_card_v3","data":{"name":"A","description":"dd"}}"#;
     let opts = ReadOptions::default();
-    let plain = ccv3::read_summary_bytes(text, &opts).expect("a card");
+    let plain = ccv3::read_summary_bytes(text, &opts, None).expect("a card");
     let v = serde_json::to_value(&plain).expect("serialized");
     assert!(v.get("permanent_tokens").is_none());
-    let counted = ccv3::read_summary_bytes_counting(text, &opts, &bytes_count).expect("a card");
+    let counted = ccv3::read_summary_bytes(text, &opts, Some(&bytes_count)).expect("a card");
     let v = serde_json::to_value(&counted).expect("serialized");
     let keys: Vec<&String> = v.as_object().expect("object").keys().collect();
     assert_eq!(keys.last().map(|k| k.as_str()), Some("permanent_tokens"));

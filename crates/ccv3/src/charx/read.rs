@@ -106,7 +106,24 @@ fn locate<R: Read + Seek>(r: &mut R) -> Result<Located> {
             format!("not a zip archive: only {len} bytes"),
         ));
     }
-    let tail_len = len.min(EOCD_LEN + MAX_COMMENT);
+    // The record is nearly always in the last bytes (a short or no comment): those are read
+    // first, and the whole span a comment may take only when no record there resolves. The
+    // candidates are tried from the end in both reads, so the answer is the same.
+    let short = len.min(EOCD_LEN + SHORT_COMMENT);
+    if short < len.min(EOCD_LEN + MAX_COMMENT) {
+        if let Ok(found) = locate_in_tail(r, len, short) {
+            return Ok(found);
+        }
+    }
+    locate_in_tail(r, len, len.min(EOCD_LEN + MAX_COMMENT))
+}
+
+/// A comment length under which [`locate`] finds the end record in its first, short read.
+const SHORT_COMMENT: u64 = 1024;
+
+/// [`locate`] among the last `tail_len` bytes of an input of `len` bytes: the first end-record
+/// candidate from the end that resolves, or the last candidate's error.
+fn locate_in_tail<R: Read + Seek>(r: &mut R, len: u64, tail_len: u64) -> Result<Located> {
     let tail_start = len - tail_len;
     let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(0)];
     read_at(r, tail_start, &mut tail, "", "end of the archive")?;

@@ -190,11 +190,11 @@ pub(super) fn decode_text_inner(value: &[u8]) -> std::result::Result<(String, Le
 
 /// `String::from_utf8`, with the check made by `simdutf8` (32 bytes at a time where the CPU
 /// has AVX2, against the standard library's 16 on ASCII and byte by byte elsewhere; issue 16:
-/// every PNG card's JSON text is checked once, before it is parsed). The same result as
+/// every PNG card's JSON text is checked once, before it is parsed; in WebAssembly built with
+/// simd128, 16 bytes at a time against the standard library's 4: issue 29, where the check was
+/// a tenth of the npm `readCardSummary` of a library's PNG cards). The same result as
 /// `String::from_utf8` for every input: text `simdutf8` refuses is checked again by the
-/// standard library, which gives the error and its position. WebAssembly builds use
-/// `String::from_utf8` itself (their size counts more, issue 11).
-#[cfg(not(target_arch = "wasm32"))]
+/// standard library, which gives the error and its position.
 pub(super) fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf8Error> {
     if simdutf8::basic::from_utf8(&bytes).is_err() {
         return String::from_utf8(bytes);
@@ -203,12 +203,6 @@ pub(super) fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::stri
     // `str::from_utf8`).
     #[allow(unsafe_code)]
     Ok(unsafe { String::from_utf8_unchecked(bytes) })
-}
-
-/// `String::from_utf8` (WebAssembly builds; see the other targets' `utf8_text`).
-#[cfg(target_arch = "wasm32")]
-pub(super) fn utf8_text(bytes: Vec<u8>) -> std::result::Result<String, std::string::FromUtf8Error> {
-    String::from_utf8(bytes)
 }
 
 /// Encodes a JSON text as a card chunk value: base64 (standard alphabet, padded) of its UTF-8.

@@ -3,9 +3,6 @@
 
 use super::text::Text;
 use crate::Card;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde::Deserialize;
-use std::fmt;
 
 /// The fields whose tokens are a character's permanent tokens, as SillyTavern 1.19.0 marks its
 /// editor's token counters (`data-token-permanent="true"` in `public/index.html`): the name,
@@ -63,71 +60,44 @@ fn count_fields(fields: [&str; 5], count: &dyn Fn(&str) -> usize) -> usize {
         .sum()
 }
 
-/// The permanent tokens of the card JSON text the summary read (a wrapped V2/V3 card), or
-/// `None` when a permanent field is not a string (`null` included: the full reader then
-/// decides).
-pub(super) fn permanent_tokens_of_text(
-    text: &[u8],
-    count: &dyn Fn(&str) -> usize,
-) -> Option<usize> {
-    let top: Top<'_> = serde_json::from_slice(text).ok()?;
-    let d = top.data;
-    let note = d.note.as_deref().unwrap_or("");
-    Some(count_fields(
-        [
-            &d.name.0,
-            &d.description.0,
-            &d.personality.0,
-            &d.scenario.0,
-            note,
-        ],
-        count,
-    ))
+/// The permanent fields of a card text's `data` besides the name, as the summary reads them in
+/// its own pass when they are counted (a missing one is empty; `null` or another type fails the
+/// summary, and the full reader then decides).
+#[derive(Default)]
+pub(super) struct Permanent<'a> {
+    pub(super) description: Option<Text<'a>>,
+    pub(super) personality: Option<Text<'a>>,
+    pub(super) scenario: Option<Text<'a>>,
+    /// `extensions.depth_prompt.prompt` ([`depth_prompt_note`]).
+    pub(super) note: Option<String>,
 }
 
-/// The top-level object: its `data`.
-#[derive(Deserialize)]
-struct Top<'a> {
-    #[serde(borrow)]
-    data: Data<'a>,
-}
-
-/// The permanent fields of `data`, borrowed from the text when they hold no escape (a missing
-/// one is empty; `null` or another type is not read).
-#[derive(Deserialize)]
-struct Data<'a> {
-    #[serde(borrow, default)]
-    name: Text<'a>,
-    #[serde(borrow, default)]
-    description: Text<'a>,
-    #[serde(borrow, default)]
-    personality: Text<'a>,
-    #[serde(borrow, default)]
-    scenario: Text<'a>,
-    #[serde(default, rename = "extensions", deserialize_with = "depth_prompt_note")]
-    note: Option<String>,
-}
-
-/// `extensions.depth_prompt.prompt` when it is a string; the rest of `extensions` skipped.
-fn depth_prompt_note<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Option<String>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
-            let mut note = None;
-            while let Some(Text(k)) = map.next_key::<Text<'de>>()? {
-                if k == "depth_prompt" {
-                    let v: serde_json::Value = map.next_value()?;
-                    note = v.get("prompt").and_then(|p| p.as_str()).map(str::to_owned);
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(note)
-        }
+impl Permanent<'_> {
+    /// The permanent tokens of these fields and the card's `name`, each counted by `count`.
+    pub(super) fn count(&self, name: Option<&Text<'_>>, count: &dyn Fn(&str) -> usize) -> usize {
+        count_fields(
+            [
+                text(name),
+                text(self.description.as_ref()),
+                text(self.personality.as_ref()),
+                text(self.scenario.as_ref()),
+                self.note.as_deref().unwrap_or(""),
+            ],
+            count,
+        )
     }
-    d.deserialize_map(V)
+}
+
+/// A field's text, empty when it is missing.
+fn text<'t>(field: Option<&'t Text<'_>>) -> &'t str {
+    field.map_or("", |t| t.0.as_ref())
+}
+
+/// The character's note of an `extensions.depth_prompt` value: its `prompt` when that is a
+/// string (anything else counts as no note, as [`permanent_tokens`] reads the card).
+pub(super) fn depth_prompt_note(depth_prompt: &serde_json::Value) -> Option<String> {
+    depth_prompt
+        .get("prompt")
+        .and_then(|p| p.as_str())
+        .map(str::to_owned)
 }

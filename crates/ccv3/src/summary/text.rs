@@ -1,5 +1,5 @@
-//! The summary readers' string: borrowed from the JSON text when it holds no escape (below
-//! both the summary and its permanent-token count, which read the same fields).
+//! The summary reader's string: borrowed from the JSON text when it holds no escape (the shown
+//! fields and, when counted, the permanent ones).
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
