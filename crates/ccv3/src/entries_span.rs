@@ -52,6 +52,10 @@ pub struct EntriesSpan {
 /// it (the parser hands out strings without escapes as slices of the text): past that string
 /// there are only numbers, literals and punctuation, so counting brackets from there finds the
 /// array's `]`. Arrays without such a string (no strings, or the last one escaped) are `None`.
+/// For the usual card a hand-written pass gives the same answer about 2.5x faster (strings
+/// scanned 16 bytes at a time on WebAssembly with SIMD; issue 29); anything it is unsure of (an
+/// escaped key, a surrogate escape, an exponent, deep nesting, any error) goes through
+/// serde_json's parser as before.
 ///
 /// ```
 /// let text = r#"{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"A","character_book":{"entries":[{"keys":["a"],"content":"x"}]}}}"#;

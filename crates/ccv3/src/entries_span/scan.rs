@@ -414,7 +414,7 @@ impl<'t> Scan<'t> {
                 }
             }
         }
-        Some((self.last == Some(false)).then(|| (start..self.i, items)))
+        Some((self.last == Some(false)).then_some((start..self.i, items)))
     }
 
     /// An item of the entries array, classed by [`EntryAsIs`].
