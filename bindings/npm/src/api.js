@@ -216,10 +216,11 @@ function makeApi(host) {
     const data = asBytes(bytes, 'bytes');
     const parse = boolOption(options, 'parseDecorators', true);
     // The card comes in two parts: the card with its book's entries empty, and the entries,
-    // made on first access (see lazyValue): from their JSON text as bytes, or, for a big book
-    // or a small one whose entries all stand as the core keeps them, from the card's text
-    // (every error was found by read_card_parts already): parsed as they stand where the core
-    // found that the model keeps them (asIsEntries), else read by the core.
+    // made on first access (see lazyValue): from their JSON text as bytes; from their text as a
+    // string when the core found that the model keeps every entry as it stands (decoded by the
+    // core's call, no copy of the bytes kept); or, for a big book with entries to repair, from
+    // the card's text (every error was found by read_card_parts already): parsed as they stand
+    // where the core found that the model keeps them (asIsEntries), else read by the core.
     const parts = guard((raw) => raw.read_card_parts(data, parse), READ);
     const card = fromJson(parts[0]);
     const book = card.data && card.data.character_book;

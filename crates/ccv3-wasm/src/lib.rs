@@ -247,7 +247,7 @@ fn summary_source(bytes: &js_sys::Uint8Array) -> Result<std::io::BufReader<JsByt
 /// array stands at `later[start..end]` and is parsed as it is (each entry given `decorators: []`
 /// at its end when decorators are split off), except the entries at the places `reread`, read
 /// by `card_entries_at`. `later` is instead a string, and `places` `undefined`, when every entry
-/// stands as the model keeps it and their text is under 64 KiB: that text (the array as it
+/// stands as the model keeps it: that text (the array as it
 /// stands, each entry given `decorators: []` at its end when decorators are split off). The
 /// wrapper builds the entries on first access.
 #[wasm_bindgen]
@@ -270,18 +270,18 @@ pub fn read_card_parts(
             js_sys::Uint8Array::from(text.as_slice()).into(),
             undefined(),
         ),
-        // A small book read wholly as it stands: only its entries' text, as a string (no copy of
-        // the card text kept for later).
+        // A book read wholly as it stands: only its entries' text, as a string decoded straight
+        // from this memory (no copy of the card text kept for later; issue 29: for a big book
+        // that decoding costs about what copying the bytes out did, and the wrapper's first
+        // access then parses without decoding).
         Some(ccv3_embed::PartEntries::AsIs {
             text,
             range,
             reread,
-        }) if reread.is_empty() && range.len() < STRING_BELOW => {
-            match text.get(range.clone()).map(std::str::from_utf8) {
-                Some(Ok(entries)) => (undefined(), JsValue::from_str(entries), undefined()),
-                _ => return Err(js_error("internal", "the entries are not in the card text")),
-            }
-        }
+        }) if reread.is_empty() => match text.get(range.clone()).map(std::str::from_utf8) {
+            Some(Ok(entries)) => (undefined(), JsValue::from_str(entries), undefined()),
+            _ => return Err(js_error("internal", "the entries are not in the card text")),
+        },
         Some(ccv3_embed::PartEntries::AsIs {
             text,
             range,
@@ -305,10 +305,6 @@ pub fn read_card_parts(
     out.push(&places);
     Ok(out)
 }
-
-/// Entries texts read wholly as they stand are handed out as a string below this size (a bigger
-/// one stays bytes until first access: `readCard` alone would pay for decoding it).
-const STRING_BELOW: usize = 64 * 1024;
 
 /// Reads the entries of a card's book from the card's JSON text (`later` of
 /// `read_card_parts`); returns them as JSON text.
