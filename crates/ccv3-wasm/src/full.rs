@@ -3,7 +3,7 @@
 //! package's Node entry compiles the read core (built with the feature `read-core`, which leaves
 //! this module out) at `require`, and this full core on the first call that needs it.
 
-use crate::{js_error, to_js};
+use crate::errors::{js_error, to_js};
 use ccv3_embed::{EmbedError, ReadOptions, Source};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;

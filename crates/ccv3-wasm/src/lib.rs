@@ -22,9 +22,11 @@
 //! the JavaScript wrapper reports code `internal` and restarts it.
 #![deny(missing_docs)]
 
-use ccv3_embed::{EmbedError, ReadOptions};
+use ccv3_embed::ReadOptions;
+use errors::{js_error, to_js};
 use wasm_bindgen::prelude::*;
 
+mod errors;
 #[cfg(not(feature = "read-core"))]
 mod full;
 #[cfg(not(feature = "read-core"))]
@@ -64,18 +66,6 @@ fn js_regex_syntax(pattern: &str, flags: &str) -> Result<(), String> {
 #[wasm_bindgen]
 pub fn version() -> String {
     ccv3_embed::VERSION.to_owned()
-}
-
-/// A failure as a JS `Error` whose `message` names the problem and whose `code` is stable.
-fn js_error(code: &str, message: &str) -> JsValue {
-    let error = js_sys::Error::new(message);
-    // Setting a property on a fresh Error object cannot fail; if it ever did, the message stays.
-    let _ = js_sys::Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(code));
-    error.into()
-}
-
-fn to_js(e: EmbedError) -> JsValue {
-    js_error(e.code, &e.message)
 }
 
 #[wasm_bindgen]

@@ -7,6 +7,9 @@
 //! where keys are compared, an escaped `spec`, a `\u` surrogate, a number with an exponent or of
 //! many digits, deep nesting, an entries array whose last string is escaped or that has none) it
 //! gives up and the serde pass decides, so it never answers otherwise than that pass.
+//!
+//! The import circle with the parent module is this pass's shape: it returns the parent's
+//! result types (`EntriesSpan`, `Class`, `PATH`), and the parent tries it before its serde pass.
 
 use super::{Class, EntriesSpan, PATH};
 use crate::model::book::{EntryAsIs, Shape};
