@@ -119,21 +119,29 @@ fn serde_pass(text: &str) -> Option<EntriesSpan> {
             _ => {}
         }
     }
-    let (mut changed, mut decorated) = (Some(Vec::new()), Vec::new());
-    for (n, class) in items.iter().enumerate() {
-        match (class, changed.as_mut()) {
-            (Class::NotObject, _) => changed = None,
-            (Class::Changed, Some(list)) => list.push(n),
-            (Class::Decorated, _) => decorated.push(n),
-            _ => {}
+    Some(EntriesSpan::of_items(start..i + 1, &items, &card))
+}
+
+impl EntriesSpan {
+    /// The span of the entries array at `range` whose items `items` classed, in a card that
+    /// `card` saw (the end of both passes).
+    fn of_items(range: Range<usize>, items: &[Class], card: &CardAsIs) -> EntriesSpan {
+        let (mut changed, mut decorated) = (Some(Vec::new()), Vec::new());
+        for (n, class) in items.iter().enumerate() {
+            match (class, changed.as_mut()) {
+                (Class::NotObject, _) => changed = None,
+                (Class::Changed, Some(list)) => list.push(n),
+                (Class::Decorated, _) => decorated.push(n),
+                _ => {}
+            }
+        }
+        EntriesSpan {
+            range,
+            changed,
+            decorated,
+            card_as_is: card.as_is(),
         }
     }
-    Some(EntriesSpan {
-        range: start..i + 1,
-        changed,
-        decorated,
-        card_as_is: card.as_is(),
-    })
 }
 
 /// An item of the entries array, as [`EntryAsIs`] sees it.

@@ -35,21 +35,7 @@ pub(super) fn entries_span(text: &str) -> Option<EntriesSpan> {
     s.ws();
     (s.i == s.b.len()).then_some(())?;
     let (range, items) = found?;
-    let (mut changed, mut decorated) = (Some(Vec::new()), Vec::new());
-    for (n, class) in items.iter().enumerate() {
-        match (class, changed.as_mut()) {
-            (Class::NotObject, _) => changed = None,
-            (Class::Changed, Some(list)) => list.push(n),
-            (Class::Decorated, _) => decorated.push(n),
-            _ => {}
-        }
-    }
-    Some(EntriesSpan {
-        range,
-        changed,
-        decorated,
-        card_as_is: card.as_is(),
-    })
+    Some(EntriesSpan::of_items(range, &items, &card))
 }
 
 /// A string's place in the text (quotes excluded) and whether it has escapes.
