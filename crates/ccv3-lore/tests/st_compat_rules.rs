@@ -4,13 +4,28 @@
 //! `scripts/st-compare` (the harness); the default side is the spec / SillyTavern's documentation.
 
 use ccv3_lore::chat::{Chat, Message, Role};
-use ccv3_lore::{BookInput, BookKind, Compat, LorebookCompiler, ScanOptions, ScanState};
+use ccv3_lore::{
+    Activation, BookInput, BookKind, Compat, LorebookCompiler, ScanOptions, ScanState,
+};
 use serde_json::{json, Value};
 
 /// Scans World Info `entries` over `turns` (each a chat, oldest message first, users and the
 /// character taking turns) and returns each scan's activations in prompt order, as
 /// `position:index` (`before_char:1`).
 fn scan(entries: Value, turns: &[&[&str]], opts: &ScanOptions, compat: Compat) -> Vec<Vec<String>> {
+    scan_shown(entries, turns, opts, compat, |a| {
+        format!("{}:{}", a.position.as_str(), a.entry.index)
+    })
+}
+
+/// [`scan`], each activation written by `show`.
+fn scan_shown(
+    entries: Value,
+    turns: &[&[&str]],
+    opts: &ScanOptions,
+    compat: Compat,
+    show: impl Fn(&Activation<'_>) -> String,
+) -> Vec<Vec<String>> {
     let mut diags = Vec::new();
     let (book, _) =
         ccv3::lorebook::read_lorebook_value(json!({ "entries": entries }), &mut diags).unwrap();
@@ -44,12 +59,7 @@ fn scan(entries: Value, turns: &[&[&str]], opts: &ScanOptions, compat: Compat) -
         );
         let r = compiled.scan(&chat, &state, &opts, &ccv3_tokens::Estimate);
         state = r.state.clone();
-        out.push(
-            r.activated
-                .iter()
-                .map(|a| format!("{}:{}", a.position.as_str(), a.entry.index))
-                .collect(),
-        );
+        out.push(r.activated.iter().map(&show).collect());
     }
     out
 }
@@ -352,33 +362,14 @@ fn missing_fields_decorators_and_word_boundaries() {
 }
 
 /// The reasons of one SillyTavern-mode scan of `entries` over `chat` (oldest message first),
-/// by entry index.
-fn st_reasons(entries: Value, chat: &[&str]) -> Vec<(usize, String)> {
-    let mut diags = Vec::new();
-    let (book, _) =
-        ccv3::lorebook::read_lorebook_value(json!({ "entries": entries }), &mut diags).unwrap();
-    let compiled = LorebookCompiler::new().compile(&[BookInput {
-        book: &book,
-        kind: BookKind::Global,
-        name: "w".into(),
-        world_info: false,
-    }]);
+/// with recursion, as `index: reason`, by entry index.
+fn st_reasons(entries: Value, chat: &[&str]) -> Vec<String> {
     let opts = ScanOptions {
-        compat: Compat::SillyTavern,
         recursive: true,
         ..ScanOptions::default()
     };
-    let chat = Chat::from(
-        chat.iter()
-            .map(|c| Message::new(Role::User, c))
-            .collect::<Vec<_>>(),
-    );
-    let r = compiled.scan(&chat, &ScanState::default(), &opts, &ccv3_tokens::Estimate);
-    let mut out: Vec<(usize, String)> = r
-        .activated
-        .iter()
-        .map(|a| (a.entry.index, a.reason.to_string()))
-        .collect();
+    let show = |a: &Activation<'_>| format!("{}: {}", a.entry.index, a.reason);
+    let mut out = scan_shown(entries, &[chat], &opts, Compat::SillyTavern, show).remove(0);
     out.sort();
     out
 }
@@ -398,9 +389,9 @@ fn explanation_names_the_message_or_the_entry_that_held_the_key() {
     assert_eq!(
         reasons,
         [
-            (0, "key \"apple\" in message 1".to_string()),
-            (1, "key \"pear\" in entry 0#0 (recursion)".to_string()),
-            (2, "key \"plum\" in message 0".to_string()),
+            "0: key \"apple\" in message 1",
+            "1: key \"pear\" in entry 0#0 (recursion)",
+            "2: key \"plum\" in message 0",
         ]
     );
 }
