@@ -23,6 +23,12 @@ const svg = (tag, attrs = {}, ...children) => {
 
 const title = (text) => svg('title', {}, text);
 
+/** Runs `fn` in the task after the browser's next frame (at once, in a task, on a hidden page). */
+function afterFrame(fn) {
+  if (document.hidden) setTimeout(fn, 0);
+  else requestAnimationFrame(() => setTimeout(fn, 0));
+}
+
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** Text (or an attribute's value) as HTML. */
 const esc = (v) => String(v).replace(/[&<>"']/g, (c) => ESCAPES[c]);
@@ -111,12 +117,23 @@ export function createLintPanel(host) {
     list.dataset.ms = ms.toFixed(2);
     list.dataset.drawnAt = drawn.toFixed(2);
     list.dataset.drawMs = (drawn - t0 - ms).toFixed(2);
+    const plan = findings.find((f) => f.code === 'lore-budget-plan');
     if (shownAt !== null) {
-      // From the file shown to its first findings drawn (read by the speed test).
-      list.dataset.shownMs = (drawn - shownAt).toFixed(1);
+      // A newly opened file: from the file shown to its first findings in the list, and to the
+      // frame that paints them (read by the speed test). Its budget chart (2,000 bars on the
+      // 8.6 MB card) comes after that frame, so that the findings are not held back by it.
+      const from = shownAt;
       shownAt = null;
+      list.dataset.shownMs = (drawn - from).toFixed(1);
+      delete list.dataset.paintedMs;
+      const run = runs;
+      afterFrame(() => {
+        list.dataset.paintedMs = (performance.now() - from).toFixed(1);
+        if (runs === run) drawBudget(plan, entries);
+      });
+      return;
     }
-    drawBudget(findings.find((f) => f.code === 'lore-budget-plan'), entries);
+    drawBudget(plan, entries);
     // The budget chart, drawn after the list (read by the speed test).
     list.dataset.budgetMs = (performance.now() - drawn).toFixed(2);
   }
@@ -350,8 +367,9 @@ export function createLintPanel(host) {
   }
 
   return {
-    /** A new file is open (shown at `at`, performance.now()), or none (null): its findings and
-     * graph replace the last file's. */
+    /** A new file is open (shown at `at`, performance.now()), or none (null): its findings
+     * replace the last file's at once; its graph once the page calls editorShown (at once when
+     * `at` is null). */
     opened(at) {
       shownAt = at;
       changedAt = null;
@@ -361,12 +379,20 @@ export function createLintPanel(host) {
       budgetShown = '';
       graphShown = '';
       chartNote.textContent = '';
-      graphBox.replaceChildren();
-      graphNote.textContent = '';
+      clearTimeout(graphTimer);
+      if (at === null || at === undefined) this.editorShown();
+      else graphNote.textContent = host.doc() ? 'The graph follows the editor…' : '';
       summary.textContent = host.doc() ? 'linting…' : '';
       lintNow();
+    },
+    /** The page drew the open file's editor (after its findings): the recursion graph follows.
+     * (The last file's graph stays until then: taking 2,000 nodes out of the page, and laying
+     * out the new ones, would hold the findings back.) */
+    editorShown() {
       clearTimeout(graphTimer);
-      graphTimer = setTimeout(graphNow, 0);
+      graphBox.replaceChildren();
+      graphNote.textContent = '';
+      if (host.doc()) graphTimer = setTimeout(graphNow, 0);
     },
     /** The document changed (`book`: its lorebook may have): lint again soon, the graph later. */
     changed({ book = true } = {}) {

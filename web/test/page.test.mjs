@@ -555,23 +555,43 @@ test('speed: the page lints the 8.6 MB card after it is shown, and again after a
   }
   const { page, context, errors } = await openPage();
   const median = (l) => l.slice().sort((a, b) => a - b)[Math.floor(l.length / 2)];
+  // Issue 27: "the web page's lint of the 8.6 MB card under 300 ms after the card is shown". The
+  // page counts from the card shown (its name in the editor, before the rest of the editor is
+  // drawn) to the frame that paints its findings (`paintedMs`: the task after that frame; the
+  // findings are in `lint-list` at `shownMs`).
   const shown = [];
+  const painted = [];
   const calls = [];
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 6; i++) {
     // The first opening waits for the tokenizer (registered once a file is shown); then warm.
     const runs = await lintRuns(page);
-    await page.evaluate(() => { delete document.querySelector('[data-testid=lint-list]').dataset.shownMs; });
+    await page.evaluate(() => {
+      const d = document.querySelector('[data-testid=lint-list]').dataset;
+      delete d.shownMs;
+      delete d.paintedMs;
+    });
     await choose(page, big);
     await page.waitForFunction((r) => {
       const d = document.querySelector('[data-testid=lint-list]').dataset;
-      return Number(d.runs || 0) > r && d.shownMs !== undefined;
+      return Number(d.runs || 0) > r && d.shownMs !== undefined && d.paintedMs !== undefined;
     }, runs, { timeout: 60_000 });
     const d = await page.evaluate(() => ({ ...document.querySelector('[data-testid=lint-list]').dataset }));
     shown.push(Number(d.shownMs));
+    painted.push(Number(d.paintedMs));
     calls.push(Number(d.ms));
+    // The rest of the editor, the graph and the checks that follow an opening are done before
+    // the next one (each opening is measured on its own).
+    await page.waitForFunction(() => /^\d/.test(document.querySelector('#graph-note').textContent), null, { timeout: 60_000 });
   }
   const items = await page.locator('[data-testid=lint-item]').count();
-  console.log(`# lint of the 8.6 MB card (${fs.statSync(big).size} bytes, 2,000 entries, ${items} findings): card shown to findings drawn ${shown.map((x) => x.toFixed(0)).join(', ')} ms (the first on a fresh page waits for the tokenizer); the lintCard call ${calls.map((x) => x.toFixed(0)).join(', ')} ms`);
+  const warm = painted.slice(1);
+  const load = os.loadavg()[0];
+  const cores = os.availableParallelism ? os.availableParallelism() : os.cpus().length;
+  console.log(`# lint of the 8.6 MB card (${fs.statSync(big).size} bytes, 2,000 entries, ${items} findings): card shown to findings painted ${painted.map((x) => x.toFixed(0)).join(', ')} ms (warm median ${median(warm).toFixed(0)} ms; the first on a fresh page waits for the tokenizer); to findings in the list ${shown.map((x) => x.toFixed(0)).join(', ')} ms; the lintCard call ${calls.map((x) => x.toFixed(0)).join(', ')} ms; load average ${load.toFixed(2)} on ${cores} cores`);
+  // The target (300 ms) on the median of the five warm openings; a machine loaded beyond its
+  // cores (other builds running) gets three times that, so that the load alone does not fail it.
+  const bound = load > cores ? 900 : 300;
+  assert.ok(median(warm) < bound, `card shown to findings painted, warm median ${median(warm)} ms (${warm.join(', ')}), bound ${bound} ms at load ${load.toFixed(2)}`);
   // An edit of an entry's keys, as typed: each input event re-runs the lint; time to the list drawn.
   await page.waitForSelector('tr[data-index="0"] input[aria-label="Entry 0 keys"]');
   const edits = await page.evaluate(async () => {
