@@ -93,6 +93,7 @@ export function createLintPanel(host) {
     const tokenizer = host.tokenizer();
     if (!tokenizer) {
       summary.textContent = 'waiting for the tokenizer…';
+      if (budgetShown === '') clearBudget();
       return;
     }
     const t0 = performance.now();
@@ -239,6 +240,12 @@ export function createLintPanel(host) {
     const parts = [];
     for (let k = 0; k < html.length; k += LIST_CHUNK) parts.push(`<ol class="lint-chunk">${html.slice(k, k + LIST_CHUNK).join('')}</ol>`);
     return parts.join('');
+  }
+
+  /** No budget chart (until the open file's is drawn). */
+  function clearBudget() {
+    chart.replaceChildren();
+    chartNote.textContent = '';
   }
 
   /**
@@ -395,13 +402,16 @@ export function createLintPanel(host) {
       changedAt = null;
       list.replaceChildren();
       shownHtml = [];
-      chart.replaceChildren();
       budgetShown = '';
       graphShown = '';
-      chartNote.textContent = '';
       clearTimeout(graphTimer);
-      if (at === null || at === undefined) this.editorShown();
-      else graphNote.textContent = host.doc() ? 'The graph follows the editor…' : '';
+      if (at === null || at === undefined) {
+        clearBudget();
+        this.editorShown();
+      }
+      // Else the last file's budget chart and graph stay until this file's are drawn (the chart
+      // right after the frame that paints the findings, the graph after the editor): the panel
+      // keeps its height, so that frame lays out and paints the findings alone, not the page.
       summary.textContent = host.doc() ? 'linting…' : '';
       lintNow();
     },
