@@ -37,7 +37,7 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${server.address().port}`;
 
 const CATEGORIES = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8', 'v8.execute',
-  'disabled-by-default-v8.gc', 'disabled-by-default-v8.cpu_profiler', 'loading'];
+  'disabled-by-default-v8.gc', 'disabled-by-default-v8.cpu_profiler', 'loading', 'v8.wasm', 'disabled-by-default-v8.wasm.detailed'];
 
 const browser = await chromium.launch({ executablePath: BROWSER, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
