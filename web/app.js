@@ -226,7 +226,7 @@ function failOpen(name, reason) {
   status('Could not open the file');
   // The file is closed: only its finding is shown, as `ccv3 validate --json` gives it.
   if (S.compiled) S.compiled.free();
-  Object.assign(S, { kind: null, doc: null, compiled: null, undo: [], redo: [], edited: false, lastScan: null });
+  Object.assign(S, { kind: null, doc: null, compiled: null, undo: [], redo: [], edited: false, lastScan: null, staleEditor: false });
   updateUndoButtons();
   $('#welcome').hidden = false;
   $('#editor').hidden = false;
@@ -303,10 +303,10 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
     }
     afterPaint(() => {
       if (S.doc !== doc) return;
+      S.staleEditor = false; // (renderDocument redraws those panels before any input comes)
       try {
         loadPicture();
         renderDocument();
-        S.staleEditor = false;
         // The recursion graph last: laid out in a worker, drawn whole.
         lintPanel.editorShown();
         if (draft) {
