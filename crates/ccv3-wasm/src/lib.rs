@@ -271,13 +271,13 @@ pub fn read_card_parts(
             range,
             reread,
             ascii,
-        }) if reread.is_empty() => match text.get(range.clone()).map(std::str::from_utf8) {
-            Some(Ok(entries)) => (
+        }) if reread.is_empty() => match text.get(range.clone()) {
+            Some(entries) => (
                 undefined(),
                 js_string(entries, *ascii, latin1.as_ref())?,
                 undefined(),
             ),
-            _ => return Err(js_error("internal", "the entries are not in the card text")),
+            None => return Err(js_error("internal", "the entries are not in the card text")),
         },
         Some(ccv3_embed::PartEntries::AsIs {
             text,
@@ -304,24 +304,25 @@ pub fn read_card_parts(
     Ok(out)
 }
 
-/// `text` as a JavaScript string: made by `latin1` from a view of this memory when the text is
-/// ASCII (Latin-1 reads ASCII as UTF-8 does, and is about 5x faster to decode: issue 29, 0.2
-/// against 1.0 ms for the 8.6 MB card's 1.43 MB of entries in Node 20), else decoded as UTF-8.
+/// The UTF-8 `text` as a JavaScript string: made by `latin1` from a view of this memory when
+/// the text is ASCII (Latin-1 reads ASCII as UTF-8 does, and Node decodes it faster: issue 29),
+/// else decoded as UTF-8 (checked first: the text is a slice of a checked card text).
 fn js_string(
-    text: &str,
+    text: &[u8],
     ascii: bool,
     latin1: Option<&js_sys::Function>,
 ) -> Result<JsValue, JsValue> {
-    match latin1 {
-        Some(latin1) if ascii => {
-            // SAFETY: the view is read by `latin1` alone, synchronously, and dropped here; nothing
-            // runs in this module meanwhile, so its memory neither changes nor grows (which would
-            // detach the view's buffer) while the view is in use.
-            #[allow(unsafe_code)]
-            let view = unsafe { js_sys::Uint8Array::view(text.as_bytes()) };
-            latin1.call1(&JsValue::UNDEFINED, &view)
-        }
-        _ => Ok(JsValue::from_str(text)),
+    if let (Some(latin1), true) = (latin1, ascii) {
+        // SAFETY: the view is read by `latin1` alone, synchronously, and dropped here; nothing
+        // runs in this module meanwhile, so its memory neither changes nor grows (which would
+        // detach the view's buffer) while the view is in use.
+        #[allow(unsafe_code)]
+        let view = unsafe { js_sys::Uint8Array::view(text) };
+        return latin1.call1(&JsValue::UNDEFINED, &view);
+    }
+    match std::str::from_utf8(text) {
+        Ok(text) => Ok(JsValue::from_str(text)),
+        Err(_) => Err(js_error("internal", "the entries are not UTF-8")),
     }
 }
 

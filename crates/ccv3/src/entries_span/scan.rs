@@ -24,6 +24,7 @@ const MAX_DIGITS: usize = 18;
 /// [`super::character_book_entries`]'s answer when this pass is sure of it, else `None`.
 pub(super) fn entries_span(text: &str) -> Option<EntriesSpan> {
     let mut s = Scan {
+        t: text,
         b: text.as_bytes(),
         i: 0,
         depth: 0,
@@ -54,6 +55,8 @@ type Found = (std::ops::Range<usize>, Vec<Class>, bool);
 
 /// The pass's position in the text.
 struct Scan<'t> {
+    /// The text, and its bytes.
+    t: &'t str,
     b: &'t [u8],
     i: usize,
     depth: usize,
@@ -178,8 +181,9 @@ impl<'t> Scan<'t> {
         (!s.escaped).then_some(())?;
         self.expect(b':')?;
         self.ws();
-        let b: &'t [u8] = self.b;
-        std::str::from_utf8(b.get(s.start..s.end)?).ok()
+        // Between two quotes: on character boundaries, so no UTF-8 check is needed.
+        let t: &'t str = self.t;
+        t.get(s.start..s.end)
     }
 
     /// Any value, with its shape (`at_signs` looked for when `content`).
@@ -320,7 +324,7 @@ impl<'t> Scan<'t> {
                         let text = if self.peek() == Some(b'"') {
                             let s = self.string()?;
                             (!s.escaped).then_some(())?;
-                            Some(std::str::from_utf8(self.b.get(s.start..s.end)?).ok()?)
+                            Some(self.t.get(s.start..s.end)?)
                         } else {
                             self.value(false)?;
                             None
