@@ -241,11 +241,35 @@ fn summary_source(bytes: &js_sys::Uint8Array) -> Result<std::io::BufReader<JsByt
 /// stands, each entry given `decorators: []` at its end when decorators are split off), made by
 /// `latin1` (given a `Uint8Array`, returns its bytes read as Latin-1) when the text is ASCII and
 /// `latin1` is given, else decoded as UTF-8. The wrapper builds the entries on first access.
+///
+/// Only the read core takes `latin1` (Node's entry serves readCard from it; the browser entry,
+/// which has the full core alone, decodes UTF-8): the full core stays within its size limit.
+#[cfg(feature = "read-core")]
 #[wasm_bindgen]
 pub fn read_card_parts(
     bytes: &js_sys::Uint8Array,
     parse_decorators: bool,
     latin1: Option<js_sys::Function>,
+) -> Result<js_sys::Array, JsValue> {
+    card_parts(bytes, parse_decorators, latin1.as_ref())
+}
+
+/// Reads a card from a `Uint8Array` in two parts, as the read core's `read_card_parts` does,
+/// the entries' text always decoded as UTF-8.
+#[cfg(not(feature = "read-core"))]
+#[wasm_bindgen]
+pub fn read_card_parts(
+    bytes: &js_sys::Uint8Array,
+    parse_decorators: bool,
+) -> Result<js_sys::Array, JsValue> {
+    card_parts(bytes, parse_decorators, None)
+}
+
+/// `read_card_parts` with the Latin-1 decoder `latin1`, when one is given.
+fn card_parts(
+    bytes: &js_sys::Uint8Array,
+    parse_decorators: bool,
+    latin1: Option<&js_sys::Function>,
 ) -> Result<js_sys::Array, JsValue> {
     let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
     let parts =
@@ -274,7 +298,7 @@ pub fn read_card_parts(
         }) if reread.is_empty() => match text.get(range.clone()) {
             Some(entries) => (
                 undefined(),
-                js_string(entries, *ascii, latin1.as_ref())?,
+                js_string(entries, *ascii, latin1)?,
                 undefined(),
             ),
             None => return Err(js_error("internal", "the entries are not in the card text")),
