@@ -162,7 +162,9 @@ function lazyValue(obj, key, make) {
  * version): the Node host serves those from a smaller module (issue 29), the web host has one;
  * host.restart() -> replaces every trapped or possibly trapped instance;
  * host.loadVocabulary(encoding, register) -> registers a vocabulary synchronously with
- * register(encoding, bytes), or returns false if it cannot; host.version -> the version string.
+ * register(encoding, bytes), or returns false if it cannot; host.version -> the version string;
+ * host.latin1(bytes) (optional) -> the bytes of a Uint8Array read as Latin-1, for text the core
+ * found to be ASCII, where it is faster than UTF-8 decoding (Node's Buffer; issue 29).
  */
 function makeApi(host) {
   let generation = 0;
@@ -221,7 +223,7 @@ function makeApi(host) {
     // core's call, no copy of the bytes kept); or, for a big book with entries to repair, from
     // the card's text (every error was found by read_card_parts already): parsed as they stand
     // where the core found that the model keeps them (asIsEntries), else read by the core.
-    const parts = guard((raw) => raw.read_card_parts(data, parse), READ);
+    const parts = guard((raw) => raw.read_card_parts(data, parse, host.latin1), READ);
     const card = fromJson(parts[0]);
     const book = card.data && card.data.character_book;
     if (book && parts[1] !== undefined) {

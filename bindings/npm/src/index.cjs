@@ -42,4 +42,10 @@ function loadVocabulary(encoding, register) {
   return true;
 }
 
-module.exports = makeApi({ raw, restart, loadVocabulary, version: read.version() });
+// The bytes of a Uint8Array read as Latin-1: readCard's entries text when it is ASCII (issue 29:
+// Node decodes Latin-1 about 5x faster than UTF-8, and ASCII reads the same either way).
+function latin1(bytes) {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+}
+
+module.exports = makeApi({ raw, restart, loadVocabulary, latin1, version: read.version() });

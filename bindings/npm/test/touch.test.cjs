@@ -154,3 +154,37 @@ for (const [label, text, asItStands] of cardCases) {
     });
   });
 }
+
+// ASCII entries (issue 29): the read core hands a book's entries text to the host's Latin-1
+// decoder (Node's Buffer) when every byte of it is ASCII (escapes such as \u00e9 are ASCII text),
+// else decodes it as UTF-8; either way the string is the same and readCard + JSON.stringify is
+// the model read.
+test('the entries text is handed to the Latin-1 decoder only when it is ASCII, the same text either way', () => {
+  const readRaw = require(path.join(path.dirname(require.resolve('ccv3')), 'node', 'ccv3_read.js'));
+  // No exponent (the fast check pass leaves those to the serde pass, which does not tell ASCII).
+  const plain = (e) => e.replace('caf\u00e9', 'cafe \\u00e9').replace('1e1', '10');
+  const ascii = asIs.map(plain);
+  const texts = [
+    ['ASCII entries', cardText(ascii), true],
+    ['past ASCII outside the entries only', cardText(ascii).replace('"name":"Small"', '"name":"Sm\u00e4ll"'), true],
+    ['one entry past ASCII', cardText([...ascii, plain(entry(20)).replace('cafe', 'caf\u00e9')]), false],
+    ['past ASCII at the end of a long content', cardText([...ascii, plain(entry(20)).replace('cafe', `${'x'.repeat(40)}\u00e9`)]), false],
+    ['an exponent (not told ASCII)', cardText(asIs.map((e) => e.replace('caf\u00e9', 'cafe'))), false],
+  ];
+  for (const [label, text, isAscii] of texts) {
+    const png = pngOf(text);
+    for (const parse of [true, false]) {
+      let calls = 0;
+      const latin1 = (bytes) => {
+        calls++;
+        return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+      };
+      const parts = readRaw.read_card_parts(png, parse, latin1);
+      assert.equal(calls, isAscii ? 1 : 0, `${label}, parseDecorators ${parse}`);
+      assert.equal(typeof parts[2], 'string', label);
+      assert.ok(parts[2] === readRaw.read_card_parts(png, parse)[2], label);
+      const want = JSON.stringify(JSON.parse(raw.read_card(png, parse)));
+      assert.ok(JSON.stringify(ccv3.readCard(png, { parseDecorators: parse })) === want, label);
+    }
+  }
+});

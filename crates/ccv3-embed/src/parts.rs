@@ -56,6 +56,9 @@ pub enum PartEntries {
         range: std::ops::Range<usize>,
         /// The places of the entries to read through the model.
         reread: Vec<usize>,
+        /// Every byte of `text[range]` is ASCII (`false` when not known): a binding may decode
+        /// it as Latin-1, cheaper than UTF-8 (issue 29).
+        ascii: bool,
     },
 }
 
@@ -299,6 +302,7 @@ fn later_parts(text: String, options: &ReadOptions) -> Result<Option<CardParts>,
         return Ok(None);
     };
     let range = span.range.clone();
+    let ascii = span.ascii;
     let reread = span.changed.map(|mut reread| {
         if options.parse_decorators {
             reread.extend(span.decorated);
@@ -342,6 +346,7 @@ fn later_parts(text: String, options: &ReadOptions) -> Result<Option<CardParts>,
             text,
             range,
             reread,
+            ascii,
         },
     };
     Ok(Some(CardParts {

@@ -94,7 +94,10 @@ fn parts_joined(bytes: &[u8], o: &ReadOptions) -> Result<String, (String, String
             text,
             range,
             reread,
+            ascii,
         } => {
+            // Told ASCII only when it is (the npm wrapper then decodes it as Latin-1).
+            assert!(!ascii || text[range.clone()].is_ascii());
             let mut list: Vec<Value> = serde_json::from_slice(&text[range.clone()]).unwrap();
             if o.parse_decorators {
                 for e in &mut list {

@@ -238,12 +238,38 @@ fn summary_source(bytes: &js_sys::Uint8Array) -> Result<std::io::BufReader<JsByt
 /// at its end when decorators are split off), except the entries at the places `reread`, read
 /// by `card_entries_at`. `later` is instead a string, and `places` `undefined`, when every entry
 /// stands as the model keeps it: that text (the array as it
-/// stands, each entry given `decorators: []` at its end when decorators are split off). The
-/// wrapper builds the entries on first access.
+/// stands, each entry given `decorators: []` at its end when decorators are split off), made by
+/// `latin1` (given a `Uint8Array`, returns its bytes read as Latin-1) when the text is ASCII and
+/// `latin1` is given, else decoded as UTF-8. The wrapper builds the entries on first access.
+///
+/// Only the read core takes `latin1` (Node's entry serves readCard from it; the browser entry,
+/// which has the full core alone, decodes UTF-8): the full core stays within its size limit.
+#[cfg(feature = "read-core")]
 #[wasm_bindgen]
 pub fn read_card_parts(
     bytes: &js_sys::Uint8Array,
     parse_decorators: bool,
+    latin1: Option<js_sys::Function>,
+) -> Result<js_sys::Array, JsValue> {
+    card_parts(bytes, parse_decorators, latin1.as_ref())
+}
+
+/// Reads a card from a `Uint8Array` in two parts, as the read core's `read_card_parts` does,
+/// the entries' text always decoded as UTF-8.
+#[cfg(not(feature = "read-core"))]
+#[wasm_bindgen]
+pub fn read_card_parts(
+    bytes: &js_sys::Uint8Array,
+    parse_decorators: bool,
+) -> Result<js_sys::Array, JsValue> {
+    card_parts(bytes, parse_decorators, None)
+}
+
+/// `read_card_parts` with the Latin-1 decoder `latin1`, when one is given.
+fn card_parts(
+    bytes: &js_sys::Uint8Array,
+    parse_decorators: bool,
+    latin1: Option<&js_sys::Function>,
 ) -> Result<js_sys::Array, JsValue> {
     let source = std::io::BufReader::with_capacity(512, JsBytes::new(bytes)?);
     let parts =
@@ -268,14 +294,20 @@ pub fn read_card_parts(
             text,
             range,
             reread,
-        }) if reread.is_empty() => match text.get(range.clone()).map(std::str::from_utf8) {
-            Some(Ok(entries)) => (undefined(), JsValue::from_str(entries), undefined()),
-            _ => return Err(js_error("internal", "the entries are not in the card text")),
+            ascii,
+        }) if reread.is_empty() => match text.get(range.clone()) {
+            Some(entries) => (
+                undefined(),
+                js_string(entries, *ascii, latin1)?,
+                undefined(),
+            ),
+            None => return Err(js_error("internal", "the entries are not in the card text")),
         },
         Some(ccv3_embed::PartEntries::AsIs {
             text,
             range,
             reread,
+            ..
         }) => {
             // Card texts are read from at most 4 GiB inputs (wasm32): the places fit in u32.
             let places: Vec<u32> = [range.start, range.end]
@@ -294,6 +326,28 @@ pub fn read_card_parts(
     let out = js_sys::Array::of3(&JsValue::from_str(&parts.card), &entries, &later);
     out.push(&places);
     Ok(out)
+}
+
+/// The UTF-8 `text` as a JavaScript string: made by `latin1` from a view of this memory when
+/// the text is ASCII (Latin-1 reads ASCII as UTF-8 does, and Node decodes it faster: issue 29),
+/// else decoded as UTF-8 (checked first: the text is a slice of a checked card text).
+fn js_string(
+    text: &[u8],
+    ascii: bool,
+    latin1: Option<&js_sys::Function>,
+) -> Result<JsValue, JsValue> {
+    if let (Some(latin1), true) = (latin1, ascii) {
+        // SAFETY: the view is read by `latin1` alone, synchronously, and dropped here; nothing
+        // runs in this module meanwhile, so its memory neither changes nor grows (which would
+        // detach the view's buffer) while the view is in use.
+        #[allow(unsafe_code)]
+        let view = unsafe { js_sys::Uint8Array::view(text) };
+        return latin1.call1(&JsValue::UNDEFINED, &view);
+    }
+    match std::str::from_utf8(text) {
+        Ok(text) => Ok(JsValue::from_str(text)),
+        Err(_) => Err(js_error("internal", "the entries are not UTF-8")),
+    }
 }
 
 /// Reads the entries of a card's book from the card's JSON text (`later` of

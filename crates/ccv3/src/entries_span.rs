@@ -42,6 +42,10 @@ pub struct EntriesSpan {
     /// nothing repaired or moved; issue 29): the text with an empty array at `range` is the
     /// card without its entries, no model read needed.
     pub card_as_is: bool,
+    /// Every byte of the array's text at `range` is ASCII (known from the hand-written pass,
+    /// which sees each byte of its strings; `false` when not known): a binding may decode it as
+    /// Latin-1, which is cheaper than UTF-8 (issue 29).
+    pub ascii: bool,
 }
 
 /// Where `data.character_book.entries` (an array) stands in the card JSON `text`, when the whole
@@ -140,6 +144,7 @@ impl EntriesSpan {
             changed,
             decorated,
             card_as_is: card.as_is(),
+            ascii: false,
         }
     }
 }

@@ -24,18 +24,23 @@ const MAX_DIGITS: usize = 18;
 /// [`super::character_book_entries`]'s answer when this pass is sure of it, else `None`.
 pub(super) fn entries_span(text: &str) -> Option<EntriesSpan> {
     let mut s = Scan {
+        t: text,
         b: text.as_bytes(),
         i: 0,
         depth: 0,
         last: None,
+        high: 0,
     };
     let mut card = CardAsIs::default();
     s.ws();
     let found = s.path(0, &mut card)?;
     s.ws();
     (s.i == s.b.len()).then_some(())?;
-    let (range, items) = found?;
-    Some(EntriesSpan::of_items(range, &items, &card))
+    let (range, items, ascii) = found?;
+    Some(EntriesSpan {
+        ascii,
+        ..EntriesSpan::of_items(range, &items, &card)
+    })
 }
 
 /// A string's place in the text (quotes excluded) and whether it has escapes.
@@ -45,17 +50,22 @@ struct Str {
     escaped: bool,
 }
 
-/// The entries array found: its range and each item's class.
-type Found = (std::ops::Range<usize>, Vec<Class>);
+/// The entries array found: its range, each item's class, and whether its text is all ASCII.
+type Found = (std::ops::Range<usize>, Vec<Class>, bool);
 
 /// The pass's position in the text.
 struct Scan<'t> {
+    /// The text, and its bytes.
+    t: &'t str,
     b: &'t [u8],
     i: usize,
     depth: usize,
     /// Whether the last string read (key or value) was escaped; `None` when none was read
     /// since the entries array opened (the serde pass finds the array's end from that string).
     last: Option<bool>,
+    /// Nonzero once a string scanned held a byte past ASCII (or may have: the bytes of a
+    /// string's last 16 are counted whole); the other bytes of a text the pass accepts are ASCII.
+    high: u64,
 }
 
 impl<'t> Scan<'t> {
@@ -113,7 +123,7 @@ impl<'t> Scan<'t> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            self.i += to_special(self.b.get(self.i..)?)?;
+            self.i += to_special(self.b.get(self.i..)?, &mut self.high)?;
             match self.peek()? {
                 b'"' => break,
                 b'\\' => {
@@ -171,8 +181,9 @@ impl<'t> Scan<'t> {
         (!s.escaped).then_some(())?;
         self.expect(b':')?;
         self.ws();
-        let b: &'t [u8] = self.b;
-        std::str::from_utf8(b.get(s.start..s.end)?).ok()
+        // Between two quotes: on character boundaries, so no UTF-8 check is needed.
+        let t: &'t str = self.t;
+        t.get(s.start..s.end)
     }
 
     /// Any value, with its shape (`at_signs` looked for when `content`).
@@ -313,7 +324,7 @@ impl<'t> Scan<'t> {
                         let text = if self.peek() == Some(b'"') {
                             let s = self.string()?;
                             (!s.escaped).then_some(())?;
-                            Some(std::str::from_utf8(self.b.get(s.start..s.end)?).ok()?)
+                            Some(self.t.get(s.start..s.end)?)
                         } else {
                             self.value(false)?;
                             None
@@ -394,6 +405,7 @@ impl<'t> Scan<'t> {
         let start = self.i;
         self.i += 1;
         self.last = None;
+        self.high = 0;
         let mut items = Vec::new();
         if !self.open(b']')? {
             loop {
@@ -403,7 +415,8 @@ impl<'t> Scan<'t> {
                 }
             }
         }
-        Some((self.last == Some(false)).then_some((start..self.i, items)))
+        let ascii = self.high == 0;
+        Some((self.last == Some(false)).then_some((start..self.i, items, ascii)))
     }
 
     /// An item of the entries array, classed by [`EntryAsIs`].
@@ -433,7 +446,8 @@ impl<'t> Scan<'t> {
 }
 
 /// How far into `rest` the first `"`, `\` or control character is; `None` when there is none.
-fn to_special(rest: &[u8]) -> Option<usize> {
+/// Sets bits of `high` when a byte past ASCII is before it (or in the same 16 bytes).
+fn to_special(rest: &[u8], high: &mut u64) -> Option<usize> {
     let mut at = 0;
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
@@ -449,6 +463,7 @@ fn to_special(rest: &[u8]) -> Option<usize> {
                 u8x16_lt(v, space),
             );
             let mask = u8x16_bitmask(hits);
+            *high |= u64::from(u8x16_bitmask(v));
             if mask != 0 {
                 return Some(at + mask.trailing_zeros() as usize);
             }
@@ -466,14 +481,16 @@ fn to_special(rest: &[u8]) -> Option<usize> {
             let s = x ^ (ONES * u64::from(b'\\'));
             let backslash = s.wrapping_sub(ONES) & !s;
             let hits = (ctrl | quote | backslash) & (ONES << 7);
+            *high |= x & (ONES << 7);
             if hits != 0 {
                 return Some(at + hits.trailing_zeros() as usize / 8);
             }
             at += 8;
         }
     }
-    rest.get(at..)?
-        .iter()
+    let tail = rest.get(at..)?;
+    *high |= tail.iter().fold(0, |all, &b| all | u64::from(b & 0x80));
+    tail.iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .map(|p| at + p)
 }
@@ -506,11 +523,45 @@ mod tests {
     fn agrees(text: &str) -> bool {
         match entries_span(text) {
             Some(span) => {
-                assert_eq!(Some(span), serde_pass(text), "{text}");
+                // The serde pass does not know whether the entries are ASCII; when this pass says
+                // so, they are.
+                let ascii = span.ascii;
+                assert!(!ascii || text[span.range.clone()].is_ascii(), "{text}");
+                let serde = serde_pass(text).map(|s| super::super::EntriesSpan { ascii, ..s });
+                assert_eq!(Some(span), serde, "{text}");
                 true
             }
             None => false,
         }
+    }
+
+    /// The entries' text is known to be ASCII exactly when it is, whatever the card around it
+    /// holds (the npm binding decodes such text as Latin-1, issue 29).
+    #[test]
+    fn ascii_entries_are_told_from_the_others() {
+        let ascii = |text: &str| entries_span(text).map(|s| s.ascii);
+        let card = card();
+        // The test card's second entry holds `\u00e9` as an escape: ASCII text.
+        assert_eq!(ascii(&card), Some(true));
+        for (from, to) in [
+            (r#""content":"plain""#, "\"content\":\"pla\u{e9}n\""),
+            (r#""comment":"c""#, "\"comment\":\"\u{1f600}\""),
+            // Past 16 bytes into a long string, and in a string's last bytes.
+            (
+                r#""content":"plain""#,
+                "\"content\":\"0123456789abcdefghij\u{e9}\"",
+            ),
+            (r#""name" : "n""#, "\"name\" : \"n\u{e9}\""),
+        ] {
+            assert!(card.contains(from));
+            let changed = card.replacen(from, to, 1);
+            assert_eq!(ascii(&changed), Some(false), "{changed}");
+        }
+        // Past ASCII before and after the entries only.
+        let around = card
+            .replace(r#""name":"A""#, "\"name\":\"\u{e9}\"")
+            .replace(r#""scan_depth":2}"#, "\"scan_depth\":2,\"x\":\"\u{e9}\"}");
+        assert_eq!(ascii(&around), Some(true), "{around}");
     }
 
     #[test]

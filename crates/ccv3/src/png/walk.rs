@@ -117,7 +117,18 @@ pub(crate) fn append_by_reads<R: Read + ?Sized>(
         // (opt-level "s"), a tenth of a big chunk's read (issue 29).
         *v = vec![0; n];
     } else {
-        v.resize(start.saturating_add(n), 0);
+        // The same for the bytes after a chunk's first ones (its keyword, read before): zeroed
+        // in one fill (`fill` of bytes is a `memset`), not byte by byte as `resize` does there
+        // (issue 29: 3% of the npm readCard + JSON.stringify of the 8.6 MB card).
+        v.reserve(n);
+        if let Some(spare) = v.spare_capacity_mut().get_mut(..n) {
+            spare.fill(std::mem::MaybeUninit::new(0));
+            // SAFETY: the `n` bytes past the length are in the capacity and were just written.
+            #[allow(unsafe_code)]
+            unsafe {
+                v.set_len(start + n);
+            }
+        }
     }
     let mut got = 0;
     let result = loop {
