@@ -180,7 +180,9 @@ if (args.only === 'summary') {
 // instantiate, one read), the same with --baseline's package when given, and one that imports
 // @character-foundry/loader and reads the card once with parseCard. The card's bytes are read
 // before the clock starts. Medians over rounds of: the whole process's wall time minus the bare
-// process's (Node's own start), and, inside the process, the import and the first read.
+// process's (Node's own start), and, inside the process, the import and the first read: their
+// wall times, and their CPU times (all threads; the main thread's on Linux), which a loaded machine
+// moves much less (the CPU readings add about 1 ms to each whole process, the same for each).
 // Chromium (headless, when found): each round a fresh browser context (no HTTP or code cache)
 // opens a page that fetches the card's bytes, then times `import('ccv3/web')`, `await init()`
 // and the first readCard; `init()` compiles the core as it streams in (compileStreaming of the
@@ -188,8 +190,26 @@ if (args.only === 'summary') {
 // with --peers, the `cf` variant times `import('@character-foundry/loader')` (bare names mapped to
 // the peers' node_modules by an import map) and its first parseCard.
 if (args.only === 'first-child') {
-  // One measurement in this fresh process: prints {import_ms, read_ms}.
+  // One measurement in this fresh process: prints {import_ms, read_ms} and the CPU time of each:
+  // the process's (all threads: V8 compiles on worker threads) and, on Linux, the main thread's
+  // (/proc schedstat, brought up to date by a 10 µs futex wait; taken outside the timed spans).
+  // Under load the CPU times move much less than the walls.
   const bytes = fs.readFileSync(args.card);
+  const cpu = () => {
+    const c = process.cpuUsage();
+    return (c.user + c.system) / 1000;
+  };
+  const ia = new Int32Array(new SharedArrayBuffer(4));
+  const stat = `/proc/self/task/${process.pid}/schedstat`;
+  const mainCpu = () => {
+    try {
+      Atomics.wait(ia, 0, 0, 0.01);
+      return Number(fs.readFileSync(stat, 'latin1').split(' ')[0]) / 1e6;
+    } catch (_) {
+      return NaN;
+    }
+  };
+  const c0 = [cpu(), mainCpu()];
   const t0 = performance.now();
   let read;
   if (args.which === 'cf') {
@@ -201,10 +221,15 @@ if (args.only === 'first-child') {
     read = (b) => lib.readCard(b);
   }
   const t1 = performance.now();
+  const c1 = [cpu(), mainCpu()];
+  const t1b = performance.now();
   const card = await read(bytes);
   const t2 = performance.now();
+  const c2 = [cpu(), mainCpu()];
   if (!(card.card || card).data.name) throw new Error('no card read');
-  console.log(JSON.stringify({ import_ms: t1 - t0, read_ms: t2 - t1 }));
+  const times = { import_ms: t1 - t0, read_ms: t2 - t1b, import_cpu_ms: c1[0] - c0[0], read_cpu_ms: c2[0] - c1[0] };
+  if (!Number.isNaN(c0[1])) Object.assign(times, { import_main_cpu_ms: c1[1] - c0[1], read_main_cpu_ms: c2[1] - c1[1] });
+  console.log(JSON.stringify(times));
   process.exit(0);
 }
 if (args.only === 'first') {
@@ -233,6 +258,10 @@ if (args.only === 'first') {
     row[`${k} import_ms`] = median(t[k].map((x) => x.import_ms));
     row[`${k} first_read_ms`] = median(t[k].map((x) => x.read_ms));
     row[`${k} import_plus_read_ms`] = median(t[k].map((x) => x.import_ms + x.read_ms));
+    // CPU times (see first-child): all threads, and the main thread where Linux gives it.
+    for (const c of ['import_cpu_ms', 'read_cpu_ms', 'import_main_cpu_ms', 'read_main_cpu_ms']) {
+      if (t[k][0][c] !== undefined) row[`${k} ${c}`] = median(t[k].map((x) => x[c]));
+    }
   }
   if (peers) {
     // Per round: ccv3's (import + read) / cf's read after its import; whole processes.
