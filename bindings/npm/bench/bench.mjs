@@ -180,14 +180,36 @@ if (args.only === 'summary') {
 // instantiate, one read), the same with --baseline's package when given, and one that imports
 // @character-foundry/loader and reads the card once with parseCard. The card's bytes are read
 // before the clock starts. Medians over rounds of: the whole process's wall time minus the bare
-// process's (Node's own start), and, inside the process, the import and the first read.
+// process's (Node's own start), and, inside the process, the import and the first read: their
+// wall times, and their CPU times (all threads; the main thread's on Linux), which a loaded machine
+// moves much less (the CPU readings add about 1 ms to each whole process, the same for each).
 // Chromium (headless, when found): each round a fresh browser context (no HTTP or code cache)
 // opens a page that fetches the card's bytes, then times `import('ccv3/web')`, `await init()`
 // and the first readCard; `init()` compiles the core as it streams in (compileStreaming of the
-// served application/wasm) or, in the `bytes` variant, from the fetched bytes (WebAssembly.compile).
+// served application/wasm) or, in the `bytes` variant, from the fetched bytes (WebAssembly.compile);
+// with --peers, the `cf` variant times `import('@character-foundry/loader')` (bare names mapped to
+// the peers' node_modules by an import map) and its first parseCard.
 if (args.only === 'first-child') {
-  // One measurement in this fresh process: prints {import_ms, read_ms}.
+  // One measurement in this fresh process: prints {import_ms, read_ms} and the CPU time of each:
+  // the process's (all threads: V8 compiles on worker threads) and, on Linux, the main thread's
+  // (/proc schedstat, brought up to date by a 10 µs futex wait; taken outside the timed spans).
+  // Under load the CPU times move much less than the walls.
   const bytes = fs.readFileSync(args.card);
+  const cpu = () => {
+    const c = process.cpuUsage();
+    return (c.user + c.system) / 1000;
+  };
+  const ia = new Int32Array(new SharedArrayBuffer(4));
+  const stat = `/proc/self/task/${process.pid}/schedstat`;
+  const mainCpu = () => {
+    try {
+      Atomics.wait(ia, 0, 0, 0.01);
+      return Number(fs.readFileSync(stat, 'latin1').split(' ')[0]) / 1e6;
+    } catch (_) {
+      return NaN;
+    }
+  };
+  const c0 = [cpu(), mainCpu()];
   const t0 = performance.now();
   let read;
   if (args.which === 'cf') {
@@ -199,10 +221,15 @@ if (args.only === 'first-child') {
     read = (b) => lib.readCard(b);
   }
   const t1 = performance.now();
+  const c1 = [cpu(), mainCpu()];
+  const t1b = performance.now();
   const card = await read(bytes);
   const t2 = performance.now();
+  const c2 = [cpu(), mainCpu()];
   if (!(card.card || card).data.name) throw new Error('no card read');
-  console.log(JSON.stringify({ import_ms: t1 - t0, read_ms: t2 - t1 }));
+  const times = { import_ms: t1 - t0, read_ms: t2 - t1b, import_cpu_ms: c1[0] - c0[0], read_cpu_ms: c2[0] - c1[0] };
+  if (!Number.isNaN(c0[1])) Object.assign(times, { import_main_cpu_ms: c1[1] - c0[1], read_main_cpu_ms: c2[1] - c1[1] });
+  console.log(JSON.stringify(times));
   process.exit(0);
 }
 if (args.only === 'first') {
@@ -231,6 +258,10 @@ if (args.only === 'first') {
     row[`${k} import_ms`] = median(t[k].map((x) => x.import_ms));
     row[`${k} first_read_ms`] = median(t[k].map((x) => x.read_ms));
     row[`${k} import_plus_read_ms`] = median(t[k].map((x) => x.import_ms + x.read_ms));
+    // CPU times (see first-child): all threads, and the main thread where Linux gives it.
+    for (const c of ['import_cpu_ms', 'read_cpu_ms', 'import_main_cpu_ms', 'read_main_cpu_ms']) {
+      if (t[k][0][c] !== undefined) row[`${k} ${c}`] = median(t[k].map((x) => x[c]));
+    }
   }
   if (peers) {
     // Per round: ccv3's (import + read) / cf's read after its import; whole processes.
@@ -260,30 +291,48 @@ async function firstReadInChromium(cardPath, rounds) {
   }
   const http = await import('node:http');
   const types = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
-  const page = `<!doctype html><script type="module">
+  // character-foundry's ES modules import bare package names: an import map points them at the
+  // peers' node_modules (its browser path: atob for base64, fflate's browser build).
+  const cfPkgs = ['charx', 'core', 'loader', 'lorebook', 'media', 'normalizer', 'png', 'schemas', 'voxta'];
+  const imports = { '@character-foundry/core/zip': '/peers/@character-foundry/core/dist/zip.js', fflate: '/peers/fflate/esm/browser.js', zod: '/peers/zod/index.js' };
+  for (const n of cfPkgs) imports[`@character-foundry/${n}`] = `/peers/@character-foundry/${n}/dist/index.js`;
+  const cf = peers && fs.existsSync(path.join(peers, 'node_modules', '@character-foundry', 'loader'));
+  const page = `<!doctype html><script type="importmap">${JSON.stringify({ imports })}</script><script type="module">
     const q = new URLSearchParams(location.search);
+    const variant = q.get('variant');
     const card = new Uint8Array(await (await fetch('/card.png')).arrayBuffer());
-    const wasm = q.get('variant') === 'bytes' ? await (await fetch('/pkg/web/ccv3_wasm_bg.wasm')).arrayBuffer() : undefined;
-    const t0 = performance.now();
-    const m = await import('/pkg/web/index.js');
-    const t1 = performance.now();
-    await m.default(wasm);
-    const t2 = performance.now();
-    const c = m.readCard(card);
-    const t3 = performance.now();
-    window.result = { import_ms: t1 - t0, init_ms: t2 - t1, read_ms: t3 - t2, total_ms: t3 - t0, name: c.data.name };
+    if (variant === 'cf') {
+      const t0 = performance.now();
+      const m = await import('@character-foundry/loader');
+      const t1 = performance.now();
+      const c = await m.parseCard(card);
+      const t2 = performance.now();
+      window.result = { import_ms: t1 - t0, init_ms: 0, read_ms: t2 - t1, total_ms: t2 - t0, name: (c.card || c).data.name };
+    } else {
+      const wasm = variant === 'bytes' ? await (await fetch('/pkg/web/ccv3_wasm_bg.wasm')).arrayBuffer() : undefined;
+      const t0 = performance.now();
+      const m = await import('/pkg/web/index.js');
+      const t1 = performance.now();
+      await m.default(wasm);
+      const t2 = performance.now();
+      const c = m.readCard(card);
+      const t3 = performance.now();
+      window.result = { import_ms: t1 - t0, init_ms: t2 - t1, read_ms: t3 - t2, total_ms: t3 - t0, name: c.data.name };
+    }
   </script>`;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     let file = null;
     if (url.pathname === '/card.png') file = cardPath;
     else if (url.pathname.startsWith('/pkg/')) file = path.join(pkg, url.pathname.slice(5));
+    else if (cf && url.pathname.startsWith('/peers/')) file = path.join(peers, 'node_modules', url.pathname.slice(7));
     if (url.pathname === '/') {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       res.end(page);
       return;
     }
-    if (!file || !path.resolve(file).startsWith(path.dirname(cardPath)) && !path.resolve(file).startsWith(pkg) || !fs.existsSync(file)) {
+    const inside = (dir) => path.resolve(file).startsWith(dir + path.sep);
+    if (!file || !(inside(path.dirname(cardPath)) || inside(pkg) || (cf && inside(path.join(peers, 'node_modules')))) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
       res.writeHead(404);
       res.end();
       return;
@@ -295,7 +344,7 @@ async function firstReadInChromium(cardPath, rounds) {
   const base = `http://127.0.0.1:${server.address().port}`;
   const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   try {
-    const variants = ['streaming', 'bytes'];
+    const variants = cf ? ['streaming', 'bytes', 'cf'] : ['streaming', 'bytes'];
     const t = Object.fromEntries(variants.map((v) => [v, []]));
     const once = async (variant) => {
       const context = await browser.newContext();
@@ -311,6 +360,12 @@ async function firstReadInChromium(cardPath, rounds) {
     const row = { op: 'first read in headless Chromium (fresh context): card_5MB_post.png', rounds, load: os.loadavg().map((x) => x.toFixed(1)).join(' ') };
     for (const v of variants) {
       for (const k of ['import_ms', 'init_ms', 'read_ms', 'total_ms']) row[`${v} ${k}`] = median(t[v].map((x) => x[k]));
+    }
+    if (cf) {
+      // Per round, as in Node: ccv3's whole first read (import, init, read) against the peer's
+      // read after its import, and the whole of each.
+      row['streaming (import + init + read) / cf read'] = median(t.streaming.map((x, i) => x.total_ms / t.cf[i].read_ms));
+      row['streaming total / cf total'] = median(t.streaming.map((x, i) => x.total_ms / t.cf[i].total_ms));
     }
     report(row);
   } finally {

@@ -800,3 +800,21 @@ fn card_text_not_utf8_names_the_first_bad_byte() {
     let (text, _) = decode_text_inner(STANDARD.encode_to_string(&long).as_bytes()).unwrap();
     assert_eq!(text, long);
 }
+
+/// A card chunk's data is appended after the keyword read before it, in blocks of zeroes filled
+/// by reads (issue 29: no byte-by-byte zeroing); a stream that ends early gives what it had.
+#[test]
+fn chunk_data_is_appended_after_the_keyword_whole_or_up_to_the_end() {
+    let data: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8 + 1).collect();
+    let mut v = b"ccv3\0".to_vec();
+    let got = super::append_by_reads(&mut Cursor::new(&data), &mut v, data.len()).unwrap();
+    assert_eq!(got, data.len());
+    assert_eq!(&v[..5], b"ccv3\0");
+    assert_eq!(&v[5..], &data[..]);
+
+    let mut short = b"chara\0".to_vec();
+    let got = super::append_by_reads(&mut Cursor::new(&data[..100]), &mut short, 20_000).unwrap();
+    assert_eq!(got, 100);
+    assert_eq!(short.len(), 106);
+    assert_eq!(&short[6..], &data[..100]);
+}
