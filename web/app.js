@@ -6,7 +6,7 @@
 // Nothing leaves the browser: no request goes to another host (see the page's CSP).
 import init, * as ccv3 from './pkg/web/index.js';
 import * as store from './store.js';
-import { createLintPanel } from './lint.js';
+import { createLintPanel, afterFrame } from './lint.js';
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const el = (tag, attrs = {}, ...children) => {
@@ -301,7 +301,7 @@ function openBytes(bytes, fileName, { recent = false, draft = null } = {}) {
     } catch (e) {
       showError(`Could not lint ${fileName}: ${e && e.message}`);
     }
-    afterPaint(() => {
+    afterFrame(() => {
       if (S.doc !== doc) return;
       S.staleEditor = false; // (renderDocument redraws those panels before any input comes)
       try {
@@ -348,21 +348,6 @@ for (const type of ['beforeinput', 'input', 'change', 'click']) {
       ev.stopImmediatePropagation();
     }
   }, true);
-}
-
-/**
- * Runs `fn` once the browser has drawn a frame with what the page holds now (in the task after
- * that frame), or soon if the page is hidden (a hidden page draws no frames).
- */
-function afterPaint(fn) {
-  let done = false;
-  const run = () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
-  if (!document.hidden) requestAnimationFrame(() => setTimeout(run, 0));
-  setTimeout(run, document.hidden ? 0 : 1000);
 }
 
 function objectUrl(bytes, type) {

@@ -27,10 +27,20 @@ const svg = (tag, attrs = {}, ...children) => {
 
 const title = (text) => svg('title', {}, text);
 
-/** Runs `fn` in the task after the browser's next frame (at once, in a task, on a hidden page). */
-function afterFrame(fn) {
-  if (document.hidden) setTimeout(fn, 0);
-  else requestAnimationFrame(() => setTimeout(fn, 0));
+/**
+ * Runs `fn` once the browser has drawn a frame with what the page holds now (in the task after
+ * that frame), or soon if the page is hidden (a hidden page draws no frames; one hidden after
+ * the frame was asked for runs `fn` a second later). Used by the page too (app.js).
+ */
+export function afterFrame(fn) {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+  if (!document.hidden) requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, document.hidden ? 0 : 1000);
 }
 
 const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

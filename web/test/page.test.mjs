@@ -8,13 +8,13 @@
 // Run by scripts/test-web-page (CCV3_SITE, CCV3_NPM, CCV3_CLI, CCV3_GEN set there).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
+import { serveSite } from './site-server.mjs';
 
 const REPO = process.env.CCV3_REPO;
 const SITE = process.env.CCV3_SITE || path.join(REPO, 'target', 'web');
@@ -26,34 +26,14 @@ const GEN = process.env.CCV3_GEN; // folder of ../shared/peers/gen.py output, wh
 const SCREENSHOT = process.env.CCV3_SCREENSHOT; // where to write the README's screenshot
 const ccv3 = createRequire(import.meta.url)(NPM); // the Node package reads the downloads back
 
-const TYPES = {
-  '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm',
-  '.svg': 'image/svg+xml', '.json': 'application/json', '.webmanifest': 'application/manifest+json',
-};
-
 let server;
 let base;
 let browser;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'ccv3-web-'));
 
-function serve(req, res) {
-  const url = new URL(req.url, 'http://localhost');
-  const rel = decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname);
-  const file = path.resolve(SITE, `.${rel}`);
-  if (!file.startsWith(path.resolve(SITE) + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-    res.writeHead(404);
-    res.end();
-    return;
-  }
-  res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' });
-  fs.createReadStream(file).pipe(res);
-}
-
 before(async () => {
   assert.ok(fs.existsSync(path.join(SITE, 'index.html')), `no site at ${SITE}: run scripts/build-web`);
-  server = http.createServer(serve);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${server.address().port}`;
+  ({ server, base } = await serveSite(SITE));
   browser = await chromium.launch({ executablePath: BROWSER, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
 });
 

@@ -7,10 +7,10 @@
 // Run from target/web-test after scripts/build-web and scripts/test-web-page set it up:
 //   CCV3_SITE=$ROOT/target/web CCV3_CHROMIUM=/usr/bin/chromium node trace-open.mjs CARD [OPENINGS] [TRACE.json]
 // (the last argument keeps the last opening's trace, for chrome://tracing or DevTools).
-import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { serveSite } from './site-server.mjs';
 
 const SITE = process.env.CCV3_SITE;
 const BROWSER = process.env.CCV3_CHROMIUM || '/usr/bin/chromium';
@@ -21,20 +21,7 @@ if (!SITE || !card) {
 }
 const OPENINGS = Number(openingsArg);
 
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.svg': 'image/svg+xml' };
-const server = http.createServer((req, res) => {
-  const rel = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
-  const file = path.resolve(SITE, `.${rel === '/' ? '/index.html' : rel}`);
-  if (!file.startsWith(path.resolve(SITE) + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-    res.writeHead(404);
-    res.end();
-    return;
-  }
-  res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream' });
-  fs.createReadStream(file).pipe(res);
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const base = `http://127.0.0.1:${server.address().port}`;
+const { server, base } = await serveSite(SITE);
 
 const CATEGORIES = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8', 'v8.execute',
   'disabled-by-default-v8.gc', 'disabled-by-default-v8.cpu_profiler', 'loading', 'v8.wasm', 'disabled-by-default-v8.wasm.detailed'];
