@@ -330,7 +330,7 @@ fn card_parts(
 
 /// The UTF-8 `text` as a JavaScript string: made by `latin1` from a view of this memory when
 /// the text is ASCII (Latin-1 reads ASCII as UTF-8 does, and Node decodes it faster: issue 29),
-/// else decoded as UTF-8 (checked first: the text is a slice of a checked card text).
+/// else checked and decoded as UTF-8 (`PartEntries::AsIs` holds the card text as bytes).
 fn js_string(
     text: &[u8],
     ascii: bool,
