@@ -187,6 +187,7 @@ if (args.only === 'summary') {
 // opens a page that fetches the card's bytes, then times `import('ccv3/web')`, `await init()`
 // and the first readCard; `init()` compiles the core as it streams in (compileStreaming of the
 // served application/wasm) or, in the `bytes` variant, from the fetched bytes (WebAssembly.compile);
+// the `read` variant calls `initReadCore()` instead (the read core alone, streaming);
 // with --peers, the `cf` variant times `import('@character-foundry/loader')` (bare names mapped to
 // the peers' node_modules by an import map) and its first parseCard.
 if (args.only === 'first-child') {
@@ -313,7 +314,7 @@ async function firstReadInChromium(cardPath, rounds) {
       const t0 = performance.now();
       const m = await import('/pkg/web/index.js');
       const t1 = performance.now();
-      await m.default(wasm);
+      await (variant === 'read' ? m.initReadCore() : m.default(wasm));
       const t2 = performance.now();
       const c = m.readCard(card);
       const t3 = performance.now();
@@ -344,7 +345,7 @@ async function firstReadInChromium(cardPath, rounds) {
   const base = `http://127.0.0.1:${server.address().port}`;
   const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   try {
-    const variants = cf ? ['streaming', 'bytes', 'cf'] : ['streaming', 'bytes'];
+    const variants = ['streaming', 'bytes', 'read', ...(cf ? ['cf'] : [])];
     const t = Object.fromEntries(variants.map((v) => [v, []]));
     const once = async (variant) => {
       const context = await browser.newContext();
@@ -366,6 +367,11 @@ async function firstReadInChromium(cardPath, rounds) {
       // read after its import, and the whole of each.
       row['streaming (import + init + read) / cf read'] = median(t.streaming.map((x, i) => x.total_ms / t.cf[i].read_ms));
       row['streaming total / cf total'] = median(t.streaming.map((x, i) => x.total_ms / t.cf[i].total_ms));
+      // After the imports: ccv3's init + read against the peer's read.
+      for (const v of ['streaming', 'read']) {
+        row[`${v} (init + read) / cf read`] = median(t[v].map((x, i) => (x.init_ms + x.read_ms) / t.cf[i].read_ms));
+      }
+      row['read total / cf total'] = median(t.read.map((x, i) => x.total_ms / t.cf[i].total_ms));
     }
     report(row);
   } finally {

@@ -74,6 +74,34 @@ try {
 window.__results = out;
 </script>`;
 
+// A page that only reads cards loads the read core alone (issue 29: initReadCore), and the full
+// core when it needs more.
+const READ_PAGE = `<!doctype html><meta charset="utf-8"><title>ccv3/web, read core</title>
+<script type="module">
+import init, * as ccv3 from '/pkg/web/index.js';
+const out = {};
+const wasmFetched = () => performance.getEntriesByType('resource').map((r) => new URL(r.name).pathname).filter((p) => p.endsWith('.wasm'));
+try {
+  await ccv3.initReadCore();
+  await ccv3.initReadCore(); // a second call is harmless
+  const png = new Uint8Array(await (await fetch('/examples/ember.png')).arrayBuffer());
+  const card = ccv3.readCard(png);
+  out.name = card.data.name;
+  out.entries = card.data.character_book.entries.length;
+  out.summaryName = ccv3.readCardSummary(png).name;
+  out.wasmBeforeInit = wasmFetched();
+  try { ccv3.validateCard(png); out.validateBeforeInit = 'validated'; }
+  catch (e) { out.validateBeforeInit = e.code; out.validateBeforeInitMessage = e.message; }
+  await init();
+  out.validateAfterInit = Array.isArray(ccv3.validateCard(png));
+  out.nameAfterInit = ccv3.readCard(png).data.name;
+  out.wasmAfterInit = wasmFetched();
+} catch (e) {
+  out.thrown = String(e && e.stack || e);
+}
+window.__results = out;
+</script>`;
+
 let server;
 let base;
 let browser;
@@ -81,9 +109,9 @@ let browser;
 function serve(req, res) {
   const url = new URL(req.url, 'http://localhost');
   let file = null;
-  if (url.pathname === '/') {
+  if (url.pathname === '/' || url.pathname === '/read') {
     res.writeHead(200, { 'Content-Type': 'text/html' });
-    res.end(PAGE);
+    res.end(url.pathname === '/' ? PAGE : READ_PAGE);
     return;
   }
   if (url.pathname.startsWith('/pkg/')) file = path.join(PKG, url.pathname.slice(5));
@@ -177,4 +205,25 @@ test('macros expand; vocabularies load on demand, then tokens and prompts count'
   assert.deepEqual(results.promptKeys, ['cut', 'lore', 'messages', 'state', 'tokens']);
   assert.ok(results.messages > 0);
   assert.ok(results.promptTokens > 0);
+});
+
+test('initReadCore: a page that only reads loads the read core alone, init() adds the rest (issue 29)', async () => {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(`${base}/read`);
+  await page.waitForFunction(() => window.__results !== undefined, null, { timeout: 60_000 });
+  const r = await page.evaluate(() => window.__results);
+  await page.close();
+  assert.deepEqual(errors, []);
+  assert.equal(r.thrown, undefined, r.thrown);
+  assert.equal(r.name, 'Ember Vale');
+  assert.ok(r.entries > 0);
+  assert.equal(r.summaryName, 'Ember Vale');
+  assert.deepEqual(r.wasmBeforeInit, ['/pkg/web/ccv3_read_bg.wasm']);
+  assert.equal(r.validateBeforeInit, 'not-initialized');
+  assert.match(r.validateBeforeInitMessage, /await init\(\)/);
+  assert.equal(r.validateAfterInit, true);
+  assert.equal(r.nameAfterInit, 'Ember Vale');
+  assert.deepEqual(r.wasmAfterInit, ['/pkg/web/ccv3_read_bg.wasm', '/pkg/web/ccv3_wasm_bg.wasm']);
 });

@@ -1,6 +1,6 @@
 // The browser entry `ccv3/web` as a bundler resolves it (issue 30, scripts/test-packages):
 // type-checked only (its run is scripts/test-web's, in headless Chromium).
-import init, { countTokens, initSync, loadTokenizer, readCard, scanLorebook } from 'ccv3/web';
+import init, { countTokens, initReadCore, initSync, loadTokenizer, readCard, scanLorebook } from 'ccv3/web';
 import type { CharacterCardV3, ScanResult } from 'ccv3/web';
 
 /** Reads a card's bytes and scans its book with the first message of a chat. */
@@ -11,6 +11,12 @@ export async function firstScan(bytes: Uint8Array, message: string): Promise<[st
   const book = card.data.character_book;
   const scan: ScanResult = scanLorebook({ books: book ? [book] : [], chat: [{ role: 'user', content: message }] });
   return [card.data.name, scan, countTokens(message)];
+}
+
+/** A character list's read: only the read core is loaded. */
+export async function nameOf(bytes: Uint8Array): Promise<string> {
+  await initReadCore();
+  return readCard(bytes).data.name;
 }
 
 // @ts-expect-error: initSync needs the core's bytes or compiled module.

@@ -1,8 +1,9 @@
 'use strict';
 // Node entry (CommonJS). Two WebAssembly cores, each instantiated synchronously (issue 29):
-// - the read core (node/ccv3_read_bg.wasm, about a third of the full one: only what readCard,
-//   its lazy entries and readCardSummary without token counts need), compiled at require, so that
-//   an application that starts and reads a card compiles only that;
+// - the read core (web/ccv3_read_bg.wasm, shared with the browser entry's initReadCore; about a
+//   third of the full one: only what readCard, its lazy entries and readCardSummary without token
+//   counts need), compiled at require, so that an application that starts and reads a card
+//   compiles only that;
 // - the full core (web/ccv3_wasm_bg.wasm, every export), compiled on the first call that needs it.
 const fs = require('fs');
 const path = require('path');

@@ -41,6 +41,37 @@ export default function init(input?: InitInput | Promise<InitInput> | { module_o
  */
 export declare function initSync(input: BufferSource | WebAssembly.Module | { module: BufferSource | WebAssembly.Module }): void;
 /**
+ * Fetches, compiles and instantiates only the read core (`web/ccv3_read_bg.wasm`, about a third of
+ * the full core): enough for `readCard`, its entries and `readCardSummary` without token counts,
+ * so that a page that only reads cards (a character list, an import preview) waits for less.
+ * Every other call throws an error with code `not-initialized` until `init()` has loaded the full
+ * core, which can be called later. Safe to call more than once, and before or after `init()`.
+ *
+ * @example
+ * ```js
+ * import { initReadCore, readCard } from 'ccv3/web';
+ *
+ * await initReadCore(); // fetches web/ccv3_read_bg.wasm, beside the module
+ * const response = await fetch('examples/ember.png');
+ * console.log(readCard(new Uint8Array(await response.arrayBuffer())).data.name); // => Ember Vale
+ * ```
+ */
+export declare function initReadCore(input?: InitInput | Promise<InitInput> | { module_or_path: InitInput }): Promise<void>;
+/**
+ * Instantiates the read core synchronously from its bytes or a compiled module (see `initReadCore`).
+ *
+ * @example
+ * ```js
+ * import { initReadCoreSync, readCard } from 'ccv3/web';
+ *
+ * const url = new URL('ccv3_read_bg.wasm', import.meta.resolve('ccv3/web'));
+ * initReadCoreSync(await (await fetch(url)).arrayBuffer());
+ * const card = await (await fetch('examples/ember.png')).arrayBuffer();
+ * console.log(readCard(new Uint8Array(card)).data.name); // => Ember Vale
+ * ```
+ */
+export declare function initReadCoreSync(input: BufferSource | WebAssembly.Module | { module: BufferSource | WebAssembly.Module }): void;
+/**
  * Loads a tokenizer vocabulary (default: the file shipped in the package's `vocab/`).
  *
  * @example

@@ -2,33 +2,52 @@
 //
 // `init()` fetches and instantiates the WebAssembly core next to this file (or takes what
 // wasm-bindgen's init takes: a URL, Response, bytes or WebAssembly.Module). `initSync(bytesOrModule)`
-// does the same synchronously. Tokenizer vocabularies are not in the core: `await loadTokenizer('o200k')`
-// (or 'cl100k') before countTokens, scanLorebook, compileLorebooks, buildPrompt or readCardSummary's
-// `tokens` option (they count tokens).
+// does the same synchronously. An application that only reads cards can load the read core instead
+// (issue 29: about a third of the full core, so a page's first read waits for less):
+// `await initReadCore()` (or `initReadCoreSync`) makes readCard, its entries and readCardSummary
+// without token counts ready; every other call needs `init()`, which can come later. Tokenizer
+// vocabularies are not in the core: `await loadTokenizer('o200k')` (or 'cl100k') before countTokens,
+// scanLorebook, compileLorebooks, buildPrompt or readCardSummary's `tokens` option (they count tokens).
 import * as glue from './ccv3_wasm.js';
+import * as readGlue from './ccv3_read.js';
 import { makeApi } from './api.js';
 
-let ready = false;
-let compiled = null; // the WebAssembly.Module, kept to restart a trapped instance
+let ready = false; // the full core
+let compiled = null; // its WebAssembly.Module, kept to restart a trapped instance
+let readReady = false; // the read core (initReadCore)
+let readCompiled = null;
 let api = null;
 
 function notReady() {
-  const e = new Error("ccv3/web: call `await init()` (or initSync) before using the package");
+  const e = readReady
+    ? new Error("ccv3/web: this call needs the full core: call `await init()` (initReadCore loaded only the read core: readCard and readCardSummary without token counts)")
+    : new Error("ccv3/web: call `await init()` (or initSync) before using the package");
   e.code = 'not-initialized';
   return e;
 }
 
 function host() {
   return {
-    raw() {
+    // Reads go to the read core when it is loaded, everything else (and reads without it) to the
+    // full core: a card read before init() keeps its lazy entries on the same core after it.
+    raw(core) {
+      if (core === 'read' && readReady) return readGlue;
       if (!ready) throw notReady();
       return glue;
     },
     restart() {
-      ready = false;
-      glue.__ccv3_reset();
-      glue.initSync({ module: compiled });
-      ready = true;
+      if (compiled !== null) {
+        ready = false;
+        glue.__ccv3_reset();
+        glue.initSync({ module: compiled });
+        ready = true;
+      }
+      if (readCompiled !== null) {
+        readReady = false;
+        readGlue.__ccv3_reset();
+        readGlue.initSync({ module: readCompiled });
+        readReady = true;
+      }
     },
     loadVocabulary() {
       return false; // web: vocabularies are loaded asynchronously with loadTokenizer()
@@ -42,9 +61,10 @@ function host() {
 
 api = makeApi(host());
 
-async function toModule(input) {
+// `input` as a compiled module; `beside` is the file next to this module used when it is undefined.
+async function toModule(input, beside) {
   if (input instanceof WebAssembly.Module) return input;
-  if (input === undefined) input = new URL('./ccv3_wasm_bg.wasm', import.meta.url);
+  if (input === undefined) input = beside;
   if (input instanceof ArrayBuffer || ArrayBuffer.isView(input)) return WebAssembly.compile(input);
   if (typeof input === 'string' || input instanceof URL) input = fetch(input);
   const response = await input;
@@ -59,7 +79,7 @@ async function toModule(input) {
 export default async function init(input) {
   if (ready) return;
   if (input && typeof input === 'object' && 'module_or_path' in input) input = input.module_or_path;
-  const module = await toModule(await input);
+  const module = await toModule(await input, new URL('./ccv3_wasm_bg.wasm', import.meta.url));
   if (ready) return;
   compiled = module;
   glue.initSync({ module });
@@ -73,6 +93,30 @@ export function initSync(input) {
   compiled = input instanceof WebAssembly.Module ? input : new WebAssembly.Module(input);
   glue.initSync({ module: compiled });
   ready = true;
+}
+
+/**
+ * Fetches, compiles and instantiates only the read core (web/ccv3_read_bg.wasm, beside this module,
+ * or what init takes): readCard, its entries and readCardSummary without token counts. Safe to
+ * call more than once, and before or after init().
+ */
+export async function initReadCore(input) {
+  if (readReady) return;
+  if (input && typeof input === 'object' && 'module_or_path' in input) input = input.module_or_path;
+  const module = await toModule(await input, new URL('./ccv3_read_bg.wasm', import.meta.url));
+  if (readReady) return;
+  readCompiled = module;
+  readGlue.initSync({ module });
+  readReady = true;
+}
+
+/** Instantiates the read core synchronously from its bytes or a compiled module (see initReadCore). */
+export function initReadCoreSync(input) {
+  if (readReady) return;
+  if (input && typeof input === 'object' && 'module' in input) input = input.module;
+  readCompiled = input instanceof WebAssembly.Module ? input : new WebAssembly.Module(input);
+  readGlue.initSync({ module: readCompiled });
+  readReady = true;
 }
 
 /**

@@ -1,4 +1,4 @@
-// The package's entry points: import, require, and the web entry (initSync / init with bytes).
+// The package's entry points: import, require, and the web entry (initReadCoreSync, then initSync / init with bytes).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -25,6 +25,15 @@ test('import and require give the same ready functions', () => {
 
 test('web entry: not usable before init, then the same results as Node', async () => {
   assert.throws(() => web.readCard(helpers.example('ember.json')), (e) => e.code === 'not-initialized');
+  // The read core alone (issue 29: a page that only reads cards): the reads work, every other call
+  // asks for init().
+  const readCore = readFileSync(new URL('ccv3_read_bg.wasm', import.meta.resolve('ccv3/web')));
+  web.initReadCoreSync(readCore);
+  await web.initReadCore(readCore); // a second call is a no-op
+  const early = helpers.example('ember.png');
+  assert.deepEqual(web.readCard(early), ccv3.readCard(early));
+  assert.deepEqual(web.readCardSummary(early), ccv3.readCardSummary(early));
+  assert.throws(() => web.validateCard(early), (e) => e.code === 'not-initialized' && /await init\(\)/.test(e.message));
   const wasmUrl = new URL('ccv3_wasm_bg.wasm', import.meta.resolve('ccv3/web'));
   const bytes = readFileSync(wasmUrl);
   web.initSync(bytes);

@@ -1,6 +1,6 @@
 'use strict';
 // The Node entry's two cores (issue 29, first read in a fresh process): `require('ccv3')` compiles
-// only the read core (node/ccv3_read_bg.wasm), which serves readCard, its lazy entries and
+// only the read core (web/ccv3_read_bg.wasm), which serves readCard, its lazy entries and
 // readCardSummary without token counts; the full core (web/ccv3_wasm_bg.wasm) is compiled on the
 // first call that needs it. The same results and errors as the full core, and a trap restarts both.
 const test = require('node:test');

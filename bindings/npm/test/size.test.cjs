@@ -26,7 +26,7 @@ test('the WebAssembly core is under 2.5 MB (issue 11, section 5)', () => {
 const READ_LIMIT = 1_000_000;
 
 test('the read core that require compiles stays under 1 MB (issue 29)', () => {
-  const core = path.join(path.dirname(require.resolve('ccv3')), 'node', 'ccv3_read_bg.wasm');
+  const core = path.join(path.dirname(require.resolve('ccv3')), 'web', 'ccv3_read_bg.wasm');
   const size = fs.statSync(core).size;
   assert.ok(
     size < READ_LIMIT,
