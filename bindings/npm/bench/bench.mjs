@@ -187,7 +187,8 @@ if (args.only === 'summary') {
 // opens a page that fetches the card's bytes, then times `import('ccv3/web')`, `await init()`
 // and the first readCard; `init()` compiles the core as it streams in (compileStreaming of the
 // served application/wasm) or, in the `bytes` variant, from the fetched bytes (WebAssembly.compile);
-// the `read` variant calls `initReadCore()` instead (the read core alone, streaming);
+// the `read` and `read-bytes` variants call `initReadCore()` instead (the read core alone,
+// streaming or from bytes fetched before the clock, as a page that preloads it);
 // with --peers, the `cf` variant times `import('@character-foundry/loader')` (bare names mapped to
 // the peers' node_modules by an import map) and its first parseCard.
 if (args.only === 'first-child') {
@@ -310,11 +311,12 @@ async function firstReadInChromium(cardPath, rounds) {
       const t2 = performance.now();
       window.result = { import_ms: t1 - t0, init_ms: 0, read_ms: t2 - t1, total_ms: t2 - t0, name: (c.card || c).data.name };
     } else {
-      const wasm = variant === 'bytes' ? await (await fetch('/pkg/web/ccv3_wasm_bg.wasm')).arrayBuffer() : undefined;
+      const core = { bytes: '/pkg/web/ccv3_wasm_bg.wasm', 'read-bytes': '/pkg/web/ccv3_read_bg.wasm' }[variant];
+      const wasm = core ? await (await fetch(core)).arrayBuffer() : undefined;
       const t0 = performance.now();
       const m = await import('/pkg/web/index.js');
       const t1 = performance.now();
-      await (variant === 'read' ? m.initReadCore() : m.default(wasm));
+      await (variant.startsWith('read') ? m.initReadCore(wasm) : m.default(wasm));
       const t2 = performance.now();
       const c = m.readCard(card);
       const t3 = performance.now();
@@ -345,7 +347,7 @@ async function firstReadInChromium(cardPath, rounds) {
   const base = `http://127.0.0.1:${server.address().port}`;
   const browser = await chromium.launch({ executablePath, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
   try {
-    const variants = ['streaming', 'bytes', 'read', ...(cf ? ['cf'] : [])];
+    const variants = ['streaming', 'bytes', 'read', 'read-bytes', ...(cf ? ['cf'] : [])];
     const t = Object.fromEntries(variants.map((v) => [v, []]));
     const once = async (variant) => {
       const context = await browser.newContext();
@@ -368,7 +370,7 @@ async function firstReadInChromium(cardPath, rounds) {
       row['streaming (import + init + read) / cf read'] = median(t.streaming.map((x, i) => x.total_ms / t.cf[i].read_ms));
       row['streaming total / cf total'] = median(t.streaming.map((x, i) => x.total_ms / t.cf[i].total_ms));
       // After the imports: ccv3's init + read against the peer's read.
-      for (const v of ['streaming', 'read']) {
+      for (const v of ['streaming', 'bytes', 'read', 'read-bytes']) {
         row[`${v} (init + read) / cf read`] = median(t[v].map((x, i) => (x.init_ms + x.read_ms) / t.cf[i].read_ms));
       }
       row['read total / cf total'] = median(t.read.map((x, i) => x.total_ms / t.cf[i].total_ms));

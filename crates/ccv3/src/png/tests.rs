@@ -452,6 +452,33 @@ fn png_garbage_inputs_are_errors() {
     }
 }
 
+/// Issue 29: a run of image chunks before the card chunk is walked in a loop of its own
+/// (`skip_plain_chunks`); the card, the errors and their offsets are those of the chunk-by-chunk walk.
+#[test]
+fn png_long_runs_of_image_chunks_read_as_chunk_by_chunk() {
+    let mut chunks: Vec<Vec<u8>> = (0..300).map(|_| idat()).collect();
+    chunks.insert(150, chunk(b"prVt", b"private ancillary"));
+    chunks.push(text("ccv3", &b64("{\"after\":300}")));
+    let png = png_of(&chunks);
+    let c = read_card_chunks_from_slice(&png).unwrap();
+    assert_eq!(c.ccv3.as_deref(), Some("{\"after\":300}"));
+    // The 201st chunk's type damaged: the error names it and its offset.
+    let mut bad = png.clone();
+    let at = SIGNATURE.len() + 25 + 200 * idat().len() + chunk(b"prVt", b"private ancillary").len();
+    bad[at + 4] = b'1';
+    let err = read_card_chunks_from_slice(&bad).unwrap_err().to_string();
+    assert!(err.contains("not four ASCII letters"), "{err}");
+    assert!(err.contains(&at.to_string()), "{err}");
+    // A chunk that runs past the end of the file, among them.
+    let mut cut = png[..at + 8].to_vec();
+    cut.extend_from_slice(&[0; 2]);
+    let err = read_card_chunks_from_slice(&cut).unwrap_err().to_string();
+    assert!(
+        err.contains("truncated") || err.contains("past the end"),
+        "{err}"
+    );
+}
+
 #[test]
 fn png_limits_are_checked_before_allocating() {
     // A text chunk longer than the limit is refused.

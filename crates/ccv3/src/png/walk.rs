@@ -301,6 +301,56 @@ impl<'l, R: Source> Walker<'l, R> {
         Ok(())
     }
 
+    /// In [`Mode::CardText`], walks past the plain chunks ahead (neither text nor `IEND`, not
+    /// hashed, well-formed: the image data) in a small loop of its own, and stops before the first
+    /// other one, whose length the `Length` state then reads as before. For a plain chunk the
+    /// state machine would count it, check it, seek past its data and CRC and hand back a chunk
+    /// with no keyword, data or CRC result, which `read_card_chunks` ignores: the same here, with
+    /// nothing handed back. Issue 29: in WebAssembly, [`Self::next_chunk`]'s loop (three states a
+    /// chunk) got hot on a PNG of 231 `IDAT` chunks in a process's first read, and V8 recompiled
+    /// the whole 5 KB function with its optimising compiler (12 ms of CPU under load) for a read
+    /// that had nearly finished with it.
+    #[inline(never)]
+    fn skip_plain_chunks(&mut self) -> std::result::Result<(), Fault> {
+        loop {
+            if self.remaining() < 8 || self.chunks >= self.limits.max_chunks {
+                return Ok(());
+            }
+            let offset = self.pos;
+            let mut head = [0u8; 8];
+            let probe = Header {
+                kind: *b"????",
+                offset,
+                length: 0,
+            };
+            self.read_exact(&mut head, &probe)?;
+            let [l0, l1, l2, l3, k0, k1, k2, k3] = head;
+            let length = u32::from_be_bytes([l0, l1, l2, l3]);
+            let header = Header {
+                kind: [k0, k1, k2, k3],
+                offset,
+                length,
+            };
+            // The Skip state's own condition for hashing a small chunk in this mode.
+            let hashed = self.limits.verify_crc
+                && length <= SMALL_CHUNK
+                && !matches!(&header.kind, b"IDAT" | b"fdAT");
+            let plain = length <= MAX_CHUNK_LENGTH
+                && header.kind.iter().all(u8::is_ascii_alphabetic)
+                && u64::from(length) + 4 <= self.remaining()
+                && !header.is_text()
+                && &header.kind != b"IEND"
+                && !hashed;
+            if !plain {
+                // Back to the chunk's start: the states read it as before.
+                self.pos = self.r.seek(SeekFrom::Start(offset))?;
+                return Ok(());
+            }
+            self.chunks += 1;
+            self.skip(u64::from(length) + 4)?;
+        }
+    }
+
     /// Runs the state machine until one chunk is complete (`Some`) or the stream ended at `IEND`
     /// (`None`).
     ///
@@ -336,6 +386,9 @@ impl<'l, R: Source> Walker<'l, R> {
                     self.state = State::Length;
                 }
                 State::Length => {
+                    if self.mode == Mode::CardText {
+                        self.skip_plain_chunks()?;
+                    }
                     let offset = self.pos;
                     if self.remaining() == 0 {
                         return Err(Fault::structural(
