@@ -65,14 +65,15 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     }
 }
 
+/// A reader that seeks, as a trait object: the archive's cold parts (finding the end record, the
+/// short reads at known places) take `&mut dyn ReadSeek`, so that the WebAssembly cores hold one
+/// copy of them rather than one per reader type (issue 29: the full core's size limit).
+trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek + ?Sized> ReadSeek for T {}
+
 /// Reads exactly `buf.len()` bytes at absolute position `pos`; a short read is a CHARX error.
-fn read_at<R: Read + Seek>(
-    r: &mut R,
-    pos: u64,
-    buf: &mut [u8],
-    entry: &str,
-    what: &str,
-) -> Result<()> {
+fn read_at(r: &mut dyn ReadSeek, pos: u64, buf: &mut [u8], entry: &str, what: &str) -> Result<()> {
     r.seek(SeekFrom::Start(pos))?;
     r.read_exact(buf).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => {
@@ -98,7 +99,7 @@ struct Located {
 }
 
 /// Finds the end of central directory record and, through it, the central directory.
-fn locate<R: Read + Seek>(r: &mut R) -> Result<Located> {
+fn locate(r: &mut dyn ReadSeek) -> Result<Located> {
     let len = r.seek(SeekFrom::End(0))?;
     if len < EOCD_LEN {
         return Err(charx_err(
@@ -123,7 +124,7 @@ const SHORT_COMMENT: u64 = 1024;
 
 /// [`locate`] among the last `tail_len` bytes of an input of `len` bytes: the first end-record
 /// candidate from the end that resolves, or the last candidate's error.
-fn locate_in_tail<R: Read + Seek>(r: &mut R, len: u64, tail_len: u64) -> Result<Located> {
+fn locate_in_tail(r: &mut dyn ReadSeek, len: u64, tail_len: u64) -> Result<Located> {
     let tail_start = len - tail_len;
     let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(0)];
     read_at(r, tail_start, &mut tail, "", "end of the archive")?;
@@ -146,7 +147,7 @@ fn locate_in_tail<R: Read + Seek>(r: &mut R, len: u64, tail_len: u64) -> Result<
 }
 
 /// Turns one end-record candidate at absolute `eocd_pos` into a located central directory.
-fn resolve<R: Read + Seek>(r: &mut R, eocd_pos: u64, rec: &[u8], len: u64) -> Result<Located> {
+fn resolve(r: &mut dyn ReadSeek, eocd_pos: u64, rec: &[u8], len: u64) -> Result<Located> {
     let disk = u16_at(rec, 4);
     let cd_disk = u16_at(rec, 6);
     let mut count = u64::from(u16_at(rec, 10));
