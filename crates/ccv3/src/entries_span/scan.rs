@@ -69,23 +69,27 @@ struct Scan<'t> {
 }
 
 impl<'t> Scan<'t> {
+    #[inline(always)]
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
             self.i += 1;
         }
     }
 
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
 
     /// Skips `byte` (after whitespace), or gives up.
+    #[inline(always)]
     fn expect(&mut self, byte: u8) -> Option<()> {
         self.ws();
         (self.peek() == Some(byte)).then(|| self.i += 1)
     }
 
     /// After `{` or `[`: whether the container is empty (its closing byte skipped).
+    #[inline(always)]
     fn open(&mut self, close: u8) -> Option<bool> {
         self.depth += 1;
         (self.depth <= MAX_DEPTH).then_some(())?;
@@ -99,6 +103,7 @@ impl<'t> Scan<'t> {
     }
 
     /// After an item of a container: whether another follows (`,` skipped) or it closed.
+    #[inline(always)]
     fn next(&mut self, close: u8) -> Option<bool> {
         self.ws();
         match self.peek()? {
@@ -117,6 +122,7 @@ impl<'t> Scan<'t> {
     }
 
     /// A string at the position (its opening quote), checked as the parser checks it.
+    #[inline(always)]
     fn string(&mut self) -> Option<Str> {
         (self.peek() == Some(b'"')).then_some(())?;
         self.i += 1;
@@ -176,6 +182,7 @@ impl<'t> Scan<'t> {
     }
 
     /// A key without escapes (given up on otherwise), then its `:`.
+    #[inline(always)]
     fn key(&mut self) -> Option<&'t str> {
         let s = self.string()?;
         (!s.escaped).then_some(())?;
@@ -233,14 +240,19 @@ impl<'t> Scan<'t> {
         }
     }
 
-    fn literal(&mut self, word: &[u8], shape: Shape) -> Option<Shape> {
-        (self.b.get(self.i..self.i + word.len())? == word).then_some(())?;
-        self.i += word.len();
+    /// `true`, `false` or `null` at the position, compared as one word (a slice compare is a
+    /// call to `memcmp` in WebAssembly).
+    #[inline(always)]
+    fn literal<const N: usize>(&mut self, word: &[u8; N], shape: Shape) -> Option<Shape> {
+        let here: &[u8; N] = self.b.get(self.i..self.i + N)?.try_into().ok()?;
+        (here == word).then_some(())?;
+        self.i += N;
         Some(shape)
     }
 
     /// A number without an exponent and of at most [`MAX_DIGITS`] digits on each side of its
     /// point (given up on otherwise: the parser may refuse a big one as out of range).
+    #[inline(always)]
     fn number(&mut self) -> Option<Shape> {
         if self.peek() == Some(b'-') {
             self.i += 1;
@@ -260,6 +272,7 @@ impl<'t> Scan<'t> {
         Some(Shape::Number)
     }
 
+    #[inline(always)]
     fn digits(&mut self) -> usize {
         let start = self.i;
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
