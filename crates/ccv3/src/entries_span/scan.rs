@@ -121,8 +121,27 @@ impl<'t> Scan<'t> {
         }
     }
 
+    /// [`Self::open`], [`Self::next`] and [`Self::key`] as calls, for the card's top levels
+    /// and its assets, read once per card: the entries' loops have them inlined (issue 29: a
+    /// tenth of the pass's time), the rest keeps the npm core small.
+    #[inline(never)]
+    fn cold_open(&mut self, close: u8) -> Option<bool> {
+        self.open(close)
+    }
+
+    /// [`Self::next`] as a call ([`Self::cold_open`]).
+    #[inline(never)]
+    fn cold_next(&mut self, close: u8) -> Option<bool> {
+        self.next(close)
+    }
+
+    /// [`Self::key`] as a call ([`Self::cold_open`]).
+    #[inline(never)]
+    fn cold_key(&mut self) -> Option<&'t str> {
+        self.key()
+    }
+
     /// A string at the position (its opening quote), checked as the parser checks it.
-    #[inline(always)]
     fn string(&mut self) -> Option<Str> {
         (self.peek() == Some(b'"')).then_some(())?;
         self.i += 1;
@@ -313,11 +332,11 @@ impl<'t> Scan<'t> {
         self.i += 1;
         let mut found = None;
         let mut seen = false;
-        if self.open(b'}')? {
+        if self.cold_open(b'}')? {
             return Some(None);
         }
         loop {
-            let k = self.key()?;
+            let k = self.cold_key()?;
             if k == want {
                 (!seen).then_some(())?;
                 seen = true;
@@ -362,7 +381,7 @@ impl<'t> Scan<'t> {
                     }
                 }
             }
-            if !self.next(b'}')? {
+            if !self.cold_next(b'}')? {
                 break;
             }
         }
@@ -379,10 +398,10 @@ impl<'t> Scan<'t> {
         }
         self.i += 1;
         let mut fits = true;
-        if !self.open(b']')? {
+        if !self.cold_open(b']')? {
             loop {
                 fits &= self.asset()?;
-                if !self.next(b']')? {
+                if !self.cold_next(b']')? {
                     break;
                 }
             }
@@ -398,12 +417,12 @@ impl<'t> Scan<'t> {
         }
         self.i += 1;
         let mut asset = AssetAsIs::default();
-        if !self.open(b'}')? {
+        if !self.cold_open(b'}')? {
             loop {
-                let k = self.key()?;
+                let k = self.cold_key()?;
                 let shape = self.value(false)?;
                 asset.add(k, shape);
-                if !self.next(b'}')? {
+                if !self.cold_next(b'}')? {
                     break;
                 }
             }
