@@ -37,6 +37,14 @@ const RATIO_EXEMPT_SIZE: u64 = 1024 * 1024;
 /// Largest buffer reserved up front for a deflated entry; it grows as real bytes arrive.
 const MAX_PREALLOC: u64 = 8 * 1024 * 1024;
 
+/// What the zip readers here read from: any `Read + Seek`, taken as a trait object so that each
+/// reader is built once, whatever the caller's type (`Cursor`, `&mut Cursor`, a file, the npm
+/// core's source: the npm core's size limit; the reads are buffered or few, so the dynamic call
+/// costs nothing that shows).
+trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek + ?Sized> ReadSeek for T {}
+
 fn charx_err(entry: &str, problem: impl Into<String>) -> Error {
     Error::Charx {
         entry: entry.to_string(),
@@ -66,13 +74,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 /// Reads exactly `buf.len()` bytes at absolute position `pos`; a short read is a CHARX error.
-fn read_at<R: Read + Seek>(
-    r: &mut R,
-    pos: u64,
-    buf: &mut [u8],
-    entry: &str,
-    what: &str,
-) -> Result<()> {
+fn read_at(r: &mut dyn ReadSeek, pos: u64, buf: &mut [u8], entry: &str, what: &str) -> Result<()> {
     r.seek(SeekFrom::Start(pos))?;
     r.read_exact(buf).map_err(|e| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => {
@@ -98,7 +100,7 @@ struct Located {
 }
 
 /// Finds the end of central directory record and, through it, the central directory.
-fn locate<R: Read + Seek>(r: &mut R) -> Result<Located> {
+fn locate(r: &mut dyn ReadSeek) -> Result<Located> {
     let len = r.seek(SeekFrom::End(0))?;
     if len < EOCD_LEN {
         return Err(charx_err(
@@ -123,7 +125,7 @@ const SHORT_COMMENT: u64 = 1024;
 
 /// [`locate`] among the last `tail_len` bytes of an input of `len` bytes: the first end-record
 /// candidate from the end that resolves, or the last candidate's error.
-fn locate_in_tail<R: Read + Seek>(r: &mut R, len: u64, tail_len: u64) -> Result<Located> {
+fn locate_in_tail(r: &mut dyn ReadSeek, len: u64, tail_len: u64) -> Result<Located> {
     let tail_start = len - tail_len;
     let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(0)];
     read_at(r, tail_start, &mut tail, "", "end of the archive")?;
@@ -146,7 +148,7 @@ fn locate_in_tail<R: Read + Seek>(r: &mut R, len: u64, tail_len: u64) -> Result<
 }
 
 /// Turns one end-record candidate at absolute `eocd_pos` into a located central directory.
-fn resolve<R: Read + Seek>(r: &mut R, eocd_pos: u64, rec: &[u8], len: u64) -> Result<Located> {
+fn resolve(r: &mut dyn ReadSeek, eocd_pos: u64, rec: &[u8], len: u64) -> Result<Located> {
     let disk = u16_at(rec, 4);
     let cd_disk = u16_at(rec, 6);
     let mut count = u64::from(u16_at(rec, 10));
@@ -379,7 +381,7 @@ impl Directory {
 }
 
 /// Reads and checks the whole central directory: paths, encryption, methods, declared sizes.
-fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Directory> {
+fn read_directory(r: &mut dyn ReadSeek, limits: &Limits) -> Result<Directory> {
     let loc = locate(r)?;
     if loc.count > limits.max_entries as u64 {
         return Err(Error::Limit(format!(
@@ -388,7 +390,7 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
         )));
     }
     r.seek(SeekFrom::Start(loc.cd_start))?;
-    let mut cd = BufReader::with_capacity(64 * 1024, r.by_ref().take(loc.cd_size));
+    let mut cd = BufReader::with_capacity(64 * 1024, Read::take(&mut *r, loc.cd_size));
     let mut entries = Vec::with_capacity(usize::try_from(loc.count.min(4096)).unwrap_or(0));
     let mut diagnostics = Vec::new();
     let mut seen = HashSet::new();
@@ -507,7 +509,7 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
 
 /// Reads and decompresses one entry, trusting no size: at most `usize + 1` bytes are produced,
 /// and never more than `budget + 1` (what is left of [`Limits::max_total_size`]).
-fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry, budget: u64) -> Result<Vec<u8>> {
+fn read_entry(r: &mut dyn ReadSeek, loc: &Located, e: &Entry, budget: u64) -> Result<Vec<u8>> {
     let header = loc
         .delta
         .checked_add(e.offset)
@@ -552,7 +554,7 @@ fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry, budget: u64) 
         ));
     }
     r.seek(SeekFrom::Start(data_start))?;
-    let raw = r.by_ref().take(e.csize);
+    let raw = Read::take(&mut *r, e.csize);
     let cap = if e.method == 0 {
         e.usize
     } else {
@@ -915,13 +917,10 @@ fn scan_names(bytes: &[u8], f: impl FnMut(&[u8], u64) -> bool) -> Option<Located
 }
 
 /// [`scan_names`] over any reader.
-fn scan_names_in<R: Read + Seek>(
-    r: &mut R,
-    mut f: impl FnMut(&[u8], u64) -> bool,
-) -> Option<Located> {
+fn scan_names_in(r: &mut dyn ReadSeek, mut f: impl FnMut(&[u8], u64) -> bool) -> Option<Located> {
     let loc = locate(r).ok()?;
     r.seek(SeekFrom::Start(loc.cd_start)).ok()?;
-    let mut cd = BufReader::new(r.take(loc.cd_size));
+    let mut cd = BufReader::new(Read::take(&mut *r, loc.cd_size));
     // A corrupt count cannot make this loop long: each header needs 46 real bytes.
     for index in 0..loc.count {
         let raw = read_raw_entry(&mut cd, index, loc.count).ok()?;
