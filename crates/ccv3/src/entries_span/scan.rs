@@ -142,6 +142,7 @@ impl<'t> Scan<'t> {
     }
 
     /// A string at the position (its opening quote), checked as the parser checks it.
+    #[inline(always)]
     fn string(&mut self) -> Option<Str> {
         (self.peek() == Some(b'"')).then_some(())?;
         self.i += 1;

@@ -271,6 +271,7 @@ pub(crate) struct EntryAsIs {
 
 impl EntryAsIs {
     /// Notes the field `key` with a value of shape `shape`.
+    #[inline(always)]
     pub(crate) fn add(&mut self, key: &str, shape: Shape) {
         let Some(field) = entry_field(key) else {
             if self.extra.len() >= MAX_EXTRA_KEYS || self.extra.iter().any(|k| k == key) {
