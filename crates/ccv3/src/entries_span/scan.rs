@@ -597,6 +597,36 @@ mod tests {
         assert_eq!(ascii(&around), Some(true), "{around}");
     }
 
+    /// `@@` in a content is found at every place (across the 16-byte blocks of the string scan
+    /// too), past ASCII or not, and never from two `@` apart.
+    #[test]
+    fn content_at_signs_are_found_wherever_they_stand() {
+        let text = card();
+        let decorated = |content: &str| {
+            let changed = text.replacen(r#""content":"plain""#, content, 1);
+            assert!(agrees(&changed), "{changed}");
+            entries_span(&changed).unwrap().decorated.contains(&0)
+        };
+        for at in 0..40 {
+            let (x, y) = ("x".repeat(at), "y".repeat(40 - at));
+            assert!(decorated(&format!(r#""content":"{x}@@{y}""#)), "{at}");
+            assert!(decorated(&format!(r#""content":"{x}@@""#)), "{at}");
+            assert!(
+                decorated(&format!("\"content\":\"{x}\u{e9}@@{y}\"")),
+                "{at}"
+            );
+            assert!(!decorated(&format!(r#""content":"{x}@z@{y}""#)), "{at}");
+            assert!(!decorated(&format!(r#""content":"{x}@""#)), "{at}");
+            assert!(!decorated(&format!(r#""content":"@z{x}@{y}z@""#)), "{at}");
+            // Escaped strings are read by escapes: `\u0040` is an `@`, `\n` stands between.
+            assert!(
+                decorated(&format!(r#""content":"{x}@\u0040{y}\n""#)),
+                "{at}"
+            );
+            assert!(!decorated(&format!(r#""content":"{x}@\n@{y}""#)), "{at}");
+        }
+    }
+
     #[test]
     fn the_usual_card_is_answered_as_the_serde_pass_answers() {
         let text = card();
