@@ -12,7 +12,7 @@
 //! result types (`EntriesSpan`, `Class`, `PATH`), and the parent tries it before its serde pass.
 
 use super::{Class, EntriesSpan, PATH};
-use crate::model::book::{EntryAsIs, Shape};
+use crate::model::book::{same_bytes, EntryAsIs, Shape};
 use crate::model::card_as_is::{AssetAsIs, CardAsIs};
 
 /// Containers open at once past which the pass gives up (the reader's parser allows 128).
@@ -463,7 +463,7 @@ impl<'t> Scan<'t> {
         if !self.open(b'}')? {
             loop {
                 let k = self.key()?;
-                let shape = self.value(k == "content")?;
+                let shape = self.value(same_bytes(k.as_bytes(), b"content"))?;
                 entry.add(k, shape);
                 if !self.next(b'}')? {
                     break;
