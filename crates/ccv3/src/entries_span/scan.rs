@@ -480,6 +480,7 @@ impl<'t> Scan<'t> {
 
 /// How far into `rest` the first `"`, `\` or control character is; `None` when there is none.
 /// Sets bits of `high` when a byte past ASCII is before it (or in the same 16 bytes).
+#[inline(always)]
 fn to_special(rest: &[u8], high: &mut u64) -> Option<usize> {
     let mut at = 0;
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
