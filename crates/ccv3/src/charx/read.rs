@@ -37,6 +37,14 @@ const RATIO_EXEMPT_SIZE: u64 = 1024 * 1024;
 /// Largest buffer reserved up front for a deflated entry; it grows as real bytes arrive.
 const MAX_PREALLOC: u64 = 8 * 1024 * 1024;
 
+/// What the zip readers here read from: any `Read + Seek`, taken as a trait object so that each
+/// reader is built once, whatever the caller's type (`Cursor`, `&mut Cursor`, a file, the npm
+/// core's source: the npm core's size limit; the reads are buffered or few, so the dynamic call
+/// costs nothing that shows).
+trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek + ?Sized> ReadSeek for T {}
+
 fn charx_err(entry: &str, problem: impl Into<String>) -> Error {
     Error::Charx {
         entry: entry.to_string(),
@@ -64,13 +72,6 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
         None => 0,
     }
 }
-
-/// A reader that seeks, as a trait object: the archive's cold parts (finding the end record, the
-/// short reads at known places) take `&mut dyn ReadSeek`, so that the WebAssembly cores hold one
-/// copy of them rather than one per reader type (issue 29: the full core's size limit).
-trait ReadSeek: Read + Seek {}
-
-impl<T: Read + Seek + ?Sized> ReadSeek for T {}
 
 /// Reads exactly `buf.len()` bytes at absolute position `pos`; a short read is a CHARX error.
 fn read_at(r: &mut dyn ReadSeek, pos: u64, buf: &mut [u8], entry: &str, what: &str) -> Result<()> {
@@ -380,7 +381,7 @@ impl Directory {
 }
 
 /// Reads and checks the whole central directory: paths, encryption, methods, declared sizes.
-fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Directory> {
+fn read_directory(r: &mut dyn ReadSeek, limits: &Limits) -> Result<Directory> {
     let loc = locate(r)?;
     if loc.count > limits.max_entries as u64 {
         return Err(Error::Limit(format!(
@@ -389,7 +390,7 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
         )));
     }
     r.seek(SeekFrom::Start(loc.cd_start))?;
-    let mut cd = BufReader::with_capacity(64 * 1024, r.by_ref().take(loc.cd_size));
+    let mut cd = BufReader::with_capacity(64 * 1024, Read::take(&mut *r, loc.cd_size));
     let mut entries = Vec::with_capacity(usize::try_from(loc.count.min(4096)).unwrap_or(0));
     let mut diagnostics = Vec::new();
     let mut seen = HashSet::new();
@@ -508,7 +509,7 @@ fn read_directory<R: Read + Seek>(r: &mut R, limits: &Limits) -> Result<Director
 
 /// Reads and decompresses one entry, trusting no size: at most `usize + 1` bytes are produced,
 /// and never more than `budget + 1` (what is left of [`Limits::max_total_size`]).
-fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry, budget: u64) -> Result<Vec<u8>> {
+fn read_entry(r: &mut dyn ReadSeek, loc: &Located, e: &Entry, budget: u64) -> Result<Vec<u8>> {
     let header = loc
         .delta
         .checked_add(e.offset)
@@ -553,7 +554,7 @@ fn read_entry<R: Read + Seek>(r: &mut R, loc: &Located, e: &Entry, budget: u64) 
         ));
     }
     r.seek(SeekFrom::Start(data_start))?;
-    let raw = r.by_ref().take(e.csize);
+    let raw = Read::take(&mut *r, e.csize);
     let cap = if e.method == 0 {
         e.usize
     } else {
@@ -916,13 +917,10 @@ fn scan_names(bytes: &[u8], f: impl FnMut(&[u8], u64) -> bool) -> Option<Located
 }
 
 /// [`scan_names`] over any reader.
-fn scan_names_in<R: Read + Seek>(
-    r: &mut R,
-    mut f: impl FnMut(&[u8], u64) -> bool,
-) -> Option<Located> {
+fn scan_names_in(r: &mut dyn ReadSeek, mut f: impl FnMut(&[u8], u64) -> bool) -> Option<Located> {
     let loc = locate(r).ok()?;
     r.seek(SeekFrom::Start(loc.cd_start)).ok()?;
-    let mut cd = BufReader::new(r.take(loc.cd_size));
+    let mut cd = BufReader::new(Read::take(&mut *r, loc.cd_size));
     // A corrupt count cannot make this loop long: each header needs 46 real bytes.
     for index in 0..loc.count {
         let raw = read_raw_entry(&mut cd, index, loc.count).ok()?;

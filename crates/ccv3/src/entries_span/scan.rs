@@ -12,7 +12,7 @@
 //! result types (`EntriesSpan`, `Class`, `PATH`), and the parent tries it before its serde pass.
 
 use super::{Class, EntriesSpan, PATH};
-use crate::model::book::{EntryAsIs, Shape};
+use crate::model::book::{same_bytes, EntryAsIs, Shape};
 use crate::model::card_as_is::{AssetAsIs, CardAsIs};
 
 /// Containers open at once past which the pass gives up (the reader's parser allows 128).
@@ -69,23 +69,27 @@ struct Scan<'t> {
 }
 
 impl<'t> Scan<'t> {
+    #[inline(always)]
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
             self.i += 1;
         }
     }
 
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
 
     /// Skips `byte` (after whitespace), or gives up.
+    #[inline(always)]
     fn expect(&mut self, byte: u8) -> Option<()> {
         self.ws();
         (self.peek() == Some(byte)).then(|| self.i += 1)
     }
 
     /// After `{` or `[`: whether the container is empty (its closing byte skipped).
+    #[inline(always)]
     fn open(&mut self, close: u8) -> Option<bool> {
         self.depth += 1;
         (self.depth <= MAX_DEPTH).then_some(())?;
@@ -99,6 +103,7 @@ impl<'t> Scan<'t> {
     }
 
     /// After an item of a container: whether another follows (`,` skipped) or it closed.
+    #[inline(always)]
     fn next(&mut self, close: u8) -> Option<bool> {
         self.ws();
         match self.peek()? {
@@ -116,7 +121,28 @@ impl<'t> Scan<'t> {
         }
     }
 
+    /// [`Self::open`], [`Self::next`] and [`Self::key`] as calls, for the card's top levels
+    /// and its assets, read once per card: the entries' loops have them inlined (issue 29: a
+    /// tenth of the pass's time), the rest keeps the npm core small.
+    #[inline(never)]
+    fn cold_open(&mut self, close: u8) -> Option<bool> {
+        self.open(close)
+    }
+
+    /// [`Self::next`] as a call ([`Self::cold_open`]).
+    #[inline(never)]
+    fn cold_next(&mut self, close: u8) -> Option<bool> {
+        self.next(close)
+    }
+
+    /// [`Self::key`] as a call ([`Self::cold_open`]).
+    #[inline(never)]
+    fn cold_key(&mut self) -> Option<&'t str> {
+        self.key()
+    }
+
     /// A string at the position (its opening quote), checked as the parser checks it.
+    #[inline(always)]
     fn string(&mut self) -> Option<Str> {
         (self.peek() == Some(b'"')).then_some(())?;
         self.i += 1;
@@ -176,6 +202,7 @@ impl<'t> Scan<'t> {
     }
 
     /// A key without escapes (given up on otherwise), then its `:`.
+    #[inline(always)]
     fn key(&mut self) -> Option<&'t str> {
         let s = self.string()?;
         (!s.escaped).then_some(())?;
@@ -233,14 +260,19 @@ impl<'t> Scan<'t> {
         }
     }
 
-    fn literal(&mut self, word: &[u8], shape: Shape) -> Option<Shape> {
-        (self.b.get(self.i..self.i + word.len())? == word).then_some(())?;
-        self.i += word.len();
+    /// `true`, `false` or `null` at the position, compared as one word (a slice compare is a
+    /// call to `memcmp` in WebAssembly).
+    #[inline(always)]
+    fn literal<const N: usize>(&mut self, word: &[u8; N], shape: Shape) -> Option<Shape> {
+        let here: &[u8; N] = self.b.get(self.i..self.i + N)?.try_into().ok()?;
+        (here == word).then_some(())?;
+        self.i += N;
         Some(shape)
     }
 
     /// A number without an exponent and of at most [`MAX_DIGITS`] digits on each side of its
     /// point (given up on otherwise: the parser may refuse a big one as out of range).
+    #[inline(always)]
     fn number(&mut self) -> Option<Shape> {
         if self.peek() == Some(b'-') {
             self.i += 1;
@@ -260,6 +292,7 @@ impl<'t> Scan<'t> {
         Some(Shape::Number)
     }
 
+    #[inline(always)]
     fn digits(&mut self) -> usize {
         let start = self.i;
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
@@ -300,11 +333,11 @@ impl<'t> Scan<'t> {
         self.i += 1;
         let mut found = None;
         let mut seen = false;
-        if self.open(b'}')? {
+        if self.cold_open(b'}')? {
             return Some(None);
         }
         loop {
-            let k = self.key()?;
+            let k = self.cold_key()?;
             if k == want {
                 (!seen).then_some(())?;
                 seen = true;
@@ -349,7 +382,7 @@ impl<'t> Scan<'t> {
                     }
                 }
             }
-            if !self.next(b'}')? {
+            if !self.cold_next(b'}')? {
                 break;
             }
         }
@@ -366,10 +399,10 @@ impl<'t> Scan<'t> {
         }
         self.i += 1;
         let mut fits = true;
-        if !self.open(b']')? {
+        if !self.cold_open(b']')? {
             loop {
                 fits &= self.asset()?;
-                if !self.next(b']')? {
+                if !self.cold_next(b']')? {
                     break;
                 }
             }
@@ -385,12 +418,12 @@ impl<'t> Scan<'t> {
         }
         self.i += 1;
         let mut asset = AssetAsIs::default();
-        if !self.open(b'}')? {
+        if !self.cold_open(b'}')? {
             loop {
-                let k = self.key()?;
+                let k = self.cold_key()?;
                 let shape = self.value(false)?;
                 asset.add(k, shape);
-                if !self.next(b'}')? {
+                if !self.cold_next(b'}')? {
                     break;
                 }
             }
@@ -430,7 +463,7 @@ impl<'t> Scan<'t> {
         if !self.open(b'}')? {
             loop {
                 let k = self.key()?;
-                let shape = self.value(k == "content")?;
+                let shape = self.value(same_bytes(k.as_bytes(), b"content"))?;
                 entry.add(k, shape);
                 if !self.next(b'}')? {
                     break;
@@ -447,6 +480,7 @@ impl<'t> Scan<'t> {
 
 /// How far into `rest` the first `"`, `\` or control character is; `None` when there is none.
 /// Sets bits of `high` when a byte past ASCII is before it (or in the same 16 bytes).
+#[inline(always)]
 fn to_special(rest: &[u8], high: &mut u64) -> Option<usize> {
     let mut at = 0;
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -562,6 +596,36 @@ mod tests {
             .replace(r#""name":"A""#, "\"name\":\"\u{e9}\"")
             .replace(r#""scan_depth":2}"#, "\"scan_depth\":2,\"x\":\"\u{e9}\"}");
         assert_eq!(ascii(&around), Some(true), "{around}");
+    }
+
+    /// `@@` in a content is found at every place (across the 16-byte blocks of the string scan
+    /// too), past ASCII or not, and never from two `@` apart.
+    #[test]
+    fn content_at_signs_are_found_wherever_they_stand() {
+        let text = card();
+        let decorated = |content: &str| {
+            let changed = text.replacen(r#""content":"plain""#, content, 1);
+            assert!(agrees(&changed), "{changed}");
+            entries_span(&changed).unwrap().decorated.contains(&0)
+        };
+        for at in 0..40 {
+            let (x, y) = ("x".repeat(at), "y".repeat(40 - at));
+            assert!(decorated(&format!(r#""content":"{x}@@{y}""#)), "{at}");
+            assert!(decorated(&format!(r#""content":"{x}@@""#)), "{at}");
+            assert!(
+                decorated(&format!("\"content\":\"{x}\u{e9}@@{y}\"")),
+                "{at}"
+            );
+            assert!(!decorated(&format!(r#""content":"{x}@z@{y}""#)), "{at}");
+            assert!(!decorated(&format!(r#""content":"{x}@""#)), "{at}");
+            assert!(!decorated(&format!(r#""content":"@z{x}@{y}z@""#)), "{at}");
+            // Escaped strings are read by escapes: `\u0040` is an `@`, `\n` stands between.
+            assert!(
+                decorated(&format!(r#""content":"{x}@\u0040{y}\n""#)),
+                "{at}"
+            );
+            assert!(!decorated(&format!(r#""content":"{x}@\n@{y}""#)), "{at}");
+        }
     }
 
     #[test]

@@ -116,6 +116,14 @@ pub(crate) fn append_by_reads<R: Read + ?Sized>(
         // Zeroed by the allocator in one fill: `resize` zeroes byte by byte in the npm core
         // (opt-level "s"), a tenth of a big chunk's read (issue 29).
         *v = vec![0; n];
+    } else if n > ZERO_BLOCK {
+        // The same for a big chunk's data after its keyword: one fill (`memory.fill`) instead of
+        // block copies, the few bytes read already copied over.
+        let mut fresh = vec![0; start + n];
+        if let Some(head) = fresh.get_mut(..start) {
+            head.copy_from_slice(v);
+        }
+        *v = fresh;
     } else {
         extend_zeroed(v, n);
     }
@@ -135,12 +143,15 @@ pub(crate) fn append_by_reads<R: Read + ?Sized>(
     result
 }
 
+/// The block [`extend_zeroed`] copies zeroes from.
+const ZERO_BLOCK: usize = 16 * 1024;
+
 /// Appends `n` zero bytes to `v` in bulk copies (one `memory.copy` each in WebAssembly):
 /// `resize` writes them one by one in the npm core (opt-level "s"), and a process's first read
 /// runs that loop in V8's baseline code over the whole 1.9 MB chunk of the 8.6 MB card (issue 29,
 /// first read in a fresh process: 1.2-2.7 ms of the first `readCard`'s main-thread time).
 fn extend_zeroed(v: &mut Vec<u8>, n: usize) {
-    const BLOCK: usize = 16 * 1024;
+    const BLOCK: usize = ZERO_BLOCK;
     static ZEROS: [u8; BLOCK] = [0; BLOCK];
     v.reserve(n);
     let mut left = n;
@@ -524,7 +535,6 @@ impl<'l, R: Source> Walker<'l, R> {
                     }
                     self.held += length;
                     let want = (header.length as usize).saturating_sub(prefix.len());
-                    prefix.reserve_exact(want);
                     let got = self.r.append(&mut prefix, want)?;
                     self.pos += got as u64;
                     if got < want {
